@@ -1,0 +1,58 @@
+/* The context's private shape, shared by the engine's files. Each module
+ * keeps its own state behind one pointer here, so the files stay apart. */
+#ifndef PRISM_CONTEXT_INTERNAL_H
+#define PRISM_CONTEXT_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "prism/context.h"
+
+struct prism_memory_state; /* ledger, pools: engine/ledger.c and friends */
+struct prism_kernel_state; /* streams, kernel resources: engine/kernel_state.c */
+
+struct prism_context {
+    prism_backend backend;
+    prism_device_info device;
+    int cuda_device;          /* CUDA ordinal, -1 on the host backend */
+    bool gl_shared;
+    bool mapped_allowed;
+    int host_threads;
+    prism_log_fn log;
+    void *log_user;
+    prism_log_level log_level;
+    char last_error[1024];
+    struct prism_memory_state *memory;
+    struct prism_kernel_state *kernels;
+};
+
+#if defined(__GNUC__)
+#define PRISM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PRISM_PRINTF(a, b)
+#endif
+
+/* Log one line through the context's callback (ctx may be NULL: nothing). */
+void prism__log(const prism_context *ctx, prism_log_level level, const char *fmt, ...)
+    PRISM_PRINTF(3, 4);
+void prism__vlog(const prism_context *ctx, prism_log_level level, const char *fmt, va_list ap);
+
+/* Record `fmt` as the context's last error, log it at ERROR, return `result`. */
+prism_result prism__error(prism_context *ctx, prism_result result, const char *fmt, ...)
+    PRISM_PRINTF(3, 4);
+
+/* Module hooks called by prism_context_create/destroy, in this order:
+ * create: memory_init, kernels_init; destroy: kernels_shutdown, memory_shutdown.
+ * memory_shutdown returns PRISM_ERROR_LIVE_ALLOCATIONS when the ledger is not
+ * empty, after logging each live allocation. */
+prism_result prism__memory_init(prism_context *ctx);
+prism_result prism__memory_shutdown(prism_context *ctx);
+prism_result prism__kernels_init(prism_context *ctx);
+void prism__kernels_shutdown(prism_context *ctx);
+
+#ifdef PRISM_HAVE_CUDA
+/* Make ctx's device current on the calling thread (the runtime API keeps the
+ * current device per thread). Every CUDA-touching entry point calls it. */
+prism_result prism__cuda_bind(prism_context *ctx);
+#endif
+
+#endif

@@ -1,0 +1,164 @@
+/* prism_context: a backend (CUDA or host), the device it runs on, and what
+ * that device can do. Every other engine object belongs to a context. */
+#ifndef PRISM_CONTEXT_H
+#define PRISM_CONTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct prism_context prism_context;
+
+typedef enum prism_backend {
+    PRISM_BACKEND_AUTO = 0, /* CUDA when a usable device exists, else host */
+    PRISM_BACKEND_CUDA,
+    PRISM_BACKEND_HOST
+} prism_backend;
+
+typedef enum prism_schedule {
+    PRISM_SCHEDULE_AUTO = 0,
+    PRISM_SCHEDULE_SPIN,
+    PRISM_SCHEDULE_YIELD,
+    PRISM_SCHEDULE_BLOCKING_SYNC
+} prism_schedule;
+
+typedef enum prism_cache_preference {
+    PRISM_CACHE_DEFAULT = 0, /* leave the device's setting */
+    PRISM_CACHE_PREFER_L1,   /* what Chroma used */
+    PRISM_CACHE_PREFER_SHARED,
+    PRISM_CACHE_PREFER_EQUAL,
+    PRISM_CACHE_PREFER_NONE
+} prism_cache_preference;
+
+/* Defaults (all-zero): backend AUTO; device chosen from $PRISM_DEVICE, then
+ * $CUDA_DEVICE, then the integer in ~/.cuda-device, then the first device
+ * that gives a context; no GL sharing; scheduling and cache left to CUDA;
+ * mapped host memory allowed; log to nobody at INFO and above; host threads
+ * as OpenMP chooses. */
+typedef struct prism_context_desc {
+    prism_backend backend;
+    /* A device index ("0", "cuda:1") or NULL to choose as above. An invalid
+     * choice from any source is an error naming the source, never a silent
+     * fallback to another device. */
+    const char *device;
+    /* Use the CUDA device of the OpenGL context current on this thread. */
+    bool share_gl;
+    prism_schedule schedule;
+    prism_cache_preference cache;
+    /* Do not set cudaDeviceMapHost: mapped host memory is then refused. */
+    bool deny_mapped_memory;
+    prism_log_fn log;
+    void *log_user;
+    prism_log_level log_level;
+    int host_threads; /* host backend threads; 0 = OpenMP default */
+} prism_context_desc;
+
+/** The C version of PyCUDA's DeviceData, plus what Prism needs to know. */
+typedef struct prism_device_info {
+    prism_backend backend;      /* CUDA or HOST */
+    int index;                  /* CUDA ordinal, -1 for the host */
+    char name[256];
+    int cc_major, cc_minor;
+    size_t total_memory;        /* bytes (host: physical memory) */
+    int multiprocessors;        /* host: threads */
+    int max_threads_per_block;
+    int max_threads_per_multiprocessor;
+    int warp_size;
+    int max_warps_per_multiprocessor;
+    int max_blocks_per_multiprocessor;
+    int registers_per_block;
+    int registers_per_multiprocessor;
+    int register_allocation_unit;   /* registers, per warp */
+    int warp_allocation_granularity;
+    int max_registers_per_thread;
+    size_t shared_memory_per_block;
+    size_t shared_memory_per_multiprocessor;
+    size_t shared_memory_allocation_unit;
+    size_t reserved_shared_memory_per_block;
+    bool can_map_host_memory;
+    bool unified_addressing;
+    bool memory_pools_supported;
+    bool integrated;
+    bool kernel_timeout;        /* a display GPU: long kernels are killed */
+    int host_threads;           /* host backend: OpenMP threads */
+} prism_device_info;
+
+/** Create a context. On failure *out is NULL and nothing is left allocated;
+ * the message goes to desc->log.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT, PRISM_ERROR_NO_DRIVER,
+ *   PRISM_ERROR_NO_DEVICE, PRISM_ERROR_INVALID_DEVICE (the message names the
+ *   source: argument, $PRISM_DEVICE, $CUDA_DEVICE or ~/.cuda-device),
+ *   PRISM_ERROR_DEVICE_UNAVAILABLE, PRISM_ERROR_NO_GL_CONTEXT,
+ *   PRISM_ERROR_GL_NOT_ON_CUDA_DEVICE, PRISM_ERROR_UNSUPPORTED (CUDA asked
+ *   for in a build without it).
+ * @thread_safety Contexts are independent; one context is used by one
+ *   thread at a time. */
+PRISM_API prism_result prism_context_create(const prism_context_desc *desc, prism_context **out);
+
+/** Destroy a context. Accepts NULL. Returns PRISM_ERROR_LIVE_ALLOCATIONS
+ * (and logs each one) when objects made from it are still alive; the
+ * context is released all the same. */
+PRISM_API prism_result prism_context_destroy(prism_context *ctx);
+
+PRISM_API prism_backend prism_context_backend(const prism_context *ctx);
+PRISM_API const prism_device_info *prism_context_device(const prism_context *ctx);
+/** True when the context was created with share_gl and shares the GL context. */
+PRISM_API bool prism_context_gl_shared(const prism_context *ctx);
+/** The last error message of this context ("" if none). Lives until the next call. */
+PRISM_API const char *prism_context_last_error(const prism_context *ctx);
+PRISM_API const char *prism_backend_name(prism_backend backend);
+
+/** Number of CUDA devices (0 without a driver or in a build without CUDA). */
+PRISM_API int prism_cuda_device_count(void);
+/** Fill `info` for CUDA device `index`, or for the host when index < 0. */
+PRISM_API prism_result prism_device_query(int index, prism_device_info *info);
+
+/** The startup report, like Warp's:
+ *   Prism 0.1.0 initialized: CUDA Toolkit 13.0, Driver 13.0
+ *     "cpu"   : host backend, 16 threads
+ *     "cuda:0": "NVIDIA H100 80GB HBM3" (79 GiB, sm_90, mempool enabled, mapped memory)
+ * Writes at most `size` bytes (NUL-terminated) and returns the length the
+ * whole report needs, as snprintf does. */
+PRISM_API size_t prism_device_report(char *buffer, size_t size);
+
+/** Version string, "0.1.0". */
+PRISM_API const char *prism_version(void);
+
+/* ---- Occupancy: the C version of PyCUDA's OccupancyRecord ---- */
+
+typedef enum prism_occupancy_limit {
+    PRISM_LIMIT_DEVICE = 0,  /* max blocks per multiprocessor */
+    PRISM_LIMIT_WARPS,
+    PRISM_LIMIT_REGISTERS,
+    PRISM_LIMIT_SHARED_MEMORY
+} prism_occupancy_limit;
+
+typedef struct prism_occupancy {
+    int blocks_per_multiprocessor;
+    int warps_per_multiprocessor;
+    double occupancy;              /* warps / max warps, 0..1 */
+    prism_occupancy_limit limited_by;
+} prism_occupancy;
+
+/** Occupancy of a kernel with these resources on `device`.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT for threads outside
+ *   1..max_threads_per_block, registers above the per-thread limit, or
+ *   shared memory above the per-block limit. */
+PRISM_API prism_result prism_occupancy_compute(const prism_device_info *device,
+                                               int threads_per_block, int registers_per_thread,
+                                               size_t shared_bytes_per_block,
+                                               prism_occupancy *out);
+
+PRISM_API const char *prism_occupancy_limit_name(prism_occupancy_limit limit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,160 @@
+/* prism_scene: the world-space triangles, solids, materials and surfaces of
+ * a COLLADA file, flattened and in metres. A plain struct in the cgltf
+ * manner: one call builds it, one call frees it. */
+#ifndef PRISM_SCENE_H
+#define PRISM_SCENE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An index that refers to nothing (no surface, no parent, no material). */
+#define PRISM_NONE UINT32_MAX
+
+typedef enum prism_up_axis {
+    PRISM_UP_Y = 0, /* COLLADA's default */
+    PRISM_UP_X,
+    PRISM_UP_Z
+} prism_up_axis;
+
+/** A property table of a material or surface: `count` (wavelength, value)
+ * pairs, sorted by increasing wavelength. Wavelengths in nm; lengths
+ * (ABSLENGTH, RAYLEIGH, ...) in metres; other values as the file gave them. */
+typedef struct prism_property {
+    char *name;          /* "RINDEX", "ABSLENGTH", "RAYLEIGH", "EFFICIENCY", ... */
+    float *wavelength_nm;
+    float *value;
+    size_t count;
+} prism_property;
+
+typedef struct prism_material {
+    char *name;
+    prism_property *properties;
+    size_t properties_count;
+} prism_material;
+
+typedef enum prism_surface_kind {
+    PRISM_SURFACE_SKIN = 0,   /* on every triangle of one logical volume */
+    PRISM_SURFACE_BORDER      /* between two placed volumes, in that order */
+} prism_surface_kind;
+
+/** A G4DAE optical surface (opticalsurface + skin/border surface). */
+typedef struct prism_surface {
+    char *name;
+    prism_surface_kind kind;
+    int model, finish, type; /* Geant4's enum values, as written in the file */
+    double value;            /* sigma_alpha or polish */
+    prism_property *properties; /* REFLECTIVITY, EFFICIENCY, SPECULARLOBE, ... */
+    size_t properties_count;
+} prism_surface;
+
+/** A placed volume: one instance of a geometry in the world. */
+typedef struct prism_solid {
+    char *name;            /* node name (or id) of the placement */
+    char *path;            /* node names from the root, joined with '/' */
+    int copy_number;       /* n-th placement of the same node, from 0 */
+    uint32_t parent;       /* enclosing solid, or PRISM_NONE */
+    uint32_t material;     /* material inside it, or PRISM_NONE */
+    uint32_t first_triangle;
+    uint32_t triangle_count;
+} prism_solid;
+
+/** What the loader left out, and why. */
+typedef struct prism_skip_counts {
+    size_t lines;              /* <lines>/<linestrips> primitives */
+    size_t degenerate_polygons;/* polygons with < 3 distinct vertices */
+    size_t nonfinite_vertices; /* NaN/inf coordinates: triangles using them are dropped */
+    size_t unknown_elements;   /* elements the loader does not read (e.g. <library_animations>) */
+} prism_skip_counts;
+
+typedef struct prism_load_stats {
+    size_t bytes;           /* bytes of the file read */
+    double seconds;         /* wall time of the load */
+    double triangles_per_second;
+    size_t geometries;      /* <geometry> elements */
+    size_t nodes;           /* <node> elements */
+    size_t instances;       /* instance_geometry placements after flattening */
+    size_t unique_triangles;/* triangles before instancing */
+    size_t unique_vertices;
+} prism_load_stats;
+
+typedef struct prism_scene {
+    /* World-space vertex positions in metres, 3 floats per vertex. */
+    float *positions;
+    size_t vertices_count;
+
+    /* 3 vertex indices per triangle, counter-clockwise seen from outside
+     * (the normal (v1-v0)x(v2-v0) points out of the solid). */
+    uint32_t *indices;
+    size_t triangles_count;
+
+    /* Per triangle. */
+    uint32_t *triangle_solid;
+    uint32_t *triangle_material_inner; /* the solid's material */
+    uint32_t *triangle_material_outer; /* the enclosing solid's material, or PRISM_NONE */
+    uint32_t *triangle_surface;        /* optical surface or PRISM_NONE */
+
+    prism_solid *solids;
+    size_t solids_count;
+    prism_material *materials;
+    size_t materials_count;
+    prism_surface *surfaces;
+    size_t surfaces_count;
+
+    float bbox_min[3], bbox_max[3]; /* metres; min > max when empty */
+    prism_up_axis up_axis;
+    double unit_meter;     /* the unit the file's lengths were in */
+    bool g4dae;            /* the file carried G4DAE extras */
+
+    prism_skip_counts skipped;
+    prism_load_stats stats;
+} prism_scene;
+
+/** Progress callback: `done` of `total` bytes read. Return false to cancel
+ * (the load then fails with PRISM_ERROR_IO and "cancelled"). */
+typedef bool (*prism_progress_fn)(void *user, size_t done, size_t total);
+
+/* Defaults (all-zero): unit from the file, millimetres for G4DAE files
+ * without <unit>; no log; no progress; nesting limit 256. */
+typedef struct prism_load_desc {
+    double unit_meter;          /* >0 overrides the file's <unit> */
+    unsigned max_depth;         /* node/instance nesting limit; 0 = 256 */
+    prism_log_fn log;
+    void *log_user;
+    prism_progress_fn progress;
+    void *progress_user;
+    char *error;                /* if set, the error message is written here */
+    size_t error_size;
+} prism_load_desc;
+
+/** Load a COLLADA file. On failure *out is NULL, nothing is left allocated,
+ * and the message ("FILE:LINE:COL: <element>: what") goes to desc->error
+ * and to desc->log.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT, PRISM_ERROR_IO, PRISM_ERROR_PARSE,
+ *         PRISM_ERROR_LIMIT, PRISM_ERROR_OUT_OF_MEMORY. */
+PRISM_API prism_result prism_scene_load(const char *path, const prism_load_desc *desc,
+                                        prism_scene **out);
+
+/** As prism_scene_load, from memory; `name` stands for the file in messages. */
+PRISM_API prism_result prism_scene_load_memory(const void *data, size_t size, const char *name,
+                                               const prism_load_desc *desc, prism_scene **out);
+
+/** Free a scene. Accepts NULL. */
+PRISM_API void prism_scene_free(prism_scene *scene);
+
+/** Index of the material or property named so, or PRISM_NONE / NULL. */
+PRISM_API uint32_t prism_scene_find_material(const prism_scene *scene, const char *name);
+PRISM_API const prism_property *prism_material_property(const prism_material *material,
+                                                        const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

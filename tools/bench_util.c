@@ -1,0 +1,44 @@
+/* Helpers shared by prism-bench's subcommands. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double prism_bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double prism_bench_median(double *values, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(values, n, sizeof *values, cmp_double);
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+bool prism_bench_has_flag(int argc, char **argv, const char *flag)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], flag) == 0)
+            return true;
+    return false;
+}
+
+const char *prism_bench_option(int argc, char **argv, const char *option, const char *fallback)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], option) == 0)
+            return argv[i + 1];
+    return fallback;
+}

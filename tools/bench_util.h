@@ -1,0 +1,18 @@
+/* Small helpers shared by prism-bench's subcommands: a monotonic clock,
+ * medians, and the --json flag. */
+#ifndef PRISM_BENCH_UTIL_H
+#define PRISM_BENCH_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Seconds on a monotonic clock. */
+double prism_bench_now(void);
+/* Median of n values (sorts them in place). 0 when n == 0. */
+double prism_bench_median(double *values, size_t n);
+/* Whether `flag` ("--json") is among argv[1..argc-1]. */
+bool prism_bench_has_flag(int argc, char **argv, const char *flag);
+/* The value after `option` ("--repeat 5"), or `fallback`. */
+const char *prism_bench_option(int argc, char **argv, const char *option, const char *fallback);
+
+#endif
