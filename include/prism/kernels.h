@@ -1,0 +1,33 @@
+/* What the kernels cost on a device: the registers and shared memory the
+ * compiler gave each CUDA kernel, and the occupancy that follows. */
+#ifndef PRISM_KERNELS_H
+#define PRISM_KERNELS_H
+
+#include "context.h"
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kernel names: "render", "propagate", "generate". */
+
+/** Occupancy of the named kernel launched with `threads_per_block` threads
+ * on ctx's device, from cudaFuncGetAttributes and prism_occupancy_compute.
+ * `registers` (may be NULL) receives the registers per thread.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL or unknown name, bad thread
+ *   count), PRISM_ERROR_UNSUPPORTED (host backend: no kernels to measure),
+ *   PRISM_ERROR_CUDA. */
+PRISM_API prism_result prism_kernel_occupancy(prism_context *ctx, const char *kernel_name,
+                                              int threads_per_block, prism_occupancy *out);
+
+/** Registers per thread and static shared bytes of the named kernel
+ * (CUDA backend only; same errors as above). */
+PRISM_API prism_result prism_kernel_resources(prism_context *ctx, const char *kernel_name,
+                                              int *registers_per_thread, size_t *shared_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

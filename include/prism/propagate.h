@@ -1,0 +1,186 @@
+/* prism_propagate: optical photons through an uploaded geometry, in the
+ * manner of Chroma's propagate.cu: boundaries from the BVH, bulk absorption,
+ * Rayleigh scattering, Fresnel reflection and refraction (total internal
+ * reflection included), and optical surfaces that detect, absorb or reflect.
+ * The same per-photon code runs on the CUDA and the host backend
+ * (engine/kernels/); random numbers are Philox4x32-10 keyed by the seed and
+ * the photon's index, so a photon draws the same numbers on both. */
+#ifndef PRISM_PROPAGATE_H
+#define PRISM_PROPAGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "render.h" /* prism_target, prism_geometry, prism_buffer */
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* History bits. The first ten keep Chroma's values (chroma/cuda/photon.h),
+ * so histograms read alike. Fresnel reflection at a bare boundary sets
+ * REFLECT_SPECULAR, as in Chroma; REFRACT and TOTAL_INTERNAL are Prism's. */
+enum {
+    PRISM_NO_HIT = 1u << 0,           /* left the geometry */
+    PRISM_BULK_ABSORB = 1u << 1,
+    PRISM_SURFACE_DETECT = 1u << 2,
+    PRISM_SURFACE_ABSORB = 1u << 3,
+    PRISM_RAYLEIGH_SCATTER = 1u << 4,
+    PRISM_REFLECT_DIFFUSE = 1u << 5,
+    PRISM_REFLECT_SPECULAR = 1u << 6,
+    PRISM_SURFACE_REEMIT = 1u << 7,   /* reserved (Chroma's value); not modelled */
+    PRISM_SURFACE_TRANSMIT = 1u << 8, /* crossed a surface that neither absorbed nor reflected */
+    PRISM_BULK_REEMIT = 1u << 9,      /* reserved (Chroma's value); not modelled */
+    PRISM_REFRACT = 1u << 10,         /* crossed a bare boundary (Fresnel transmission) */
+    PRISM_TOTAL_INTERNAL = 1u << 11,  /* total internal reflection (with REFLECT_SPECULAR) */
+    PRISM_STEP_LIMIT = 1u << 30,      /* stopped at max_steps while still alive */
+    PRISM_NAN_ABORT = 1u << 31        /* a non-finite position or direction: stopped */
+};
+
+/* A photon finished when one of these is set. */
+#define PRISM_TERMINAL_FLAGS                                                                  \
+    (PRISM_NO_HIT | PRISM_BULK_ABSORB | PRISM_SURFACE_DETECT | PRISM_SURFACE_ABSORB |         \
+     PRISM_STEP_LIMIT | PRISM_NAN_ABORT)
+
+/* A photon: 64 bytes, four 16-byte loads. As input (PRISM_SOURCE_PHOTONS)
+ * only pos, time, dir, wavelength and pol are read; dir is normalised and
+ * pol made perpendicular to dir (a random one when zero or parallel). As
+ * output it is the final state. Units: metres, nanoseconds, nanometres. */
+typedef struct prism_photon {
+    float pos[3];
+    float time;
+    float dir[3];
+    float wavelength;
+    float pol[3];
+    uint32_t history;   /* PRISM_* bits of everything that happened */
+    uint32_t solid;     /* solid of the last boundary hit (for SURFACE_DETECT:
+                           the detecting solid); PRISM_NONE if none */
+    uint32_t triangle;  /* scene triangle of the last boundary hit, or PRISM_NONE */
+    uint32_t steps;     /* interactions taken (boundaries, scatterings) */
+    uint32_t reserved;  /* used during propagation; ignore */
+} prism_photon;
+
+#ifndef __cplusplus
+_Static_assert(sizeof(prism_photon) == 64, "prism_photon is four 16-byte loads");
+#endif
+
+/* One step record: where a photon was, and when. 32 bytes, ready to draw.
+ *
+ * Vertex layout for OpenGL (stride 32 bytes):
+ *   attribute   offset  type                       call
+ *   position    0       4 x GL_FLOAT (x, y, z, t)  glVertexAttribPointer(i, 4, GL_FLOAT, GL_FALSE, 32, 0)
+ *   history     16      1 x GL_UNSIGNED_INT        glVertexAttribIPointer(i, 1, GL_UNSIGNED_INT, 32, 16)
+ *   wavelength  20      1 x GL_FLOAT               glVertexAttribPointer(i, 1, GL_FLOAT, GL_FALSE, 32, 20)
+ *   photon      24      1 x GL_UNSIGNED_INT        glVertexAttribIPointer(i, 1, GL_UNSIGNED_INT, 32, 24)
+ *   step        28      1 x GL_UNSIGNED_INT        glVertexAttribIPointer(i, 1, GL_UNSIGNED_INT, 32, 28)
+ *
+ * Photon p owns records [p*K, p*K + K) (K = record_steps). Record 0 is the
+ * start; record j the j-th interaction; the last slot always ends holding
+ * the final position (when a photon takes more than K-1 steps, the middle
+ * ones are overwritten in that slot). Slots after the photon's last record
+ * repeat it, so drawing each photon as a K-vertex GL_LINE_STRIP (or
+ * glMultiDrawArrays with first p*K, count K) is right with no counts. */
+typedef struct prism_step_record {
+    float pos[3];
+    float time;
+    uint32_t history;   /* history bits up to and including this step */
+    float wavelength;
+    uint32_t photon;    /* photon index */
+    uint32_t step;      /* step number of this record */
+} prism_step_record;
+
+#ifndef __cplusplus
+_Static_assert(sizeof(prism_step_record) == 32, "prism_step_record has a 32-byte stride");
+#endif
+
+typedef enum prism_source_kind {
+    /* `count` photons from `position`, directions uniform on the sphere. */
+    PRISM_SOURCE_POINT = 0,
+    /* A torch: `count` photons from points uniform on a disc of `radius`
+     * around `position`, perpendicular to `direction`, each direction
+     * uniform within the cone of half-angle `divergence` (radians) around
+     * `direction`. Radius 0 and divergence 0 give a pencil beam. */
+    PRISM_SOURCE_BEAM,
+    /* `count` photons given in `photons`. */
+    PRISM_SOURCE_PHOTONS
+} prism_source_kind;
+
+/* Defaults (all-zero): a point source at the origin; wavelength 420 nm
+ * (when wavelength_max_nm > wavelength_nm, uniform in between); time 0;
+ * polarisation random perpendicular to each direction. count must be > 0. */
+typedef struct prism_photon_source {
+    prism_source_kind kind;
+    size_t count;
+    float position[3];
+    float direction[3];       /* BEAM: need not be normalised; must not be zero */
+    float radius;             /* BEAM: disc radius, metres */
+    float divergence;         /* BEAM: cone half-angle, radians, in [0, pi] */
+    float wavelength_nm;      /* 0 = 420 */
+    float wavelength_max_nm;  /* > wavelength_nm: uniform spectrum */
+    float time;               /* ns */
+    const prism_photon *photons; /* PHOTONS: `count` of them, host memory */
+} prism_photon_source;
+
+/* Defaults (all-zero): seed 0; at most 100 steps per photon; no step
+ * records; steps per launch chosen so launches stay short (~50 ms). */
+typedef struct prism_propagate_desc {
+    uint64_t seed;
+    uint32_t max_steps;       /* 0 = 100; a photon still alive after them gets STEP_LIMIT */
+    uint32_t record_steps;    /* K records per photon; 0 = none; at most 1024 */
+    /* Steps each photon may take in one kernel launch before the survivors
+     * are compacted into a queue for the next launch, as Chroma did.
+     * 0 = automatic. Results do not depend on it. */
+    uint32_t steps_per_launch;
+} prism_propagate_desc;
+
+/* Where the results go. Each output may be left out (kind HOST with host
+ * NULL): photons only, records only, or both.
+ *   photons: `count` prism_photon (final states);
+ *   records: `count * record_steps` prism_step_record (row_bytes unused):
+ *            a GL vertex buffer registered with CUDA is written in place
+ *            ("VBO mode"); any other target is filled from device memory
+ *            ("non-VBO mode"). */
+typedef struct prism_propagate_outputs {
+    prism_target photons;
+    prism_target records;
+} prism_propagate_outputs;
+
+typedef struct prism_propagate_stats {
+    double seconds;           /* wall time of the call */
+    uint64_t steps;           /* interactions taken by all photons */
+    unsigned launches;        /* kernel launches of the step loop */
+    uint32_t history_or;      /* OR of every photon's history */
+    size_t detected;          /* photons with SURFACE_DETECT */
+    size_t step_limited;      /* photons with STEP_LIMIT */
+} prism_propagate_stats;
+
+/** Generate the photons of `source` and propagate them through `geometry`
+ * (whose optics tables came from its scene's materials and surfaces,
+ * interpolated in wavelength; missing tables mean vacuum: index 1, no
+ * absorption, no scattering).
+ *
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/source/outputs, a
+ *   zero count, a PHOTONS source without photons, a zero beam direction,
+ *   record_steps > 1024 or records asked for with record_steps 0),
+ *   PRISM_ERROR_OUT_OF_RANGE (an output buffer too small),
+ *   PRISM_ERROR_OUT_OF_MEMORY, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,
+ *   PRISM_ERROR_CUDA, PRISM_ERROR_GL.
+ * @thread_safety as the context: one thread at a time.
+ * @pointer_lifetime source->photons and host outputs: during the call only. */
+PRISM_API prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
+                                       const prism_photon_source *source,
+                                       const prism_propagate_desc *desc,
+                                       const prism_propagate_outputs *outputs,
+                                       prism_propagate_stats *stats);
+
+/** The name of one history bit ("SURFACE_DETECT"), or "?" . */
+PRISM_API const char *prism_history_flag_name(uint32_t bit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
