@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `make run`: the main job on the bundled detector. With a display, the
+# viewer opens a window; without one, it renders headless, writes out/*.png
+# and prints the benchmark summary.
+set -euo pipefail
+build=${1:-build}
+asset=${PRISM_ASSET:-assets/tiny_detector.dae}
+"$build/tools/prism-info" --devices
+echo
+"$build/tools/prism-info" "$asset"
+echo
+view="$build/viewer/prism-view"
+if [ ! -x "$view" ]; then
+  echo "prism: $view was not built (GLFW, GLEW, EGL or libpng missing?); stopping after the summary" >&2
+  exit 1
+fi
+mkdir -p out
+if [ -n "${DISPLAY:-}" ]; then
+  exec "$view" --photons 100000 "$asset"
+fi
+"$view" --headless --size 1280x720 --photons 100000 --view raytrace --screenshot out/raytrace.png "$asset"
+"$view" --headless --size 1280x720 --photons 100000 --view raster --screenshot out/raster.png "$asset"
+"$view" --headless --size 1280x720 --photons 100000 --frames 30 --bench "$asset"
+echo "prism: wrote out/raytrace.png and out/raster.png"
