@@ -2,17 +2,14 @@
  * device of the current GL context, through the runtime API (cudart is
  * linked statically, so a machine without a driver gets an error code, not
  * a missing library). */
+#define _GNU_SOURCE
+#include <cuda_gl_interop.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "devices.h"
-
-/* cuda_gl_interop.h pulls in GL/gl.h; declare the one call used here. */
-extern cudaError_t CUDARTAPI cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices,
-                                              unsigned int cudaDeviceCount,
-                                              enum cudaGLDeviceList deviceList);
 
 int prism__cuda_count(prism_result *why, char *reason, size_t reason_size)
 {
