@@ -6,6 +6,7 @@
 #include <cuda_gl_interop.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -197,36 +198,47 @@ prism_result prism__cuda_bind(prism_context *ctx)
     return PRISM_SUCCESS;
 }
 
-/* Whether a GL context is current, asked of whichever GL the process has
- * loaded (GLX or EGL), without linking either. */
-static int gl_context_current(void)
+/* Whether a GL context is current on this thread, asked of the GLX and EGL
+ * libraries the process has already loaded (GLFW loads them with
+ * RTLD_LOCAL, so they are looked up by name, never loaded here). */
+static bool current_in(const char *const *libraries, const char *symbol)
 {
-    void *(*glx)(void) = (void *(*)(void))dlsym(RTLD_DEFAULT, "glXGetCurrentContext");
-    void *(*egl)(void) = (void *(*)(void))dlsym(RTLD_DEFAULT, "eglGetCurrentContext");
-    if (!glx && !egl)
-        return -1; /* no GL library loaded at all */
-    return (glx && glx()) || (egl && egl()) ? 1 : 0;
+    for (; *libraries; libraries++) {
+        void *lib = dlopen(*libraries, RTLD_LAZY | RTLD_NOLOAD);
+        if (!lib)
+            continue;
+        void *(*get)(void) = (void *(*)(void))dlsym(lib, symbol);
+        bool current = get && get();
+        dlclose(lib);
+        if (current)
+            return true;
+    }
+    return false;
+}
+
+static bool gl_context_current(void)
+{
+    static const char *const glx[] = {"libGLX.so.0", "libGL.so.1", NULL};
+    static const char *const egl[] = {"libEGL.so.1", NULL};
+    return current_in(glx, "glXGetCurrentContext") || current_in(egl, "eglGetCurrentContext");
 }
 
 prism_result prism__cuda_gl_device(int *device, char *message, size_t message_size)
 {
     *device = -1;
-    int current = gl_context_current();
-    if (current <= 0) {
-        snprintf(message, message_size, "share_gl: %s",
-                 current < 0 ? "no OpenGL library is loaded" : "no OpenGL context is current on this thread");
-        return PRISM_ERROR_NO_GL_CONTEXT;
-    }
     unsigned n = 0;
     int devices[8];
     cudaError_t err = cudaGLGetDevices(&n, devices, 8, cudaGLDeviceListAll);
-    if (err != cudaSuccess || n == 0) {
-        cudaGetLastError();
-        snprintf(message, message_size,
-                 "share_gl: the current OpenGL context is not on a CUDA device (%s)",
-                 err != cudaSuccess ? cudaGetErrorString(err) : "no device listed");
-        return PRISM_ERROR_GL_NOT_ON_CUDA_DEVICE;
+    if (err == cudaSuccess && n > 0) {
+        *device = devices[0];
+        return PRISM_SUCCESS;
     }
-    *device = devices[0];
-    return PRISM_SUCCESS;
+    cudaGetLastError();
+    if (!gl_context_current()) {
+        snprintf(message, message_size, "share_gl: no OpenGL context is current on this thread");
+        return PRISM_ERROR_NO_GL_CONTEXT;
+    }
+    snprintf(message, message_size, "share_gl: the current OpenGL context is not on a CUDA device (%s)",
+             err != cudaSuccess ? cudaGetErrorString(err) : "no device listed");
+    return PRISM_ERROR_GL_NOT_ON_CUDA_DEVICE;
 }

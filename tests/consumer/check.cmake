@@ -19,6 +19,7 @@ message("${last_output}consumer: cmake ok")
 
 file(GLOB pc_dirs ${WORK}/prefix/lib*/pkgconfig ${WORK}/prefix/lib/*/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "${pc_dirs}")
+unset(ENV{PKG_CONFIG_SYSROOT_DIR})
 run("pkg-config" pkg-config --define-variable=prefix=${WORK}/prefix --cflags --libs prism)
 string(STRIP "${last_output}" pc_flags)
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
