@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -223,6 +224,34 @@ static bool gl_context_current(void)
     return current_in(glx, "glXGetCurrentContext") || current_in(egl, "eglGetCurrentContext");
 }
 
+/* The CUDA device behind the current EGL context, through
+ * EGL_EXT_device_query and EGL_NV_device_cuda: cudaGLGetDevices answers only
+ * for GLX contexts. Returns -1 when there is no such device. */
+static int egl_cuda_device(void)
+{
+    enum { EGL_DEVICE_EXT_ = 0x322C, EGL_CUDA_DEVICE_NV_ = 0x323A };
+    typedef intptr_t attrib;
+    void *lib = dlopen("libEGL.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!lib)
+        return -1;
+    void *(*get_display)(void) = (void *(*)(void))dlsym(lib, "eglGetCurrentDisplay");
+    void *(*get_proc)(const char *) = (void *(*)(const char *))dlsym(lib, "eglGetProcAddress");
+    int device = -1;
+    void *display = get_display ? get_display() : NULL;
+    if (display && get_proc) {
+        unsigned (*display_attrib)(void *, int, attrib *) =
+            (unsigned (*)(void *, int, attrib *))get_proc("eglQueryDisplayAttribEXT");
+        unsigned (*device_attrib)(void *, int, attrib *) =
+            (unsigned (*)(void *, int, attrib *))get_proc("eglQueryDeviceAttribEXT");
+        attrib egl_device = 0, cuda = -1;
+        if (display_attrib && device_attrib && display_attrib(display, EGL_DEVICE_EXT_, &egl_device) &&
+            egl_device && device_attrib((void *)egl_device, EGL_CUDA_DEVICE_NV_, &cuda))
+            device = (int)cuda;
+    }
+    dlclose(lib);
+    return device;
+}
+
 prism_result prism__cuda_gl_device(int *device, char *message, size_t message_size)
 {
     *device = -1;
@@ -234,6 +263,11 @@ prism_result prism__cuda_gl_device(int *device, char *message, size_t message_si
         return PRISM_SUCCESS;
     }
     cudaGetLastError();
+    int egl = egl_cuda_device();
+    if (egl >= 0) {
+        *device = egl;
+        return PRISM_SUCCESS;
+    }
     if (!gl_context_current()) {
         snprintf(message, message_size, "share_gl: no OpenGL context is current on this thread");
         return PRISM_ERROR_NO_GL_CONTEXT;
