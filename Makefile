@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 # ctest under a virtual X server where there is no display (CI).
-XRUN := $(if $(DISPLAY),,$(shell command -v xvfb-run >/dev/null 2>&1 && echo xvfb-run -a -s "-screen 0 1280x1024x24"))
+XRUN := $(if $(DISPLAY),,$(if $(shell command -v xvfb-run),xvfb-run -a --server-args='-screen 0 1280x1024x24'))
 
 .PHONY: all deps build run test test-sanitize clean
 
