@@ -31,16 +31,37 @@ typedef struct prism_bvh_node {
     uint32_t count;
 } prism_bvh_node;
 
+/* nvcc compiles this header as C++, where _Static_assert is not a keyword. */
+#ifdef __cplusplus
+static_assert(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte loads");
+#else
 _Static_assert(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte loads");
+#endif
 
-/* Defaults (all-zero): leaf size 4, quality 1, 32 SAH bins, OpenMP threads
- * as the runtime chooses. SAH cost constants: traversal 1.0, intersection 1.0
- * per triangle (cost = sum over inner nodes of area/root_area * C_trav
- *                     + sum over leaves of area/root_area * count * C_isect). */
+/* The builder keeps every leaf at depth <= PRISM_BVH_MAX_DEPTH (root = 0), so
+ * a traversal stack of PRISM_BVH_MAX_DEPTH entries never overflows (a
+ * near-first traversal pushes at most one entry per inner node on its path).
+ * Where the SAH would go deeper, the builder falls back to median splits. */
+#define PRISM_BVH_MAX_DEPTH 64
+
+/* Build quality: more bins cost build time and buy a lower SAH cost. */
+#define PRISM_BVH_QUALITY_DEFAULT 0u /* = MEDIUM */
+#define PRISM_BVH_QUALITY_FAST 1u    /* 8 bins */
+#define PRISM_BVH_QUALITY_MEDIUM 2u  /* 16 bins */
+#define PRISM_BVH_QUALITY_HIGH 3u    /* 64 bins */
+
+/* Defaults (all-zero): leaf size 4, quality MEDIUM (16 SAH bins), OpenMP
+ * threads as the runtime chooses. SAH cost constants: traversal 1.0,
+ * intersection 1.0 per triangle (cost = sum over inner nodes of
+ * area/root_area * C_trav + sum over leaves of area/root_area * count * C_isect).
+ * The builder makes a leaf where that is cheaper than splitting, and always
+ * where a node holds one triangle; it never makes a leaf larger than
+ * max_leaf_size, except where all of a node's triangles have one centroid
+ * and the depth limit is reached (never seen outside contrived input). */
 typedef struct prism_bvh_desc {
     unsigned max_leaf_size;   /* 1..64; 0 = 4 */
-    unsigned quality;         /* 0 = default (1); 0 fast (fewer bins) .. 2 best */
-    unsigned bins;            /* SAH bins per axis; 0 = from quality */
+    unsigned quality;         /* PRISM_BVH_QUALITY_*; 0 = MEDIUM */
+    unsigned bins;            /* SAH bins per axis, 2..256; 0 = from quality */
     int threads;              /* 0 = OpenMP default */
     prism_log_fn log;
     void *log_user;
@@ -74,13 +95,28 @@ typedef struct prism_bvh {
 } prism_bvh;
 
 /** Build a BVH over `triangle_count` triangles (3 indices each) on
- * `vertex_count` vertices (3 floats each). Copies what it needs.
- * An empty input gives a BVH with one empty leaf. */
+ * `vertex_count` vertices (3 floats each). Copies what it needs; `desc` may
+ * be NULL (defaults). Degenerate triangles (zero area) are kept: they are in
+ * a leaf but no ray hits them.
+ * An empty input gives a BVH of one node whose box is empty (lo > hi) and
+ * whose count is 0: the root box test misses every ray, so traversal never
+ * reads its (nonexistent) children.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays with nonzero counts, an
+ *         index >= vertex_count, a non-finite coordinate used by a triangle,
+ *         a bad desc field), PRISM_ERROR_LIMIT (more than 2^31 triangles or
+ *         2^32-1 vertices), PRISM_ERROR_OUT_OF_MEMORY. The message names the
+ *         triangle and goes to desc->log.
+ * @thread_safety Reentrant; uses desc->threads OpenMP threads. */
 PRISM_API prism_result prism_bvh_build(const float *positions, size_t vertex_count,
                                        const uint32_t *indices, size_t triangle_count,
                                        const prism_bvh_desc *desc, prism_bvh **out);
 /** Free a BVH. Accepts NULL. */
 PRISM_API void prism_bvh_free(prism_bvh *bvh);
+
+/** SAH cost of any tree in this node layout (node 0 the root; children of
+ * inner nodes anywhere in the array), with the constants above. Lets a
+ * benchmark cost another builder's tree on the same scale. 0 when empty. */
+PRISM_API double prism_bvh_sah_cost(const prism_bvh_node *nodes, size_t node_count);
 
 /** A ray: origin, direction (need not be normalised), and [tmin, tmax]. */
 typedef struct prism_ray {
@@ -100,7 +136,12 @@ typedef struct prism_hit {
 
 #define PRISM_BVH_MISS UINT32_MAX
 
-/** Closest hit in [tmin, tmax]. Returns whether anything was hit. */
+/** Closest hit in [tmin, tmax] (tmin >= 0 expected). Returns whether anything
+ * was hit; on a miss hit->triangle is PRISM_BVH_MISS and hit->t is ray->tmax.
+ * Watertight: a ray through an edge or vertex shared by triangles of a closed
+ * mesh hits one of them. Where several triangles are hit at exactly the same
+ * distance (coincident triangles, shared edges), which one is reported
+ * depends on the traversal order. */
 PRISM_API bool prism_bvh_intersect(const prism_bvh *bvh, const prism_ray *ray, prism_hit *hit);
 /** Any hit in [tmin, tmax] (shadow rays). */
 PRISM_API bool prism_bvh_occluded(const prism_bvh *bvh, const prism_ray *ray);

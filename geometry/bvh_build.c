@@ -1,0 +1,270 @@
+/* Binned SAH BVH builder (object splits), parallel over OpenMP tasks.
+ *
+ * Triangles become 32-byte references (box + id) that are partitioned in
+ * place, so each subtree's references end up contiguous and in leaf order.
+ * Each node bins its references' centroids into `bins` slots per axis, sweeps
+ * the bins for the cheapest SAH split, and partitions (bvh_build_nodes.c).
+ * This file checks the input, runs that, and lays out the result: a
+ * breadth-first pass renumbers the nodes so that every prefix of the array
+ * is the top of the tree, and the triangles are copied in leaf order. */
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "bvh_build_internal.h"
+
+static void build_log(const prism_bvh_desc *desc, prism_log_level level, const char *fmt, ...)
+{
+    if (!desc || !desc->log)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    desc->log(desc->log_user, level, msg);
+}
+
+/* ---- input checks ---------------------------------------------------- */
+
+static prism_result check_desc(const prism_bvh_desc *d)
+{
+    if (!d)
+        return PRISM_SUCCESS;
+    if (d->max_leaf_size > 64) {
+        build_log(d, PRISM_LOG_ERROR, "bvh: max_leaf_size %u is outside 1..64", d->max_leaf_size);
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    }
+    if (d->quality > PRISM_BVH_QUALITY_HIGH) {
+        build_log(d, PRISM_LOG_ERROR, "bvh: quality %u is not a PRISM_BVH_QUALITY_*", d->quality);
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    }
+    if (d->bins == 1 || d->bins > PRISM__BVH_MAX_BINS) {
+        build_log(d, PRISM_LOG_ERROR, "bvh: bins %u is outside 2..%d", d->bins, PRISM__BVH_MAX_BINS);
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    }
+    if (d->threads < 0) {
+        build_log(d, PRISM_LOG_ERROR, "bvh: threads %d is negative", d->threads);
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    }
+    return PRISM_SUCCESS;
+}
+
+static prism_result check_arrays(const float *positions, size_t vertex_count,
+                                 const uint32_t *indices, size_t triangle_count,
+                                 const prism_bvh_desc *desc)
+{
+    if ((vertex_count && !positions) || (triangle_count && !indices)) {
+        build_log(desc, PRISM_LOG_ERROR, "bvh: NULL %s with a nonzero count",
+                  !indices && triangle_count ? "indices" : "positions");
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    }
+    if (triangle_count > PRISM__BVH_MAX_TRIANGLES || vertex_count >= UINT32_MAX) {
+        build_log(desc, PRISM_LOG_ERROR, "bvh: %zu triangles on %zu vertices is beyond the limits "
+                  "(2^31 triangles, 2^32-1 vertices)", triangle_count, vertex_count);
+        return PRISM_ERROR_LIMIT;
+    }
+    for (size_t t = 0; t < triangle_count; t++) {
+        for (int k = 0; k < 3; k++) {
+            uint32_t i = indices[3 * t + k];
+            if (i >= vertex_count) {
+                build_log(desc, PRISM_LOG_ERROR, "bvh: triangle %zu: vertex index %u >= vertex count %zu",
+                          t, i, vertex_count);
+                return PRISM_ERROR_INVALID_ARGUMENT;
+            }
+            const float *p = positions + 3 * (size_t)i;
+            if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2])) {
+                build_log(desc, PRISM_LOG_ERROR, "bvh: triangle %zu: vertex %u has a non-finite coordinate",
+                          t, i);
+                return PRISM_ERROR_INVALID_ARGUMENT;
+            }
+        }
+    }
+    return PRISM_SUCCESS;
+}
+
+static void resolve_desc(const prism_bvh_desc *d, prism__bvh_builder *b)
+{
+    static const unsigned bins_of_quality[] = {16, 8, 16, 64};
+    unsigned quality = d ? d->quality : 0;
+    b->leaf = d && d->max_leaf_size ? d->max_leaf_size : 4;
+    b->bins = d && d->bins ? d->bins : bins_of_quality[quality];
+    b->threads = d && d->threads > 0 ? d->threads : omp_get_max_threads();
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+static prism_bvh *alloc_bvh(size_t vertex_count, size_t triangle_count)
+{
+    prism_bvh *bvh = calloc(1, sizeof *bvh);
+    if (!bvh)
+        return NULL;
+    size_t max_nodes = triangle_count ? 2 * triangle_count - 1 : 1;
+    bvh->nodes = malloc(max_nodes * sizeof *bvh->nodes);
+    bvh->vertices = malloc((vertex_count ? vertex_count : 1) * 3 * sizeof(float));
+    bvh->triangles = malloc((triangle_count ? triangle_count : 1) * 3 * sizeof(uint32_t));
+    bvh->triangle_ids = malloc((triangle_count ? triangle_count : 1) * sizeof(uint32_t));
+    if (!bvh->nodes || !bvh->vertices || !bvh->triangles || !bvh->triangle_ids) {
+        prism_bvh_free(bvh);
+        return NULL;
+    }
+    bvh->vertex_count = vertex_count;
+    bvh->triangle_count = triangle_count;
+    return bvh;
+}
+
+/* Copy the geometry into leaf order: the references are in it already. */
+static void fill_triangles(prism_bvh *bvh, const prism__bvh_ref *refs, const float *positions,
+                           const uint32_t *indices, int threads)
+{
+    if (bvh->vertex_count)
+        memcpy(bvh->vertices, positions, bvh->vertex_count * 3 * sizeof(float));
+    const long n = (long)bvh->triangle_count;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long i = 0; i < n; i++) {
+        uint32_t id = refs[i].id;
+        bvh->triangle_ids[i] = id;
+        for (int k = 0; k < 3; k++)
+            bvh->triangles[3 * i + k] = indices[3 * (size_t)id + k];
+    }
+}
+
+/* Breadth-first renumbering of the builder's nodes into bvh->nodes; fills
+ * the structural stats (nodes, leaves, depth, leaf sizes). */
+static prism_result reorder_bfs(prism_bvh *bvh, const prism_bvh_node *tmp, size_t count)
+{
+    uint32_t *order = malloc(count * sizeof *order);
+    uint8_t *depth = malloc(count);
+    if (!order || !depth) {
+        free(order);
+        free(depth);
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    }
+    prism_bvh_stats *s = &bvh->stats;
+    size_t next = 1;
+    order[0] = 0;
+    depth[0] = 0;
+    for (size_t k = 0; k < count; k++) {
+        prism_bvh_node n = tmp[order[k]];
+        if (n.count == 0 && bvh->triangle_count) {
+            order[next] = n.first;
+            order[next + 1] = n.first + 1;
+            depth[next] = depth[next + 1] = (uint8_t)(depth[k] + 1);
+            n.first = (uint32_t)next;
+            next += 2;
+        } else if (n.count) {
+            s->leaves++;
+            if (n.count > s->max_leaf_triangles)
+                s->max_leaf_triangles = n.count;
+        }
+        if (depth[k] > s->max_depth)
+            s->max_depth = depth[k];
+        bvh->nodes[k] = n;
+    }
+    bvh->node_count = count;
+    s->nodes = count;
+    s->mean_leaf_triangles = s->leaves ? (double)bvh->triangle_count / (double)s->leaves : 0.0;
+    free(order);
+    free(depth);
+    return PRISM_SUCCESS;
+}
+
+static void fill_stats(prism_bvh *bvh, double seconds)
+{
+    prism_bvh_stats *s = &bvh->stats;
+    s->sah_cost = prism_bvh_sah_cost(bvh->nodes, bvh->node_count);
+    s->node_bytes = bvh->node_count * sizeof(prism_bvh_node);
+    s->vertex_bytes = bvh->vertex_count * 3 * sizeof(float);
+    s->triangle_bytes = bvh->triangle_count * 3 * sizeof(uint32_t);
+    s->id_bytes = bvh->triangle_count * sizeof(uint32_t);
+    s->build_seconds = seconds;
+}
+
+double prism_bvh_sah_cost(const prism_bvh_node *nodes, size_t node_count)
+{
+    if (!nodes || node_count == 0)
+        return 0.0;
+    if (nodes[0].lo[0] > nodes[0].hi[0]) /* the empty tree */
+        return 0.0;
+    double root = prism__bvh_area(nodes[0].lo, nodes[0].hi);
+    double sum = 0.0;
+    for (size_t i = 0; i < node_count; i++) {
+        double a = root > 0.0 ? prism__bvh_area(nodes[i].lo, nodes[i].hi) / root : 1.0;
+        sum += a * (nodes[i].count ? PRISM_BVH_SAH_ISECT * nodes[i].count : PRISM_BVH_SAH_TRAV);
+    }
+    return sum;
+}
+
+/* ---- entry points ---------------------------------------------------- */
+
+static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const float *positions,
+                               const uint32_t *indices)
+{
+    size_t n = bvh->triangle_count;
+    size_t cap = n ? 2 * n - 1 : 1;
+    b->n = n;
+    b->refs = malloc((n ? n : 1) * sizeof *b->refs);
+    b->nodes = malloc(cap * sizeof *b->nodes);
+    b->tmp = n >= PRISM__BVH_PAR_MIN && b->threads > 1 ? malloc(n * sizeof *b->tmp) : NULL;
+    prism_result r = PRISM_ERROR_OUT_OF_MEMORY;
+    if (b->refs && b->nodes && (b->tmp || !(n >= PRISM__BVH_PAR_MIN && b->threads > 1))) {
+        prism__bvh_build_nodes(b, positions, indices);
+        fill_triangles(bvh, b->refs, positions, indices, b->threads);
+        r = reorder_bfs(bvh, b->nodes, b->node_next);
+    }
+    free(b->refs);
+    free(b->nodes);
+    free(b->tmp);
+    return r;
+}
+
+prism_result prism_bvh_build(const float *positions, size_t vertex_count, const uint32_t *indices,
+                             size_t triangle_count, const prism_bvh_desc *desc, prism_bvh **out)
+{
+    if (!out)
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    double t0 = omp_get_wtime();
+    prism_result r = check_desc(desc);
+    if (r == PRISM_SUCCESS)
+        r = check_arrays(positions, vertex_count, indices, triangle_count, desc);
+    if (r != PRISM_SUCCESS)
+        return r;
+    prism_bvh *bvh = alloc_bvh(vertex_count, triangle_count);
+    if (!bvh) {
+        build_log(desc, PRISM_LOG_ERROR, "bvh: out of memory for %zu triangles", triangle_count);
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    }
+    prism__bvh_builder b = {0};
+    resolve_desc(desc, &b);
+    r = build_tree(&b, bvh, positions, indices);
+    if (r != PRISM_SUCCESS) {
+        build_log(desc, PRISM_LOG_ERROR, "bvh: out of memory for %zu triangles", triangle_count);
+        prism_bvh_free(bvh);
+        return r;
+    }
+    fill_stats(bvh, omp_get_wtime() - t0);
+    const prism_bvh_stats *s = &bvh->stats;
+    build_log(desc, PRISM_LOG_INFO,
+              "bvh: %zu triangles, %zu nodes, %zu leaves, depth %u, %.2f tri/leaf (max %u), "
+              "SAH %.2f, %.3f s", triangle_count, s->nodes, s->leaves, s->max_depth,
+              s->mean_leaf_triangles, s->max_leaf_triangles, s->sah_cost, s->build_seconds);
+    *out = bvh;
+    return PRISM_SUCCESS;
+}
+
+void prism_bvh_free(prism_bvh *bvh)
+{
+    if (!bvh)
+        return;
+    free(bvh->nodes);
+    free(bvh->vertices);
+    free(bvh->triangles);
+    free(bvh->triangle_ids);
+    free(bvh);
+}

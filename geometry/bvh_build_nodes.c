@@ -1,0 +1,475 @@
+/* The binned SAH recursion of the BVH builder.
+ *
+ * Centroids are kept doubled (lo + hi) so binning needs no multiply by 0.5.
+ * A node bins its references per axis, sweeps the bins for the split of
+ * least SAH cost, and either becomes a leaf (when that is cheaper and the
+ * leaf-size limit allows) or partitions its references in place and recurses.
+ * Large nodes bin and partition with all threads; large subtrees become
+ * OpenMP tasks. A depth guard switches to median splits where the SAH split
+ * could push a leaf below PRISM_BVH_MAX_DEPTH, which bounds the traversal
+ * stack. */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bvh_build_internal.h"
+
+typedef struct box3 {
+    float lo[3], hi[3];
+} box3;
+
+typedef struct bin {
+    box3 box;
+    uint32_t count;
+} bin;
+
+typedef struct binning {
+    bin b[3][PRISM__BVH_MAX_BINS];
+} binning;
+
+/* Centroid -> bin: bin = (c - base) * scale, where scale is 0 on an axis
+ * whose centroids all coincide (that axis cannot split). */
+typedef struct mapping {
+    float base[3], scale[3];
+    int bins;
+} mapping;
+
+typedef struct split {
+    int axis, pos;  /* left = bins [0, pos) of axis */
+    double cost;    /* sum of area * count over both sides */
+    box3 l, r;
+    size_t nl;
+} split;
+
+static inline void box_empty(box3 *b)
+{
+    for (int a = 0; a < 3; a++) {
+        b->lo[a] = FLT_MAX;
+        b->hi[a] = -FLT_MAX;
+    }
+}
+
+static inline void box_grow(box3 *b, const float *lo, const float *hi)
+{
+    for (int a = 0; a < 3; a++) {
+        b->lo[a] = lo[a] < b->lo[a] ? lo[a] : b->lo[a];
+        b->hi[a] = hi[a] > b->hi[a] ? hi[a] : b->hi[a];
+    }
+}
+
+static inline void box_grow_centroid(box3 *b, const prism__bvh_ref *r)
+{
+    float c[3] = {r->lo[0] + r->hi[0], r->lo[1] + r->hi[1], r->lo[2] + r->hi[2]};
+    box_grow(b, c, c);
+}
+
+static void make_mapping(mapping *m, const box3 *cb, int bins)
+{
+    m->bins = bins;
+    for (int a = 0; a < 3; a++) {
+        float extent = cb->hi[a] - cb->lo[a];
+        float scale = extent > 0.0f ? (float)bins * (1.0f - 1e-6f) / extent : 0.0f;
+        m->base[a] = cb->lo[a];
+        m->scale[a] = scale <= FLT_MAX ? scale : 0.0f; /* tiny extents: no split */
+    }
+}
+
+static inline int bin_of(const mapping *m, const prism__bvh_ref *r, int a)
+{
+    float f = (r->lo[a] + r->hi[a] - m->base[a]) * m->scale[a];
+    int i = f > 0.0f ? (int)f : 0;
+    return i < m->bins ? i : m->bins - 1;
+}
+
+/* ---- binning and the SAH sweep ---------------------------------------- */
+
+static void bins_clear(binning *bn, int bins)
+{
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < bins; i++) {
+            box_empty(&bn->b[a][i].box);
+            bn->b[a][i].count = 0;
+        }
+}
+
+static void bins_fill(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        const prism__bvh_ref *r = &refs[k];
+        for (int a = 0; a < 3; a++) {
+            bin *x = &bn->b[a][bin_of(m, r, a)];
+            box_grow(&x->box, r->lo, r->hi);
+            x->count++;
+        }
+    }
+}
+
+static void bins_merge(binning *into, const binning *from, int bins)
+{
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < bins; i++) {
+            box_grow(&into->b[a][i].box, from->b[a][i].box.lo, from->b[a][i].box.hi);
+            into->b[a][i].count += from->b[a][i].count;
+        }
+}
+
+static void sweep_axis(const bin *bins, int nb, int axis, split *best)
+{
+    double rarea[PRISM__BVH_MAX_BINS];
+    uint32_t rcount[PRISM__BVH_MAX_BINS];
+    box3 acc;
+    uint32_t cnt = 0;
+    box_empty(&acc);
+    for (int i = nb - 1; i > 0; i--) {
+        box_grow(&acc, bins[i].box.lo, bins[i].box.hi);
+        cnt += bins[i].count;
+        rarea[i] = prism__bvh_area(acc.lo, acc.hi);
+        rcount[i] = cnt;
+    }
+    box_empty(&acc);
+    cnt = 0;
+    for (int i = 1; i < nb; i++) {
+        box_grow(&acc, bins[i - 1].box.lo, bins[i - 1].box.hi);
+        cnt += bins[i - 1].count;
+        if (cnt == 0 || rcount[i] == 0)
+            continue;
+        double cost = prism__bvh_area(acc.lo, acc.hi) * cnt + rarea[i] * rcount[i];
+        if (cost < best->cost) {
+            best->cost = cost;
+            best->axis = axis;
+            best->pos = i;
+        }
+    }
+}
+
+/* The best split over all axes; 0 when no axis can split. */
+static int sweep(const binning *bn, const mapping *m, split *s)
+{
+    s->cost = DBL_MAX;
+    s->axis = -1;
+    for (int a = 0; a < 3; a++)
+        if (m->scale[a] > 0.0f)
+            sweep_axis(bn->b[a], m->bins, a, s);
+    if (s->axis < 0)
+        return 0;
+    box_empty(&s->l);
+    box_empty(&s->r);
+    s->nl = 0;
+    for (int i = 0; i < m->bins; i++) {
+        const bin *x = &bn->b[s->axis][i];
+        box_grow(i < s->pos ? &s->l : &s->r, x->box.lo, x->box.hi);
+        if (i < s->pos)
+            s->nl += x->count;
+    }
+    return 1;
+}
+
+static int chunk_count(const prism__bvh_builder *b, size_t n)
+{
+    int k = 4 * b->threads;
+    return k > 64 ? 64 : (size_t)k > n ? 1 : k;
+}
+
+/* Bin with one task per chunk; falls back to one thread without memory. */
+static void bins_fill_parallel(binning *bn, const mapping *m, const prism__bvh_ref *refs,
+                               size_t n, const prism__bvh_builder *b)
+{
+    int k = chunk_count(b, n);
+    binning *part = malloc((size_t)k * sizeof *part);
+    if (!part) {
+        bins_fill(bn, m, refs, n);
+        return;
+    }
+    for (int c = 0; c < k; c++) {
+#pragma omp task firstprivate(c)
+        {
+            size_t lo = n * c / k, hi = n * (c + 1) / k;
+            bins_clear(&part[c], m->bins);
+            bins_fill(&part[c], m, refs + lo, hi - lo);
+        }
+    }
+#pragma omp taskwait
+    for (int c = 0; c < k; c++)
+        bins_merge(bn, &part[c], m->bins);
+    free(part);
+}
+
+static int find_split(const prism__bvh_builder *b, size_t begin, size_t end, const box3 *cb,
+                      split *s)
+{
+    mapping m;
+    make_mapping(&m, cb, b->bins);
+    binning *bn = malloc(sizeof *bn);
+    if (!bn) /* no split found: the caller falls back to a median split */
+        return 0;
+    bins_clear(bn, m.bins);
+    if (b->tmp && end - begin >= PRISM__BVH_PAR_MIN)
+        bins_fill_parallel(bn, &m, b->refs + begin, end - begin, b);
+    else
+        bins_fill(bn, &m, b->refs + begin, end - begin);
+    int ok = sweep(bn, &m, s);
+    free(bn);
+    return ok;
+}
+
+/* ---- partitions -------------------------------------------------------- */
+
+static size_t partition(prism__bvh_ref *r, size_t begin, size_t end, const mapping *m,
+                        const split *s, box3 *lc, box3 *rc)
+{
+    size_t i = begin, j = end;
+    for (;;) {
+        while (i < j && bin_of(m, &r[i], s->axis) < s->pos)
+            box_grow_centroid(lc, &r[i++]);
+        while (i < j && bin_of(m, &r[j - 1], s->axis) >= s->pos)
+            box_grow_centroid(rc, &r[--j]);
+        if (i >= j)
+            return i;
+        prism__bvh_ref t = r[i];
+        r[i] = r[j - 1];
+        r[j - 1] = t;
+    }
+}
+
+/* Chunked partition through b->tmp: count, scatter, copy back. */
+static size_t partition_parallel(prism__bvh_builder *b, size_t begin, size_t end,
+                                 const mapping *m, const split *s, box3 *lc, box3 *rc)
+{
+    size_t n = end - begin, nl_at[65], nl = 0;
+    int k = chunk_count(b, n);
+    box3 cl[64], cr[64];
+    prism__bvh_ref *src = b->refs + begin, *dst = b->tmp + begin;
+    for (int c = 0; c < k; c++) {
+#pragma omp task firstprivate(c) shared(nl_at)
+        {
+            size_t cnt = 0;
+            for (size_t i = n * c / k; i < n * (c + 1) / k; i++)
+                cnt += bin_of(m, &src[i], s->axis) < s->pos;
+            nl_at[c] = cnt;
+        }
+    }
+#pragma omp taskwait
+    for (int c = 0; c < k; c++) {
+        size_t cnt = nl_at[c];
+        nl_at[c] = nl;
+        nl += cnt;
+    }
+    for (int c = 0; c < k; c++) {
+#pragma omp task firstprivate(c) shared(nl_at, cl, cr)
+        {
+            size_t lo = n * c / k, hi = n * (c + 1) / k;
+            size_t li = nl_at[c], ri = nl + (lo - nl_at[c]);
+            box_empty(&cl[c]);
+            box_empty(&cr[c]);
+            for (size_t i = lo; i < hi; i++) {
+                int left = bin_of(m, &src[i], s->axis) < s->pos;
+                box_grow_centroid(left ? &cl[c] : &cr[c], &src[i]);
+                dst[left ? li++ : ri++] = src[i];
+            }
+        }
+    }
+#pragma omp taskwait
+    for (int c = 0; c < k; c++) {
+#pragma omp task firstprivate(c)
+        memcpy(src + n * c / k, dst + n * c / k, (n * (c + 1) / k - n * c / k) * sizeof *src);
+    }
+    for (int c = 0; c < k; c++) {
+        box_grow(lc, cl[c].lo, cl[c].hi);
+        box_grow(rc, cr[c].lo, cr[c].hi);
+    }
+#pragma omp taskwait
+    return begin + nl;
+}
+
+static inline float centroid_key(const prism__bvh_ref *r, int a)
+{
+    return r->lo[a] + r->hi[a];
+}
+
+/* Put the k-th smallest centroid (on axis a) at r[k], smaller ones before. */
+static void select_nth(prism__bvh_ref *r, size_t n, size_t k, int a)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        float pivot = centroid_key(&r[lo + (hi - lo) / 2], a);
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (centroid_key(&r[i], a) < pivot)
+                i++;
+            while (centroid_key(&r[j], a) > pivot)
+                j--;
+            if (i <= j) {
+                prism__bvh_ref t = r[i];
+                r[i] = r[j];
+                r[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return;
+    }
+}
+
+/* Split at the object median of the widest centroid axis: half each side,
+ * whatever the cost. Used by the depth guard and where no bin splits. */
+static size_t median_split(prism__bvh_builder *b, size_t begin, size_t end, const box3 *cb,
+                           split *s, box3 *lc, box3 *rc)
+{
+    int axis = 0;
+    for (int a = 1; a < 3; a++)
+        if (cb->hi[a] - cb->lo[a] > cb->hi[axis] - cb->lo[axis])
+            axis = a;
+    size_t n = end - begin, mid = n / 2;
+    select_nth(b->refs + begin, n, mid, axis);
+    box_empty(&s->l);
+    box_empty(&s->r);
+    for (size_t i = 0; i < n; i++) {
+        const prism__bvh_ref *r = &b->refs[begin + i];
+        box_grow(i < mid ? &s->l : &s->r, r->lo, r->hi);
+        box_grow_centroid(i < mid ? lc : rc, r);
+    }
+    return begin + mid;
+}
+
+/* ---- the recursion ----------------------------------------------------- */
+
+/* Levels a subtree of n references needs below its root when every split
+ * halves it: ceil(log2(ceil(n / leaf))). */
+static unsigned levels_needed(size_t n, unsigned leaf)
+{
+    unsigned d = 0;
+    for (size_t m = (n + leaf - 1) / leaf; m > 1; m = (m + 1) / 2)
+        d++;
+    return d;
+}
+
+/* Whether the node becomes a leaf; otherwise *s is the split to take and
+ * *median tells whether the SAH split must be replaced by a median split. */
+static int choose(prism__bvh_builder *b, size_t begin, size_t end, const box3 *bounds,
+                  const box3 *cb, unsigned depth, split *s, int *median)
+{
+    size_t n = end - begin;
+    if (n <= 1 || depth >= PRISM_BVH_MAX_DEPTH)
+        return 1;
+    int ok = find_split(b, begin, end, cb, s);
+    if (n <= b->leaf) {
+        double area = prism__bvh_area(bounds->lo, bounds->hi);
+        double cost = ok && area > 0.0
+                          ? PRISM_BVH_SAH_TRAV + PRISM_BVH_SAH_ISECT * s->cost / area
+                          : PRISM_BVH_SAH_TRAV + PRISM_BVH_SAH_ISECT * (double)n;
+        if (!ok || PRISM_BVH_SAH_ISECT * (double)n <= cost)
+            return 1;
+    }
+    size_t big = ok ? (s->nl > n - s->nl ? s->nl : n - s->nl) : n;
+    *median = !ok || depth + 1 + levels_needed(big, b->leaf) > PRISM_BVH_MAX_DEPTH;
+    return 0;
+}
+
+static size_t alloc_pair(prism__bvh_builder *b)
+{
+    size_t first;
+#pragma omp atomic capture
+    {
+        first = b->node_next;
+        b->node_next += 2;
+    }
+    return first;
+}
+
+static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t end, box3 bounds,
+                       box3 cb, unsigned depth)
+{
+    prism_bvh_node *node = &b->nodes[idx];
+    memcpy(node->lo, bounds.lo, sizeof node->lo);
+    memcpy(node->hi, bounds.hi, sizeof node->hi);
+    split s;
+    int median = 0;
+    if (choose(b, begin, end, &bounds, &cb, depth, &s, &median)) {
+        node->first = (uint32_t)begin;
+        node->count = (uint32_t)(end - begin);
+        return;
+    }
+    box3 lc, rc;
+    box_empty(&lc);
+    box_empty(&rc);
+    size_t mid;
+    if (median) {
+        mid = median_split(b, begin, end, &cb, &s, &lc, &rc);
+    } else {
+        mapping m;
+        make_mapping(&m, &cb, b->bins);
+        mid = b->tmp && end - begin >= PRISM__BVH_PAR_MIN
+                  ? partition_parallel(b, begin, end, &m, &s, &lc, &rc)
+                  : partition(b->refs, begin, end, &m, &s, &lc, &rc);
+    }
+    size_t first = alloc_pair(b);
+    node->first = (uint32_t)first;
+    node->count = 0;
+    if (end - begin >= PRISM__BVH_TASK_MIN) {
+#pragma omp task
+        build_node(b, first, begin, mid, s.l, lc, depth + 1);
+    } else {
+        build_node(b, first, begin, mid, s.l, lc, depth + 1);
+    }
+    build_node(b, first + 1, mid, end, s.r, rc, depth + 1);
+}
+
+/* References and root boxes, in parallel. */
+static void make_refs(prism__bvh_builder *b, const float *positions, const uint32_t *indices,
+                      box3 *bounds, box3 *cb)
+{
+    box_empty(bounds);
+    box_empty(cb);
+    const long n = (long)b->n;
+#pragma omp parallel num_threads(b->threads)
+    {
+        box3 tb, tc;
+        box_empty(&tb);
+        box_empty(&tc);
+#pragma omp for schedule(static)
+        for (long t = 0; t < n; t++) {
+            prism__bvh_ref *r = &b->refs[t];
+            const float *v0 = positions + 3 * (size_t)indices[3 * t];
+            box3 x = {{v0[0], v0[1], v0[2]}, {v0[0], v0[1], v0[2]}};
+            for (int k = 1; k < 3; k++) {
+                const float *v = positions + 3 * (size_t)indices[3 * t + k];
+                box_grow(&x, v, v);
+            }
+            memcpy(r->lo, x.lo, sizeof r->lo);
+            memcpy(r->hi, x.hi, sizeof r->hi);
+            r->id = (uint32_t)t;
+            r->pad = 0;
+            box_grow(&tb, x.lo, x.hi);
+            box_grow_centroid(&tc, r);
+        }
+#pragma omp critical(prism_bvh_root)
+        {
+            box_grow(bounds, tb.lo, tb.hi);
+            box_grow(cb, tc.lo, tc.hi);
+        }
+    }
+}
+
+void prism__bvh_build_nodes(prism__bvh_builder *b, const float *positions, const uint32_t *indices)
+{
+    box3 bounds, cb;
+    make_refs(b, positions, indices, &bounds, &cb);
+    b->node_next = 1;
+    if (b->n == 0) {
+        memcpy(b->nodes[0].lo, bounds.lo, sizeof bounds.lo);
+        memcpy(b->nodes[0].hi, bounds.hi, sizeof bounds.hi);
+        b->nodes[0].first = 0;
+        b->nodes[0].count = 0;
+        return;
+    }
+#pragma omp parallel num_threads(b->threads)
+#pragma omp single
+    build_node(b, 0, 0, b->n, bounds, cb, 0);
+}
