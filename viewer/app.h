@@ -1,0 +1,82 @@
+/* The viewer's state, shared by start-up (app.c), the frame loop
+ * (frame.c) and the benchmark (bench.c). Each part (raster, ray-traced
+ * view, photons, HUD) is its own module; this struct only holds them. */
+#ifndef VIEWER_APP_H
+#define VIEWER_APP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <prism/bvh.h>
+#include <prism/context.h>
+#include <prism/geometry.h>
+#include <prism/memory.h>
+#include <prism/scene.h>
+
+#include "camera.h"
+#include "context_egl.h"
+#include "fbo.h"
+#include "hud.h"
+#include "input.h"
+#include "options.h"
+#include "photons.h"
+#include "raster.h"
+#include "raytrace.h"
+#include "window_glfw.h"
+
+/* Start-up stage times, seconds (the benchmark's first rows). */
+typedef struct viewer_startup {
+    double load, bvh, gl, upload, first_frame, total;
+} viewer_startup;
+
+typedef struct viewer_app {
+    viewer_options opt;
+    prism_scene *scene;
+    prism_bvh *bvh;
+    prism_context *ctx;
+    prism_geometry *geometry;
+
+    viewer_window *window;  /* NULL when headless */
+    viewer_egl *egl;        /* headless */
+    viewer_fbo fbo;         /* headless render target */
+    char display_name[96];  /* "GLFW window (llvmpipe ...)" */
+    int width, height;
+
+    viewer_camera camera;
+    viewer_raster raster;
+    viewer_raytrace raytrace;
+    viewer_photons photons;
+    viewer_hud hud;
+    viewer_input input;
+
+    viewer_view view;
+    bool paused, help, screenshot_wanted;
+    double sim_time;          /* ns */
+    double last_frame_seconds, fps;
+    long frame;
+    int screenshot_count;
+    char status[640];         /* a transient line on the HUD (screenshot written...) */
+    viewer_startup startup;
+} viewer_app;
+
+/* Load, build, open the display, upload: everything before the first frame.
+ * Returns 0, or -1 after printing the error. */
+int viewer_app_init(viewer_app *app, const viewer_options *opt);
+void viewer_app_destroy(viewer_app *app);
+/* Frames until the window closes or --frames are done. Returns the exit code. */
+int viewer_app_run(viewer_app *app);
+/* One frame: input, camera, draw, HUD; `hud` false for benchmark frames. */
+void viewer_frame_draw(viewer_app *app, bool hud);
+/* Handle this frame's input (keys, mouse) with dt seconds elapsed. */
+void viewer_frame_input(viewer_app *app, double dt);
+/* End a frame: swap the window (headless: nothing). Screenshots are read
+ * before this. */
+void viewer_frame_present(viewer_app *app);
+int viewer_bench_run(viewer_app *app);
+/* Propagate the photons again (start, P and V keys). Returns 0 or -1. */
+int viewer_app_propagate(viewer_app *app);
+
+/* The GL loader the engine needs for GL buffers on the copy path. */
+prism_gl_get_proc_address_fn viewer_app_gl_loader(const viewer_app *app);
+
+#endif

@@ -1,0 +1,215 @@
+/* prism-view --bench: headless timings of every stage. Start-up stages
+ * (load, BVH, GL, upload, first frame) once; then, over --frames frames
+ * (default 30), the median of the ray-traced render, the raster draw, and
+ * for each photon mode that works here, propagate (+ copy) and draw. A table
+ * on stdout, or one JSON object with --json. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "clock.h"
+#include "screenshot.h"
+
+#define MAX_FRAMES 1000
+
+typedef struct mode_times {
+    bool measured;
+    double propagate, copy, draw, frame; /* medians, seconds */
+} mode_times;
+
+typedef struct bench_result {
+    double first_frame, render, raster;
+    bool render_ok;
+    mode_times modes[2];   /* PHOTONS_VBO, PHOTONS_COPY */
+    long frames;
+} bench_result;
+
+static int compare(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare);
+    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
+}
+
+/* Time `n` ray-traced renders (engine into the PBO, then the texture). */
+static double time_render(viewer_app *app, long n, bool *ok)
+{
+    static const uint8_t bg[4] = {26, 31, 41, 255};
+    double t[MAX_FRAMES];
+    char err[512];
+    *ok = true;
+    for (long i = 0; i < n; i++) {
+        double t0 = viewer_clock();
+        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, bg, err,
+                                   sizeof err)) {
+            fprintf(stderr, "prism-view: bench: %s\n", err);
+            *ok = false;
+            return 0;
+        }
+        glFinish();
+        t[i] = viewer_clock() - t0;
+    }
+    return median(t, n);
+}
+
+/* Time `n` frames of one photon mode: propagate (+ copy), then draw. */
+static void time_mode(viewer_app *app, viewer_photon_mode mode, long n, mode_times *out)
+{
+    char err[512];
+    if (viewer_photons_set_mode(&app->photons, app->ctx, mode, err, sizeof err) ||
+        app->photons.mode != mode)
+        return; /* VBO mode without interop: not measured */
+    double prop[MAX_FRAMES], copy[MAX_FRAMES], draw[MAX_FRAMES], frame[MAX_FRAMES];
+    app->view = VIEW_RASTER;
+    for (long i = 0; i < n; i++) {
+        double t0 = viewer_clock();
+        if (viewer_app_propagate(app))
+            return;
+        glFinish();
+        double t1 = viewer_clock();
+        viewer_frame_draw(app, false);
+        glFinish();
+        double t2 = viewer_clock();
+        prop[i] = app->photons.propagate_seconds;
+        copy[i] = mode == PHOTONS_COPY ? app->photons.copy_seconds : 0;
+        draw[i] = t2 - t1;
+        frame[i] = t2 - t0;
+    }
+    out->measured = true;
+    out->propagate = median(prop, n);
+    out->copy = median(copy, n);
+    out->draw = median(draw, n);
+    out->frame = median(frame, n);
+}
+
+static void measure(viewer_app *app, bench_result *b)
+{
+    double t0 = viewer_clock();
+    viewer_frame_draw(app, true);
+    glFinish();
+    b->first_frame = app->startup.total + (viewer_clock() - t0);
+    b->frames = app->opt.frames > 1 ? app->opt.frames : 30;
+    if (b->frames > MAX_FRAMES)
+        b->frames = MAX_FRAMES;
+    b->render = time_render(app, b->frames, &b->render_ok);
+    double t[MAX_FRAMES];
+    float view[16], proj[16];
+    viewer_camera_view(&app->camera, view);
+    viewer_camera_projection(&app->camera, (float)app->width / (float)app->height, proj);
+    for (long i = 0; i < b->frames; i++) {
+        double s = viewer_clock();
+        viewer_raster_draw(&app->raster, view, proj);
+        glFinish();
+        t[i] = viewer_clock() - s;
+    }
+    b->raster = median(t, b->frames);
+    if (app->photons.count) {
+        time_mode(app, PHOTONS_VBO, b->frames, &b->modes[PHOTONS_VBO]);
+        time_mode(app, PHOTONS_COPY, b->frames, &b->modes[PHOTONS_COPY]);
+    }
+}
+
+static void print_table(const viewer_app *app, const bench_result *b)
+{
+    const prism_device_info *dev = prism_context_device(app->ctx);
+    printf("prism-view --bench %s  (%dx%d, %zu triangles, %zu photons, %ld frames)\n",
+           app->opt.file, app->width, app->height, app->scene->triangles_count,
+           app->photons.count, b->frames);
+    printf("backend %s, device %s, display %s\n\n",
+           prism_backend_name(prism_context_backend(app->ctx)), dev ? dev->name : "?",
+           app->display_name);
+    printf("%-34s %12s\n", "stage", "ms");
+    printf("%-34s %12.3f\n", "load", app->startup.load * 1e3);
+    printf("%-34s %12.3f\n", "BVH build", app->startup.bvh * 1e3);
+    printf("%-34s %12.3f\n", "GL context", app->startup.gl * 1e3);
+    printf("%-34s %12.3f\n", "upload", app->startup.upload * 1e3);
+    printf("%-34s %12.3f\n", "start to first frame", b->first_frame * 1e3);
+    if (b->render_ok)
+        printf("%-34s %12.3f  (%.1f fps, interop %s)\n", "render (ray-traced, median)",
+               b->render * 1e3, b->render > 0 ? 1 / b->render : 0,
+               app->raytrace.interop ? "on" : "off");
+    printf("%-34s %12.3f\n", "raster draw (median)", b->raster * 1e3);
+    for (int m = 0; m < 2; m++) {
+        const mode_times *t = &b->modes[m];
+        const char *name = viewer_photon_mode_name((viewer_photon_mode)m);
+        if (!t->measured) {
+            printf("%s mode: not measured (%s)\n", name,
+                   app->photons.count ? "no CUDA-GL interop" : "no photons");
+            continue;
+        }
+        printf("%s mode: %-24s %12.3f\n", name, "propagate (median)", t->propagate * 1e3);
+        if (m == PHOTONS_COPY)
+            printf("%s mode: %-24s %12.3f\n", name, "copy to GL (median)", t->copy * 1e3);
+        printf("%s mode: %-24s %12.3f\n", name, "draw (median)", t->draw * 1e3);
+        printf("%s mode: %-24s %12.3f\n", name, "frame (median)", t->frame * 1e3);
+    }
+}
+
+static void print_mode_json(const char *name, const mode_times *t, bool comma)
+{
+    if (!t->measured)
+        printf("\"%s\":null%s", name, comma ? "," : "");
+    else
+        printf("\"%s\":{\"propagate_ms\":%.4f,\"copy_ms\":%.4f,\"draw_ms\":%.4f,"
+               "\"frame_ms\":%.4f}%s", name, t->propagate * 1e3, t->copy * 1e3, t->draw * 1e3,
+               t->frame * 1e3, comma ? "," : "");
+}
+
+/* File names and device names are plain here; quotes and backslashes are
+ * replaced so the JSON stays valid whatever they hold. */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++)
+        putchar(*s == '"' || *s == '\\' || (unsigned char)*s < 32 ? '_' : *s);
+    putchar('"');
+}
+
+static void print_json(const viewer_app *app, const bench_result *b)
+{
+    const prism_device_info *dev = prism_context_device(app->ctx);
+    printf("{\"file\":");
+    json_string(app->opt.file);
+    printf(",\"width\":%d,\"height\":%d,\"triangles\":%zu,\"photons\":%zu,\"frames\":%ld,"
+           "\"backend\":\"%s\",\"device\":", app->width, app->height,
+           app->scene->triangles_count, app->photons.count, b->frames,
+           prism_backend_name(prism_context_backend(app->ctx)));
+    json_string(dev ? dev->name : "?");
+    printf(",\"display\":");
+    json_string(app->display_name);
+    printf(",\"interop\":%s,\"load_ms\":%.4f,\"bvh_ms\":%.4f,\"gl_ms\":%.4f,\"upload_ms\":%.4f,"
+           "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,",
+           app->raytrace.interop ? "true" : "false", app->startup.load * 1e3,
+           app->startup.bvh * 1e3, app->startup.gl * 1e3, app->startup.upload * 1e3,
+           b->first_frame * 1e3, b->render * 1e3, b->render > 0 ? 1 / b->render : 0,
+           b->raster * 1e3);
+    print_mode_json("vbo", &b->modes[PHOTONS_VBO], true);
+    print_mode_json("copy", &b->modes[PHOTONS_COPY], false);
+    printf("}\n");
+}
+
+int viewer_bench_run(viewer_app *app)
+{
+    bench_result b;
+    memset(&b, 0, sizeof b);
+    measure(app, &b);
+    if (app->opt.json)
+        print_json(app, &b);
+    else
+        print_table(app, &b);
+    if (app->opt.screenshot) {
+        viewer_frame_draw(app, true);
+        char err[512];
+        if (viewer_screenshot(app->opt.screenshot, app->width, app->height, err, sizeof err)) {
+            fprintf(stderr, "prism-view: %s\n", err);
+            return 1;
+        }
+    }
+    return b.render_ok ? 0 : 1;
+}

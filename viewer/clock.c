@@ -1,0 +1,12 @@
+/* CLOCK_MONOTONIC in seconds. */
+#define _POSIX_C_SOURCE 200809L
+#include "clock.h"
+
+#include <time.h>
+
+double viewer_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

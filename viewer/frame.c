@@ -1,0 +1,229 @@
+/* The frame loop: keys and mouse, simulation time, drawing the chosen view
+ * with the photons and the HUD, screenshots read before the swap. */
+#include "app.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <prism/placement.h>
+
+#include "clock.h"
+#include "screenshot.h"
+
+/* Background of both views, so that raster and ray-traced pictures match. */
+static const uint8_t BACKGROUND[4] = {26, 31, 41, 255};
+
+/* A loop through the photons' time range takes this long, in seconds. */
+#define LOOP_SECONDS 6.0
+
+static const char *HELP =
+    "keys\n"
+    "  left drag     orbit\n"
+    "  right drag    pan (middle drag too)\n"
+    "  wheel         zoom\n"
+    "  W A S D       fly (shift: faster)\n"
+    "  R             raster / ray-traced view\n"
+    "  V             VBO / copy photon mode\n"
+    "  P             propagate again (new seed)\n"
+    "  space         pause\n"
+    "  [ ]           scrub time back / forward\n"
+    "  F             filter photons by history flag\n"
+    "  H             this help\n"
+    "  S             screenshot (tap; hold: fly back)\n"
+    "  Esc           quit\n";
+
+static void switch_mode(viewer_app *app)
+{
+    char err[512];
+    viewer_photon_mode want = app->photons.mode == PHOTONS_VBO ? PHOTONS_COPY : PHOTONS_VBO;
+    if (viewer_photons_set_mode(&app->photons, app->ctx, want, err, sizeof err) ||
+        viewer_app_propagate(app)) {
+        snprintf(app->status, sizeof app->status, "mode switch failed: %s", err);
+        return;
+    }
+    snprintf(app->status, sizeof app->status, "photons: %s mode%s",
+             viewer_photon_mode_name(app->photons.mode),
+             app->photons.mode != want ? " (no interop for VBO mode)" : "");
+}
+
+static void take_screenshot(viewer_app *app, const char *path)
+{
+    char err[512];
+    if (viewer_screenshot(path, app->width, app->height, err, sizeof err))
+        snprintf(app->status, sizeof app->status, "screenshot failed: %s", err);
+    else
+        snprintf(app->status, sizeof app->status, "wrote %s", path);
+    fprintf(stderr, "prism-view: %s\n", app->status);
+}
+
+static void on_key(viewer_app *app, int key, bool *screenshot)
+{
+    double step = app->photons.time_max * 0.02;
+    switch (key) {
+    case 'R':
+        if (app->raytrace.buffer)
+            app->view = app->view == VIEW_RASTER ? VIEW_RAYTRACE : VIEW_RASTER;
+        else
+            snprintf(app->status, sizeof app->status, "no ray-traced view (see stderr)");
+        break;
+    case 'V': switch_mode(app); break;
+    case 'P': app->photons.seed++; viewer_app_propagate(app); app->sim_time = 0; break;
+    case ' ': app->paused = !app->paused; break;
+    case '[': app->paused = true; app->sim_time = app->sim_time > step ? app->sim_time - step : 0;
+              break;
+    case ']': app->paused = true; app->sim_time += step; break;
+    case 'F': app->photons.filter = (app->photons.filter + 1) % VIEWER_FILTER_COUNT; break;
+    case 'H': app->help = !app->help; break;
+    case 'S': *screenshot = true; break;
+    case VIEWER_KEY_ESCAPE: if (app->window) viewer_window_close(app->window); break;
+    default: break;
+    }
+}
+
+static void move_camera(viewer_app *app, double dt)
+{
+    viewer_input *in = &app->input;
+    if (in->orbit_dx || in->orbit_dy)
+        viewer_camera_orbit(&app->camera, (float)(-in->orbit_dx * 0.005),
+                            (float)(in->orbit_dy * 0.005));
+    if (in->pan_dx || in->pan_dy)
+        viewer_camera_pan(&app->camera, (float)(in->pan_dx / app->height),
+                          (float)(in->pan_dy / app->height));
+    if (in->scroll)
+        viewer_camera_zoom(&app->camera, powf(0.9f, (float)in->scroll));
+    float speed = app->camera.scene_size * 0.25f * (in->shift ? 4.0f : 1.0f) * (float)dt;
+    float fwd = (float)(in->fly_forward - in->fly_back), right = (float)(in->fly_right - in->fly_left);
+    if (fwd || right)
+        viewer_camera_fly(&app->camera, fwd * speed, right * speed);
+}
+
+void viewer_frame_input(viewer_app *app, double dt)
+{
+    for (int i = 0; i < app->input.key_count; i++)
+        on_key(app, app->input.keys[i], &app->screenshot_wanted);
+    move_camera(app, dt);
+    viewer_input_clear(&app->input);
+    if (!app->paused && app->photons.time_max > 0) {
+        app->sim_time += dt * app->photons.time_max / LOOP_SECONDS;
+        if (app->sim_time > app->photons.time_max * 1.1)
+            app->sim_time = 0;
+    }
+}
+
+static int placement_summary(const viewer_app *app, char *out, size_t size)
+{
+    const prism_upload_report *rep = prism_geometry_report(app->geometry);
+    int n = snprintf(out, size, "placement %s:", rep ? prism_placement_policy_name(rep->policy) : "?");
+    for (size_t i = 0; rep && i < rep->array_count && n >= 0 && (size_t)n < size; i++) {
+        const prism_upload_entry *e = &rep->arrays[i];
+        const char *where = !e->mapped_bytes ? "device" : !e->device_bytes ? "mapped" : "split";
+        n += snprintf(out + n, size - (size_t)n, " %s %s %.1fMB", e->name, where, e->bytes / 1e6);
+    }
+    return n;
+}
+
+static void hud_text(const viewer_app *app, char *t, size_t size)
+{
+    const prism_device_info *dev = prism_context_device(app->ctx);
+    const viewer_photons *ph = &app->photons;
+    bool interop = app->photons.gl_buffer || app->raytrace.interop;
+    int n = snprintf(t, size,
+        "%.1f fps  %.2f ms/frame\n"
+        "view %s   photons: %s\n"
+        "%zu photons  t = %.2f / %.2f ns  filter %s%s\n"
+        "backend %s  device %s  (%s)\n",
+        app->fps, app->last_frame_seconds * 1e3,
+        app->view == VIEW_RASTER ? "raster" : "ray-traced",
+        !ph->count ? "none" : ph->mode == PHOTONS_VBO ? "VBO mode" : "copy mode",
+        ph->count, app->sim_time, ph->time_max, viewer_photons_filter_name(ph->filter),
+        app->paused ? "  [paused]" : "", prism_backend_name(prism_context_backend(app->ctx)),
+        dev ? dev->name : "?", app->display_name);
+    n += placement_summary(app, t + n, size - (size_t)n);
+    snprintf(t + n, size - (size_t)n, "\ninterop %s\n%s%sH: help",
+             interop ? "active" : "off (copy path; geometry stored twice: GL and engine)",
+             app->status, app->status[0] ? "\n" : "");
+}
+
+void viewer_frame_draw(viewer_app *app, bool hud)
+{
+    glBindFramebuffer(GL_FRAMEBUFFER, app->window ? 0 : app->fbo.framebuffer);
+    glViewport(0, 0, app->width, app->height);
+    glClearColor(BACKGROUND[0] / 255.0f, BACKGROUND[1] / 255.0f, BACKGROUND[2] / 255.0f, 1);
+    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    float view[16], proj[16];
+    viewer_camera_view(&app->camera, view);
+    viewer_camera_projection(&app->camera, (float)app->width / (float)app->height, proj);
+    char err[512];
+    if (app->view == VIEW_RAYTRACE &&
+        viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, BACKGROUND,
+                               err, sizeof err)) {
+        fprintf(stderr, "prism-view: %s: back to the raster view\n", err);
+        snprintf(app->status, sizeof app->status, "%s", err);
+        app->view = VIEW_RASTER;
+    }
+    if (app->view == VIEW_RAYTRACE)
+        viewer_raytrace_draw(&app->raytrace);
+    else
+        viewer_raster_draw(&app->raster, view, proj);
+    viewer_photons_draw(&app->photons, view, proj, app->sim_time);
+    const char *hud_env = getenv("PRISM_VIEW_HUD"); /* "0": pictures to compare */
+    if (!hud || (hud_env && !strcmp(hud_env, "0")))
+        return;
+    char text[2048];
+    hud_text(app, text, sizeof text);
+    viewer_hud_draw(&app->hud, text, 10, 10, app->width >= 1000 ? 1.5f : 1.0f, app->width,
+                    app->height);
+    if (app->help)
+        viewer_hud_draw(&app->hud, HELP, (float)app->width * 0.5f - 120, 150, 2.0f, app->width,
+                        app->height);
+}
+
+void viewer_frame_present(viewer_app *app)
+{
+    if (app->window)
+        viewer_window_swap(app->window);
+    else
+        glFinish(); /* headless: a frame is done when the GPU is */
+}
+
+static void frame_timing(viewer_app *app, double dt)
+{
+    if (app->frame == 0)
+        return; /* no frame before the first one to measure against */
+    app->last_frame_seconds = dt;
+    double fps = dt > 0 ? 1.0 / dt : 0;
+    app->fps = app->frame < 2 ? fps : app->fps * 0.9 + fps * 0.1;
+}
+
+int viewer_app_run(viewer_app *app)
+{
+    long frames = app->opt.frames ? app->opt.frames : app->window ? 0 : 1;
+    double prev = viewer_clock();
+    for (app->frame = 0; frames == 0 || app->frame < frames; app->frame++) {
+        if (app->window) {
+            viewer_window_poll(app->window);
+            if (viewer_window_should_close(app->window))
+                break;
+        }
+        double now = viewer_clock();
+        /* Headless frames step time evenly, so a given frame is the same picture every run. */
+        double dt = app->window ? now - prev : 1.0 / 60.0;
+        frame_timing(app, now - prev);
+        prev = now;
+        viewer_frame_input(app, app->frame ? dt : 0);
+        viewer_frame_draw(app, true);
+        if (app->screenshot_wanted) {
+            char path[64];
+            snprintf(path, sizeof path, "prism-view-%d.png", ++app->screenshot_count);
+            take_screenshot(app, path);
+            app->screenshot_wanted = false;
+        }
+        bool last = frames && app->frame + 1 == frames;
+        if (app->opt.screenshot && (last || (app->window && viewer_window_should_close(app->window))))
+            take_screenshot(app, app->opt.screenshot);
+        viewer_frame_present(app);
+    }
+    return strncmp(app->status, "screenshot failed", 17) == 0 ? 1 : 0;
+}

@@ -1,0 +1,27 @@
+/* prism-view: options, then the viewer or its benchmark. Exit status 0 on
+ * success, 1 when something failed (a missing or malformed file, no GL),
+ * 2 for a mistake on the command line. */
+#include <stdio.h>
+
+#include "app.h"
+#include "options.h"
+
+int main(int argc, char **argv)
+{
+    viewer_options opt;
+    char err[512];
+    if (viewer_options_parse(argc, argv, &opt, err, sizeof err)) {
+        fprintf(stderr, "prism-view: %s\n", err);
+        return 2;
+    }
+    if (opt.help) {
+        viewer_options_usage(stdout);
+        return 0;
+    }
+    viewer_app app;
+    int status = 1;
+    if (viewer_app_init(&app, &opt) == 0)
+        status = opt.bench ? viewer_bench_run(&app) : viewer_app_run(&app);
+    viewer_app_destroy(&app);
+    return status;
+}

@@ -1,0 +1,296 @@
+/* prism-view's command line: every option, its checks and the --help text.
+ * A mistake gives one line naming the option and what was expected. */
+#include "options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void viewer_options_usage(FILE *out)
+{
+    fputs(
+        "usage: prism-view [options] FILE.dae\n"
+        "\n"
+        "Shows a COLLADA (G4DAE) detector and the optical photons propagated\n"
+        "through it: a raster or ray-traced view in a window, or headless.\n"
+        "\n"
+        "options:\n"
+        "  --headless              no window: an EGL context rendering into an\n"
+        "                          offscreen framebuffer (the default when there is\n"
+        "                          no display)\n"
+        "  --size WxH              image size in pixels (default 1024x768)\n"
+        "  --frames N              stop after N frames (headless default 1)\n"
+        "  --screenshot out.png    write the last frame to a PNG file\n"
+        "  --photons N             photons to propagate (default 10000, 0 = none)\n"
+        "  --source point:x,y,z    isotropic point source (metres)\n"
+        "  --source beam:x,y,z,dx,dy,dz[,radius[,divergence]]\n"
+        "                          a disc of radius (m) at x,y,z shining along\n"
+        "                          dx,dy,dz with a half-angle divergence (degrees)\n"
+        "                          (default: a point at the scene's centre)\n"
+        "  --mode vbo|copy         photons written straight into the GL vertex\n"
+        "                          buffer (vbo, needs interop) or copied through\n"
+        "                          host memory (copy); default vbo when interop\n"
+        "                          works, else copy\n"
+        "  --view raster|raytrace  start in this view (default raster)\n"
+        "  --camera ex,ey,ez,tx,ty,tz,ux,uy,uz,fov\n"
+        "                          eye, target, up and vertical field of view\n"
+        "                          (degrees); default: framed on the scene\n"
+        "  --backend auto|cuda|host  engine backend (default auto)\n"
+        "  --placement auto|device|mapped|chroma\n"
+        "                          where the geometry arrays go (default auto)\n"
+        "  --reserve MB            device memory left free by placement\n"
+        "                          (default: the engine's, 300 MB)\n"
+        "  --bench                 headless benchmark: median time of each stage\n"
+        "  --json                  with --bench: one JSON object on stdout\n"
+        "  --help                  this text\n"
+        "\n"
+        "keys (window):\n"
+        "  left drag orbit, right/middle drag pan, wheel zoom, W A S D fly,\n"
+        "  R raster/ray-traced, V VBO/copy photons, P propagate again,\n"
+        "  space pause, [ ] scrub time, F filter photons by history flag,\n"
+        "  H help overlay, S screenshot (tap; held, S flies back), Esc quit\n"
+        "\n"
+        "environment:\n"
+        "  PRISM_VIEW_HUD=0        no HUD (pictures to compare)\n"
+        "  PRISM_VIEW_VERBOSE=1    say which GL context and interop are in use\n"
+        "  PRISM_EGL_PLATFORM=device|surfaceless  force the headless EGL platform\n"
+        "\n"
+        "exit status: 0 success, 1 failure (file, GL, engine), 2 bad command line\n",
+        out);
+}
+
+static int fail(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Parse exactly `n` comma-separated finite floats (or between min_n and n). */
+static int parse_floats(const char *s, float *out, int min_n, int max_n)
+{
+    int n = 0;
+    while (*s) {
+        if (n == max_n)
+            return -1;
+        char *end;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (end == s || errno || !isfinite(v))
+            return -1;
+        out[n++] = (float)v;
+        if (*end == ',')
+            end++;
+        else if (*end)
+            return -1;
+        s = end;
+    }
+    return n >= min_n ? n : -1;
+}
+
+static int parse_long(const char *s, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < min)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_size(const char *s, int *w, int *h)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(s, &end, 10);
+    if (end == s || (*end != 'x' && *end != 'X') || errno)
+        return -1;
+    const char *rest = end + 1;
+    long b = strtol(rest, &end, 10);
+    if (end == rest || *end || errno || a < 1 || b < 1 || a > 16384 || b > 16384)
+        return -1;
+    *w = (int)a;
+    *h = (int)b;
+    return 0;
+}
+
+static int parse_source(const char *s, viewer_source *src)
+{
+    float v[8];
+    if (strncmp(s, "point:", 6) == 0) {
+        if (parse_floats(s + 6, v, 3, 3) != 3)
+            return -1;
+        src->kind = SOURCE_POINT;
+        memcpy(src->pos, v, sizeof src->pos);
+        return 0;
+    }
+    if (strncmp(s, "beam:", 5) == 0) {
+        int n = parse_floats(s + 5, v, 6, 8);
+        if (n < 0 || (v[3] == 0 && v[4] == 0 && v[5] == 0))
+            return -1;
+        src->kind = SOURCE_BEAM;
+        memcpy(src->pos, v, sizeof src->pos);
+        memcpy(src->dir, v + 3, sizeof src->dir);
+        src->radius = n > 6 ? v[6] : 0.0f;
+        src->divergence = n > 7 ? v[7] * 0.017453293f : 0.0f;
+        return src->radius < 0 || src->divergence < 0 ? -1 : 0;
+    }
+    return -1;
+}
+
+/* Match `arg` against `names` (NULL-terminated); return the index or -1. */
+static int parse_choice(const char *arg, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (strcmp(arg, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int parse_camera(const char *s, viewer_options *o)
+{
+    float v[10];
+    if (parse_floats(s, v, 10, 10) != 10 || v[9] <= 0 || v[9] >= 180)
+        return -1;
+    memcpy(o->eye, v, sizeof o->eye);
+    memcpy(o->target, v + 3, sizeof o->target);
+    memcpy(o->up, v + 6, sizeof o->up);
+    o->fov = v[9];
+    o->camera_given = true;
+    return 0;
+}
+
+static const char *const VIEW_NAMES[] = {"raster", "raytrace", NULL};
+static const char *const MODE_NAMES[] = {"vbo", "copy", NULL};
+static const char *const BACKEND_NAMES[] = {"auto", "cuda", "host", NULL};
+static const char *const PLACEMENT_NAMES[] = {"auto", "device", "mapped", "chroma", NULL};
+static const char *const VALUED[] = {"--size", "--frames", "--screenshot", "--photons",
+    "--source", "--mode", "--view", "--camera", "--backend", "--placement", "--reserve", NULL};
+
+/* One option that takes a value. Returns 0, or -1 with the message set. */
+static int parse_valued(viewer_options *o, const char *opt, const char *val, char *err,
+                        size_t size)
+{
+    int c;
+    if (!strcmp(opt, "--size")) {
+        if (parse_size(val, &o->width, &o->height))
+            return fail(err, size, "--size: expected WxH (1..16384), got '%s'", val);
+    } else if (!strcmp(opt, "--frames")) {
+        if (parse_long(val, 1, &o->frames))
+            return fail(err, size, "--frames: expected a positive integer, got '%s'", val);
+    } else if (!strcmp(opt, "--screenshot")) {
+        o->screenshot = val;
+    } else if (!strcmp(opt, "--photons")) {
+        if (parse_long(val, 0, &o->photons))
+            return fail(err, size, "--photons: expected an integer >= 0, got '%s'", val);
+    } else if (!strcmp(opt, "--source")) {
+        if (parse_source(val, &o->source))
+            return fail(err, size, "--source: expected point:x,y,z or "
+                        "beam:x,y,z,dx,dy,dz[,radius[,divergence]], got '%s'", val);
+    } else if (!strcmp(opt, "--mode")) {
+        if ((c = parse_choice(val, MODE_NAMES)) < 0)
+            return fail(err, size, "--mode: expected vbo or copy, got '%s'", val);
+        o->mode = (viewer_photon_mode)c;
+        o->mode_given = true;
+    } else if (!strcmp(opt, "--view")) {
+        if ((c = parse_choice(val, VIEW_NAMES)) < 0)
+            return fail(err, size, "--view: expected raster or raytrace, got '%s'", val);
+        o->view = (viewer_view)c;
+    } else if (!strcmp(opt, "--camera")) {
+        if (parse_camera(val, o))
+            return fail(err, size, "--camera: expected ten numbers "
+                        "eye(3),target(3),up(3),fov(0..180), got '%s'", val);
+    } else if (!strcmp(opt, "--backend")) {
+        if ((c = parse_choice(val, BACKEND_NAMES)) < 0)
+            return fail(err, size, "--backend: expected auto, cuda or host, got '%s'", val);
+        o->backend = (viewer_backend)c;
+    } else if (!strcmp(opt, "--placement")) {
+        if ((c = parse_choice(val, PLACEMENT_NAMES)) < 0)
+            return fail(err, size, "--placement: expected auto, device, mapped or chroma, "
+                        "got '%s'", val);
+        o->placement = (viewer_placement)c;
+    } else if (!strcmp(opt, "--reserve")) {
+        char *end;
+        errno = 0;
+        o->reserve_mb = strtod(val, &end);
+        if (end == val || *end || errno || !(o->reserve_mb >= 0) || o->reserve_mb > 1e9)
+            return fail(err, size, "--reserve: expected megabytes >= 0, got '%s'", val);
+    } else {
+        return 1; /* not a valued option */
+    }
+    return 0;
+}
+
+static void set_defaults(viewer_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->width = 1024;
+    o->height = 768;
+    o->photons = 10000;
+    o->reserve_mb = -1;
+}
+
+static bool is_flag(viewer_options *o, const char *a)
+{
+    if (!strcmp(a, "--headless"))
+        o->headless = o->headless_forced = true;
+    else if (!strcmp(a, "--bench"))
+        o->bench = true;
+    else if (!strcmp(a, "--json"))
+        o->json = true;
+    else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+        o->help = true;
+    else
+        return false;
+    return true;
+}
+
+int viewer_options_parse(int argc, char **argv, viewer_options *o, char *err, size_t size)
+{
+    set_defaults(o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_flag(o, a))
+            continue;
+        if (a[0] == '-' && a[1]) {
+            const char *eq = strchr(a, '=');
+            char opt[32];
+            const char *val;
+            if (eq && (size_t)(eq - a) < sizeof opt) { /* --opt=value */
+                memcpy(opt, a, (size_t)(eq - a));
+                opt[eq - a] = 0;
+                val = eq + 1;
+            } else {
+                snprintf(opt, sizeof opt, "%s", a);
+                val = i + 1 < argc ? argv[i + 1] : NULL;
+                if (val)
+                    i++;
+            }
+            if (!val && parse_choice(opt, VALUED) >= 0)
+                return fail(err, size, "%s needs a value (see --help)", opt);
+            int r = parse_valued(o, opt, val ? val : "", err, size);
+            if (r == 1)
+                return fail(err, size, "unknown option '%s' (see --help)", a);
+            if (r)
+                return -1;
+            continue;
+        }
+        if (o->file)
+            return fail(err, size, "one file only: '%s' and '%s' (see --help)", o->file, a);
+        o->file = a;
+    }
+    if (o->help)
+        return 0;
+    if (!o->file)
+        return fail(err, size, "no FILE.dae given (see --help)");
+    if (o->json && !o->bench)
+        return fail(err, size, "--json goes with --bench");
+    if (o->bench)
+        o->headless = true;
+    return 0;
+}

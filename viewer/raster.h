@@ -1,0 +1,29 @@
+/* The raster view of the geometry: indexed triangles drawn with flat
+ * headlight shading and one colour per material. The vertex buffer can be
+ * handed to the engine so that CUDA reads the same vertices through interop. */
+#ifndef VIEWER_RASTER_H
+#define VIEWER_RASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gl.h"
+
+typedef struct viewer_raster {
+    GLuint program, vao, vertices, indices, colour_buffer, colour_texture;
+    GLsizei index_count;
+    GLint u_mvp, u_modelview, u_colours;
+} viewer_raster;
+
+/* Upload positions (3 floats each), triangles (3 indices each) and one
+ * RGBA8 colour per triangle. Returns 0, or -1 (shader or GL failure). */
+int viewer_raster_create(viewer_raster *r, const float *positions, size_t vertex_count,
+                         const uint32_t *triangles, size_t triangle_count,
+                         const uint8_t *triangle_rgba);
+void viewer_raster_draw(const viewer_raster *r, const float view[16], const float proj[16]);
+void viewer_raster_destroy(viewer_raster *r);
+
+/* A colour for material `index`, the same every run (PRISM_NONE: grey). */
+void viewer_material_colour(uint32_t index, uint8_t rgba[4]);
+
+#endif

@@ -1,0 +1,36 @@
+/* The ray-traced view: the engine renders into a GL pixel-unpack buffer
+ * (written in place by CUDA through interop, or by the copy path), which
+ * becomes a texture drawn over the whole viewport. */
+#ifndef VIEWER_RAYTRACE_H
+#define VIEWER_RAYTRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <prism/geometry.h>
+#include <prism/memory.h>
+#include <prism/render.h>
+
+#include "camera.h"
+#include "gl.h"
+
+typedef struct viewer_raytrace {
+    GLuint pbo, texture, program, vao;
+    GLint u_image;
+    prism_buffer *buffer;   /* the PBO as the engine sees it */
+    int width, height;
+    bool interop;           /* written in place through CUDA-GL interop */
+    double render_seconds;  /* the engine's last prism_render */
+} viewer_raytrace;
+
+/* Returns 0, or -1 with `err` set. */
+int viewer_raytrace_create(viewer_raytrace *rt, prism_context *ctx, int width, int height,
+                           prism_gl_get_proc_address_fn loader, char *err, size_t err_size);
+/* Render the geometry into the PBO and update the texture. */
+int viewer_raytrace_render(viewer_raytrace *rt, prism_context *ctx, const prism_geometry *geometry,
+                           const viewer_camera *cam, const uint8_t background[4], char *err,
+                           size_t err_size);
+void viewer_raytrace_draw(const viewer_raytrace *rt);
+void viewer_raytrace_destroy(viewer_raytrace *rt);
+
+#endif
