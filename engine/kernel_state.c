@@ -1,14 +1,83 @@
-/* Per-context kernel state (streams, launch resources). Placeholder until
- * the kernels module fills it in: nothing to hold yet. */
-#include "context_internal.h"
+/* Per-context kernel state (kernel_state.h): created with the context,
+ * and the occupancy report of the kernels (prism/kernels.h). */
+#include "kernel_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_backend.h"
+#include "prism/kernels.h"
 
 prism_result prism__kernels_init(prism_context *ctx)
 {
-    ctx->kernels = NULL;
+    ctx->kernels = calloc(1, sizeof *ctx->kernels);
+    if (ctx->kernels == NULL)
+        return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "kernels: no memory for their state");
+#ifdef PRISM_HAVE_CUDA
+    if (ctx->backend == PRISM_BACKEND_CUDA) {
+        prism_result r = prism__cuda_kernels_init(ctx, ctx->kernels);
+        if (r != PRISM_SUCCESS) {
+            free(ctx->kernels);
+            ctx->kernels = NULL;
+            return r;
+        }
+    }
+#endif
     return PRISM_SUCCESS;
 }
 
 void prism__kernels_shutdown(prism_context *ctx)
 {
+    if (ctx == NULL || ctx->kernels == NULL)
+        return;
+#ifdef PRISM_HAVE_CUDA
+    if (ctx->backend == PRISM_BACKEND_CUDA)
+        prism__cuda_kernels_shutdown(ctx, ctx->kernels);
+#endif
+    free(ctx->kernels);
     ctx->kernels = NULL;
+}
+
+static bool known_kernel(const char *name)
+{
+    return name != NULL && (strcmp(name, "render") == 0 || strcmp(name, "propagate") == 0 ||
+                            strcmp(name, "generate") == 0);
+}
+
+prism_result prism_kernel_resources(prism_context *ctx, const char *kernel_name,
+                                    int *registers_per_thread, size_t *shared_bytes)
+{
+    if (ctx == NULL || !known_kernel(kernel_name))
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "kernel_occupancy: unknown kernel \"%s\"",
+                            kernel_name != NULL ? kernel_name : "(null)");
+    if (ctx->backend != PRISM_BACKEND_CUDA)
+        return prism__error(ctx, PRISM_ERROR_UNSUPPORTED,
+                            "kernel_occupancy: the host backend has no kernels to measure");
+#ifdef PRISM_HAVE_CUDA
+    int regs = 0;
+    size_t shared = 0;
+    prism_result r = prism__cuda_kernel_attributes(ctx, kernel_name, &regs, &shared);
+    if (r == PRISM_SUCCESS && registers_per_thread != NULL)
+        *registers_per_thread = regs;
+    if (r == PRISM_SUCCESS && shared_bytes != NULL)
+        *shared_bytes = shared;
+    return r;
+#else
+    (void)registers_per_thread;
+    (void)shared_bytes;
+    return PRISM_ERROR_UNSUPPORTED;
+#endif
+}
+
+prism_result prism_kernel_occupancy(prism_context *ctx, const char *kernel_name,
+                                    int threads_per_block, prism_occupancy *out)
+{
+    if (out == NULL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "kernel_occupancy: NULL out");
+    int regs = 0;
+    size_t shared = 0;
+    prism_result r = prism_kernel_resources(ctx, kernel_name, &regs, &shared);
+    if (r != PRISM_SUCCESS)
+        return r;
+    return prism_occupancy_compute(&ctx->device, threads_per_block, regs, shared, out);
 }

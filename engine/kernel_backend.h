@@ -1,0 +1,64 @@
+/* The launches of the rendering and propagation kernels, one set per
+ * backend with the same shape: host_kernels.c (OpenMP loops) and
+ * cuda_kernels.cu (CUDA launches). Pointers are the backend's: heap memory
+ * on the host, device pointers (device, mapped or GL-mapped memory) on
+ * CUDA. render.c and propagate.c choose the backend and hold the loop. */
+#ifndef PRISM_KERNEL_BACKEND_H
+#define PRISM_KERNEL_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context_internal.h"
+#include "kernels/optics_view.h"
+#include "kernels/photon.h"
+#include "kernels/shade.h"
+#include "kernels/source.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Pixels [first, first + count) of the image (row-major, top row first
+ * before the params' flip). */
+prism_result prism__host_render(prism_context *ctx, const prism_geometry_view *g,
+                                const prism_render_params *p, uint32_t *image, uint32_t first,
+                                uint32_t count);
+/* Photons [0, count): generated, record 0 written, queue[i] = i. */
+prism_result prism__host_generate(prism_context *ctx, const prism_source_params *s,
+                                  const prism_propagate_params *q, const prism_photon *given,
+                                  prism_photon *photons, prism_step_record *records,
+                                  uint32_t *queue, uint32_t count);
+/* Up to `budget` steps of the photons queue_in[0, n_in); survivors are
+ * appended to queue_out, their number returned in *n_out. */
+prism_result prism__host_propagate(prism_context *ctx, const prism_geometry_view *g,
+                                   const prism_optics_view *o, const prism_propagate_params *q,
+                                   prism_photon *photons, prism_step_record *records,
+                                   const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
+                                   uint32_t *n_out, uint32_t budget);
+
+#ifdef PRISM_HAVE_CUDA
+/* The same on ctx's device and stream; queue counts live on the device:
+ * `counter` is one device uint32. Synchronous (they return when done). */
+prism_result prism__cuda_render(prism_context *ctx, const prism_geometry_view *g,
+                                const prism_render_params *p, uint32_t *image, uint32_t first,
+                                uint32_t count);
+prism_result prism__cuda_generate(prism_context *ctx, const prism_source_params *s,
+                                  const prism_propagate_params *q, const prism_photon *given,
+                                  prism_photon *photons, prism_step_record *records,
+                                  uint32_t *queue, uint32_t count);
+prism_result prism__cuda_propagate(prism_context *ctx, const prism_geometry_view *g,
+                                   const prism_optics_view *o, const prism_propagate_params *q,
+                                   prism_photon *photons, prism_step_record *records,
+                                   const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
+                                   uint32_t *n_out, uint32_t budget, uint32_t *counter);
+/* Registers and static shared memory of a kernel by name. */
+prism_result prism__cuda_kernel_attributes(prism_context *ctx, const char *name, int *registers,
+                                           size_t *shared_bytes);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

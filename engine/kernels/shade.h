@@ -1,0 +1,119 @@
+/* Per-pixel rendering: a primary ray from the camera, headlight diffuse
+ * shading with a colour per material, or x-ray layers blended front to back.
+ * Pixels are RGBA8 packed little-endian (R in the lowest byte), the byte
+ * order of GL_RGBA / GL_UNSIGNED_BYTE. */
+#ifndef PRISM_KERNELS_SHADE_H
+#define PRISM_KERNELS_SHADE_H
+
+#include "camera.h"
+#include "traverse.h"
+
+enum { PRISM_SHADE_SHADED = 0, PRISM_SHADE_XRAY = 1 };
+
+typedef struct prism_render_params {
+    prism_camera_basis camera;
+    uint32_t width, height;
+    uint32_t mode;
+    uint32_t layers;
+    float alpha, ambient, max_distance;
+    uint32_t background;         /* packed RGBA */
+    const uint32_t *colors;      /* packed RGBA per material */
+    uint32_t color_count;
+    uint32_t bottom_row_first;
+    uint32_t row_pixels;         /* distance between rows, in pixels */
+} prism_render_params;
+
+PRISM_HD uint32_t prism_pack_rgba(float r, float g, float b, float a)
+{
+    float c[4] = {r, g, b, a};
+    uint32_t out = 0;
+    for (int i = 0; i < 4; i++) {
+        float v = fminf(fmaxf(c[i], 0.0f), 1.0f);
+        out |= (uint32_t)(v * 255.0f + 0.5f) << (8 * i);
+    }
+    return out;
+}
+
+PRISM_HD float prism_channel(uint32_t rgba, int i)
+{
+    return (float)((rgba >> (8 * i)) & 0xFFu) * (1.0f / 255.0f);
+}
+
+/* The default colour of material m: hues spread by the golden ratio, so
+ * neighbouring indices differ, fully saturated-ish and opaque. */
+PRISM_HD uint32_t prism_palette(uint32_t m)
+{
+    float h = (float)(m * 0.61803398875 - (double)(uint32_t)(m * 0.61803398875)) * 6.0f;
+    int sector = (int)h;
+    float f = h - (float)sector, p = 0.25f, q = 0.25f + 0.7f * (1.0f - f), t = 0.25f + 0.7f * f;
+    float r, g, b;
+    switch (sector % 6) {
+    case 0: r = 0.95f; g = t; b = p; break;
+    case 1: r = q; g = 0.95f; b = p; break;
+    case 2: r = p; g = 0.95f; b = t; break;
+    case 3: r = p; g = q; b = 0.95f; break;
+    case 4: r = t; g = p; b = 0.95f; break;
+    default: r = 0.95f; g = p; b = q; break;
+    }
+    return prism_pack_rgba(r, g, b, 1.0f);
+}
+
+PRISM_HD uint32_t prism_material_color(const prism_render_params *p, uint32_t material)
+{
+    return material < p->color_count ? p->colors[material] : prism_palette(material);
+}
+
+/* Headlight brightness of triangle `index` seen along unit `d`. */
+PRISM_HD float prism_headlight(const prism_geometry_view *g, const prism_render_params *p,
+                               uint32_t index, pv3 d)
+{
+    const uint32_t *tri = g->triangles + 3u * (size_t)index;
+    pv3 v0 = prism_trace_vertex(g, tri[0]);
+    pv3 n = pv3_normalize(pv3_cross(pv3_sub(prism_trace_vertex(g, tri[1]), v0),
+                                    pv3_sub(prism_trace_vertex(g, tri[2]), v0)));
+    float c = fabsf(pv3_dot(n, d));
+    return p->ambient + (1.0f - p->ambient) * c;
+}
+
+/* Colour of the pixel at column x, row y (row 0 = top of the picture). */
+PRISM_HD uint32_t prism_shade_pixel(const prism_geometry_view *g, const prism_render_params *p,
+                                    uint32_t x, uint32_t y)
+{
+    pv3 d = prism_camera_ray(&p->camera, x, y, p->width, p->height);
+    float acc[3] = {0.0f, 0.0f, 0.0f}, acc_a = 0.0f, tmin = 0.0f;
+    uint32_t skip = PRISM_TRACE_NONE;
+    uint32_t layers = p->mode == PRISM_SHADE_XRAY ? p->layers : 1u;
+    float alpha = p->mode == PRISM_SHADE_XRAY ? p->alpha : 1.0f;
+    for (uint32_t layer = 0; layer < layers; layer++) {
+        prism_trace_hit hit;
+        if (!prism_trace_closest(g, p->camera.eye, d, tmin, p->max_distance, skip, &hit))
+            break;
+        uint32_t color =
+            prism_material_color(p, g->triangle_info[hit.index].materials & 0xFFFFu);
+        float light = prism_headlight(g, p, hit.index, d);
+        float w = (1.0f - acc_a) * alpha * prism_channel(color, 3);
+        for (int i = 0; i < 3; i++)
+            acc[i] += w * light * prism_channel(color, i);
+        acc_a += w;
+        /* Past this surface: a ray through an edge hits both triangles at
+         * the same t, which must count as one layer. */
+        tmin = hit.t + 1e-6f * (1.0f + hit.t);
+        skip = hit.index;
+    }
+    float rest = 1.0f - acc_a, ba = prism_channel(p->background, 3);
+    return prism_pack_rgba(acc[0] + rest * ba * prism_channel(p->background, 0),
+                           acc[1] + rest * ba * prism_channel(p->background, 1),
+                           acc[2] + rest * ba * prism_channel(p->background, 2),
+                           acc_a + rest * ba);
+}
+
+/* Pixel i of the image (i in [0, width*height)) and where it is stored. */
+PRISM_HD void prism_render_one(const prism_geometry_view *g, const prism_render_params *p,
+                               uint32_t *image, uint32_t i)
+{
+    uint32_t x = i % p->width, y = i / p->width;
+    uint32_t row = p->bottom_row_first ? p->height - 1u - y : y;
+    image[(size_t)row * p->row_pixels + x] = prism_shade_pixel(g, p, x, y);
+}
+
+#endif

@@ -1,0 +1,33 @@
+/* Propagation's internal entry point below prism_propagate: the whole
+ * generate / launch / compact loop over a geometry view, optics view and
+ * output pointers the backend can write. Tests and benchmarks call it
+ * directly with views built over host arrays. */
+#ifndef PRISM_PROPAGATE_INTERNAL_H
+#define PRISM_PROPAGATE_INTERNAL_H
+
+#include "context_internal.h"
+#include "geometry_view.h"
+#include "kernels/optics_view.h"
+#include "prism/propagate.h"
+
+/* Photons per launch and default steps per photon per launch: 1M x 10
+ * steps stays well under 50 ms on a current GPU. */
+#define PRISM_PROPAGATE_PHOTONS_PER_LAUNCH (1u << 20)
+#define PRISM_PROPAGATE_STEPS_PER_LAUNCH 10u
+#define PRISM_PROPAGATE_MAX_RECORDS 1024u
+
+/* photons: `source->count` prism_photon in backend memory (written);
+ * records: count * desc->record_steps records in backend memory, or NULL.
+ * `o` may be NULL (vacuum). Stats get launches (and the rest when
+ * `photons_host` is true: the photons can be read by the host). */
+prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view *g,
+                                   const prism_optics_view *o, const prism_photon_source *source,
+                                   const prism_propagate_desc *desc, prism_photon *photons,
+                                   prism_step_record *records, bool photons_host,
+                                   prism_propagate_stats *stats);
+
+/* Sum up final photons into stats (steps, OR of histories, counts). */
+void prism__propagate_tally(const prism_photon *photons, size_t count,
+                            prism_propagate_stats *stats);
+
+#endif

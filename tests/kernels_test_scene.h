@@ -1,0 +1,53 @@
+/* Small scenes for the render and propagate suites, built in memory: boxes
+ * and spheres with chosen materials and surfaces, their BVH, a geometry
+ * view over host arrays and the optics tables, as the host backend reads
+ * them (no upload needed). */
+#ifndef KERNELS_TEST_SCENE_H
+#define KERNELS_TEST_SCENE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "geometry_view.h"
+#include "optics_tables.h"
+#include "prism/bvh.h"
+#include "prism/context.h"
+#include "prism/scene.h"
+
+#define KT_MAX_PROPS 4
+
+typedef struct kt_scene {
+    /* mesh being built */
+    float *positions;
+    uint32_t *indices, *solid, *inner, *outer, *surface;
+    size_t vertices, triangles;
+    /* optics */
+    prism_scene scene; /* materials/surfaces only (+ the arrays above, for upload) */
+    /* built */
+    prism_bvh *bvh;
+    prism_triangle_info *info;
+    prism_geometry_view view;
+    prism_optics *optics;
+} kt_scene;
+
+/* Materials with constant properties over wavelength (0 = leave out). */
+uint32_t kt_material(kt_scene *s, const char *name, float rindex, float abslength,
+                     float rayleigh);
+/* A surface with constant Chroma probabilities. */
+uint32_t kt_surface(kt_scene *s, const char *name, float detect, float absorb, float specular,
+                    float diffuse);
+/* An axis-aligned box [lo, hi], normals out; inner/outer material indices,
+ * surface index or PRISM_NONE. */
+void kt_box(kt_scene *s, const float lo[3], const float hi[3], uint32_t solid, uint32_t inner,
+            uint32_t outer, uint32_t surface);
+/* A UV sphere of radius r at c with `seg` segments around, normals out. */
+void kt_sphere(kt_scene *s, const float c[3], float r, unsigned seg, uint32_t solid,
+               uint32_t inner, uint32_t outer, uint32_t surface);
+/* Build the BVH, view and optics (ctx: a host context). Returns 0 on success. */
+int kt_build(kt_scene *s, prism_context *ctx);
+void kt_free(kt_scene *s, prism_context *ctx);
+
+/* A host-backend context for the tests. */
+prism_context *kt_host_context(void);
+
+#endif

@@ -1,0 +1,5 @@
+# Photon propagation on the host backend against analytic answers, the
+# traps Chroma users hit, and (label gpu) the CUDA backend against the host.
+prism_test(NAME propagate SOURCES test_propagate.c kernels_test_scene.c TIMEOUT 300)
+prism_test(NAME propagate_gpu SOURCES test_propagate_gpu.c kernels_test_scene.c LABELS gpu
+           TIMEOUT 600)

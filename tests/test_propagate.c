@@ -1,0 +1,502 @@
+/* Photon propagation on the host backend: analytic answers (arrival time
+ * on a sphere, absorption through a slab, Fresnel at normal incidence, no
+ * transmission beyond the critical angle, a detector counting every
+ * photon), the traps Chroma users hit (axis-aligned photons on a box,
+ * normal incidence, a photon starting on a surface, the step limit), step
+ * records, determinism and error paths. Statistical checks state N and a
+ * tolerance of 4 standard deviations (a false failure once in ~16000 runs;
+ * the seed is fixed, so a run is reproducible). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels/philox.h"
+#include "kernels_test_scene.h"
+#include "propagate_internal.h"
+
+#define C_LIGHT 0.299792458
+
+static prism_context *ctx;
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = kt_host_context();
+    return ctx != NULL ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return prism_context_destroy(ctx) == PRISM_SUCCESS ? 0 : -1;
+}
+
+/* Run `src` through `s` on the host backend; returns the photons. */
+static prism_photon *run(kt_scene *s, const prism_photon_source *src, const prism_propagate_desc *d,
+                         prism_step_record *records, prism_propagate_stats *st)
+{
+    prism_photon *ph = calloc(src->count, sizeof *ph);
+    assert_non_null(ph);
+    prism_propagate_stats local;
+    assert_int_equal(prism__propagate_view(ctx, &s->view, prism__optics_view(s->optics), src, d, ph,
+                                           records, true, st != NULL ? st : &local),
+                     PRISM_SUCCESS);
+    return ph;
+}
+
+static size_t count_flag(const prism_photon *ph, size_t n, uint32_t flag)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += (ph[i].history & flag) != 0;
+    return c;
+}
+
+static void assert_fraction(size_t k, size_t n, double p)
+{
+    double f = (double)k / (double)n, sigma = sqrt(p * (1.0 - p) / (double)n);
+    if (fabs(f - p) > 4.0 * sigma)
+        fail_msg("fraction %.5f, expected %.5f +- %.5f (4 sigma, N=%zu)", f, p, 4 * sigma, n);
+}
+
+/* Random123's known answers for Philox4x32-10. */
+static void test_philox_known_answers(void **state)
+{
+    (void)state;
+    prism_philox4 c = {{0, 0, 0, 0}};
+    prism_philox4 r = prism_philox4x32_10(c, 0, 0);
+    assert_int_equal(r.v[0], 0x6627e8d5u);
+    assert_int_equal(r.v[3], 0x9b00dbd8u);
+    prism_philox4 c2 = {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}};
+    r = prism_philox4x32_10(c2, 0xa4093822u, 0x299f31d0u);
+    assert_int_equal(r.v[0], 0xd16cfe09u);
+    assert_int_equal(r.v[1], 0x94fdccebu);
+    assert_int_equal(r.v[2], 0x5001e420u);
+    assert_int_equal(r.v[3], 0x24126ea1u);
+}
+
+/* Photons from the centre of a detecting sphere of water reach it at
+ * t = d n / c, d within the tessellation's sagitta of r; every one is
+ * detected, on the sphere's solid. N = 20000. */
+static void test_sphere_arrival_time(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    uint32_t water = kt_material(&s, "water", 1.33f, 0, 0);
+    uint32_t det = kt_surface(&s, "pmt", 1, 0, 0, 0);
+    const float c[3] = {0, 0, 0};
+    kt_sphere(&s, c, 2.0f, 64, 7, water, PRISM_NONE, det);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 20000};
+    prism_propagate_stats st;
+    prism_photon *ph = run(&s, &src, NULL, NULL, &st);
+    double sagitta = 2.0 * (1.0 - cos(3.14159265 / 64) * cos(3.14159265 / 64));
+    for (size_t i = 0; i < src.count; i++) {
+        assert_int_equal(ph[i].history, PRISM_SURFACE_DETECT);
+        assert_int_equal(ph[i].solid, 7);
+        double d = sqrt(ph[i].pos[0] * ph[i].pos[0] + ph[i].pos[1] * ph[i].pos[1] +
+                        ph[i].pos[2] * ph[i].pos[2]);
+        assert_true(d <= 2.0 + 1e-5 && d >= 2.0 - sagitta - 1e-5);
+        assert_float_equal(ph[i].time, d * 1.33 / C_LIGHT, 1e-5 * ph[i].time);
+        assert_float_equal(ph[i].time, 2.0 * 1.33 / C_LIGHT, sagitta * 1.33 / C_LIGHT + 1e-5);
+    }
+    assert_int_equal(st.detected, src.count);
+    assert_int_equal(st.steps, src.count);
+    free(ph);
+    kt_free(&s, ctx);
+}
+
+/* A pencil beam through a slab of absorption length L = 1 m and thickness
+ * d = 0.5 m (index 1 on both sides: no reflection): survival e^(-d/L) =
+ * 0.6065; N = 100000, 4 sigma = 0.0062. Absorbed photons stop inside. */
+static void test_absorbing_slab(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    uint32_t vac = kt_material(&s, "vacuum", 1.0f, 0, 0);
+    uint32_t absb = kt_material(&s, "absorber", 1.0f, 1.0f, 0);
+    const float lo[3] = {-5, -5, 0}, hi[3] = {5, 5, 0.5f};
+    kt_box(&s, lo, hi, 1, absb, vac, PRISM_NONE);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = 100000,
+                               .position = {0.1f, 0.2f, -1}, .direction = {0, 0, 1}};
+    prism_photon *ph = run(&s, &src, NULL, NULL, NULL);
+    size_t absorbed = count_flag(ph, src.count, PRISM_BULK_ABSORB);
+    size_t escaped = count_flag(ph, src.count, PRISM_NO_HIT);
+    assert_int_equal(absorbed + escaped, src.count);
+    assert_int_equal(count_flag(ph, src.count, PRISM_REFLECT_SPECULAR), 0);
+    assert_fraction(escaped, src.count, exp(-0.5));
+    for (size_t i = 0; i < src.count; i++)
+        if (ph[i].history & PRISM_BULK_ABSORB)
+            assert_true(ph[i].pos[2] >= 0.0f && ph[i].pos[2] <= 0.5f);
+    free(ph);
+    kt_free(&s, ctx);
+}
+
+/* Normal incidence from vacuum on glass n = 1.5: reflectance
+ * ((1 - 1.5)/(1 + 1.5))^2 = 0.04 on the first step; N = 100000, 4 sigma =
+ * 0.0025. The beam is axis-aligned onto a box face: no NaN anywhere. */
+static void test_fresnel_normal_incidence(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    uint32_t vac = kt_material(&s, "vacuum", 1.0f, 0, 0);
+    uint32_t glass = kt_material(&s, "glass", 1.5f, 0, 0);
+    const float lo[3] = {-1, -1, 0}, hi[3] = {1, 1, 1};
+    kt_box(&s, lo, hi, 1, glass, vac, PRISM_NONE);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = 100000, .position = {0, 0, -1},
+                               .direction = {0, 0, 1}};
+    prism_propagate_desc d = {.max_steps = 1, .seed = 5};
+    prism_photon *ph = run(&s, &src, &d, NULL, NULL);
+    size_t refl = count_flag(ph, src.count, PRISM_REFLECT_SPECULAR);
+    assert_int_equal(refl + count_flag(ph, src.count, PRISM_REFRACT), src.count);
+    assert_fraction(refl, src.count, 0.04);
+    assert_int_equal(count_flag(ph, src.count, PRISM_NAN_ABORT), 0);
+    for (size_t i = 0; i < src.count; i++) {
+        assert_true(isfinite(ph[i].dir[0]) && isfinite(ph[i].pol[0]) && isfinite(ph[i].pos[2]));
+        assert_float_equal(fabsf(ph[i].dir[2]), 1.0f, 1e-6);
+        assert_int_equal(ph[i].history & PRISM_STEP_LIMIT, PRISM_STEP_LIMIT);
+    }
+    free(ph);
+    kt_free(&s, ctx);
+}
+
+/* Inside glass (n = 1.5, critical angle 41.8 degrees), photons meet the
+ * face at 60 degrees: every one is totally reflected, none transmitted.
+ * At 30 degrees some are transmitted. */
+static void test_critical_angle(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    uint32_t vac = kt_material(&s, "vacuum", 1.0f, 0, 0);
+    uint32_t glass = kt_material(&s, "glass", 1.5f, 0, 0);
+    const float lo[3] = {-10, -10, -1}, hi[3] = {10, 10, 1};
+    kt_box(&s, lo, hi, 1, glass, vac, PRISM_NONE);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    enum { N = 5000 };
+    prism_photon *in = calloc(N, sizeof *in);
+    for (int angle = 0; angle < 2; angle++) {
+        float th = (angle == 0 ? 60.0f : 30.0f) * 3.14159265f / 180.0f;
+        for (int i = 0; i < N; i++) {
+            in[i].dir[0] = sinf(th) * cosf(i * 0.01f);
+            in[i].dir[1] = sinf(th) * sinf(i * 0.01f);
+            in[i].dir[2] = cosf(th);
+            in[i].wavelength = 500.0f;
+        }
+        prism_photon_source src = {.kind = PRISM_SOURCE_PHOTONS, .count = N, .photons = in};
+        prism_propagate_desc d = {.max_steps = 1};
+        prism_photon *ph = run(&s, &src, &d, NULL, NULL);
+        size_t refracted = count_flag(ph, N, PRISM_REFRACT);
+        if (angle == 0) {
+            assert_int_equal(refracted, 0);
+            assert_int_equal(count_flag(ph, N, PRISM_TOTAL_INTERNAL), N);
+            for (int i = 0; i < N; i++)
+                assert_true(ph[i].dir[2] < 0.0f && fabsf(ph[i].pos[2] - 1.0f) < 1e-5f);
+        } else {
+            assert_true(refracted > N / 2);
+        }
+        free(ph);
+    }
+    free(in);
+    kt_free(&s, ctx);
+}
+
+/* Axis-aligned photons from the centre, from face planes, edges and
+ * corners of an absorbing box: each ends in one step, no NaN, no loop. */
+static void test_axis_aligned_box(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    uint32_t vac = kt_material(&s, "vacuum", 1.0f, 0, 0);
+    uint32_t black = kt_surface(&s, "black", 0, 1, 0, 0);
+    const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
+    kt_box(&s, lo, hi, 1, vac, vac, black);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    static const float starts[][3] = {{0, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0.5f, -1, 0.25f},
+                                      {-1, -1, -1}, {0, 0, 1}};
+    enum { NS = sizeof starts / sizeof starts[0] };
+    prism_photon in[NS * 6];
+    memset(in, 0, sizeof in);
+    for (int i = 0; i < NS; i++)
+        for (int a = 0; a < 6; a++) {
+            prism_photon *p = &in[i * 6 + a];
+            memcpy(p->pos, starts[i], sizeof p->pos);
+            p->dir[a / 2] = a % 2 ? -1.0f : 1.0f;
+            p->wavelength = 420;
+        }
+    prism_photon_source src = {.kind = PRISM_SOURCE_PHOTONS, .count = NS * 6, .photons = in};
+    prism_propagate_desc d = {.max_steps = 50};
+    prism_photon *ph = run(&s, &src, &d, NULL, NULL);
+    for (int i = 0; i < NS * 6; i++) {
+        assert_int_equal(ph[i].history & (PRISM_NAN_ABORT | PRISM_STEP_LIMIT), 0);
+        assert_true(ph[i].steps <= 1);
+        assert_true(ph[i].history == PRISM_SURFACE_ABSORB || ph[i].history == PRISM_NO_HIT);
+    }
+    /* From the centre every axis direction hits a face one metre away. */
+    for (int a = 0; a < 6; a++) {
+        assert_int_equal(ph[a].history, PRISM_SURFACE_ABSORB);
+        assert_float_equal(fabsf(ph[a].pos[a / 2]), 1.0f, 1e-6);
+    }
+    free(ph);
+    kt_free(&s, ctx);
+}
+
+/* A photon standing on a face and pointing into the box must not hit that
+ * face: it is absorbed on the opposite one, 2 m away. */
+static void test_start_on_surface(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    uint32_t vac = kt_material(&s, "vacuum", 1.0f, 0, 0);
+    uint32_t black = kt_surface(&s, "black", 0, 1, 0, 0);
+    const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
+    kt_box(&s, lo, hi, 1, vac, vac, black);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    prism_photon in[3];
+    memset(in, 0, sizeof in);
+    const float pos[3][3] = {{0.3f, 0.2f, -1}, {-1, 0.1f, 0.7f}, {0.25f, 1, 0.5f}};
+    const float dir[3][3] = {{0.1f, 0, 1}, {1, 0.2f, 0}, {0, -1, 0.05f}};
+    for (int i = 0; i < 3; i++) {
+        memcpy(in[i].pos, pos[i], sizeof pos[i]);
+        memcpy(in[i].dir, dir[i], sizeof dir[i]);
+        in[i].wavelength = 420;
+    }
+    prism_photon_source src = {.kind = PRISM_SOURCE_PHOTONS, .count = 3, .photons = in};
+    prism_photon *ph = run(&s, &src, NULL, NULL, NULL);
+    assert_float_equal(ph[0].pos[2], 1.0f, 1e-5);
+    assert_float_equal(ph[1].pos[0], 1.0f, 1e-5);
+    assert_float_equal(ph[2].pos[1], -1.0f, 1e-5);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ph[i].history, PRISM_SURFACE_ABSORB);
+        assert_int_equal(ph[i].steps, 1);
+        assert_true(ph[i].time > 2.0f / C_LIGHT * 0.99f);
+    }
+    free(ph);
+    kt_free(&s, ctx);
+}
+
+/* Photons in a mirror box never end: they stop at max_steps, flagged. */
+static void test_step_limit_flagged(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    uint32_t vac = kt_material(&s, "vacuum", 1.0f, 0, 0);
+    uint32_t mirror = kt_surface(&s, "mirror", 0, 0, 1, 0);
+    const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
+    kt_box(&s, lo, hi, 1, vac, vac, mirror);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 1000};
+    prism_propagate_desc d = {.max_steps = 7, .steps_per_launch = 3};
+    prism_propagate_stats st;
+    prism_photon *ph = run(&s, &src, &d, NULL, &st);
+    for (size_t i = 0; i < src.count; i++) {
+        assert_int_equal(ph[i].history, PRISM_REFLECT_SPECULAR | PRISM_STEP_LIMIT);
+        assert_int_equal(ph[i].steps, 7);
+        float m = fmaxf(fmaxf(fabsf(ph[i].pos[0]), fabsf(ph[i].pos[1])), fabsf(ph[i].pos[2]));
+        assert_float_equal(m, 1.0f, 1e-4);
+    }
+    assert_int_equal(st.step_limited, src.count);
+    assert_int_equal(st.steps, 7 * src.count);
+    assert_int_equal(st.launches, 3); /* 3 + 3 + 1 steps */
+    free(ph);
+    kt_free(&s, ctx);
+}
+
+/* A scene with every process: water sphere with Rayleigh scattering and
+ * absorption inside a half-detecting, half-diffuse box. */
+static void rich_scene(kt_scene *s)
+{
+    uint32_t vac = kt_material(s, "vacuum", 1.0f, 0, 0);
+    uint32_t water = kt_material(s, "water", 1.33f, 3.0f, 2.0f);
+    uint32_t wall = kt_surface(s, "wall", 0.3f, 0.2f, 0.1f, 0.3f);
+    const float lo[3] = {-3, -3, -3}, hi[3] = {3, 3, 3}, c[3] = {0.2f, 0, 0};
+    kt_box(s, lo, hi, 1, vac, PRISM_NONE, wall);
+    kt_sphere(s, c, 1.5f, 24, 2, water, vac, PRISM_NONE);
+    assert_int_equal(kt_build(s, ctx), 0);
+}
+
+/* Same seed: same photons, whatever the steps per launch and thread count;
+ * another seed: other photons. */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 20000, .position = {0.1f, 0, 0}};
+    prism_propagate_desc d1 = {.seed = 42}, d2 = {.seed = 42, .steps_per_launch = 1},
+                         d3 = {.seed = 43};
+    prism_photon *a = run(&s, &src, &d1, NULL, NULL);
+    int threads = ctx->host_threads;
+    ctx->host_threads = 1;
+    prism_photon *b = run(&s, &src, &d2, NULL, NULL);
+    ctx->host_threads = threads;
+    prism_photon *c = run(&s, &src, &d3, NULL, NULL);
+    assert_memory_equal(a, b, src.count * sizeof *a);
+    assert_memory_not_equal(a, c, src.count * sizeof *a);
+    uint32_t any = 0;
+    for (size_t i = 0; i < src.count; i++)
+        any |= a[i].history;
+    const uint32_t expect = PRISM_SURFACE_DETECT | PRISM_SURFACE_ABSORB | PRISM_REFLECT_SPECULAR |
+                            PRISM_REFLECT_DIFFUSE | PRISM_BULK_ABSORB | PRISM_RAYLEIGH_SCATTER |
+                            PRISM_REFRACT | PRISM_SURFACE_TRANSMIT;
+    assert_int_equal(any & expect, expect);
+    assert_int_equal(any & PRISM_NAN_ABORT, 0);
+    free(a);
+    free(b);
+    free(c);
+    kt_free(&s, ctx);
+}
+
+/* Step records: record 0 the start, one per step, padding repeats the
+ * last, which carries the final history; more steps than slots keep the
+ * final position in the last slot. */
+static void test_step_records(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    enum { N = 2000, K = 6 };
+    prism_step_record *rec = calloc(N * K, sizeof *rec);
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N};
+    prism_propagate_desc d = {.seed = 3, .record_steps = K};
+    prism_photon *ph = run(&s, &src, &d, rec, NULL);
+    for (uint32_t i = 0; i < N; i++) {
+        const prism_step_record *r = rec + (size_t)i * K;
+        assert_int_equal(r[0].step, 0);
+        assert_float_equal(r[0].pos[0], 0.0f, 0);
+        assert_float_equal(r[0].time, 0.0f, 0);
+        uint32_t last = ph[i].steps < K - 1 ? ph[i].steps : K - 1;
+        for (uint32_t k = 0; k < K; k++) {
+            assert_int_equal(r[k].photon, i);
+            if (k < last)
+                assert_int_equal(r[k].step, k);
+            if (k >= last) {
+                assert_memory_equal(r[k].pos, ph[i].pos, sizeof ph[i].pos);
+                assert_int_equal(r[k].history, ph[i].history);
+                assert_int_equal(r[k].step, ph[i].steps);
+            }
+        }
+    }
+    free(rec);
+    free(ph);
+    kt_free(&s, ctx);
+}
+
+/* Rayleigh: with no absorption and scattering length 2 m, the fraction of
+ * photons scattered before the wall 1 m away is 1 - e^(-1/2); N = 50000,
+ * 4 sigma = 0.0087. */
+static void test_rayleigh_fraction(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    uint32_t fog = kt_material(&s, "fog", 1.0f, 0, 2.0f);
+    uint32_t black = kt_surface(&s, "black", 0, 1, 0, 0);
+    const float c[3] = {0, 0, 0};
+    kt_sphere(&s, c, 1.0f, 96, 1, fog, PRISM_NONE, black);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 50000};
+    prism_propagate_desc d = {.max_steps = 1, .seed = 9};
+    prism_photon *ph = run(&s, &src, &d, NULL, NULL);
+    assert_fraction(count_flag(ph, src.count, PRISM_RAYLEIGH_SCATTER), src.count,
+                    1.0 - exp(-0.5 * 0.9995));
+    free(ph);
+    kt_free(&s, ctx);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
+    kt_box(&s, lo, hi, 1, PRISM_NONE, PRISM_NONE, PRISM_NONE);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    prism_photon ph[4];
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 0};
+    const prism_optics_view *o = prism__optics_view(s.optics);
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, true, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "count"));
+    src.count = 4;
+    src.kind = PRISM_SOURCE_PHOTONS;
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, true, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    src.kind = PRISM_SOURCE_BEAM;
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, true, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "direction"));
+    src.direction[2] = 1;
+    src.divergence = 4.0f;
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, true, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    src.divergence = 0.1f;
+    prism_propagate_desc d = {.record_steps = 5000};
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, true, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism__propagate_view(ctx, NULL, o, &src, NULL, ph, NULL, true, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    /* No materials at all: vacuum; the beam leaves the box. */
+    assert_int_equal(prism__propagate_view(ctx, &s.view, NULL, &src, NULL, ph, NULL, true, NULL),
+                     PRISM_SUCCESS);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(ph[i].history, PRISM_REFRACT | PRISM_NO_HIT);
+    assert_string_equal(prism_history_flag_name(PRISM_SURFACE_DETECT), "SURFACE_DETECT");
+    assert_string_equal(prism_history_flag_name(3), "?");
+    prism_propagate_outputs out = {0};
+    assert_int_equal(prism_propagate(ctx, NULL, &src, NULL, &out, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    kt_free(&s, ctx);
+}
+
+/* Optics resampling: Geant4 surfaces map to probabilities; tables clamp. */
+static void test_optics_tables(void **state)
+{
+    (void)state;
+    prism_property props[2] = {{0}};
+    float wl[2] = {300, 500}, refl[2] = {0.2f, 0.6f}, eff[2] = {0.5f, 0.5f};
+    props[0] = (prism_property){.name = "REFLECTIVITY", .wavelength_nm = wl, .value = refl, .count = 2};
+    props[1] = (prism_property){.name = "EFFICIENCY", .wavelength_nm = wl, .value = eff, .count = 2};
+    prism_surface surf = {.name = "cathode", .type = 0, .finish = 3, .properties = props,
+                          .properties_count = 2};
+    float t[PRISM_SURF_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
+    prism__optics_resample_surface(&surf, t);
+    const unsigned n = PRISM_OPTICS_WAVELENGTH_COUNT;
+    /* grid point 11 is 280 nm (clamped: R 0.2), point 16 is 380 nm (R 0.36) */
+    assert_float_equal(t[PRISM_SURF_DETECT * n + 11], 0.4f, 1e-6);
+    assert_float_equal(t[PRISM_SURF_REFLECT_DIFFUSE * n + 16], 0.36f, 1e-6);
+    assert_float_equal(t[PRISM_SURF_REFLECT_SPECULAR * n + 16], 0.0f, 0);
+    assert_float_equal(t[PRISM_SURF_ABSORB * n + 37], 0.2f, 1e-6);
+    prism_surface bare = {.name = "bare", .type = 1};
+    prism__optics_resample_surface(&bare, t);
+    assert_true(t[0] < 0.0f);
+    prism_material m = {.name = "none"};
+    float mt[PRISM_MAT_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
+    prism__optics_resample_material(&m, mt);
+    assert_float_equal(mt[PRISM_MAT_RINDEX * n], 1.0f, 0);
+    assert_true(mt[PRISM_MAT_ABSLENGTH * n] >= PRISM_LENGTH_INFINITE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_philox_known_answers),
+        cmocka_unit_test(test_optics_tables),
+        cmocka_unit_test(test_sphere_arrival_time),
+        cmocka_unit_test(test_absorbing_slab),
+        cmocka_unit_test(test_fresnel_normal_incidence),
+        cmocka_unit_test(test_critical_angle),
+        cmocka_unit_test(test_axis_aligned_box),
+        cmocka_unit_test(test_start_on_surface),
+        cmocka_unit_test(test_step_limit_flagged),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_step_records),
+        cmocka_unit_test(test_rayleigh_fraction),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

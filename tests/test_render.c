@@ -1,0 +1,198 @@
+/* Ray-traced rendering on the host backend: a known scene gives known
+ * pixels (the cube's face colour in the middle, background at the
+ * corners), x-ray layers blend as computed by hand, the matrix camera
+ * equals the look-at camera, row order and strides, and the errors. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels_test_scene.h"
+#include "render_internal.h"
+
+static prism_context *ctx;
+static kt_scene cube;
+static const uint8_t colors[2][4] = {{255, 0, 0, 255}, {0, 255, 0, 255}};
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = kt_host_context();
+    if (ctx == NULL)
+        return -1;
+    const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
+    kt_box(&cube, lo, hi, 0, 0, PRISM_NONE, PRISM_NONE);
+    return kt_build(&cube, ctx);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    kt_free(&cube, ctx);
+    return prism_context_destroy(ctx) == PRISM_SUCCESS ? 0 : -1;
+}
+
+/* Render with the host backend into a fresh image (row stride = width). */
+static uint32_t *render(const prism_camera *cam, const prism_render_desc *d)
+{
+    prism_render_params p;
+    assert_int_equal(prism__render_params(ctx, cam, d, &p), PRISM_SUCCESS);
+    uint32_t *colors_table = prism__render_colors(d, 64);
+    p.colors = colors_table;
+    p.color_count = 64;
+    uint32_t *img = calloc((size_t)d->width * d->height, sizeof *img);
+    unsigned launches = 0;
+    assert_int_equal(prism__render_launch(ctx, &cube.view, &p, img, &launches), PRISM_SUCCESS);
+    assert_true(launches >= 1);
+    free(colors_table);
+    return img;
+}
+
+static uint32_t rgba(uint8_t r, uint8_t g, uint8_t b, uint8_t a)
+{
+    return (uint32_t)r | (uint32_t)g << 8 | (uint32_t)b << 16 | (uint32_t)a << 24;
+}
+
+static const prism_camera front = {.eye = {0, 0, 5}, .look_at = {0, 0, 0}};
+
+static void test_known_pixels(void **state)
+{
+    (void)state;
+    prism_render_desc d = {.width = 64, .height = 48, .background = {10, 20, 30, 255},
+                           .material_colors = colors, .material_colors_count = 2};
+    uint32_t *img = render(&front, &d);
+    /* The face looks straight at the camera: light = 0.2 + 0.8 * 1. */
+    assert_int_equal(img[24 * 64 + 32], rgba(255, 0, 0, 255));
+    assert_int_equal(img[23 * 64 + 31], rgba(255, 0, 0, 255));
+    uint32_t bg = rgba(10, 20, 30, 255);
+    assert_int_equal(img[0], bg);
+    assert_int_equal(img[63], bg);
+    assert_int_equal(img[47 * 64], bg);
+    assert_int_equal(img[47 * 64 + 63], bg);
+    free(img);
+}
+
+/* Seen at an angle, the face is darker by the headlight's cosine. */
+static void test_headlight(void **state)
+{
+    (void)state;
+    prism_camera cam = {.eye = {0, 0, 5}, .look_at = {0, 0, 0}};
+    float a = 0.5f; /* rotate the eye about y by 0.5 rad, centre ray hits the +z face */
+    cam.eye[0] = 5 * sinf(a);
+    cam.eye[2] = 5 * cosf(a);
+    prism_render_desc d = {.width = 33, .height = 33, .material_colors = colors,
+                           .material_colors_count = 1, .ambient = 0.5f};
+    uint32_t *img = render(&cam, &d);
+    uint32_t px = img[16 * 33 + 16];
+    float expect = 255.0f * (0.5f + 0.5f * cosf(a));
+    assert_true(abs((int)(px & 0xFF) - (int)lrintf(expect)) <= 1);
+    free(img);
+}
+
+/* Two layers (front and back face) of alpha 0.5 over opaque black:
+ * colour 0.5 + 0.25 of red (both faces face the ray), alpha 1. */
+static void test_xray(void **state)
+{
+    (void)state;
+    prism_render_desc d = {.width = 15, .height = 15, .mode = PRISM_RENDER_XRAY,
+                           .xray_alpha = 0.5f, .background = {0, 0, 0, 255},
+                           .material_colors = colors, .material_colors_count = 1};
+    uint32_t *img = render(&front, &d);
+    assert_int_equal(img[7 * 15 + 7], rgba(191, 0, 0, 255));
+    d.xray_layers = 1;
+    free(img);
+    img = render(&front, &d);
+    assert_int_equal(img[7 * 15 + 7], rgba(128, 0, 0, 255));
+    free(img);
+}
+
+/* The matrix camera (inverse view matrix, column-major) gives the same
+ * picture as look-at. */
+static void test_matrix_camera(void **state)
+{
+    (void)state;
+    prism_camera m = {.use_matrix = true, .vfov_degrees = 45,
+                      .matrix = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 5, 1}};
+    prism_render_desc d = {.width = 40, .height = 30, .material_colors = colors,
+                           .material_colors_count = 1};
+    uint32_t *a = render(&front, &d), *b = render(&m, &d);
+    assert_memory_equal(a, b, 40 * 30 * sizeof *a);
+    free(a);
+    free(b);
+}
+
+/* bottom_row_first flips rows; a camera looking up at the cube's bottom
+ * edge shows the cube in the upper half only. */
+static void test_row_order(void **state)
+{
+    (void)state;
+    prism_camera cam = {.eye = {0, 1.5f, 5}, .look_at = {0, 1.5f, 0}};
+    prism_render_desc d = {.width = 20, .height = 20, .material_colors = colors,
+                           .material_colors_count = 1, .background = {0, 0, 255, 255}};
+    uint32_t *top = render(&cam, &d);
+    d.bottom_row_first = true;
+    uint32_t *bottom = render(&cam, &d);
+    for (int y = 0; y < 20; y++)
+        assert_memory_equal(top + y * 20, bottom + (19 - y) * 20, 20 * sizeof *top);
+    assert_int_equal(top[0] & 0xFF, 0);         /* top row: background */
+    assert_true((top[19 * 20 + 10] & 0xFF) > 200);  /* bottom row: the cube, */
+    assert_int_equal((top[19 * 20 + 10] >> 16) & 0xFF, 0); /* not the background */
+    free(top);
+    free(bottom);
+}
+
+static void test_palette(void **state)
+{
+    (void)state;
+    uint8_t a[4], b[4];
+    prism_render_palette_color(0, a);
+    prism_render_palette_color(1, b);
+    assert_int_equal(a[3], 255);
+    assert_memory_not_equal(a, b, 4);
+    prism_render_desc d = {.width = 9, .height = 9};
+    uint32_t *img = render(&front, &d); /* no colours: the palette, material 0 */
+    uint32_t p0 = rgba(a[0], a[1], a[2], a[3]);
+    assert_int_equal(img[4 * 9 + 4], p0);
+    free(img);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    prism_render_params p;
+    prism_render_desc d = {.width = 0, .height = 10};
+    assert_int_equal(prism__render_params(ctx, &front, &d, &p), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "0x10"));
+    d.width = 10;
+    prism_camera same = {.eye = {1, 1, 1}, .look_at = {1, 1, 1}};
+    assert_int_equal(prism__render_params(ctx, &same, &d, &p), PRISM_ERROR_INVALID_ARGUMENT);
+    prism_camera up = {.eye = {0, 5, 0}, .look_at = {0, 0, 0}};
+    assert_int_equal(prism__render_params(ctx, &up, &d, &p), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "parallel"));
+    prism_camera fov = {.eye = {0, 0, 5}, .vfov_degrees = 180};
+    assert_int_equal(prism__render_params(ctx, &fov, &d, &p), PRISM_ERROR_INVALID_ARGUMENT);
+    d.xray_alpha = 2;
+    assert_int_equal(prism__render_params(ctx, &front, &d, &p), PRISM_ERROR_INVALID_ARGUMENT);
+    d.xray_alpha = 0;
+    d.material_colors_count = 3;
+    assert_int_equal(prism__render_params(ctx, &front, &d, &p), PRISM_ERROR_INVALID_ARGUMENT);
+    d.material_colors_count = 0;
+    assert_int_equal(prism__render_params(ctx, NULL, &d, &p), PRISM_ERROR_INVALID_ARGUMENT);
+    prism_target t = {.kind = PRISM_TARGET_HOST};
+    assert_int_equal(prism_render(ctx, NULL, &front, &d, &t, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_pixels), cmocka_unit_test(test_headlight),
+        cmocka_unit_test(test_xray),         cmocka_unit_test(test_matrix_camera),
+        cmocka_unit_test(test_row_order),    cmocka_unit_test(test_palette),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
