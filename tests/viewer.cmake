@@ -12,3 +12,20 @@ if(TARGET prism-view)
     LIBRARIES PNG::PNG ENVIRONMENT ${viewer_env} LABELS gpu TIMEOUT 300)
   add_dependencies(test_viewer prism-view)
 endif()
+
+# The embedding example against the installed package (examples/embed).
+if(TARGET prism-view AND EXISTS ${PROJECT_SOURCE_DIR}/examples/embed/check.cmake)
+  if(PRISM_SANITIZE)
+    set(embed_flags "-fsanitize=${PRISM_SANITIZE}")
+  endif()
+  add_test(NAME viewer_embed COMMAND ${CMAKE_COMMAND}
+    -DPRISM_BUILD=${PROJECT_BINARY_DIR}
+    -DWORK=${CMAKE_CURRENT_BINARY_DIR}/embed-work
+    -DSOURCE=${PROJECT_SOURCE_DIR}/examples/embed
+    -DGENERATOR=${CMAKE_GENERATOR}
+    -DC_FLAGS=${embed_flags}
+    -DSCENE=${PROJECT_SOURCE_DIR}/assets/tiny_detector.dae
+    -P ${PROJECT_SOURCE_DIR}/examples/embed/check.cmake)
+  set_tests_properties(viewer_embed PROPERTIES LABELS "host;install" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "embed: run ok|embed: no display and no xvfb-run")
+endif()

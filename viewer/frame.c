@@ -18,21 +18,23 @@ static const uint8_t BACKGROUND[4] = {26, 31, 41, 255};
 /* A loop through the photons' time range takes this long, in seconds. */
 #define LOOP_SECONDS 6.0
 
-static const char *HELP =
-    "keys\n"
-    "  left drag     orbit\n"
-    "  right drag    pan (middle drag too)\n"
-    "  wheel         zoom\n"
-    "  W A S D       fly (shift: faster)\n"
-    "  R             raster / ray-traced view\n"
-    "  V             VBO / copy photon mode\n"
-    "  P             propagate again (new seed)\n"
-    "  space         pause\n"
-    "  [ ]           scrub time back / forward\n"
-    "  F             filter photons by history flag\n"
-    "  H             this help\n"
-    "  S             screenshot (tap; hold: fly back)\n"
-    "  Esc           quit\n";
+/* The help overlay (H): every key, in two columns. */
+static const char *HELP_KEYS =
+    "left drag\nright drag\nwheel\nW A S D\nR\nV\nP\nspace\n[  ]\nF\nH\nS\nEsc";
+static const char *HELP_WHAT =
+    "orbit\n"
+    "pan (middle drag too)\n"
+    "zoom\n"
+    "fly (shift: faster)\n"
+    "raster / ray-traced view\n"
+    "VBO / copy photon mode\n"
+    "propagate again (new seed)\n"
+    "pause\n"
+    "scrub time back / forward\n"
+    "filter photons by history flag\n"
+    "this help\n"
+    "screenshot (tap; hold: fly back)\n"
+    "quit";
 
 static void switch_mode(viewer_app *app)
 {
@@ -112,14 +114,29 @@ void viewer_frame_input(viewer_app *app, double dt)
     }
 }
 
+static void megabytes(double bytes, char *out, size_t size)
+{
+    if (bytes < 1e6)
+        snprintf(out, size, "%.1f KB", bytes / 1e3);
+    else
+        snprintf(out, size, "%.1f MB", bytes / 1e6);
+}
+
+/* "placement auto (1.2 MB device, 0 KB mapped): bvh.nodes device, ..." */
 static int placement_summary(const viewer_app *app, char *out, size_t size)
 {
     const prism_upload_report *rep = prism_geometry_report(app->geometry);
-    int n = snprintf(out, size, "placement %s:", rep ? prism_placement_policy_name(rep->policy) : "?");
-    for (size_t i = 0; rep && i < rep->array_count && n >= 0 && (size_t)n < size; i++) {
+    if (!rep)
+        return snprintf(out, size, "placement: no report");
+    char dev[32], map[32];
+    megabytes((double)rep->device_bytes, dev, sizeof dev);
+    megabytes((double)rep->mapped_bytes, map, sizeof map);
+    int n = snprintf(out, size, "placement %s (%s device, %s mapped):",
+                     prism_placement_policy_name(rep->policy), dev, map);
+    for (size_t i = 0; i < rep->array_count && n >= 0 && (size_t)n < size; i++) {
         const prism_upload_entry *e = &rep->arrays[i];
         const char *where = !e->mapped_bytes ? "device" : !e->device_bytes ? "mapped" : "split";
-        n += snprintf(out + n, size - (size_t)n, " %s %s %.1fMB", e->name, where, e->bytes / 1e6);
+        n += snprintf(out + n, size - (size_t)n, "%s %s %s", i ? "," : "", e->name, where);
     }
     return n;
 }
@@ -176,8 +193,8 @@ void viewer_frame_draw(viewer_app *app, bool hud)
     viewer_hud_draw(&app->hud, text, 10, 10, app->width >= 1000 ? 1.5f : 1.0f, app->width,
                     app->height);
     if (app->help)
-        viewer_hud_draw(&app->hud, HELP, (float)app->width * 0.5f - 120, 150, 2.0f, app->width,
-                        app->height);
+        viewer_hud_draw_columns(&app->hud, HELP_KEYS, HELP_WHAT, -1, (float)app->height * 0.3f,
+                                app->width >= 1000 ? 2.0f : 1.5f, app->width, app->height);
 }
 
 void viewer_frame_present(viewer_app *app)

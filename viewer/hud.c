@@ -88,22 +88,22 @@ static void put_quad(float *v, float x0, float y0, float x1, float y1, const uin
     }
 }
 
-void viewer_hud_draw(viewer_hud *hud, const char *text, float x, float y, float scale, int w,
-                     int h)
+/* Append the quads of `text` at (x, y), scaled; returns the quad count. */
+static int put_text(viewer_hud *hud, int at, const char *text, float x, float y, float scale)
 {
-    size_t len = strlen(text);
-    if (!len || reserve(hud, len * 70 + 1)) /* stb_easy_font: < 70 quads a glyph */
-        return;
-    char *copy = (char *)text;
-    float tw = (float)stb_easy_font_width(copy), th = (float)stb_easy_font_height(copy);
-    static const uint8_t backdrop[4] = {0, 0, 0, 150}, ink[4] = {235, 235, 235, 255};
-    put_quad(hud->vertices, -3, -3, tw + 3, th + 1, backdrop);
-    int quads = 1 + stb_easy_font_print(0, 0, copy, (unsigned char *)ink, hud->vertices + 16,
-                                        (int)((hud->capacity - 1) * 64));
+    static const uint8_t ink[4] = {235, 235, 235, 255};
+    float *v = hud->vertices + (size_t)at * 16;
+    int quads = stb_easy_font_print(0, 0, (char *)text, (unsigned char *)ink, v,
+                                    (int)((hud->capacity - (size_t)at) * 64));
     for (int i = 0; i < quads * 4; i++) { /* place and scale on the CPU: few vertices */
-        hud->vertices[i * 4] = x + hud->vertices[i * 4] * scale;
-        hud->vertices[i * 4 + 1] = y + hud->vertices[i * 4 + 1] * scale;
+        v[i * 4] = x + v[i * 4] * scale;
+        v[i * 4 + 1] = y + v[i * 4 + 1] * scale;
     }
+    return quads;
+}
+
+static void flush(viewer_hud *hud, int quads, int w, int h)
+{
     glDisable(GL_DEPTH_TEST);
     glEnable(GL_BLEND);
     glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
@@ -115,6 +115,34 @@ void viewer_hud_draw(viewer_hud *hud, const char *text, float x, float y, float 
     glDrawElements(GL_TRIANGLES, quads * 6, GL_UNSIGNED_INT, NULL);
     glBindVertexArray(0);
     glDisable(GL_BLEND);
+}
+
+void viewer_hud_draw_columns(viewer_hud *hud, const char *left, const char *right, float x,
+                             float y, float scale, int w, int h)
+{
+    size_t len = strlen(left) + (right ? strlen(right) : 0);
+    if (!len || reserve(hud, len * 70 + 1)) /* stb_easy_font: < 70 quads a glyph */
+        return;
+    float lw = (float)stb_easy_font_width((char *)left) * scale;
+    float th = (float)stb_easy_font_height((char *)left) * scale;
+    float gap = right ? 12 * scale : 0;
+    float rw = right ? (float)stb_easy_font_width((char *)right) * scale : 0;
+    if (right && (float)stb_easy_font_height((char *)right) * scale > th)
+        th = (float)stb_easy_font_height((char *)right) * scale;
+    if (x < 0) /* centred */
+        x = 0.5f * ((float)w - (lw + gap + rw));
+    static const uint8_t backdrop[4] = {0, 0, 0, 150};
+    put_quad(hud->vertices, x - 4, y - 4, x + lw + gap + rw + 4, y + th + 2, backdrop);
+    int quads = 1 + put_text(hud, 1, left, x, y, scale);
+    if (right)
+        quads += put_text(hud, quads, right, x + lw + gap, y, scale);
+    flush(hud, quads, w, h);
+}
+
+void viewer_hud_draw(viewer_hud *hud, const char *text, float x, float y, float scale, int w,
+                     int h)
+{
+    viewer_hud_draw_columns(hud, text, NULL, x, y, scale, w, h);
 }
 
 void viewer_hud_destroy(viewer_hud *hud)

@@ -17,6 +17,9 @@ int viewer_hud_create(viewer_hud *hud);
  * of a viewport of w x h, at `scale` (1 = stb_easy_font's 7-pixel glyphs). */
 void viewer_hud_draw(viewer_hud *hud, const char *text, float x, float y, float scale, int w,
                      int h);
+/* Two columns side by side (keys and what they do); x < 0 centres them. */
+void viewer_hud_draw_columns(viewer_hud *hud, const char *left, const char *right, float x,
+                             float y, float scale, int w, int h);
 void viewer_hud_destroy(viewer_hud *hud);
 
 #endif

@@ -1,0 +1,227 @@
+/* Embedding Prism in another renderer: this program owns its window, its GL
+ * context and its vertex buffer. Prism only propagates photons and writes
+ * their step records into that buffer (in place through CUDA-GL interop
+ * when the GL context is on the CUDA device, else through Prism's copy
+ * path); the program draws them itself, one line strip per photon, with
+ * the vertex layout documented in prism/propagate.h.
+ *
+ *   embed FILE.dae [FRAMES]     (FRAMES: quit after that many, for tests) */
+#include <GL/glew.h>
+#include <GLFW/glfw3.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <prism/bvh.h>
+#include <prism/context.h>
+#include <prism/geometry.h>
+#include <prism/memory.h>
+#include <prism/propagate.h>
+#include <prism/scene.h>
+
+#define PHOTONS 20000
+#define STEPS 8 /* records per photon */
+
+static const char *VERTEX =
+    "#version 330 core\n"
+    "layout(location = 0) in vec4 pos_time;\n"   /* offset 0, 4 floats */
+    "layout(location = 1) in uint history;\n"    /* offset 16, 1 uint */
+    "uniform mat4 mvp;\n"
+    "out vec3 colour_v;\n"
+    "void main() {\n"
+    "  colour_v = (history & 4u) != 0u ? vec3(0.2, 1.0, 0.3)\n"  /* SURFACE_DETECT */
+    "           : (history & 2u) != 0u ? vec3(1.0, 0.3, 0.2)\n"  /* BULK_ABSORB */
+    "           : vec3(0.6, 0.7, 1.0);\n"
+    "  gl_Position = mvp * vec4(pos_time.xyz, 1.0);\n"
+    "}\n";
+static const char *FRAGMENT =
+    "#version 330 core\n"
+    "in vec3 colour_v;\n"
+    "out vec4 colour;\n"
+    "void main() { colour = vec4(colour_v, 1.0); }\n";
+
+static GLuint program(void)
+{
+    GLuint p = glCreateProgram();
+    const char *src[2] = {VERTEX, FRAGMENT};
+    GLenum kind[2] = {GL_VERTEX_SHADER, GL_FRAGMENT_SHADER};
+    for (int i = 0; i < 2; i++) {
+        GLuint s = glCreateShader(kind[i]);
+        glShaderSource(s, 1, &src[i], NULL);
+        glCompileShader(s);
+        glAttachShader(p, s);
+        glDeleteShader(s);
+    }
+    glLinkProgram(p);
+    GLint ok = 0;
+    glGetProgramiv(p, GL_LINK_STATUS, &ok);
+    return ok ? p : 0;
+}
+
+/* perspective(45 deg) * lookAt(eye, centre, +y), column-major. */
+static void camera(const float c[3], float r, float angle, float aspect, float m[16])
+{
+    float eye[3] = {c[0] + 2.5f * r * sinf(angle), c[1] + r, c[2] + 2.5f * r * cosf(angle)};
+    float f[3] = {c[0] - eye[0], c[1] - eye[1], c[2] - eye[2]};
+    float n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    for (int i = 0; i < 3; i++)
+        f[i] /= n;
+    float s[3] = {-f[2], 0, f[0]}; /* f x (0,1,0) */
+    n = sqrtf(s[0] * s[0] + s[2] * s[2]);
+    s[0] /= n, s[2] /= n;
+    float u[3] = {s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2], s[0] * f[1] - s[1] * f[0]};
+    float t = 1.0f / tanf(0.3927f), zn = r * 0.01f, zf = r * 10;
+    float a = -(zf + zn) / (zf - zn), b = -2 * zf * zn / (zf - zn);
+    float view[3][4] = {{s[0], s[1], s[2], -(s[0] * eye[0] + s[1] * eye[1] + s[2] * eye[2])},
+                        {u[0], u[1], u[2], -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2])},
+                        {-f[0], -f[1], -f[2], f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2]}};
+    for (int col = 0; col < 4; col++) {
+        m[col * 4 + 0] = t / aspect * view[0][col];
+        m[col * 4 + 1] = t * view[1][col];
+        m[col * 4 + 2] = a * view[2][col] + (col == 3 ? b : 0);
+        m[col * 4 + 3] = -view[2][col];
+    }
+}
+
+static int fail(const char *what, prism_context *ctx, prism_result r)
+{
+    fprintf(stderr, "embed: %s: %s (%s)\n", what, ctx ? prism_context_last_error(ctx) : "",
+            prism_result_string(r));
+    return 1;
+}
+
+/* Step 1: the renderer's own window, context and loader. */
+static GLFWwindow *open_window(void)
+{
+    if (!glfwInit())
+        return NULL;
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    GLFWwindow *w = glfwCreateWindow(800, 600, "Prism embedded", NULL, NULL);
+    if (!w)
+        return NULL;
+    glfwMakeContextCurrent(w);
+    glewExperimental = GL_TRUE;
+    GLenum e = glewInit();
+    if (e != GLEW_OK && e != 4 /* GLEW_ERROR_NO_GLX_DISPLAY: fine, core is loaded */)
+        return NULL;
+    return w;
+}
+
+/* Step 2: Prism on the GL context's CUDA device if it has one. */
+static prism_result open_prism(prism_context **ctx)
+{
+    prism_context_desc desc = {.share_gl = true};
+    if (prism_context_create(&desc, ctx) == PRISM_SUCCESS)
+        return PRISM_SUCCESS;
+    desc.share_gl = false; /* GL elsewhere (Mesa, another GPU): copy path */
+    return prism_context_create(&desc, ctx);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: embed FILE.dae [FRAMES]\n");
+        return 2;
+    }
+    long frames = argc > 2 ? atol(argv[2]) : 0;
+    GLFWwindow *window = open_window();
+    if (!window) {
+        fprintf(stderr, "embed: no OpenGL 3.3 window\n");
+        return 1;
+    }
+    prism_context *ctx = NULL;
+    prism_scene *scene = NULL;
+    prism_bvh *bvh = NULL;
+    prism_geometry *geometry = NULL;
+    prism_buffer *records = NULL;
+    prism_result r;
+    int status = 1;
+    if ((r = open_prism(&ctx)) != PRISM_SUCCESS) {
+        fail("context", ctx, r);
+        goto done;
+    }
+    if ((r = prism_scene_load(argv[1], NULL, &scene)) != PRISM_SUCCESS ||
+        (r = prism_bvh_build(scene->positions, scene->vertices_count, scene->indices,
+                             scene->triangles_count, NULL, &bvh)) != PRISM_SUCCESS ||
+        (r = prism_geometry_upload(ctx, scene, bvh, NULL, &geometry)) != PRISM_SUCCESS) {
+        fail(argv[1], ctx, r);
+        goto done;
+    }
+
+    /* Step 3: the renderer's own vertex buffer, and its vertex layout. */
+    size_t bytes = (size_t)PHOTONS * STEPS * sizeof(prism_step_record);
+    GLuint vao, vbo;
+    glGenVertexArrays(1, &vao);
+    glBindVertexArray(vao);
+    glGenBuffers(1, &vbo);
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)bytes, NULL, GL_DYNAMIC_DRAW);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, 32, (void *)0);
+    glEnableVertexAttribArray(1);
+    glVertexAttribIPointer(1, 1, GL_UNSIGNED_INT, 32, (void *)16);
+
+    /* Step 4: Prism writes the step records straight into that buffer. */
+    if ((r = prism_buffer_create_gl(ctx, vbo, bytes, PRISM_GL_WRITE_DISCARD,
+                                    (prism_gl_get_proc_address_fn)glfwGetProcAddress,
+                                    "embed.records", &records)) != PRISM_SUCCESS) {
+        fail("GL buffer", ctx, r);
+        goto done;
+    }
+    float centre[3], radius = 0;
+    for (int i = 0; i < 3; i++) {
+        centre[i] = 0.5f * (scene->bbox_min[i] + scene->bbox_max[i]);
+        float h = 0.5f * (scene->bbox_max[i] - scene->bbox_min[i]);
+        radius += h * h;
+    }
+    radius = sqrtf(radius);
+    prism_photon_source source = {.kind = PRISM_SOURCE_POINT, .count = PHOTONS};
+    memcpy(source.position, centre, sizeof centre);
+    prism_propagate_desc pdesc = {.seed = 1, .record_steps = STEPS};
+    prism_propagate_outputs out = {.records = {.kind = PRISM_TARGET_BUFFER, .buffer = records}};
+    prism_propagate_stats stats;
+    if ((r = prism_propagate(ctx, geometry, &source, &pdesc, &out, &stats)) != PRISM_SUCCESS) {
+        fail("propagate", ctx, r);
+        goto done;
+    }
+    printf("embed: %d photons, %zu detected, interop %s\n", PHOTONS, stats.detected,
+           prism_buffer_gl_interop(records) ? "yes" : "no (copy path)");
+
+    /* Step 5: the renderer draws its buffer: one line strip per photon. */
+    static GLint first[PHOTONS];
+    static GLsizei count[PHOTONS];
+    for (int p = 0; p < PHOTONS; p++)
+        first[p] = p * STEPS, count[p] = STEPS;
+    GLuint prog = program();
+    GLint u_mvp = glGetUniformLocation(prog, "mvp");
+    for (long f = 0; !glfwWindowShouldClose(window) && (!frames || f < frames); f++) {
+        int w, h;
+        glfwGetFramebufferSize(window, &w, &h);
+        glViewport(0, 0, w, h);
+        glClearColor(0.1f, 0.1f, 0.12f, 1);
+        glClear(GL_COLOR_BUFFER_BIT);
+        float mvp[16];
+        camera(centre, radius, (float)glfwGetTime() * 0.3f, (float)w / (float)(h ? h : 1), mvp);
+        glUseProgram(prog);
+        glUniformMatrix4fv(u_mvp, 1, GL_FALSE, mvp);
+        glBindVertexArray(vao);
+        glMultiDrawArrays(GL_LINE_STRIP, first, count, PHOTONS);
+        glfwSwapBuffers(window);
+        glfwPollEvents();
+    }
+    glDeleteProgram(prog);
+    status = 0;
+done:
+    prism_buffer_release(records); /* before the GL buffer goes */
+    prism_geometry_destroy(geometry);
+    prism_context_destroy(ctx);
+    prism_bvh_free(bvh);
+    prism_scene_free(scene);
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return status;
+}
