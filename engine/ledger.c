@@ -103,6 +103,22 @@ void prism__ledger_record(prism_context *ctx, prism__allocation *a)
     count(m, a, +1);
 }
 
+void prism__memory_inject_device_failures(prism_context *ctx, unsigned count)
+{
+    ctx->memory->inject_device_failures = count;
+}
+
+static prism_result inject(prism_context *ctx, const prism__allocation *a)
+{
+    struct prism_memory_state *m = ctx->memory;
+    if (a->kind != PRISM_MEMORY_DEVICE || m->inject_device_failures == 0)
+        return PRISM_SUCCESS;
+    m->inject_device_failures--;
+    return prism__error(ctx, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,
+                        "device memory \"%s\": %zu bytes: out of memory (injected by a test)",
+                        a->tag, a->bytes);
+}
+
 prism_result prism__ledger_alloc(prism_context *ctx, prism_memory_kind kind, unsigned flags,
                                  size_t bytes, const char *tag, void *host,
                                  prism__allocation **out)
@@ -116,7 +132,9 @@ prism_result prism__ledger_alloc(prism_context *ctx, prism_memory_kind kind, uns
     a->bytes = bytes;
     a->host = host;
     prism__copy_tag(a->tag, tag);
-    prism_result r = prism__mem(ctx)->alloc(ctx, a);
+    prism_result r = inject(ctx, a);
+    if (r == PRISM_SUCCESS)
+        r = prism__mem(ctx)->alloc(ctx, a);
     if (r != PRISM_SUCCESS) {
         free(a);
         return r;

@@ -120,6 +120,7 @@ struct prism_memory_state {
     bool mempool_enabled;
     size_t async_current, async_high;   /* host backend's figures */
     uint64_t host_threshold;
+    unsigned inject_device_failures; /* tests: fail the next N device allocations */
 };
 
 static inline const prism__memory_backend *prism__mem(const prism_context *ctx)
@@ -140,6 +141,9 @@ void prism__ledger_forget(prism_context *ctx, prism__allocation *a);
 /* Free through the backend and forget. Accepts NULL. */
 void prism__ledger_free(prism_context *ctx, prism__allocation *a);
 void prism__ledger_retag(prism__allocation *a, const char *tag);
+/* Tests: the next `count` device-memory allocations fail with
+ * PRISM_ERROR_OUT_OF_DEVICE_MEMORY, to exercise recovery paths. */
+void prism__memory_inject_device_failures(prism_context *ctx, unsigned count);
 void prism__copy_tag(char *dst, const char *tag);
 
 /* ---- buffer.c */

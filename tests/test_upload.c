@@ -1,0 +1,312 @@
+/* The geometry upload on the host backend: every policy, a forced budget
+ * that splits the nodes, demotion after a device allocation failure, the
+ * refusals (deny_mapped, device policy, mismatched BVH), and the kernels'
+ * view of every array read back against the BVH and the scene, including
+ * traversal of a split node array. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bvh_traverse.h"
+#include "geometry_internal.h"
+#include "memory_internal.h"
+#include "prism/geometry.h"
+#include "prism/memory.h"
+
+#define MB ((size_t)1000000)
+
+/* A grid of boxes, 12 triangles each; solid i has material i % 3 inside
+ * and material 3 outside; every other box has surface 0. */
+enum { BOXES_X = 8, BOXES_Y = 8, BOXES_Z = 4, BOXES = BOXES_X * BOXES_Y * BOXES_Z };
+
+static float positions[BOXES * 8 * 3];
+static uint32_t indices[BOXES * 12 * 3];
+static uint32_t tri_solid[BOXES * 12], tri_inner[BOXES * 12], tri_outer[BOXES * 12],
+    tri_surface[BOXES * 12];
+static prism_material materials[4] = {{"air", NULL, 0}, {"water", NULL, 0}, {"glass", NULL, 0},
+                                      {"rock", NULL, 0}};
+static prism_surface surfaces[1] = {{.name = "pmt", .kind = PRISM_SURFACE_SKIN}};
+static prism_scene scene;
+static prism_bvh *bvh;
+
+static void make_box(int b, float x, float y, float z)
+{
+    static const int faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                                     {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    for (int c = 0; c < 8; c++) {
+        positions[(b * 8 + c) * 3 + 0] = x + (float)(c & 1) * 0.8f;
+        positions[(b * 8 + c) * 3 + 1] = y + (float)((c >> 1) & 1) * 0.8f;
+        positions[(b * 8 + c) * 3 + 2] = z + (float)((c >> 2) & 1) * 0.8f;
+    }
+    for (int t = 0; t < 12; t++) {
+        int tri = b * 12 + t;
+        for (int k = 0; k < 3; k++)
+            indices[tri * 3 + k] = (uint32_t)(b * 8 + faces[t][k]);
+        tri_solid[tri] = (uint32_t)b;
+        tri_inner[tri] = (uint32_t)(b % 3);
+        tri_outer[tri] = b % 5 == 0 ? PRISM_NONE : 3;
+        tri_surface[tri] = b % 2 ? 0 : PRISM_NONE;
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    int b = 0;
+    for (int i = 0; i < BOXES_X; i++)
+        for (int j = 0; j < BOXES_Y; j++)
+            for (int k = 0; k < BOXES_Z; k++)
+                make_box(b++, (float)i, (float)j, (float)k);
+    scene = (prism_scene){.positions = positions, .vertices_count = BOXES * 8, .indices = indices,
+                          .triangles_count = BOXES * 12, .triangle_solid = tri_solid,
+                          .triangle_material_inner = tri_inner,
+                          .triangle_material_outer = tri_outer, .triangle_surface = tri_surface,
+                          .materials = materials, .materials_count = 4, .surfaces = surfaces,
+                          .surfaces_count = 1};
+    prism_bvh_desc d = {.max_leaf_size = 2};
+    return prism_bvh_build(positions, BOXES * 8, indices, BOXES * 12, &d, &bvh) == PRISM_SUCCESS ? 0
+                                                                                                : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    prism_bvh_free(bvh);
+    return 0;
+}
+
+static prism_context *make(bool deny_mapped)
+{
+    prism_context_desc d = {.backend = PRISM_BACKEND_HOST, .deny_mapped_memory = deny_mapped};
+    prism_context *ctx = NULL;
+    assert_int_equal(prism_context_create(&d, &ctx), PRISM_SUCCESS);
+    return ctx;
+}
+
+/* The kernels' view holds exactly the BVH's arrays and the scene's codes. */
+static void check_view(const prism_geometry *g)
+{
+    const prism_geometry_view *v = prism__geometry_view(g);
+    assert_int_equal(v->node_count, bvh->node_count);
+    assert_int_equal(v->triangle_count, bvh->triangle_count);
+    assert_int_equal(v->vertex_count, bvh->vertex_count);
+    for (uint32_t i = 0; i < v->node_count; i++) {
+        prism_bvh_node n = prism_view_node(v, i);
+        assert_memory_equal(&n, &bvh->nodes[i], sizeof n);
+    }
+    assert_memory_equal(v->vertices, bvh->vertices, bvh->vertex_count * 12);
+    assert_memory_equal(v->triangles, bvh->triangles, bvh->triangle_count * 12);
+    for (size_t i = 0; i < bvh->triangle_count; i++) {
+        const prism_triangle_info *t = &v->triangle_info[i];
+        uint32_t id = bvh->triangle_ids[i];
+        assert_int_equal(t->id, id);
+        assert_int_equal(t->solid, tri_solid[id]);
+        assert_int_equal(t->materials & 0xFFFF, tri_inner[id]);
+        assert_int_equal(t->materials >> 16, tri_outer[id] == PRISM_NONE ? 0xFFFF : tri_outer[id]);
+        assert_int_equal(t->surface, tri_surface[id]);
+    }
+    assert_memory_equal(v->bbox_lo, bvh->nodes[0].lo, 12);
+}
+
+/* Rays through the view hit what the CPU reference hits. */
+static void check_traversal(const prism_geometry *g)
+{
+    const prism_geometry_view *v = prism__geometry_view(g);
+    unsigned seed = 12345;
+    for (int r = 0; r < 500; r++) {
+        seed = seed * 1103515245u + 12345u;
+        float a = (float)(seed >> 8 & 0xFFFF) / 65536.0f, b = (float)(seed >> 4 & 0xFFF) / 4096.0f;
+        prism_ray ray = {{-2.0f, 8.0f * a, 4.0f * b}, 0.0f, {1.0f, 0.1f * (a - 0.5f), 0.05f}, 1e30f};
+        prism_hit h1, h2;
+        int hit1 = prism_bvh_closest(v, &ray, &h1);
+        bool hit2 = prism_bvh_intersect(bvh, &ray, &h2);
+        assert_int_equal(hit1 != 0, hit2);
+        if (hit1) {
+            assert_int_equal(v->triangle_info[h1.triangle].id, h2.triangle);
+            assert_true(h1.t == h2.t);
+        }
+    }
+}
+
+static void assert_ledger_empty(prism_context *ctx)
+{
+    prism_memory_report r;
+    assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
+    assert_int_equal(r.total.count, 0);
+}
+
+static void test_every_policy(void **state)
+{
+    (void)state;
+    prism_context *ctx = make(false);
+    for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
+        prism_geometry_desc d = {.policy = p, .host_free_memory = 1000 * MB, .chunk_bytes = 1000};
+        prism_geometry *g = NULL;
+        assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
+        check_view(g);
+        check_traversal(g);
+        const prism_upload_report *rep = prism_geometry_report(g);
+        assert_int_equal(rep->array_count, 4);
+        assert_int_equal(rep->policy, p);
+        assert_string_equal(rep->arrays[0].name, "bvh.nodes");
+        size_t total = 0;
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(rep->arrays[i].device_bytes + rep->arrays[i].mapped_bytes,
+                             rep->arrays[i].bytes);
+            assert_true(rep->arrays[i].reason[0] != 0);
+            total += rep->arrays[i].bytes;
+        }
+        assert_int_equal(rep->device_bytes + rep->mapped_bytes, total);
+        if (p == PRISM_PLACEMENT_MAPPED)
+            assert_int_equal(rep->device_bytes, 0);
+        else
+            assert_int_equal(rep->mapped_bytes, 0);
+        /* the ledger holds them under their names */
+        prism_memory_report mr;
+        prism_memory_report_get(ctx, &mr);
+        bool nodes_seen = false;
+        for (size_t i = 0; i < mr.tags_count; i++)
+            nodes_seen |= strcmp(mr.tags[i].tag, "bvh.nodes") == 0;
+        assert_true(nodes_seen);
+        char text[4096];
+        assert_true(prism_geometry_report_format(rep, text, sizeof text) < sizeof text);
+        assert_non_null(strstr(text, "triangle_info"));
+        prism_geometry_destroy(g);
+        assert_ledger_empty(ctx);
+    }
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
+static void test_budget_splits_nodes(void **state)
+{
+    (void)state;
+    prism_context *ctx = make(false);
+    size_t nodes = bvh->node_count * sizeof(prism_bvh_node);
+    prism_geometry_desc d = {.budget = 300 * MB + nodes / 3 + 5, .chunk_bytes = 256};
+    prism_geometry *g;
+    assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
+    const prism_geometry_view *v = prism__geometry_view(g);
+    assert_true(v->nodes_split > 0 && v->nodes_split < v->node_count);
+    assert_int_equal(v->nodes_split, (nodes / 3 + 5) / 32);
+    assert_non_null(v->nodes_tail);
+    const prism_upload_report *rep = prism_geometry_report(g);
+    assert_non_null(strstr(rep->arrays[0].reason, "split at element"));
+    assert_int_equal(rep->free_bytes, d.budget);
+    check_view(g);
+    check_traversal(g);
+    prism_geometry_destroy(g);
+    /* Chroma's rule with the same budget: at least 100 nodes, triangles and
+     * vertices stay mapped (nothing is left above the reserve). */
+    d.policy = PRISM_PLACEMENT_CHROMA;
+    assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
+    rep = prism_geometry_report(g);
+    assert_int_equal(rep->arrays[1].device_bytes, 0);
+    check_view(g);
+    check_traversal(g);
+    prism_geometry_destroy(g);
+    assert_ledger_empty(ctx);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
+static void test_demotion(void **state)
+{
+    (void)state;
+    prism_context *ctx = make(false);
+    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .host_free_memory = 1000 * MB};
+    prism_geometry *g;
+    prism__memory_inject_device_failures(ctx, 1); /* the nodes' allocation fails */
+    assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
+    const prism_upload_report *rep = prism_geometry_report(g);
+    assert_true(rep->arrays[0].demoted);
+    assert_int_equal(rep->arrays[0].mapped_bytes, rep->arrays[0].bytes);
+    assert_non_null(strstr(rep->arrays[0].reason, "demoted to mapped"));
+    assert_false(rep->arrays[1].demoted);
+    check_view(g);
+    check_traversal(g);
+    prism_geometry_destroy(g);
+    /* demotion needs mapped memory: refused, the upload fails and leaves nothing */
+    prism_context *deny = make(true);
+    prism__memory_inject_device_failures(deny, 2);
+    g = (prism_geometry *)1;
+    assert_int_equal(prism_geometry_upload(deny, &scene, bvh, &d, &g), PRISM_ERROR_MAPPED_NOT_ALLOWED);
+    assert_null(g);
+    assert_ledger_empty(deny);
+    assert_int_equal(prism_context_destroy(deny), PRISM_SUCCESS);
+    assert_ledger_empty(ctx);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    prism_context *deny = make(true);
+    prism_geometry *g = NULL;
+    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_MAPPED};
+    assert_int_equal(prism_geometry_upload(deny, &scene, bvh, &d, &g), PRISM_ERROR_MAPPED_NOT_ALLOWED);
+    assert_non_null(strstr(prism_context_last_error(deny), "deny_mapped_memory"));
+    d = (prism_geometry_desc){.budget = 300 * MB + 100};
+    assert_int_equal(prism_geometry_upload(deny, &scene, bvh, &d, &g), PRISM_ERROR_PLACEMENT);
+    assert_non_null(strstr(prism_context_last_error(deny), "\"bvh.nodes\" needs"));
+    assert_ledger_empty(deny);
+    assert_int_equal(prism_context_destroy(deny), PRISM_SUCCESS);
+
+    prism_context *ctx = make(false);
+    d = (prism_geometry_desc){.policy = PRISM_PLACEMENT_DEVICE, .host_free_memory = 300 * MB + 10};
+    assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_ERROR_PLACEMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "policy device"));
+    /* a scene that does not match the BVH */
+    prism_scene small = scene;
+    small.triangles_count = 10;
+    assert_int_equal(prism_geometry_upload(ctx, &small, bvh, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "do not match"));
+    assert_int_equal(prism_geometry_upload(ctx, &scene, NULL, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_geometry_upload(NULL, &scene, bvh, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_ledger_empty(ctx);
+    prism_geometry_destroy(NULL);
+    assert_null(prism_geometry_report(NULL));
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
+static void test_no_scene_and_empty(void **state)
+{
+    (void)state;
+    prism_context *ctx = make(false);
+    prism_geometry *g;
+    assert_int_equal(prism_geometry_upload(ctx, NULL, bvh, NULL, &g), PRISM_SUCCESS);
+    const prism_geometry_view *v = prism__geometry_view(g);
+    assert_int_equal(v->triangle_info[0].solid, PRISM_NONE);
+    assert_int_equal(v->triangle_info[0].materials, 0xFFFFFFFFu);
+    assert_null(prism__geometry_optics(g));
+    assert_ptr_equal(prism__geometry_context(g), ctx);
+    prism_geometry_destroy(g);
+    prism_bvh *empty;
+    assert_int_equal(prism_bvh_build(NULL, 0, NULL, 0, NULL, &empty), PRISM_SUCCESS);
+    assert_int_equal(prism_geometry_upload(ctx, NULL, empty, NULL, &g), PRISM_SUCCESS);
+    v = prism__geometry_view(g);
+    assert_int_equal(v->triangle_count, 0);
+    assert_int_equal(v->node_count, empty->node_count);
+    prism_geometry_destroy(g);
+    prism_bvh_free(empty);
+    /* a geometry left alive is named at context destruction */
+    assert_int_equal(prism_geometry_upload(ctx, NULL, bvh, NULL, &g), PRISM_SUCCESS);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_ERROR_LIVE_ALLOCATIONS);
+    free(g); /* its memory went with the context; only the handle is left */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_policy),
+        cmocka_unit_test(test_budget_splits_nodes),
+        cmocka_unit_test(test_demotion),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_no_scene_and_empty),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
