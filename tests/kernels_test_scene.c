@@ -212,3 +212,26 @@ prism_context *kt_host_context(void)
     prism_context *ctx = NULL;
     return prism_context_create(&d, &ctx) == PRISM_SUCCESS ? ctx : NULL;
 }
+
+prism_context *kt_cuda_context(void)
+{
+    if (prism_cuda_device_count() == 0)
+        return NULL;
+    prism_context_desc d = {0};
+    d.backend = PRISM_BACKEND_CUDA;
+    prism_context *ctx = NULL;
+    return prism_context_create(&d, &ctx) == PRISM_SUCCESS ? ctx : NULL;
+}
+
+prism_geometry *kt_upload(kt_scene *s, prism_context *ctx, prism_placement_policy policy,
+                          bool split)
+{
+    prism_geometry_desc d = {0};
+    d.policy = policy;
+    if (split) {
+        d.reserve = PRISM_PLACEMENT_NO_RESERVE;
+        d.budget = 100 * sizeof(prism_bvh_node);
+    }
+    prism_geometry *g = NULL;
+    return prism_geometry_upload(ctx, &s->scene, s->bvh, &d, &g) == PRISM_SUCCESS ? g : NULL;
+}

@@ -12,6 +12,7 @@
 #include "optics_tables.h"
 #include "prism/bvh.h"
 #include "prism/context.h"
+#include "prism/geometry.h"
 #include "prism/scene.h"
 
 #define KT_MAX_PROPS 4
@@ -49,5 +50,12 @@ void kt_free(kt_scene *s, prism_context *ctx);
 
 /* A host-backend context for the tests. */
 prism_context *kt_host_context(void);
+/* A CUDA context, or NULL when there is no device (the test then skips). */
+prism_context *kt_cuda_context(void);
+/* Upload the built scene with a placement policy. `split` forces the
+ * node array apart (a device budget of 100 nodes, no reserve), as the
+ * chroma policy does on a full GPU. Returns NULL on failure. */
+prism_geometry *kt_upload(kt_scene *s, prism_context *ctx, prism_placement_policy policy,
+                          bool split);
 
 #endif

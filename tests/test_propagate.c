@@ -17,6 +17,9 @@
 
 #include "kernels/philox.h"
 #include "kernels_test_scene.h"
+#include "prism/geometry.h"
+#include "prism/memory.h"
+#include "geometry_internal.h"
 #include "propagate_internal.h"
 
 #define C_LIGHT 0.299792458
@@ -409,6 +412,82 @@ static void test_rayleigh_fraction(void **state)
     kt_free(&s, ctx);
 }
 
+/* The public path: upload, propagate into host photons and records in a
+ * device buffer; equal to the internal run photon by photon. */
+static void test_public_path(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    prism_geometry *geom = NULL;
+    assert_int_equal(prism_geometry_upload(ctx, &s.scene, s.bvh, NULL, &geom), PRISM_SUCCESS);
+    enum { N = 3000, K = 5 };
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = N, .direction = {1, 1, 0},
+                               .radius = 0.3f, .divergence = 0.2f, .wavelength_nm = 380,
+                               .wavelength_max_nm = 480};
+    prism_propagate_desc d = {.seed = 11, .record_steps = K};
+    prism_step_record *ref_rec = calloc(N * K, sizeof *ref_rec);
+    prism_photon *ref = run(&s, &src, &d, ref_rec, NULL);
+    prism_photon *ph = calloc(N, sizeof *ph);
+    prism_buffer *buf = NULL;
+    assert_int_equal(prism_buffer_create_device(ctx, N * K * sizeof(prism_step_record), "test.vbo",
+                                                &buf), PRISM_SUCCESS);
+    prism_propagate_outputs out = {
+        .photons = {.kind = PRISM_TARGET_HOST, .host = ph},
+        .records = {.kind = PRISM_TARGET_BUFFER, .buffer = buf}};
+    prism_propagate_stats st;
+    assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, &st), PRISM_SUCCESS);
+    assert_memory_equal(ph, ref, N * sizeof *ph);
+    prism_step_record *rec = calloc(N * K, sizeof *rec);
+    assert_int_equal(prism_buffer_read(buf, 0, rec, N * K * sizeof *rec), PRISM_SUCCESS);
+    assert_memory_equal(rec, ref_rec, N * K * sizeof *rec);
+    assert_true(st.steps >= N && st.launches >= 1 && st.seconds > 0);
+    for (int i = 0; i < N; i++)
+        assert_true(ph[i].wavelength >= 380 && ph[i].wavelength <= 480);
+    /* Records asked for without record_steps; a buffer too small. */
+    d.record_steps = 0;
+    assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    d.record_steps = K + 1;
+    assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, NULL), PRISM_ERROR_OUT_OF_RANGE);
+    prism_buffer_release(buf);
+    free(rec);
+    free(ref_rec);
+    free(ph);
+    free(ref);
+    prism_geometry_destroy(geom);
+    kt_free(&s, ctx);
+}
+
+/* Every placement policy, the split one included (nodes head and tail in
+ * two arrays), gives the same photons. */
+static void test_placement_policies(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    enum { N = 5000 };
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N, .position = {0.3f, 0.1f, 0}};
+    prism_propagate_desc d = {.seed = 77};
+    prism_photon *ref = run(&s, &src, &d, NULL, NULL), *ph = calloc(N, sizeof *ph);
+    const prism_placement_policy policies[] = {PRISM_PLACEMENT_AUTO, PRISM_PLACEMENT_DEVICE,
+                                               PRISM_PLACEMENT_MAPPED, PRISM_PLACEMENT_CHROMA};
+    for (int i = 0; i < 5; i++) {
+        prism_geometry *g = kt_upload(&s, ctx, policies[i % 4], i == 4);
+        assert_non_null(g);
+        if (i == 4) {
+            const prism_geometry_view *v = prism__geometry_view(g);
+            assert_true(v->nodes_split > 0 && v->nodes_split < v->node_count);
+        }
+        prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
+        assert_int_equal(prism_propagate(ctx, g, &src, &d, &out, NULL), PRISM_SUCCESS);
+        assert_memory_equal(ph, ref, N * sizeof *ph);
+        prism_geometry_destroy(g);
+    }
+    free(ph);
+    free(ref);
+    kt_free(&s, ctx);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -496,6 +575,8 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_step_records),
         cmocka_unit_test(test_rayleigh_fraction),
+        cmocka_unit_test(test_public_path),
+        cmocka_unit_test(test_placement_policies),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "kernels_test_scene.h"
+#include "prism/geometry.h"
+#include "prism/memory.h"
 #include "render_internal.h"
 
 static prism_context *ctx;
@@ -160,6 +162,50 @@ static void test_palette(void **state)
     free(img);
 }
 
+/* The public path: upload the scene, render into host memory with padded
+ * rows and into a device buffer; both equal the internal render. */
+static void test_public_path(void **state)
+{
+    (void)state;
+    prism_geometry *geom = NULL;
+    assert_int_equal(prism_geometry_upload(ctx, &cube.scene, cube.bvh, NULL, &geom), PRISM_SUCCESS);
+    prism_render_desc d = {.width = 31, .height = 17, .material_colors = colors,
+                           .material_colors_count = 2, .background = {1, 2, 3, 4}};
+    uint32_t *ref = render(&front, &d);
+    enum { PAD = 40 };
+    uint32_t *padded = calloc(PAD * 17, sizeof *padded);
+    prism_target t = {.kind = PRISM_TARGET_HOST, .host = padded, .row_bytes = PAD * 4};
+    prism_render_stats st;
+    assert_int_equal(prism_render(ctx, geom, &front, &d, &t, &st), PRISM_SUCCESS);
+    for (int y = 0; y < 17; y++)
+        assert_memory_equal(padded + y * PAD, ref + y * 31, 31 * 4);
+    assert_int_equal(padded[PAD - 1], 0); /* padding untouched */
+    assert_int_equal(st.launches, 1);
+    assert_false(st.interop);
+    prism_buffer *buf = NULL;
+    assert_int_equal(prism_buffer_create_device(ctx, 64 + 31 * 17 * 4, "test.image", &buf),
+                     PRISM_SUCCESS);
+    prism_target bt = {.kind = PRISM_TARGET_BUFFER, .buffer = buf, .offset = 64};
+    assert_int_equal(prism_render(ctx, geom, &front, &d, &bt, NULL), PRISM_SUCCESS);
+    uint32_t *back = calloc(31 * 17, sizeof *back);
+    assert_int_equal(prism_buffer_read(buf, 64, back, 31 * 17 * 4), PRISM_SUCCESS);
+    assert_memory_equal(back, ref, 31 * 17 * 4);
+    bt.offset = 68; /* one pixel too far */
+    assert_int_equal(prism_render(ctx, geom, &front, &d, &bt, NULL), PRISM_ERROR_OUT_OF_RANGE);
+    t.row_bytes = 30 * 4;
+    assert_int_equal(prism_render(ctx, geom, &front, &d, &t, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    t.host = NULL;
+    t.row_bytes = 0;
+    assert_int_equal(prism_render(ctx, geom, &front, &d, &t, NULL), PRISM_SUCCESS); /* discarded */
+    prism_target none = {.kind = PRISM_TARGET_BUFFER};
+    assert_int_equal(prism_render(ctx, geom, &front, &d, &none, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    prism_buffer_release(buf);
+    free(back);
+    free(padded);
+    free(ref);
+    prism_geometry_destroy(geom);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -192,7 +238,7 @@ int main(void)
         cmocka_unit_test(test_known_pixels), cmocka_unit_test(test_headlight),
         cmocka_unit_test(test_xray),         cmocka_unit_test(test_matrix_camera),
         cmocka_unit_test(test_row_order),    cmocka_unit_test(test_palette),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_public_path), cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

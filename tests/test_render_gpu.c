@@ -1,1 +1,189 @@
-int main(void){return 77;}
+/* Rendering on the CUDA backend against the host backend (the reference),
+ * across placement policies and output targets. Skipped (77) without a
+ * CUDA device.
+ *
+ * Tolerance between backends: the CUDA build uses --use_fast_math
+ * (approximate division, square root, tangent), so a shade may round one
+ * level apart, and a ray through a triangle edge may pick the neighbour;
+ * at most 0.1% of pixels may differ by more than one level. Between
+ * placement policies and targets on CUDA the code and arithmetic are the
+ * same: pixel-exact. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels_test_scene.h"
+#include "prism/kernels.h"
+#include "prism/memory.h"
+#include "prism/render.h"
+
+enum { W = 640, H = 480 };
+
+static prism_context *host, *cuda;
+static kt_scene scene;
+static prism_geometry *host_geom, *cuda_geom;
+
+/* A detector-like scene: a hall, a tank, spheres and a cube inside. */
+static void build_scene(kt_scene *s)
+{
+    uint32_t air = kt_material(s, "air", 1.0f, 0, 0);
+    uint32_t water = kt_material(s, "water", 1.33f, 10, 20);
+    uint32_t steel = kt_material(s, "steel", 2.0f, 0.001f, 0);
+    const float hlo[3] = {-10, -10, -10}, hhi[3] = {10, 10, 10};
+    const float tlo[3] = {-4, -4, -4}, thi[3] = {4, 4, 4}, clo[3] = {-1, -1, -1}, chi[3] = {1, 1, 1};
+    kt_box(s, hlo, hhi, 0, air, PRISM_NONE, PRISM_NONE);
+    kt_box(s, tlo, thi, 1, water, air, PRISM_NONE);
+    kt_box(s, clo, chi, 2, steel, water, PRISM_NONE);
+    for (int i = 0; i < 8; i++) {
+        const float c[3] = {(i & 1) ? 2.5f : -2.5f, (i & 2) ? 2.5f : -2.5f, (i & 4) ? 2.5f : -2.5f};
+        kt_sphere(s, c, 1.0f, 48, 3 + i, steel, water, PRISM_NONE);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    host = kt_host_context();
+    build_scene(&scene);
+    if (host == NULL || kt_build(&scene, host) != 0)
+        return -1;
+    host_geom = kt_upload(&scene, host, PRISM_PLACEMENT_AUTO, false);
+    cuda_geom = kt_upload(&scene, cuda, PRISM_PLACEMENT_DEVICE, false);
+    return host_geom != NULL && cuda_geom != NULL ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    prism_geometry_destroy(host_geom);
+    prism_geometry_destroy(cuda_geom);
+    kt_free(&scene, host);
+    prism_context_destroy(host);
+    return prism_context_destroy(cuda) == PRISM_SUCCESS ? 0 : -1;
+}
+
+static const prism_camera outside = {.eye = {7, 5, 9}, .look_at = {0, 0, 0}, .vfov_degrees = 50};
+static const prism_camera inside = {.eye = {0.5f, 0.3f, 3.5f}, .look_at = {0, 0, 0}, .vfov_degrees = 70};
+
+static uint32_t *render(prism_context *ctx, prism_geometry *g, const prism_camera *cam,
+                        prism_render_mode mode)
+{
+    prism_render_desc d = {.width = W, .height = H, .mode = mode, .background = {20, 20, 40, 255}};
+    uint32_t *img = calloc(W * H, sizeof *img);
+    prism_target t = {.kind = PRISM_TARGET_HOST, .host = img};
+    assert_int_equal(prism_render(ctx, g, cam, &d, &t, NULL), PRISM_SUCCESS);
+    return img;
+}
+
+static void compare(const uint32_t *a, const uint32_t *b, const char *what)
+{
+    size_t off = 0, max = 0;
+    for (size_t i = 0; i < (size_t)W * H; i++) {
+        size_t worst = 0;
+        for (int c = 0; c < 4; c++) {
+            int d = abs((int)((a[i] >> (8 * c)) & 0xFF) - (int)((b[i] >> (8 * c)) & 0xFF));
+            worst = (size_t)d > worst ? (size_t)d : worst;
+        }
+        off += worst > 1;
+        max = worst > max ? worst : max;
+    }
+    printf("# %s: %zu of %d pixels differ by more than one level (max %zu)\n", what, off, W * H,
+           max);
+    assert_true(off * 1000 <= (size_t)W * H);
+}
+
+static void test_same_images_both_backends(void **state)
+{
+    (void)state;
+    const prism_camera *cams[2] = {&outside, &inside};
+    for (int c = 0; c < 2; c++)
+        for (int m = 0; m < 2; m++) {
+            uint32_t *a = render(host, host_geom, cams[c], (prism_render_mode)m);
+            uint32_t *b = render(cuda, cuda_geom, cams[c], (prism_render_mode)m);
+            compare(a, b, c == 0 ? (m ? "outside x-ray" : "outside shaded")
+                                 : (m ? "inside x-ray" : "inside shaded"));
+            free(a);
+            free(b);
+        }
+}
+
+static void test_placement_policies_identical(void **state)
+{
+    (void)state;
+    uint32_t *ref = render(cuda, cuda_geom, &inside, PRISM_RENDER_XRAY);
+    const prism_placement_policy p[3] = {PRISM_PLACEMENT_MAPPED, PRISM_PLACEMENT_CHROMA,
+                                         PRISM_PLACEMENT_AUTO};
+    for (int i = 0; i < 3; i++) {
+        prism_geometry *g = kt_upload(&scene, cuda, p[i], i == 1);
+        assert_non_null(g);
+        uint32_t *img = render(cuda, g, &inside, PRISM_RENDER_XRAY);
+        assert_memory_equal(img, ref, W * H * 4);
+        free(img);
+        prism_geometry_destroy(g);
+    }
+    free(ref);
+}
+
+/* Host memory, device memory, mapped pinned memory: the same pixels. */
+static void test_targets_identical(void **state)
+{
+    (void)state;
+    uint32_t *ref = render(cuda, cuda_geom, &outside, PRISM_RENDER_SHADED);
+    prism_render_desc d = {.width = W, .height = H, .background = {20, 20, 40, 255}};
+    prism_buffer *dev = NULL, *mapped = NULL;
+    assert_int_equal(prism_buffer_create_device(cuda, W * H * 4, "test.image", &dev), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_pinned(cuda, W * H * 4, PRISM_HOST_MAPPED, "test.mapped",
+                                                &mapped), PRISM_SUCCESS);
+    prism_buffer *bufs[2] = {dev, mapped};
+    uint32_t *img = calloc(W * H, 4);
+    for (int i = 0; i < 2; i++) {
+        prism_target t = {.kind = PRISM_TARGET_BUFFER, .buffer = bufs[i]};
+        assert_int_equal(prism_render(cuda, cuda_geom, &outside, &d, &t, NULL), PRISM_SUCCESS);
+        assert_int_equal(prism_buffer_read(bufs[i], 0, img, W * H * 4), PRISM_SUCCESS);
+        assert_memory_equal(img, ref, W * H * 4);
+    }
+    free(img);
+    free(ref);
+    prism_buffer_release(dev);
+    prism_buffer_release(mapped);
+}
+
+static void test_occupancy_report(void **state)
+{
+    (void)state;
+    const char *names[3] = {"render", "generate", "propagate"};
+    for (int i = 0; i < 3; i++) {
+        prism_occupancy o;
+        int regs = 0;
+        size_t shared = 0;
+        assert_int_equal(prism_kernel_resources(cuda, names[i], &regs, &shared), PRISM_SUCCESS);
+        assert_int_equal(prism_kernel_occupancy(cuda, names[i], 128, &o), PRISM_SUCCESS);
+        printf("# %s: %d registers, %zu shared bytes, occupancy %.2f (limited by %s)\n", names[i],
+               regs, shared, o.occupancy, prism_occupancy_limit_name(o.limited_by));
+        assert_true(regs > 0 && o.occupancy > 0.0);
+    }
+    prism_occupancy o;
+    assert_int_equal(prism_kernel_occupancy(cuda, "nope", 128, &o), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_kernel_occupancy(host, "render", 128, &o), PRISM_ERROR_UNSUPPORTED);
+}
+
+int main(void)
+{
+    cuda = kt_cuda_context();
+    if (cuda == NULL) {
+        printf("no CUDA device: skipped\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_images_both_backends),
+        cmocka_unit_test(test_placement_policies_identical),
+        cmocka_unit_test(test_targets_identical),
+        cmocka_unit_test(test_occupancy_report),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

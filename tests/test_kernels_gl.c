@@ -1,0 +1,207 @@
+/* GL interop targets through a headless EGL context on the NVIDIA device:
+ * an image rendered into a GL pixel-unpack buffer, and step records
+ * written into a GL vertex buffer, equal what the device-memory targets
+ * receive. Skipped (77) without a CUDA device or an EGL device of the
+ * NVIDIA driver. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <cmocka.h>
+
+#include "kernels_test_scene.h"
+#include "prism/memory.h"
+#include "prism/propagate.h"
+#include "prism/render.h"
+
+/* GL entry points, taken from EGL (no GL library linked). */
+#define GL_ARRAY_BUFFER 0x8892
+#define GL_PIXEL_UNPACK_BUFFER 0x88EC
+#define GL_DYNAMIC_DRAW 0x88E8
+typedef void (*gen_buffers_fn)(int, unsigned *);
+typedef void (*bind_buffer_fn)(unsigned, unsigned);
+typedef void (*buffer_data_fn)(unsigned, ptrdiff_t, const void *, unsigned);
+typedef void (*get_buffer_sub_data_fn)(unsigned, ptrdiff_t, ptrdiff_t, void *);
+typedef void (*delete_buffers_fn)(int, const unsigned *);
+static gen_buffers_fn gen_buffers;
+static bind_buffer_fn bind_buffer;
+static buffer_data_fn buffer_data;
+static get_buffer_sub_data_fn get_buffer_sub_data;
+static delete_buffers_fn delete_buffers;
+
+static EGLDisplay dpy = EGL_NO_DISPLAY;
+static EGLContext egl_ctx = EGL_NO_CONTEXT;
+static EGLSurface surface = EGL_NO_SURFACE;
+static prism_context *cuda, *host;
+
+static EGLDisplay nvidia_display(void)
+{
+    PFNEGLQUERYDEVICESEXTPROC query =
+        (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
+    PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
+        (PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
+    PFNEGLGETPLATFORMDISPLAYEXTPROC platform =
+        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+    EGLDeviceEXT devices[8];
+    EGLint n = 0;
+    if (!query || !query_string || !platform || !query(8, devices, &n))
+        return EGL_NO_DISPLAY;
+    for (EGLint i = 0; i < n; i++) {
+        const char *ext = query_string(devices[i], EGL_EXTENSIONS);
+        if (ext && strstr(ext, "EGL_NV_device_cuda"))
+            return platform(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
+    }
+    return EGL_NO_DISPLAY;
+}
+
+static bool egl_start(void)
+{
+    dpy = nvidia_display();
+    EGLint major, minor, count = 0;
+    if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, &major, &minor))
+        return false;
+    const EGLint config_attrs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
+                                   EGL_OPENGL_BIT, EGL_NONE};
+    EGLConfig config;
+    const EGLint pb_attrs[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
+    if (!eglChooseConfig(dpy, config_attrs, &config, 1, &count) || count != 1 ||
+        !eglBindAPI(EGL_OPENGL_API))
+        return false;
+    surface = eglCreatePbufferSurface(dpy, config, pb_attrs);
+    egl_ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, NULL);
+    if (surface == EGL_NO_SURFACE || egl_ctx == EGL_NO_CONTEXT ||
+        !eglMakeCurrent(dpy, surface, surface, egl_ctx))
+        return false;
+    gen_buffers = (gen_buffers_fn)eglGetProcAddress("glGenBuffers");
+    bind_buffer = (bind_buffer_fn)eglGetProcAddress("glBindBuffer");
+    buffer_data = (buffer_data_fn)eglGetProcAddress("glBufferData");
+    get_buffer_sub_data = (get_buffer_sub_data_fn)eglGetProcAddress("glGetBufferSubData");
+    delete_buffers = (delete_buffers_fn)eglGetProcAddress("glDeleteBuffers");
+    return gen_buffers && bind_buffer && buffer_data && get_buffer_sub_data && delete_buffers;
+}
+
+static prism_gl_proc get_proc(const char *name) { return (prism_gl_proc)eglGetProcAddress(name); }
+
+static unsigned gl_buffer(unsigned target, size_t size)
+{
+    unsigned b = 0;
+    gen_buffers(1, &b);
+    bind_buffer(target, b);
+    buffer_data(target, (ptrdiff_t)size, NULL, GL_DYNAMIC_DRAW);
+    bind_buffer(target, 0);
+    return b;
+}
+
+static void *gl_read(unsigned target, unsigned b, size_t size)
+{
+    void *p = malloc(size);
+    bind_buffer(target, b);
+    get_buffer_sub_data(target, 0, (ptrdiff_t)size, p);
+    bind_buffer(target, 0);
+    return p;
+}
+
+static void build(kt_scene *s)
+{
+    uint32_t vac = kt_material(s, "vacuum", 1.0f, 0, 0);
+    uint32_t water = kt_material(s, "water", 1.33f, 3.0f, 2.0f);
+    uint32_t wall = kt_surface(s, "wall", 0.3f, 0.2f, 0.1f, 0.3f);
+    const float lo[3] = {-3, -3, -3}, hi[3] = {3, 3, 3}, c[3] = {0.2f, 0, 0};
+    kt_box(s, lo, hi, 1, vac, PRISM_NONE, wall);
+    kt_sphere(s, c, 1.5f, 64, 2, water, vac, PRISM_NONE);
+}
+
+static void test_pbo_equals_device(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    build(&s);
+    assert_int_equal(kt_build(&s, host), 0);
+    prism_geometry *g = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
+    enum { W = 320, H = 200 };
+    prism_camera cam = {.eye = {0.5f, 1, 2.8f}, .look_at = {0, 0, 0}, .vfov_degrees = 80};
+    prism_render_desc d = {.width = W, .height = H, .mode = PRISM_RENDER_XRAY,
+                           .bottom_row_first = true, .background = {0, 0, 0, 255}};
+    prism_buffer *dev = NULL, *pbo = NULL;
+    assert_int_equal(prism_buffer_create_device(cuda, W * H * 4, "test.image", &dev), PRISM_SUCCESS);
+    unsigned gl = gl_buffer(GL_PIXEL_UNPACK_BUFFER, W * H * 4);
+    assert_int_equal(prism_buffer_create_gl(cuda, gl, W * H * 4, PRISM_GL_WRITE_DISCARD, get_proc,
+                                            "test.pbo", &pbo), PRISM_SUCCESS);
+    prism_target td = {.kind = PRISM_TARGET_BUFFER, .buffer = dev};
+    prism_target tp = {.kind = PRISM_TARGET_BUFFER, .buffer = pbo};
+    prism_render_stats st;
+    assert_int_equal(prism_render(cuda, g, &cam, &d, &td, NULL), PRISM_SUCCESS);
+    assert_int_equal(prism_render(cuda, g, &cam, &d, &tp, &st), PRISM_SUCCESS);
+    printf("# PBO written %s\n", st.interop ? "in place (interop)" : "by the copy path");
+    uint32_t *a = malloc(W * H * 4), *b = gl_read(GL_PIXEL_UNPACK_BUFFER, gl, W * H * 4);
+    assert_int_equal(prism_buffer_read(dev, 0, a, W * H * 4), PRISM_SUCCESS);
+    assert_memory_equal(a, b, W * H * 4);
+    free(a);
+    free(b);
+    prism_buffer_release(pbo);
+    prism_buffer_release(dev);
+    delete_buffers(1, &gl);
+    prism_geometry_destroy(g);
+    kt_free(&s, host);
+}
+
+static void test_vbo_equals_device(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    build(&s);
+    assert_int_equal(kt_build(&s, host), 0);
+    prism_geometry *g = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
+    enum { N = 100000, K = 10 };
+    const size_t bytes = (size_t)N * K * sizeof(prism_step_record);
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N};
+    prism_propagate_desc d = {.seed = 8, .record_steps = K};
+    prism_buffer *dev = NULL, *vbo = NULL;
+    assert_int_equal(prism_buffer_create_device(cuda, bytes, "test.records", &dev), PRISM_SUCCESS);
+    unsigned gl = gl_buffer(GL_ARRAY_BUFFER, bytes);
+    assert_int_equal(prism_buffer_create_gl(cuda, gl, bytes, PRISM_GL_WRITE_DISCARD, get_proc,
+                                            "test.vbo", &vbo), PRISM_SUCCESS);
+    prism_propagate_outputs od = {.records = {.kind = PRISM_TARGET_BUFFER, .buffer = dev}};
+    prism_propagate_outputs ov = {.records = {.kind = PRISM_TARGET_BUFFER, .buffer = vbo}};
+    assert_int_equal(prism_propagate(cuda, g, &src, &d, &od, NULL), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(cuda, g, &src, &d, &ov, NULL), PRISM_SUCCESS);
+    void *a = malloc(bytes), *b = gl_read(GL_ARRAY_BUFFER, gl, bytes);
+    assert_int_equal(prism_buffer_read(dev, 0, a, bytes), PRISM_SUCCESS);
+    assert_memory_equal(a, b, bytes);
+    free(a);
+    free(b);
+    prism_buffer_release(vbo);
+    prism_buffer_release(dev);
+    delete_buffers(1, &gl);
+    prism_geometry_destroy(g);
+    kt_free(&s, host);
+}
+
+int main(void)
+{
+    if (prism_cuda_device_count() == 0 || !egl_start()) {
+        printf("no CUDA device or no NVIDIA EGL device: skipped\n");
+        return 77;
+    }
+    prism_context_desc cd = {.backend = PRISM_BACKEND_CUDA, .share_gl = true};
+    if (prism_context_create(&cd, &cuda) != PRISM_SUCCESS)
+        return 1;
+    host = kt_host_context();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pbo_equals_device),
+        cmocka_unit_test(test_vbo_equals_device),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    prism_context_destroy(host);
+    prism_result r = prism_context_destroy(cuda);
+    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    eglDestroyContext(dpy, egl_ctx);
+    eglDestroySurface(dpy, surface);
+    eglTerminate(dpy);
+    return r == PRISM_SUCCESS ? failed : 1;
+}
