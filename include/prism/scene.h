@@ -121,7 +121,8 @@ typedef struct prism_scene {
 typedef bool (*prism_progress_fn)(void *user, size_t done, size_t total);
 
 /* Defaults (all-zero): unit from the file, millimetres for G4DAE files
- * without <unit>; no log; no progress; nesting limit 256. */
+ * without <unit>; no log; no progress; nesting limit 256 (at most 4096);
+ * up to 2^32-1 world triangles. */
 typedef struct prism_load_desc {
     double unit_meter;          /* >0 overrides the file's <unit> */
     unsigned max_depth;         /* node/instance nesting limit; 0 = 256 */
@@ -131,6 +132,8 @@ typedef struct prism_load_desc {
     void *progress_user;
     char *error;                /* if set, the error message is written here */
     size_t error_size;
+    size_t max_triangles;       /* >0: refuse files that place more world triangles
+                                   (PRISM_ERROR_LIMIT) before allocating them */
 } prism_load_desc;
 
 /** Load a COLLADA file. On failure *out is NULL, nothing is left allocated,

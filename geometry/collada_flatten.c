@@ -1,0 +1,340 @@
+/* The COLLADA loader's last stage: walk the node graph from the scene,
+ * resolve every reference met on the way (only what the scene reaches), and
+ * write world-space triangles. A first walk counts what every node places
+ * (memoised per node: the graph is a DAG) and finds cycles, so the output is
+ * allocated once, at its exact size, and a file that would place too much
+ * is refused before anything big is allocated. The second walk transforms
+ * each placed geometry's vertices once into the output. */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collada_internal.h"
+
+#define CL_MAX_VISITS (UINT64_C(1) << 26) /* nodes the scene may place, in all */
+
+typedef struct flat {
+    prism__cl *L;
+    prism_scene *S;
+    size_t tri, vert, solid;
+    prism__vec path; /* char, NUL terminated */
+    uint32_t *holder, *pv;
+} flat;
+
+static cl_node *node_at(prism__cl *L, uint32_t i)
+{
+    return &CL_AT(L->nodes, cl_node, i);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX / 4 - b ? UINT64_MAX / 4 : a + b;
+}
+
+static uint32_t bound_material(prism__cl *L, const cl_item *it, cl_str symbol)
+{
+    if (!symbol)
+        return CL_NONE;
+    const char *sym = prism__cl_s(L, symbol);
+    for (uint32_t i = 0; i < it->bind_count; i++) {
+        const cl_binding *b = &CL_AT(L->bindings, cl_binding, it->bind_first + i);
+        if (!b->symbol || strcmp(prism__cl_s(L, b->symbol), sym) != 0)
+            continue;
+        uint32_t m = prism__cl_map_get(L, &L->material_ids, prism__cl_s(L, b->target));
+        if (m == CL_NONE)
+            prism__cl_fail(L, PRISM_ERROR_PARSE, b->pos, "instance_material",
+                           "no <material id=\"%s\">", prism__cl_s(L, b->target));
+        return m;
+    }
+    /* Unbound symbols: some exporters write the material id itself. */
+    return prism__cl_map_get(L, &L->material_ids, sym);
+}
+
+static bool resolve_geometry(prism__cl *L, cl_item *it)
+{
+    uint32_t g = prism__cl_map_get(L, &L->geometry_ids, prism__cl_s(L, it->url));
+    if (g == CL_NONE) {
+        prism__cl_fail(L, PRISM_ERROR_PARSE, it->pos, "instance_geometry",
+                       "no <geometry id=\"%s\">", prism__cl_s(L, it->url));
+        return false;
+    }
+    it->target = g;
+    const cl_geometry *geo = &CL_AT(L->geometries, cl_geometry, g);
+    it->mat_first = (uint32_t)L->item_mats.count;
+    for (uint32_t i = 0; i < geo->groups_count; i++) {
+        uint32_t m = bound_material(L, it, geo->groups[i].material);
+        uint32_t *slot = prism__vec_push(&L->item_mats, sizeof *slot);
+        if (!slot)
+            prism__cl_oom(L);
+        if (L->result)
+            return false;
+        *slot = m;
+    }
+    return true;
+}
+
+static uint32_t item_node(prism__cl *L, cl_item *it)
+{
+    if (it->kind == CL_ITEM_NODE && it->target == CL_NONE) {
+        it->target = prism__cl_map_get(L, &L->node_ids, prism__cl_s(L, it->url));
+        if (it->target == CL_NONE)
+            prism__cl_fail(L, PRISM_ERROR_PARSE, it->pos, "instance_node", "no <node id=\"%s\">",
+                           prism__cl_s(L, it->url));
+    }
+    return it->target;
+}
+
+static const char *node_label(const prism__cl *L, const cl_node *n)
+{
+    return n->name ? prism__cl_s(L, n->name) : n->id ? prism__cl_s(L, n->id) : "node";
+}
+
+/* First walk: resolve, count (memoised), and find cycles and depth. */
+static bool count_node(prism__cl *L, uint32_t ni, unsigned depth, cl_pos via)
+{
+    cl_node *n = node_at(L, ni);
+    if (n->state == 2)
+        return true;
+    if (n->state == 1) {
+        prism__cl_fail(L, PRISM_ERROR_PARSE, via, "instance_node",
+                       "cycle: node \"%s\" is placed inside itself", node_label(L, n));
+        return false;
+    }
+    if (depth > L->max_depth) {
+        prism__cl_fail(L, PRISM_ERROR_LIMIT, via, "instance_node",
+                       "nodes and instances nested deeper than %u", L->max_depth);
+        return false;
+    }
+    n->state = 1;
+    uint64_t tri = 0, vert = 0, visits = 1, solids = 0;
+    for (uint32_t i = n->first_item; i != CL_NONE; i = CL_AT(L->items, cl_item, i).next) {
+        cl_item *it = &CL_AT(L->items, cl_item, i);
+        if (it->kind == CL_ITEM_GEOMETRY) {
+            if (!resolve_geometry(L, it))
+                return false;
+            const cl_geometry *g = &CL_AT(L->geometries, cl_geometry, it->target);
+            tri = sat_add(tri, g->triangles);
+            vert = sat_add(vert, g->vertices);
+            visits = sat_add(visits, 1);
+            solids = sat_add(solids, 1);
+            continue;
+        }
+        uint32_t c = item_node(L, it);
+        if (c == CL_NONE || !count_node(L, c, depth + 1, it->pos))
+            return false;
+        const cl_node *cn = node_at(L, c);
+        tri = sat_add(tri, cn->sub_triangles);
+        vert = sat_add(vert, cn->sub_vertices);
+        visits = sat_add(visits, cn->sub_visits);
+        solids = sat_add(solids, cn->sub_solids);
+    }
+    n = node_at(L, ni);
+    n->state = 2;
+    n->sub_triangles = tri, n->sub_vertices = vert, n->sub_visits = visits, n->sub_solids = solids;
+    return true;
+}
+
+static char *dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    return d ? memcpy(d, s, n) : NULL;
+}
+
+static void grow_bbox(prism_scene *S, const float *p)
+{
+    for (int k = 0; k < 3; k++) {
+        if (p[k] < S->bbox_min[k])
+            S->bbox_min[k] = p[k];
+        if (p[k] > S->bbox_max[k])
+            S->bbox_max[k] = p[k];
+    }
+}
+
+static void write_vertices(flat *f, const cl_geometry *g, const double *m)
+{
+    float *out = f->S->positions + 3 * f->vert;
+    for (uint32_t v = 0; v < g->vertices; v++) {
+        const float *p = g->positions + 3 * (size_t)v;
+        double x = p[0], y = p[1], z = p[2];
+        out[3 * v] = (float)(m[0] * x + m[1] * y + m[2] * z + m[3]);
+        out[3 * v + 1] = (float)(m[4] * x + m[5] * y + m[6] * z + m[7]);
+        out[3 * v + 2] = (float)(m[8] * x + m[9] * y + m[10] * z + m[11]);
+    }
+}
+
+static void write_triangles(flat *f, const cl_geometry *g, const uint32_t *mats, uint32_t solid,
+                            uint32_t outer)
+{
+    prism_scene *S = f->S;
+    uint32_t base = (uint32_t)f->vert;
+    for (uint32_t k = 0; k < g->groups_count; k++) {
+        const cl_group *gr = &g->groups[k];
+        for (uint32_t t = gr->first; t < gr->first + gr->count; t++) {
+            size_t o = f->tri++;
+            for (int c = 0; c < 3; c++) {
+                S->indices[3 * o + c] = g->tris[3 * (size_t)t + c] + base;
+                grow_bbox(S, S->positions + 3 * (size_t)S->indices[3 * o + c]);
+            }
+            S->triangle_solid[o] = solid;
+            S->triangle_material_inner[o] = mats[k];
+            S->triangle_material_outer[o] = outer;
+            S->triangle_surface[o] = PRISM_NONE;
+        }
+    }
+}
+
+static uint32_t place_geometry(flat *f, const cl_item *it, const double *m, uint32_t ni,
+                               uint32_t pv, uint32_t parent)
+{
+    prism__cl *L = f->L;
+    const cl_geometry *g = &CL_AT(L->geometries, cl_geometry, it->target);
+    const uint32_t *mats = &CL_AT(L->item_mats, uint32_t, it->mat_first);
+    cl_node *n = node_at(L, ni);
+    uint32_t s = (uint32_t)f->solid++;
+    prism_solid *so = &f->S->solids[s];
+    so->name = dup(node_label(L, n));
+    so->path = dup((const char *)f->path.data);
+    if (!so->name || !so->path) {
+        prism__cl_oom(L);
+        return CL_NONE;
+    }
+    so->copy_number = (int)n->copies++;
+    so->parent = parent;
+    so->material = g->groups_count ? mats[0] : PRISM_NONE;
+    so->first_triangle = (uint32_t)f->tri;
+    so->triangle_count = g->triangles;
+    f->holder[s] = ni;
+    f->pv[s] = pv;
+    uint32_t outer = parent != CL_NONE ? f->S->solids[parent].material : PRISM_NONE;
+    write_vertices(f, g, m);
+    write_triangles(f, g, mats, s, outer);
+    f->vert += g->vertices;
+    return s;
+}
+
+static bool path_push(flat *f, const char *name)
+{
+    size_t n = strlen(name), at = f->path.count;
+    if (!prism__vec_grow(&f->path, 1, at + n + 2)) {
+        prism__cl_oom(f->L);
+        return false;
+    }
+    char *p = f->path.data;
+    if (at)
+        p[at++] = '/';
+    memcpy(p + at, name, n + 1);
+    f->path.count = at + n;
+    return true;
+}
+
+/* Second walk: the geometries of a node first (the first one is the solid
+ * that encloses the node's children), then its children in order. */
+static bool place(flat *f, uint32_t ni, const double *pm, uint32_t parent, uint32_t pv)
+{
+    prism__cl *L = f->L;
+    double m[16];
+    cl_node *n = node_at(L, ni);
+    prism__cl_mat_mul(pm, n->m, m);
+    size_t path_len = f->path.count;
+    if (!n->is_scene && !path_push(f, node_label(L, n)))
+        return false;
+    uint32_t own = parent;
+    for (uint32_t i = n->first_item; i != CL_NONE; i = CL_AT(L->items, cl_item, i).next) {
+        const cl_item *it = &CL_AT(L->items, cl_item, i);
+        if (it->kind != CL_ITEM_GEOMETRY)
+            continue;
+        uint32_t s = place_geometry(f, it, m, ni, pv, parent);
+        if (s == CL_NONE)
+            return false;
+        if (own == parent)
+            own = s;
+    }
+    for (uint32_t i = n->first_item; i != CL_NONE; i = CL_AT(L->items, cl_item, i).next) {
+        const cl_item *it = &CL_AT(L->items, cl_item, i);
+        if (it->kind == CL_ITEM_GEOMETRY)
+            continue;
+        uint32_t c = it->target;
+        if (!place(f, c, m, own, it->kind == CL_ITEM_CHILD ? c : ni))
+            return false;
+    }
+    f->path.count = path_len;
+    if (f->path.data)
+        ((char *)f->path.data)[path_len] = 0;
+    return true;
+}
+
+static uint32_t find_root(prism__cl *L)
+{
+    if (L->scene_url) {
+        uint32_t r = prism__cl_map_get(L, &L->scene_ids, prism__cl_s(L, L->scene_url));
+        if (r == CL_NONE)
+            prism__cl_fail(L, PRISM_ERROR_PARSE, L->scene_pos, "instance_visual_scene",
+                           "no <visual_scene id=\"%s\">", prism__cl_s(L, L->scene_url));
+        return r;
+    }
+    return L->scenes.count ? CL_AT(L->scenes, uint32_t, 0) : CL_NONE;
+}
+
+static bool check_totals(prism__cl *L, const cl_node *root)
+{
+    uint64_t max = L->desc && L->desc->max_triangles ? L->desc->max_triangles : UINT32_MAX;
+    cl_pos at = root->pos;
+    if (root->sub_visits > CL_MAX_VISITS)
+        prism__cl_fail(L, PRISM_ERROR_LIMIT, at, "visual_scene",
+                       "the scene places more than %llu nodes",
+                       (unsigned long long)CL_MAX_VISITS);
+    else if (root->sub_triangles > max)
+        prism__cl_fail(L, PRISM_ERROR_LIMIT, at, "visual_scene",
+                       "the scene places %llu world triangles, more than the limit %llu",
+                       (unsigned long long)root->sub_triangles, (unsigned long long)max);
+    else if (root->sub_vertices > UINT32_MAX || root->sub_solids >= UINT32_MAX)
+        prism__cl_fail(L, PRISM_ERROR_LIMIT, at, "visual_scene",
+                       "the scene places more than 2^32-1 vertices or solids");
+    return !L->result;
+}
+
+static bool allocate(prism_scene *S, const cl_node *root)
+{
+    size_t t = root->sub_triangles, v = root->sub_vertices, s = root->sub_solids;
+    S->triangles_count = t;
+    S->vertices_count = v;
+    S->solids_count = s;
+    S->positions = malloc(3 * v * sizeof(float) + 1);
+    S->indices = malloc(3 * t * sizeof(uint32_t) + 1);
+    S->triangle_solid = malloc(t * sizeof(uint32_t) + 1);
+    S->triangle_material_inner = malloc(t * sizeof(uint32_t) + 1);
+    S->triangle_material_outer = malloc(t * sizeof(uint32_t) + 1);
+    S->triangle_surface = malloc(t * sizeof(uint32_t) + 1);
+    S->solids = calloc(s + 1, sizeof *S->solids);
+    return S->positions && S->indices && S->triangle_solid && S->triangle_material_inner &&
+           S->triangle_material_outer && S->triangle_surface && S->solids;
+}
+
+prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
+{
+    for (int k = 0; k < 3; k++)
+        S->bbox_min[k] = FLT_MAX, S->bbox_max[k] = -FLT_MAX;
+    uint32_t root = find_root(L);
+    if (root == CL_NONE)
+        return L->result;
+    if (!count_node(L, root, 0, node_at(L, root)->pos) || !check_totals(L, node_at(L, root)))
+        return L->result;
+    const cl_node *r = node_at(L, root);
+    flat f = {L, S, 0, 0, 0, {0}, NULL, NULL};
+    f.holder = malloc((r->sub_solids + 1) * sizeof *f.holder);
+    f.pv = malloc((r->sub_solids + 1) * sizeof *f.pv);
+    if (!f.holder || !f.pv || !allocate(S, r) || !prism__vec_grow(&f.path, 1, 64)) {
+        prism__cl_oom(L);
+    } else {
+        ((char *)f.path.data)[0] = 0;
+        double unit[16] = {L->unit, 0, 0, 0, 0, L->unit, 0, 0, 0, 0, L->unit, 0, 0, 0, 0, 1};
+        if (place(&f, root, unit, CL_NONE, root))
+            prism__cl_build_surfaces(L, S, f.holder, f.pv);
+    }
+    L->stats.instances = f.solid;
+    free(f.holder);
+    free(f.pv);
+    prism__vec_free(&f.path);
+    return L->result;
+}

@@ -1,0 +1,324 @@
+/* The COLLADA loader's internal state, shared by its stages:
+ *   collada_xml.c          expat callbacks, element dispatch, number streaming
+ *   collada_mesh.c         sources, vertices and primitives -> unique triangles
+ *   collada_triangulate.c  polygons (concave, with holes) -> triangles
+ *   collada_nodes.c        nodes, transforms, instancing -> world triangles
+ *   collada_g4dae.c        G4DAE extras: property tables, optical surfaces
+ *   collada_util.c         arrays, string pool, id maps, messages
+ * Everything read from the file is kept in flat arrays indexed by uint32
+ * (no pointers into arrays that grow), strings as offsets into one pool. */
+#ifndef PRISM_COLLADA_INTERNAL_H
+#define PRISM_COLLADA_INTERNAL_H
+
+#include <expat.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collada_triangulate.h"
+#include "prism/scene.h"
+
+#define CL_NONE UINT32_MAX
+#define CL_HOLE 0x80000000u /* flag on a ring size: a hole of the previous polygon */
+
+/* Elements nested deeper than max_depth + CL_XML_SLACK are refused. */
+#define CL_XML_SLACK 64
+#define CL_DEFAULT_MAX_DEPTH 256
+#define CL_MAX_MAX_DEPTH 4096 /* the flattening recurses; keep the C stack small */
+
+typedef struct prism__vec {
+    void *data;
+    size_t count, cap;
+} prism__vec;
+
+bool prism__vec_grow(prism__vec *v, size_t elem, size_t need);
+void prism__vec_free(prism__vec *v);
+
+static inline void *prism__vec_push(prism__vec *v, size_t elem)
+{
+    if (v->count == v->cap && !prism__vec_grow(v, elem, v->count + 1))
+        return NULL;
+    return (char *)v->data + elem * v->count++;
+}
+
+#define CL_AT(vec, T, i) (((T *)(vec).data)[i])
+
+typedef uint32_t cl_str; /* offset in the string pool; 0 = no string */
+
+typedef struct cl_pos {
+    uint32_t line, col;
+} cl_pos;
+
+typedef struct cl_map {
+    uint32_t *keys; /* cl_str, 0 = empty slot */
+    uint32_t *vals;
+    size_t cap, count;
+} cl_map;
+
+typedef enum cl_tag {
+#define CL_TAG_ENUM(e, s) CL_T_##e,
+#include "collada_tags.h"
+#undef CL_TAG_ENUM
+    CL_T_UNKNOWN
+} cl_tag;
+
+typedef struct cl_frame {
+    uint8_t tag;
+    bool active; /* a stage began something here; its end handler runs */
+    cl_pos pos;
+} cl_frame;
+
+typedef enum cl_text {
+    CL_TEXT_NONE = 0,
+    CL_TEXT_FLOATS,  /* into *fdst */
+    CL_TEXT_DOUBLES, /* transform values into dbl[] */
+    CL_TEXT_INDICES, /* <p>/<h>: VERTEX indices kept, others skipped */
+    CL_TEXT_COUNTS,  /* <vcount>: ring sizes */
+    CL_TEXT_SMALL    /* short text such as <up_axis> */
+} cl_text;
+
+typedef struct cl_source {
+    cl_str id;
+    cl_pos pos, acc_pos;
+    prism__vec data; /* float */
+    size_t declared; /* float_array count attribute */
+    bool has_accessor;
+    size_t acc_count, acc_stride, acc_offset;
+} cl_source;
+
+typedef enum cl_prim_kind {
+    CL_TRIANGLES,
+    CL_POLYLIST,
+    CL_POLYGONS,
+    CL_TRISTRIPS,
+    CL_TRIFANS
+} cl_prim_kind;
+
+typedef struct cl_prim {
+    cl_prim_kind kind;
+    uint8_t tag;
+    cl_str material;
+    cl_pos pos, p_pos;
+    size_t count;
+    bool has_count, has_vertex;
+    uint32_t stride, voff; /* ints per vertex in <p>, offset of VERTEX */
+    cl_str vertex_ref;
+    cl_pos vertex_pos;
+    size_t idx_first, idx_count;   /* in mesh.idx */
+    size_t ring_first, ring_count; /* in mesh.rings */
+} cl_prim;
+
+typedef struct cl_mesh {
+    bool active;
+    prism__vec sources; /* cl_source */
+    bool has_vertices;
+    cl_str vertices_id, position_ref;
+    cl_pos vertices_pos, position_pos;
+    prism__vec prims; /* cl_prim */
+    prism__vec idx;   /* uint32: VERTEX indices of all primitives */
+    prism__vec rings; /* uint32: ring sizes, CL_HOLE flags holes */
+} cl_mesh;
+
+typedef struct cl_group {
+    cl_str material; /* the primitive's material symbol */
+    uint32_t first, count;
+} cl_group;
+
+typedef struct cl_geometry {
+    cl_str id, name;
+    cl_pos pos;
+    float *positions; /* file units and axes */
+    uint32_t vertices;
+    uint32_t *tris;
+    uint32_t triangles;
+    cl_group *groups;
+    uint32_t groups_count;
+} cl_geometry;
+
+typedef enum cl_item_kind { CL_ITEM_GEOMETRY, CL_ITEM_NODE, CL_ITEM_CHILD } cl_item_kind;
+
+typedef struct cl_item {
+    cl_item_kind kind;
+    cl_str url;
+    cl_pos pos;
+    uint32_t target; /* child node, or the resolved geometry / node */
+    uint32_t next;
+    uint32_t bind_first, bind_count; /* cl_binding, instance_geometry only */
+    uint32_t mat_first;              /* resolved material per geometry group */
+} cl_item;
+
+typedef struct cl_binding {
+    cl_str symbol, target;
+    cl_pos pos;
+} cl_binding;
+
+typedef struct cl_node {
+    cl_str id, name;
+    cl_pos pos;
+    double m[16]; /* local transform, row major */
+    uint32_t first_item, last_item;
+    uint8_t state; /* flattening: 0 new, 1 on the path, 2 counted */
+    bool is_scene;
+    uint64_t sub_triangles, sub_vertices, sub_visits, sub_solids;
+    uint32_t copies;
+} cl_node;
+
+typedef struct cl_table {
+    cl_str name;
+    cl_pos pos;
+    size_t first, count; /* in table_data */
+} cl_table;
+
+typedef struct cl_prop {
+    bool optical;   /* owner is an opticalsurface, else a material */
+    uint32_t owner;
+    cl_str name, ref;
+    cl_pos pos;
+} cl_prop;
+
+typedef struct cl_material {
+    cl_str id, name;
+    cl_pos pos;
+} cl_material;
+
+typedef struct cl_optical {
+    cl_str name;
+    cl_pos pos;
+    int model, finish, type;
+    double value;
+} cl_optical;
+
+typedef struct cl_surfref {
+    cl_str name, optical;
+    cl_pos pos;
+    prism_surface_kind kind;
+    cl_str ref[2];
+    cl_pos ref_pos[2];
+    unsigned refs;
+} cl_surfref;
+
+typedef struct prism__cl {
+    const char *file;
+    const prism_load_desc *desc;
+    XML_Parser xp;
+    size_t total, done;
+    prism_result result;
+    char message[768];
+
+    cl_frame *stack;
+    size_t depth, stack_cap;
+    unsigned max_depth, node_depth;
+    bool root_seen;
+
+    /* text streaming */
+    cl_text text;
+    size_t text_depth;
+    char carry[128];
+    size_t carry_len;
+    prism__vec *fdst;
+    double dbl[16];
+    unsigned dbl_count;
+    char small[128];
+    size_t small_len;
+    uint32_t p_stride, p_voff, p_phase;
+    size_t p_ints, ring_start;
+    bool ring_hole;
+
+    prism__vec pool; /* char */
+    cl_map geometry_ids, node_ids, scene_ids, material_ids;
+
+    cl_mesh mesh;
+    prism__tri_scratch tri;
+    prism__vec geometries; /* cl_geometry */
+    uint32_t cur_geometry;
+    bool geometry_has_mesh;
+
+    prism__vec nodes, items, bindings; /* cl_node, cl_item, cl_binding */
+    prism__vec item_mats;              /* uint32: material per geometry group */
+    prism__vec node_stack;             /* uint32 */
+    uint32_t cur_item;
+    prism__vec scenes; /* uint32: pseudo-nodes of <visual_scene> */
+    cl_str scene_url;
+    cl_pos scene_pos;
+
+    prism__vec materials, tables, table_data, props, opticals, surfrefs;
+    uint32_t cur_material, cur_optical, cur_surfref, cur_table;
+    cl_map table_map; /* table name -> index, built with the materials */
+
+    double unit;
+    bool has_unit;
+    prism_up_axis up;
+    bool g4dae;
+
+    prism_skip_counts skipped;
+    prism_load_stats stats;
+} prism__cl;
+
+/* collada_util.c */
+cl_str prism__cl_str(prism__cl *L, const char *s, size_t n);
+static inline const char *prism__cl_s(const prism__cl *L, cl_str s)
+{
+    return (const char *)L->pool.data + s;
+}
+cl_str prism__cl_url(prism__cl *L, const char *url, cl_pos pos, const char *element);
+bool prism__cl_map_put(prism__cl *L, cl_map *m, cl_str key, uint32_t val);
+uint32_t prism__cl_map_get(const prism__cl *L, const cl_map *m, const char *key);
+void prism__cl_map_free(cl_map *m);
+void prism__cl_fail(prism__cl *L, prism_result r, cl_pos pos, const char *element, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
+void prism__cl_oom(prism__cl *L);
+void prism__cl_log(prism__cl *L, prism_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+cl_pos prism__cl_here(const prism__cl *L);
+const char *prism__cl_attr(const XML_Char **atts, const char *name);
+bool prism__cl_attr_size(prism__cl *L, const XML_Char **atts, const char *name, size_t *out,
+                         const char *element);
+const char *prism__cl_tag_name(unsigned tag);
+unsigned prism__cl_tag(const char *name);
+
+/* collada_xml.c: parse a whole document into L (data/size, or a FILE *). */
+prism_result prism__cl_parse(prism__cl *L, const void *data, size_t size, void *file);
+unsigned prism__cl_up(const prism__cl *L, unsigned k); /* tag of the k-th ancestor */
+static inline void prism__cl_activate(prism__cl *L)
+{
+    L->stack[L->depth - 1].active = true;
+}
+static inline cl_pos prism__cl_top_pos(const prism__cl *L)
+{
+    return L->stack[L->depth - 1].pos;
+}
+/* Route the text of the element just opened to a number stream. */
+void prism__cl_text_floats(prism__cl *L, prism__vec *dst);
+void prism__cl_text_doubles(prism__cl *L);
+void prism__cl_text_indices(prism__cl *L, uint32_t stride, uint32_t voff);
+void prism__cl_text_counts(prism__cl *L);
+void prism__cl_text_small(prism__cl *L);
+
+/* collada_mesh.c */
+void prism__cl_mesh_start(prism__cl *L, unsigned tag, const XML_Char **atts);
+void prism__cl_mesh_end(prism__cl *L, unsigned tag);
+void prism__cl_ring_end(prism__cl *L);
+/* collada_primitives.c: </mesh>: positions and triangles of the geometry */
+void prism__cl_mesh_finish(prism__cl *L);
+void prism__cl_geometry_free(cl_geometry *g);
+void prism__cl_mesh_free(cl_mesh *m);
+
+/* collada_nodes.c */
+void prism__cl_node_start(prism__cl *L, unsigned tag, const XML_Char **atts);
+void prism__cl_node_end(prism__cl *L, unsigned tag);
+void prism__cl_mat_mul(const double a[16], const double b[16], double out[16]);
+/* collada_flatten.c: instancing -> world triangles, solids (and surfaces) */
+prism_result prism__cl_build_scene(prism__cl *L, prism_scene *scene);
+
+/* collada_g4dae.c */
+void prism__cl_g4dae_start(prism__cl *L, unsigned tag, const XML_Char **atts);
+void prism__cl_g4dae_end(prism__cl *L, unsigned tag);
+prism_result prism__cl_build_materials(prism__cl *L, prism_scene *scene);
+/* Per solid: the node holding its instance_geometry and its placed volume. */
+prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *scene, const uint32_t *holder,
+                                      const uint32_t *pv);
+void prism__cl_free_properties(prism_property *p, size_t n);
+prism_result prism__cl_gather_optical(prism__cl *L, uint32_t owner, prism_surface *s);
+
+#endif

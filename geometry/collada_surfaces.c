@@ -1,0 +1,132 @@
+/* G4DAE optical surfaces onto world triangles, after flattening. A skin
+ * surface names a logical volume: the node holding the instance_geometry
+ * (G4DAE's LV node), so it covers every placement of it. A border surface
+ * names two placed volumes (the nodes that instance the LV nodes): it goes
+ * on the triangles of whichever of the two is the daughter of the other,
+ * since those triangles are the boundary between them. Border surfaces
+ * between siblings are not assigned (their shared boundary is not a set of
+ * whole triangles) and the loader logs how many it left. A border surface
+ * wins over a skin surface on the same triangles. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collada_internal.h"
+
+static char *dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    return d ? memcpy(d, s, n) : NULL;
+}
+
+/* A volume reference: a node id, else a node name. */
+static uint32_t find_node(prism__cl *L, cl_str ref)
+{
+    if (!ref)
+        return CL_NONE;
+    const char *s = prism__cl_s(L, ref);
+    uint32_t n = prism__cl_map_get(L, &L->node_ids, s);
+    for (size_t i = 0; n == CL_NONE && i < L->nodes.count; i++) {
+        const cl_node *c = &CL_AT(L->nodes, cl_node, i);
+        if (c->name && strcmp(prism__cl_s(L, c->name), s) == 0)
+            n = (uint32_t)i;
+    }
+    return n;
+}
+
+static bool copy_optical(prism__cl *L, const cl_surfref *r, prism_surface *o)
+{
+    size_t k = 0;
+    const char *want = r->optical ? prism__cl_s(L, r->optical) : "";
+    for (; k < L->opticals.count; k++) {
+        const cl_optical *op = &CL_AT(L->opticals, cl_optical, k);
+        if (op->name && strcmp(prism__cl_s(L, op->name), want) == 0)
+            break;
+    }
+    if (k == L->opticals.count) {
+        prism__cl_fail(L, PRISM_ERROR_PARSE, r->pos,
+                       r->kind == PRISM_SURFACE_SKIN ? "skinsurface" : "bordersurface",
+                       "no <opticalsurface name=\"%s\">", want);
+        return false;
+    }
+    const cl_optical *op = &CL_AT(L->opticals, cl_optical, k);
+    o->model = op->model, o->finish = op->finish, o->type = op->type, o->value = op->value;
+    return prism__cl_gather_optical(L, (uint32_t)k, o) == PRISM_SUCCESS;
+}
+
+static uint32_t border_of(prism__cl *L, const uint32_t *ends, uint32_t pv_s, uint32_t pv_p)
+{
+    for (size_t i = 0; i < L->surfrefs.count; i++) {
+        const uint32_t *e = ends + 2 * i;
+        if (e[0] == CL_NONE || CL_AT(L->surfrefs, cl_surfref, i).kind != PRISM_SURFACE_BORDER)
+            continue;
+        if ((e[0] == pv_p && e[1] == pv_s) || (e[0] == pv_s && e[1] == pv_p))
+            return (uint32_t)i;
+    }
+    return CL_NONE;
+}
+
+static void assign(prism__cl *L, prism_scene *S, const uint32_t *holder, const uint32_t *pv,
+                   const uint32_t *ends, const uint32_t *skin)
+{
+    bool any_border = false;
+    for (size_t i = 0; i < L->surfrefs.count; i++)
+        any_border |= CL_AT(L->surfrefs, cl_surfref, i).kind == PRISM_SURFACE_BORDER;
+    for (size_t s = 0; s < S->solids_count; s++) {
+        const prism_solid *so = &S->solids[s];
+        uint32_t surf = skin[holder[s]];
+        if (any_border && so->parent != PRISM_NONE) {
+            uint32_t b = border_of(L, ends, pv[s], pv[so->parent]);
+            if (b != CL_NONE)
+                surf = b;
+        }
+        for (uint32_t t = 0; t < so->triangle_count; t++)
+            S->triangle_surface[so->first_triangle + t] = surf;
+    }
+}
+
+prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32_t *holder,
+                                      const uint32_t *pv)
+{
+    size_t n = L->surfrefs.count;
+    if (!n)
+        return PRISM_SUCCESS;
+    S->surfaces = calloc(n, sizeof *S->surfaces);
+    uint32_t *ends = malloc(2 * n * sizeof *ends);
+    uint32_t *skin = malloc((L->nodes.count + 1) * sizeof *skin);
+    if (!S->surfaces || !ends || !skin) {
+        prism__cl_oom(L);
+        goto done;
+    }
+    for (size_t i = 0; i <= L->nodes.count; i++)
+        skin[i] = CL_NONE;
+    for (size_t i = 0; i < n && !L->result; i++) {
+        const cl_surfref *r = &CL_AT(L->surfrefs, cl_surfref, i);
+        prism_surface *o = &S->surfaces[S->surfaces_count++];
+        o->kind = r->kind;
+        o->name = dup(r->name ? prism__cl_s(L, r->name) : "");
+        if (!o->name) {
+            prism__cl_oom(L);
+            break;
+        }
+        if (!copy_optical(L, r, o))
+            break;
+        ends[2 * i] = find_node(L, r->ref[0]);
+        ends[2 * i + 1] = r->kind == PRISM_SURFACE_BORDER ? find_node(L, r->ref[1]) : CL_NONE;
+        if (ends[2 * i] == CL_NONE || (r->kind == PRISM_SURFACE_BORDER && ends[2 * i + 1] == CL_NONE)) {
+            prism__cl_log(L, PRISM_LOG_WARNING, "%s:%u:%u: <%s name=\"%s\">: names a volume the file does not hold; not assigned",
+                          L->file, r->pos.line, r->pos.col,
+                          r->kind == PRISM_SURFACE_SKIN ? "skinsurface" : "bordersurface",
+                          o->name);
+            ends[2 * i] = CL_NONE;
+        } else if (r->kind == PRISM_SURFACE_SKIN && skin[ends[2 * i]] == CL_NONE) {
+            skin[ends[2 * i]] = (uint32_t)i;
+        }
+    }
+    if (!L->result)
+        assign(L, S, holder, pv, ends, skin);
+done:
+    free(ends);
+    free(skin);
+    return L->result;
+}

@@ -1,0 +1,251 @@
+/* The COLLADA loader's small tools: growable arrays, the string pool, id
+ * maps, attribute reading and the one place messages are formatted. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collada_internal.h"
+
+bool prism__vec_grow(prism__vec *v, size_t elem, size_t need)
+{
+    if (need <= v->cap)
+        return true;
+    size_t cap = v->cap ? v->cap : 16;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2 / elem)
+            return false;
+        cap *= 2;
+    }
+    void *p = realloc(v->data, cap * elem);
+    if (!p)
+        return false;
+    v->data = p;
+    v->cap = cap;
+    return true;
+}
+
+void prism__vec_free(prism__vec *v)
+{
+    free(v->data);
+    v->data = NULL;
+    v->count = v->cap = 0;
+}
+
+/* Strings live in one pool; offset 0 is the empty string, so 0 = "none". */
+cl_str prism__cl_str(prism__cl *L, const char *s, size_t n)
+{
+    if (L->pool.count == 0 && !prism__vec_push(&L->pool, 1))
+        goto oom;
+    if (L->pool.count + n + 1 > UINT32_MAX)
+        goto oom;
+    if (!prism__vec_grow(&L->pool, 1, L->pool.count + n + 1))
+        goto oom;
+    cl_str at = (cl_str)L->pool.count;
+    char *d = (char *)L->pool.data + at;
+    memcpy(d, s, n);
+    d[n] = 0;
+    L->pool.count += n + 1;
+    return at;
+oom:
+    prism__cl_oom(L);
+    return 0;
+}
+
+/* "#id" -> the pool string "id". External documents are never opened. */
+cl_str prism__cl_url(prism__cl *L, const char *url, cl_pos pos, const char *element)
+{
+    if (!url || url[0] != '#' || !url[1]) {
+        prism__cl_fail(L, PRISM_ERROR_PARSE, pos, element,
+                       "reference \"%s\" is not a local \"#id\" (other documents are not read)",
+                       url ? url : "");
+        return 0;
+    }
+    return prism__cl_str(L, url + 1, strlen(url + 1));
+}
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static bool map_rehash(prism__cl *L, cl_map *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    uint32_t *keys = calloc(cap, sizeof *keys), *vals = malloc(cap * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return false;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i])
+            continue;
+        size_t j = hash_str(prism__cl_s(L, m->keys[i])) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = m->keys[i];
+        vals[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = cap;
+    return true;
+}
+
+/* Insert key -> val. A duplicate id keeps its first value (documents with
+ * repeated ids exist in the wild; the first is what other loaders use). */
+bool prism__cl_map_put(prism__cl *L, cl_map *m, cl_str key, uint32_t val)
+{
+    if (!key)
+        return true;
+    if ((m->count + 1) * 2 > m->cap && !map_rehash(L, m)) {
+        prism__cl_oom(L);
+        return false;
+    }
+    const char *k = prism__cl_s(L, key);
+    size_t j = hash_str(k) & (m->cap - 1);
+    for (; m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (strcmp(prism__cl_s(L, m->keys[j]), k) == 0)
+            return true;
+    m->keys[j] = key;
+    m->vals[j] = val;
+    m->count++;
+    return true;
+}
+
+uint32_t prism__cl_map_get(const prism__cl *L, const cl_map *m, const char *key)
+{
+    if (!m->cap)
+        return CL_NONE;
+    size_t j = hash_str(key) & (m->cap - 1);
+    for (; m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (strcmp(prism__cl_s(L, m->keys[j]), key) == 0)
+            return m->vals[j];
+    return CL_NONE;
+}
+
+void prism__cl_map_free(cl_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+cl_pos prism__cl_here(const prism__cl *L)
+{
+    cl_pos p = {0, 0};
+    if (L->xp) {
+        p.line = (uint32_t)XML_GetCurrentLineNumber(L->xp);
+        p.col = (uint32_t)XML_GetCurrentColumnNumber(L->xp) + 1;
+    }
+    return p;
+}
+
+void prism__cl_log(prism__cl *L, prism_log_level level, const char *fmt, ...)
+{
+    if (!L->desc || !L->desc->log)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    L->desc->log(L->desc->log_user, level, line);
+}
+
+/* Record the first error ("FILE:LINE:COL: <element>: what") and stop the
+ * parser; later errors are consequences of the first and are dropped. */
+void prism__cl_fail(prism__cl *L, prism_result r, cl_pos pos, const char *element,
+                    const char *fmt, ...)
+{
+    if (L->result != PRISM_SUCCESS)
+        return;
+    L->result = r;
+    int n = snprintf(L->message, sizeof L->message, "%s:%u:%u: <%s>: ", L->file, pos.line, pos.col,
+                     element ? element : "document");
+    if (n < 0 || (size_t)n >= sizeof L->message)
+        n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->message + n, sizeof L->message - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (L->xp)
+        XML_StopParser(L->xp, XML_FALSE);
+}
+
+void prism__cl_oom(prism__cl *L)
+{
+    cl_pos here = prism__cl_here(L);
+    const char *el = L->depth ? prism__cl_tag_name(L->stack[L->depth - 1].tag) : NULL;
+    prism__cl_fail(L, PRISM_ERROR_OUT_OF_MEMORY, here, el, "out of memory");
+}
+
+const char *prism__cl_attr(const XML_Char **atts, const char *name)
+{
+    for (; atts && atts[0]; atts += 2)
+        if (strcmp(atts[0], name) == 0)
+            return atts[1];
+    return NULL;
+}
+
+/* A non-negative integer attribute. Absent: false, *out untouched. */
+bool prism__cl_attr_size(prism__cl *L, const XML_Char **atts, const char *name, size_t *out,
+                         const char *element)
+{
+    const char *v = prism__cl_attr(atts, name);
+    if (!v)
+        return false;
+    const char *p = v;
+    while (*p == ' ')
+        p++;
+    size_t x = 0;
+    bool ok = *p >= '0' && *p <= '9';
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (x > (SIZE_MAX - 9) / 10) {
+            ok = false;
+            break;
+        }
+        x = x * 10 + (size_t)(*p - '0');
+    }
+    while (*p == ' ')
+        p++;
+    if (!ok || *p) {
+        prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_here(L), element,
+                       "%s=\"%s\" is not a non-negative integer", name, v);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+static const char *const tag_names[] = {
+#define CL_TAG_ENUM(e, s) s,
+#include "collada_tags.h"
+#undef CL_TAG_ENUM
+};
+
+const char *prism__cl_tag_name(unsigned tag)
+{
+    return tag < CL_T_UNKNOWN ? tag_names[tag] : "element";
+}
+
+unsigned prism__cl_tag(const char *name)
+{
+    size_t lo = 0, hi = CL_T_UNKNOWN;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(name, tag_names[mid]);
+        if (c == 0)
+            return (unsigned)mid;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return CL_T_UNKNOWN;
+}

@@ -1,0 +1,193 @@
+/* prism_scene: load (file or memory), free, and lookups. The loading work
+ * is the COLLADA loader's (collada_*.c); this file owns the entry points:
+ * argument checks, the unit decision, timing, and where errors go. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "collada_internal.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static prism_result report(const prism_load_desc *desc, prism_result r, const char *msg)
+{
+    if (desc && desc->error && desc->error_size)
+        snprintf(desc->error, desc->error_size, "%s", msg);
+    if (desc && desc->log)
+        desc->log(desc->log_user, PRISM_LOG_ERROR, msg);
+    return r;
+}
+
+static void loader_init(prism__cl *L, const char *name, const prism_load_desc *desc, size_t total)
+{
+    L->file = name ? name : "<memory>";
+    L->desc = desc;
+    L->total = total;
+    unsigned d = desc && desc->max_depth ? desc->max_depth : CL_DEFAULT_MAX_DEPTH;
+    L->max_depth = d > CL_MAX_MAX_DEPTH ? CL_MAX_MAX_DEPTH : d;
+    L->cur_geometry = L->cur_item = L->cur_material = CL_NONE;
+    L->cur_optical = L->cur_surfref = L->cur_table = CL_NONE;
+    L->unit = 1.0;
+    L->up = PRISM_UP_Y;
+}
+
+static void loader_free(prism__cl *L)
+{
+    free(L->stack);
+    prism__vec_free(&L->pool);
+    prism__cl_map_free(&L->geometry_ids);
+    prism__cl_map_free(&L->node_ids);
+    prism__cl_map_free(&L->scene_ids);
+    prism__cl_map_free(&L->material_ids);
+    prism__cl_map_free(&L->table_map);
+    prism__cl_mesh_free(&L->mesh);
+    prism__tri_scratch_free(&L->tri);
+    for (size_t i = 0; i < L->geometries.count; i++)
+        prism__cl_geometry_free(&CL_AT(L->geometries, cl_geometry, i));
+    prism__vec *vecs[] = {&L->geometries, &L->nodes,     &L->items,  &L->bindings,
+                          &L->item_mats,  &L->node_stack, &L->scenes, &L->materials,
+                          &L->tables,     &L->table_data, &L->props,  &L->opticals,
+                          &L->surfrefs};
+    for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
+        prism__vec_free(vecs[i]);
+    free(L);
+}
+
+/* G4DAE writes Geant4's millimetres and no <unit>. */
+static void decide_unit(prism__cl *L)
+{
+    if (L->desc && L->desc->unit_meter > 0) {
+        L->unit = L->desc->unit_meter;
+    } else if (!L->has_unit && L->g4dae) {
+        L->unit = 0.001;
+        prism__cl_log(L, PRISM_LOG_INFO,
+                      "%s: G4DAE extras and no <unit>: lengths taken as millimetres", L->file);
+    }
+}
+
+static void finish_stats(prism__cl *L, prism_scene *S, double t0)
+{
+    S->up_axis = L->up;
+    S->unit_meter = L->unit;
+    S->g4dae = L->g4dae;
+    S->skipped = L->skipped;
+    S->stats = L->stats;
+    S->stats.bytes = L->done;
+    S->stats.seconds = now() - t0;
+    S->stats.triangles_per_second =
+        S->stats.seconds > 0 ? (double)S->triangles_count / S->stats.seconds : 0.0;
+}
+
+static prism_result load(const void *data, size_t size, FILE *f, const char *name, size_t total,
+                         const prism_load_desc *desc, prism_scene **out)
+{
+    double t0 = now();
+    prism__cl *L = calloc(1, sizeof *L);
+    prism_scene *S = calloc(1, sizeof *S);
+    if (!L || !S) {
+        free(L);
+        free(S);
+        return report(desc, PRISM_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    loader_init(L, name, desc, total);
+    if (prism__cl_parse(L, data, size, f) == PRISM_SUCCESS) {
+        decide_unit(L);
+        if (prism__cl_build_materials(L, S) == PRISM_SUCCESS)
+            prism__cl_build_scene(L, S);
+    }
+    prism_result r = L->result;
+    if (r != PRISM_SUCCESS) {
+        report(desc, r, L->message);
+        prism_scene_free(S);
+        S = NULL;
+    } else {
+        finish_stats(L, S, t0);
+    }
+    loader_free(L);
+    *out = S;
+    return r;
+}
+
+prism_result prism_scene_load_memory(const void *data, size_t size, const char *name,
+                                     const prism_load_desc *desc, prism_scene **out)
+{
+    if (out)
+        *out = NULL;
+    if (!out || (!data && size) || size > (size_t)INT32_MAX * 1024)
+        return report(desc, PRISM_ERROR_INVALID_ARGUMENT,
+                      "prism_scene_load_memory: out is NULL, or data is NULL with a size");
+    return load(data ? data : "", size, NULL, name, size, desc, out);
+}
+
+prism_result prism_scene_load(const char *path, const prism_load_desc *desc, prism_scene **out)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !path)
+        return report(desc, PRISM_ERROR_INVALID_ARGUMENT, "prism_scene_load: path or out is NULL");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s: cannot open: %s", path, strerror(errno));
+        return report(desc, PRISM_ERROR_IO, msg);
+    }
+    struct stat st;
+    size_t total = SIZE_MAX / 4; /* a pipe: no size known */
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        total = (size_t)st.st_size;
+    prism_result r = load(NULL, 0, f, path, total, desc, out);
+    fclose(f);
+    return r;
+}
+
+void prism_scene_free(prism_scene *S)
+{
+    if (!S)
+        return;
+    free(S->positions);
+    free(S->indices);
+    free(S->triangle_solid);
+    free(S->triangle_material_inner);
+    free(S->triangle_material_outer);
+    free(S->triangle_surface);
+    for (size_t i = 0; S->solids && i < S->solids_count; i++) {
+        free(S->solids[i].name);
+        free(S->solids[i].path);
+    }
+    free(S->solids);
+    for (size_t i = 0; S->materials && i < S->materials_count; i++) {
+        free(S->materials[i].name);
+        prism__cl_free_properties(S->materials[i].properties, S->materials[i].properties_count);
+    }
+    free(S->materials);
+    for (size_t i = 0; S->surfaces && i < S->surfaces_count; i++) {
+        free(S->surfaces[i].name);
+        prism__cl_free_properties(S->surfaces[i].properties, S->surfaces[i].properties_count);
+    }
+    free(S->surfaces);
+    free(S);
+}
+
+uint32_t prism_scene_find_material(const prism_scene *S, const char *name)
+{
+    for (size_t i = 0; S && name && i < S->materials_count; i++)
+        if (strcmp(S->materials[i].name, name) == 0)
+            return (uint32_t)i;
+    return PRISM_NONE;
+}
+
+const prism_property *prism_material_property(const prism_material *m, const char *name)
+{
+    for (size_t i = 0; m && name && i < m->properties_count; i++)
+        if (m->properties[i].name && strcmp(m->properties[i].name, name) == 0)
+            return &m->properties[i];
+    return NULL;
+}

@@ -1,0 +1,373 @@
+/* COLLADA loader: what good files turn into. Expected counts, boxes and
+ * coordinates below are worked out by hand from the fixtures in
+ * tests/data/collada (comments say how). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "collada_internal.h"
+#include "fast_float.h"
+#include "test_collada_util.h"
+
+static void assert_near(double a, double b, double tol)
+{
+    if (fabs(a - b) > tol) {
+        print_error("%.9g is not %.9g (+-%g)\n", a, b, tol);
+        fail();
+    }
+}
+
+static void assert_vertex(const prism_scene *s, size_t v, double x, double y, double z)
+{
+    assert_near(s->positions[3 * v], x, 1e-5);
+    assert_near(s->positions[3 * v + 1], y, 1e-5);
+    assert_near(s->positions[3 * v + 2], z, 1e-5);
+}
+
+static void test_tag_table_sorted(void **state)
+{
+    (void)state;
+    for (unsigned t = 0; t < CL_T_UNKNOWN; t++)
+        assert_int_equal(prism__cl_tag(prism__cl_tag_name(t)), t);
+    assert_int_equal(prism__cl_tag("library_animations"), CL_T_UNKNOWN);
+}
+
+static void parse(const char *text, double *out, const char **end)
+{
+    *end = prism__ff_parse_double(text, text + strlen(text), out);
+}
+
+static void test_fast_float(void **state)
+{
+    (void)state;
+    const struct {
+        const char *s;
+        double v;
+    } cases[] = {{"0", 0},          {"-1.5", -1.5},      {"+2.25", 2.25},  {".5", 0.5},
+                 {"5.", 5},         {"1e3", 1000},       {"1.5E-3", 0.0015},
+                 {"123456.789", 123456.789},             {"1.55e-06", 1.55e-6},
+                 {"0.000000000000000000000000001", 1e-27},
+                 {"12345678901234567890123", 1.2345678901234568e22}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        double v;
+        const char *end;
+        parse(cases[i].s, &v, &end);
+        assert_non_null(end);
+        assert_int_equal(*end, 0);
+        assert_near(v, cases[i].v, fabs(cases[i].v) * 1e-15);
+    }
+    double v;
+    const char *end;
+    parse("nan", &v, &end);
+    assert_true(isnan(v));
+    parse("-INF", &v, &end);
+    assert_true(isinf(v) && v < 0);
+    parse("1e999", &v, &end);
+    assert_true(isinf(v));
+    parse("abc", &v, &end);
+    assert_null(end);
+    parse("1.5x", &v, &end);
+    assert_int_equal(*end, 'x');
+    uint32_t u;
+    bool overflow;
+    const char *t = "4294967296";
+    assert_null(prism__ff_parse_u32(t, t + strlen(t), &u, &overflow));
+    assert_true(overflow);
+    t = "4294967295";
+    assert_non_null(prism__ff_parse_u32(t, t + strlen(t), &u, &overflow));
+    assert_int_equal(u, UINT32_MAX);
+}
+
+/* cube.dae: a 2-unit cube placed 4 times (a pair at x=-3,+3, and the pair
+ * again scaled by 2 and raised by 10), centimetres, Z up. */
+static void check_cube(const prism_scene *s)
+{
+    assert_int_equal(s->triangles_count, 48);
+    assert_int_equal(s->vertices_count, 32);
+    assert_int_equal(s->solids_count, 4);
+    assert_int_equal(s->up_axis, PRISM_UP_Z);
+    assert_near(s->unit_meter, 0.01, 1e-12);
+    assert_near(s->bbox_min[0], -0.08, 1e-6);
+    assert_near(s->bbox_max[0], 0.08, 1e-6);
+    assert_near(s->bbox_min[2], -0.01, 1e-6);
+    assert_near(s->bbox_max[2], 0.12, 1e-6);
+    assert_string_equal(s->solids[0].name, "Left");
+    assert_string_equal(s->solids[0].path, "Top/Pair/Left");
+    assert_string_equal(s->solids[2].path, "Top/Up/Pair/Left");
+    assert_int_equal(s->solids[0].copy_number, 0);
+    assert_int_equal(s->solids[2].copy_number, 1);
+    assert_int_equal(s->solids[3].first_triangle, 36);
+    assert_int_equal(s->materials_count, 1);
+    assert_string_equal(s->materials[0].name, "Steel");
+    assert_int_equal(prism_scene_find_material(s, "Steel"), 0);
+    assert_int_equal(prism_scene_find_material(s, "Gold"), PRISM_NONE);
+    for (size_t t = 0; t < s->triangles_count; t++) {
+        assert_int_equal(s->triangle_solid[t], t / 12);
+        assert_int_equal(s->triangle_material_inner[t], 0);
+        assert_int_equal(s->triangle_material_outer[t], PRISM_NONE);
+        assert_int_equal(s->triangle_surface[t], PRISM_NONE);
+    }
+    assert_int_equal(s->stats.geometries, 1);
+    assert_int_equal(s->stats.instances, 4);
+    assert_int_equal(s->stats.unique_triangles, 12);
+    assert_false(s->g4dae);
+}
+
+/* Outward normals: the cube's triangles are written counter-clockwise
+ * seen from outside, so each normal points away from the cube's centre. */
+static void check_outward(const prism_scene *s, uint32_t solid, const double c[3])
+{
+    const prism_solid *so = &s->solids[solid];
+    for (uint32_t t = so->first_triangle; t < so->first_triangle + so->triangle_count; t++) {
+        const float *a = s->positions + 3 * s->indices[3 * t];
+        const float *b = s->positions + 3 * s->indices[3 * t + 1];
+        const float *d = s->positions + 3 * s->indices[3 * t + 2];
+        double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        double v[3] = {d[0] - a[0], d[1] - a[1], d[2] - a[2]};
+        double n[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
+                       u[0] * v[1] - u[1] * v[0]};
+        double m[3] = {(a[0] + b[0] + d[0]) / 3 - c[0], (a[1] + b[1] + d[1]) / 3 - c[1],
+                       (a[2] + b[2] + d[2]) / 3 - c[2]};
+        assert_true(n[0] * m[0] + n[1] * m[1] + n[2] * m[2] > 0);
+    }
+}
+
+static void test_cube(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s = load_file(DATA("cube.dae"), 0, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    check_cube(s);
+    check_outward(s, 0, (double[3]){-0.03, 0, 0});
+    prism_scene_free(s);
+}
+
+static void test_bom_and_utf16(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s = load_file(DATA("bom.dae"), 0, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    check_cube(s);
+    prism_scene_free(s);
+    s = load_file(DATA("utf16.dae"), 0, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    check_cube(s);
+    prism_scene_free(s);
+}
+
+static double total_area(const prism_scene *s, double *min_nz)
+{
+    double area = 0;
+    *min_nz = INFINITY;
+    for (size_t t = 0; t < s->triangles_count; t++) {
+        const float *a = s->positions + 3 * s->indices[3 * t];
+        const float *b = s->positions + 3 * s->indices[3 * t + 1];
+        const float *c = s->positions + 3 * s->indices[3 * t + 2];
+        double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        double v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        double n[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
+                       u[0] * v[1] - u[1] * v[0]};
+        double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        area += len / 2;
+        if (n[2] / len < *min_nz)
+            *min_nz = n[2] / len;
+    }
+    return area;
+}
+
+/* polygons.dae (unit "0,5" with a decimal comma), all faces facing +z:
+ *   <ph> 4x4 square with a 2x2 hole: area 12, 8 triangles
+ *   concave L of area 3: 4 triangles
+ *   polylist: convex quad of area 3 (2 triangles) + triangle of area 8
+ *   tristrip and trifan over the 4x4 square: 2 triangles, area 16 each
+ * Total 19 triangles, 58 square units = 14.5 m^2 at 0.5 m per unit. */
+static void test_polygons(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s = load_file(DATA("polygons.dae"), 0, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    assert_near(s->unit_meter, 0.5, 1e-12);
+    assert_int_equal(s->triangles_count, 19);
+    assert_int_equal(s->vertices_count, 16);
+    double min_nz;
+    assert_near(total_area(s, &min_nz), 14.5, 1e-5);
+    assert_near(min_nz, 1.0, 1e-9);
+    assert_int_equal(s->skipped.lines, 1);
+    assert_int_equal(s->skipped.unknown_elements, 1);
+    assert_int_equal(s->skipped.degenerate_polygons, 0);
+    /* No instance_visual_scene: the first visual scene is used. */
+    assert_int_equal(s->solids_count, 1);
+    assert_int_equal(s->triangle_material_inner[0], PRISM_NONE);
+    prism_scene_free(s);
+}
+
+/* transforms.dae: the triangle (0,0,0) (1,0,0) (0,1,0) under each transform. */
+static void test_transforms(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s = load_file(DATA("transforms.dae"), 0, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    assert_int_equal(s->solids_count, 5);
+    assert_int_equal(s->up_axis, PRISM_UP_Y);
+    /* translate 10 0 0, then rotate 90 degrees about z */
+    assert_vertex(s, 1, 10, 1, 0);
+    assert_vertex(s, 2, 9, 0, 0);
+    /* matrix: diag(2,3,4) plus (1,2,3), row major */
+    assert_vertex(s, 3, 1, 2, 3);
+    assert_vertex(s, 4, 3, 2, 3);
+    /* lookat from (5,0,0) at the origin, y up: x axis -> -z, origin -> eye */
+    assert_vertex(s, 6, 5, 0, 0);
+    assert_vertex(s, 7, 5, 0, -1);
+    assert_vertex(s, 8, 5, 1, 0);
+    /* skew 45 degrees, y turning towards x: x' = x + y */
+    assert_vertex(s, 10, 1, 0, 0);
+    assert_vertex(s, 11, 1, 1, 0);
+    /* scale (1,2,3) applied after translate (1,1,1), document order */
+    assert_vertex(s, 12, 1, 2, 3);
+    assert_vertex(s, 13, 2, 2, 3);
+    prism_scene_free(s);
+}
+
+/* g4dae_mini.dae: a water tank (cube +-1000 mm) holding two glass PMTs
+ * (cubes +-10 mm at x=+-100 mm) placed through one library node; a skin
+ * surface on the PMT logical volume and a border surface between the top
+ * volume and the second PMT. No <unit>: millimetres. */
+static void test_g4dae(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s = load_file(DATA("g4dae_mini.dae"), 0, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    assert_true(s->g4dae);
+    assert_near(s->unit_meter, 0.001, 1e-15);
+    assert_near(s->bbox_max[0], 1.0, 1e-6);
+    assert_int_equal(s->triangles_count, 36);
+    assert_int_equal(s->solids_count, 3);
+    assert_string_equal(s->solids[0].name, "lvTank0x8");
+    assert_string_equal(s->solids[1].path, "top0xe/lvTank0x8/pvPmt0x9/lvPmt0x7");
+    assert_int_equal(s->solids[1].parent, 0);
+    assert_int_equal(s->solids[2].copy_number, 1);
+    uint32_t water = prism_scene_find_material(s, "Water0x1");
+    uint32_t glass = prism_scene_find_material(s, "Glass0x4");
+    assert_int_equal(s->solids[0].material, water);
+    assert_int_equal(s->solids[1].material, glass);
+    assert_int_equal(s->triangle_material_inner[12], glass);
+    assert_int_equal(s->triangle_material_outer[12], water);
+    assert_int_equal(s->triangle_material_outer[0], PRISM_NONE);
+    const prism_property *rindex = prism_material_property(&s->materials[water], "RINDEX");
+    assert_non_null(rindex);
+    assert_int_equal(rindex->count, 3);
+    assert_near(rindex->wavelength_nm[0], 1239.84198e-6 / 6.2e-6, 1e-3);
+    assert_near(rindex->wavelength_nm[2], 1239.84198e-6 / 1.5e-6, 1e-3);
+    assert_near(rindex->value[0], 1.36, 1e-6);
+    const prism_property *abs = prism_material_property(&s->materials[water], "ABSLENGTH");
+    assert_near(abs->value[0], 0.5, 1e-6); /* 500 mm at the short wavelength */
+    assert_near(abs->value[1], 1.0, 1e-6);
+    assert_int_equal(s->materials[glass].properties_count, 0);
+    assert_int_equal(s->surfaces_count, 2);
+    assert_int_equal(s->surfaces[0].kind, PRISM_SURFACE_SKIN);
+    assert_int_equal(s->surfaces[1].kind, PRISM_SURFACE_BORDER);
+    assert_int_equal(s->surfaces[0].model, 1);
+    assert_int_equal(s->surfaces[0].finish, 3);
+    assert_int_equal(s->surfaces[1].properties_count, 1);
+    assert_string_equal(s->surfaces[1].properties[0].name, "EFFICIENCY");
+    assert_int_equal(s->triangle_surface[0], PRISM_NONE); /* tank */
+    assert_int_equal(s->triangle_surface[12], 0);          /* first PMT: skin */
+    assert_int_equal(s->triangle_surface[24], 1);          /* second PMT: border */
+    prism_scene_free(s);
+}
+
+/* Numbers split across expat callbacks and chunks: a float_array of 300k
+ * numbers over many lines (2+ MB), loaded from memory. */
+static void test_big_array_streams(void **state)
+{
+    (void)state;
+    const size_t n = 100000; /* vertices */
+    size_t cap = n * 40 + 4096, len = 0;
+    char *doc = malloc(cap);
+    assert_non_null(doc);
+    len += (size_t)sprintf(doc + len, "<COLLADA><library_geometries><geometry id=\"g\"><mesh>"
+                                      "<source id=\"p\"><float_array count=\"%zu\">",
+                           3 * n);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(doc + len, "%zu.25 -%zu.5e-1\n%zu ", i, i, i % 7);
+    len += (size_t)sprintf(doc + len,
+                           "</float_array></source><vertices id=\"v\"><input semantic=\"POSITION\" "
+                           "source=\"#p\"/></vertices><triangles count=\"1\"><input "
+                           "semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>0 %zu 5</p>"
+                           "</triangles></mesh></geometry></library_geometries>"
+                           "<library_visual_scenes><visual_scene id=\"s\"><node><instance_geometry "
+                           "url=\"#g\"/></node></visual_scene></library_visual_scenes></COLLADA>",
+                           n - 1);
+    prism_scene *s = NULL;
+    assert_int_equal(prism_scene_load_memory(doc, len, "big", NULL, &s), PRISM_SUCCESS);
+    assert_int_equal(s->vertices_count, n);
+    assert_int_equal(s->triangles_count, 1);
+    for (size_t i = 0; i < n; i += 997) {
+        assert_near(s->positions[3 * i], (double)i + 0.25, 1e-9 * (double)i + 1e-6);
+        assert_near(s->positions[3 * i + 1], -((double)i + 0.5) * 0.1, 1e-6 * (double)i + 1e-6);
+        assert_near(s->positions[3 * i + 2], (double)(i % 7), 0);
+    }
+    assert_int_equal(s->stats.bytes, len);
+    prism_scene_free(s);
+    free(doc);
+}
+
+static bool cancel_at_once(void *user, size_t done, size_t total)
+{
+    (void)done;
+    (void)total;
+    ++*(int *)user;
+    return false;
+}
+
+static void test_progress_cancel_and_args(void **state)
+{
+    (void)state;
+    int calls = 0;
+    char err[256];
+    prism_load_desc d = {.progress = cancel_at_once, .progress_user = &calls, .error = err,
+                         .error_size = sizeof err};
+    prism_scene *s = (prism_scene *)1;
+    assert_int_equal(prism_scene_load(DATA("cube.dae"), &d, &s), PRISM_ERROR_IO);
+    assert_null(s);
+    assert_int_equal(calls, 1);
+    assert_non_null(strstr(err, "cancelled"));
+    assert_int_equal(prism_scene_load(NULL, NULL, &s), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_scene_load(DATA("cube.dae"), NULL, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_scene_load_memory(NULL, 5, "x", NULL, &s), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_scene_load(DATA("no_such_file.dae"), &d, &s), PRISM_ERROR_IO);
+    assert_non_null(strstr(err, "no_such_file.dae"));
+    d = (prism_load_desc){.unit_meter = 2.0};
+    assert_int_equal(prism_scene_load(DATA("cube.dae"), &d, &s), PRISM_SUCCESS);
+    assert_near(s->bbox_max[0], 16.0, 1e-5); /* 8 file units at 2 m each */
+    prism_scene_free(s);
+    prism_scene_free(NULL);
+    assert_int_equal(prism_scene_find_material(NULL, "x"), PRISM_NONE);
+    assert_null(prism_material_property(NULL, "x"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tag_table_sorted),
+        cmocka_unit_test(test_fast_float),
+        cmocka_unit_test(test_cube),
+        cmocka_unit_test(test_bom_and_utf16),
+        cmocka_unit_test(test_polygons),
+        cmocka_unit_test(test_transforms),
+        cmocka_unit_test(test_g4dae),
+        cmocka_unit_test(test_big_array_streams),
+        cmocka_unit_test(test_progress_cancel_and_args),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
