@@ -1,0 +1,43 @@
+# The shipped assets and the generated 192-PMT detector, checked against
+# hand-derived figures. The detector is written by a setup test (a ctest
+# fixture), so `ctest -R assets` regenerates it before loading it.
+# Until the loader lands (a geometry/*.c defining prism_scene_free), the
+# suite is left out so that the tree keeps building.
+file(GLOB _assets_geometry_sources ${PROJECT_SOURCE_DIR}/geometry/*.c)
+set(_assets_loader_found OFF)
+foreach(_f IN LISTS _assets_geometry_sources)
+  file(STRINGS ${_f} _def REGEX "prism_scene_free *\\([^;]*$")
+  if(_def)
+    set(_assets_loader_found ON)
+  endif()
+endforeach()
+if(_assets_loader_found)
+  prism_test(NAME assets SOURCES test_assets.c)
+endif()
+if(_assets_loader_found AND TARGET prism-gen-detector)
+  set(PRISM_ASSETS_DETECTOR ${CMAKE_CURRENT_BINARY_DIR}/detector_192.dae)
+  add_dependencies(test_assets prism-gen-detector)
+  target_compile_definitions(test_assets PRIVATE
+    PRISM_GENERATED_DETECTOR="${PRISM_ASSETS_DETECTOR}")
+  add_test(NAME assets_generate COMMAND prism-gen-detector --pmts 192 -o ${PRISM_ASSETS_DETECTOR})
+  set_tests_properties(assets_generate PROPERTIES FIXTURES_SETUP assets_detector LABELS host)
+  set_tests_properties(assets PROPERTIES FIXTURES_REQUIRED assets_detector)
+
+  # The generator's command line: deterministic output, exit 2 with a
+  # message on bad options, a truthful --help.
+  add_test(NAME assets_generate_deterministic COMMAND sh -c
+    "\"$0\" --pmts 37 -o a.dae && \"$0\" --pmts=37 > b.dae && cmp a.dae b.dae"
+    $<TARGET_FILE:prism-gen-detector>)
+  add_test(NAME assets_generate_bad_options COMMAND sh -c
+    "for o in --bogus '--pmts x' '--pmts -1' '--pmts 1000001' --pmts extra; do \
+       \"$0\" $o > /dev/null 2> err.txt; rc=$?; \
+       [ $rc -eq 2 ] || { echo \"$o: exit $rc\"; exit 1; }; \
+       grep -q prism-gen-detector err.txt || { echo \"$o: no message\"; exit 1; }; \
+     done"
+    $<TARGET_FILE:prism-gen-detector>)
+  add_test(NAME assets_generate_help COMMAND prism-gen-detector --help)
+  set_tests_properties(assets_generate_help PROPERTIES
+    PASS_REGULAR_EXPRESSION "World triangles: 768 \\+ 128 N")
+  set_tests_properties(assets_generate_deterministic assets_generate_bad_options
+    assets_generate_help PROPERTIES LABELS host WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+endif()

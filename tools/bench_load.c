@@ -1,0 +1,289 @@
+/* `prism-bench load FILE`: how fast Prism's COLLADA loader reads a file,
+ * against assimp (aiImportFile, no post-processing) on the same file in the
+ * same run: median wall time over --repeat loads, MB/s (1 MB = 10^6 bytes
+ * of file) and world triangles per second, and Prism's speed over
+ * assimp's. World triangles are counted per instance for both (assimp's
+ * node tree is walked after the timing; an n-gon is n-2 triangles). Freeing
+ * the result is not timed. assimp is optional at build time; without it
+ * (or without the loader in the tree) the bench says what it could not
+ * measure. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "bench_util.h"
+#ifdef PRISM_BENCH_LOAD_LOADER
+#include "prism/scene.h"
+#endif
+#ifdef PRISM_BENCH_HAVE_ASSIMP
+#include <assimp/cimport.h>
+#include <assimp/scene.h>
+#endif
+
+typedef struct load_options {
+    const char *file;
+    int repeat, threads;
+    bool json, no_assimp;
+} load_options;
+
+/* One loader's figures; ok false with `why` when it was not measured. */
+typedef struct load_figures {
+    bool ok;
+    char why[256];
+    double seconds;
+    size_t triangles;
+} load_figures;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: prism-bench load FILE.dae [--repeat N] [--threads N] [--no-assimp] [--json]\n"
+            "Loads FILE N times (default 3) with Prism (prism_scene_load) and with assimp\n"
+            "(aiImportFile, no post-processing) and reports the median: seconds, MB/s of file\n"
+            "and world triangles per second, and Prism's speed over assimp's.\n"
+            "  --threads N   OpenMP threads for Prism (default: all)\n"
+            "  --no-assimp   measure Prism only\n"
+            "  --json        one JSON object instead of the table\n");
+}
+
+static int parse(int argc, char **argv, load_options *o)
+{
+    *o = (load_options){NULL, 3, 0, false, false};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--json"))
+            o->json = true;
+        else if (!strcmp(a, "--no-assimp"))
+            o->no_assimp = true;
+        else if ((!strcmp(a, "--repeat") || !strcmp(a, "--threads")) && i + 1 < argc) {
+            bool repeat = !strcmp(a, "--repeat");
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || v < (repeat ? 1 : 0) || v > 1000) {
+                fprintf(stderr, "prism-bench load: %s needs a whole number from %d to 1000, not '%s'\n",
+                        a, repeat ? 1 : 0, argv[i]);
+                return 2;
+            }
+            if (repeat)
+                o->repeat = (int)v;
+            else
+                o->threads = (int)v;
+        } else if (a[0] == '-' || o->file) {
+            fprintf(stderr, "prism-bench load: unexpected '%s'\n", a);
+            return 2;
+        } else
+            o->file = a;
+    }
+    if (!o->file) {
+        usage(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+static size_t file_bytes(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = 0;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long end = ftell(f);
+        n = end > 0 ? (size_t)end : 0;
+    }
+    fclose(f);
+    return n;
+}
+
+/* ---- Prism ---- */
+
+static void measure_prism(const load_options *o, load_figures *fig)
+{
+#ifdef PRISM_BENCH_LOAD_LOADER
+#ifdef _OPENMP
+    if (o->threads > 0)
+        omp_set_num_threads(o->threads);
+#endif
+    double *t = calloc((size_t)o->repeat, sizeof *t);
+    if (!t) {
+        snprintf(fig->why, sizeof fig->why, "out of memory");
+        return;
+    }
+    for (int i = 0; i < o->repeat; i++) {
+        char msg[512] = "";
+        prism_load_desc desc = {.error = msg, .error_size = sizeof msg};
+        prism_scene *s = NULL;
+        double t0 = prism_bench_now();
+        prism_result r = prism_scene_load(o->file, &desc, &s);
+        t[i] = prism_bench_now() - t0;
+        if (r != PRISM_SUCCESS) {
+            snprintf(fig->why, sizeof fig->why, "%s: %s", prism_result_string(r), msg);
+            free(t);
+            return;
+        }
+        fig->triangles = s->triangles_count;
+        prism_scene_free(s);
+    }
+    fig->seconds = prism_bench_median(t, (size_t)o->repeat);
+    fig->ok = true;
+    free(t);
+#else
+    (void)o;
+    snprintf(fig->why, sizeof fig->why, "this build has no COLLADA loader yet");
+#endif
+}
+
+/* ---- assimp ---- */
+
+#ifdef PRISM_BENCH_HAVE_ASSIMP
+static size_t assimp_triangles(const struct aiScene *s, const struct aiNode *n)
+{
+    size_t t = 0;
+    for (unsigned i = 0; i < n->mNumMeshes; i++) {
+        const struct aiMesh *m = s->mMeshes[n->mMeshes[i]];
+        for (unsigned f = 0; f < m->mNumFaces; f++)
+            if (m->mFaces[f].mNumIndices >= 3)
+                t += m->mFaces[f].mNumIndices - 2;
+    }
+    for (unsigned c = 0; c < n->mNumChildren; c++)
+        t += assimp_triangles(s, n->mChildren[c]);
+    return t;
+}
+#endif
+
+static void measure_assimp(const load_options *o, load_figures *fig)
+{
+#ifdef PRISM_BENCH_HAVE_ASSIMP
+    if (o->no_assimp) {
+        snprintf(fig->why, sizeof fig->why, "not asked for (--no-assimp)");
+        return;
+    }
+    double *t = calloc((size_t)o->repeat, sizeof *t);
+    if (!t) {
+        snprintf(fig->why, sizeof fig->why, "out of memory");
+        return;
+    }
+    for (int i = 0; i < o->repeat; i++) {
+        double t0 = prism_bench_now();
+        const struct aiScene *s = aiImportFile(o->file, 0);
+        t[i] = prism_bench_now() - t0;
+        if (!s) {
+            snprintf(fig->why, sizeof fig->why, "assimp failed: %s", aiGetErrorString());
+            free(t);
+            return;
+        }
+        fig->triangles = assimp_triangles(s, s->mRootNode);
+        aiReleaseImport(s);
+    }
+    fig->seconds = prism_bench_median(t, (size_t)o->repeat);
+    fig->ok = true;
+    free(t);
+#else
+    (void)o;
+    snprintf(fig->why, sizeof fig->why,
+             "the peer is missing: this prism-bench was built without assimp (libassimp-dev)");
+#endif
+}
+
+/* ---- report ---- */
+
+static double mb_per_s(size_t bytes, const load_figures *f) { return bytes / 1e6 / f->seconds; }
+static double tri_per_s(const load_figures *f) { return (double)f->triangles / f->seconds; }
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+static void json_loader(const char *name, size_t bytes, const load_figures *f)
+{
+    printf("\"%s\":", name);
+    if (!f->ok) {
+        printf("{\"measured\":false,\"why\":");
+        json_string(f->why);
+        printf("}");
+        return;
+    }
+    printf("{\"measured\":true,\"seconds\":%.6f,\"mb_per_s\":%.2f,\"triangles\":%zu,"
+           "\"triangles_per_s\":%.0f}",
+           f->seconds, mb_per_s(bytes, f), f->triangles, tri_per_s(f));
+}
+
+static void print_json(const load_options *o, size_t bytes, const load_figures *p,
+                       const load_figures *a)
+{
+    printf("{\"bench\":\"load\",\"file\":");
+    json_string(o->file);
+    printf(",\"bytes\":%zu,\"repeat\":%d,", bytes, o->repeat);
+    json_loader("prism", bytes, p);
+    putchar(',');
+    json_loader("assimp", bytes, a);
+    if (p->ok && a->ok)
+        printf(",\"speedup\":%.3f", a->seconds / p->seconds);
+    else
+        printf(",\"speedup\":null");
+    printf("}\n");
+}
+
+static void table_row(const char *name, size_t bytes, const load_figures *f)
+{
+    if (f->ok)
+        printf("%-8s %10.6f %10.1f %14zu %12.3f\n", name, f->seconds, mb_per_s(bytes, f),
+               f->triangles, tri_per_s(f) / 1e6);
+    else
+        printf("%-8s not measured: %s\n", name, f->why);
+}
+
+static void print_table(const load_options *o, size_t bytes, const load_figures *p,
+                        const load_figures *a)
+{
+    printf("prism-bench load %s: %.3f MB, median of %d loads\n", o->file, bytes / 1e6, o->repeat);
+    printf("%-8s %10s %10s %14s %12s\n", "loader", "seconds", "MB/s", "world tris", "Mtris/s");
+    table_row("prism", bytes, p);
+    table_row("assimp", bytes, a);
+    if (p->ok && a->ok) {
+        printf("Prism is %.2fx assimp's speed", a->seconds / p->seconds);
+        if (p->triangles != a->triangles)
+            printf(" (note: world triangles differ: %zu vs %zu)", p->triangles, a->triangles);
+        printf("\n");
+    }
+}
+
+int prism_bench_load(int argc, char **argv)
+{
+    load_options o;
+    int status = parse(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    size_t bytes = file_bytes(o.file);
+    if (bytes == 0) {
+        fprintf(stderr, "prism-bench load: cannot read '%s' (or it is empty)\n", o.file);
+        return 1;
+    }
+    load_figures p = {0}, a = {0};
+    measure_prism(&o, &p);
+    measure_assimp(&o, &a);
+    if (o.json)
+        print_json(&o, bytes, &p, &a);
+    else
+        print_table(&o, bytes, &p, &a);
+    return p.ok ? 0 : 1;
+}
