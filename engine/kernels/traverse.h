@@ -2,7 +2,8 @@
  * (geometry/bvh_traverse.h: robust box test, watertight triangle test,
  * near-first stack walk) with one addition photons need: a triangle to
  * skip, the one the photon stands on, so it never hits the surface it
- * starts from or just reflected off. */
+ * starts from or just reflected off. The loop is prism_bvh_closest's with
+ * that one test added; keep the two in step. */
 #ifndef PRISM_KERNELS_TRAVERSE_H
 #define PRISM_KERNELS_TRAVERSE_H
 
@@ -43,13 +44,14 @@ PRISM_HD int prism_trace_closest(const prism_geometry_view *g, pv3 o, pv3 d, flo
     float t_root;
     if (g->triangle_count == 0 || g->node_count == 0)
         return 0;
-    prism_bvh_node n = prism_view_node(g, 0);
-    if (!prism_ray_box(&p, &n, p.tmin, p.tmax, &t_root))
+    const prism_bvh_node root = prism_view_node(g, 0);
+    if (prism_bvh_empty_root(&root) || !prism_ray_box(&p, &root, p.tmin, p.tmax, &t_root))
         return 0;
     prism__trav_entry stack[PRISM_BVH_STACK];
     int sp = 0;
+    uint32_t first = root.first, count = root.count;
     do {
-        for (uint32_t i = n.first; n.count > 0 && i < n.first + n.count; i++) {
+        for (uint32_t i = first; i < first + count; i++) {
             float t, u, v;
             if (i != skip && prism_view_triangle(g, &p, i, p.tmin, hit->t, &t, &u, &v)) {
                 hit->t = t;
@@ -58,7 +60,7 @@ PRISM_HD int prism_trace_closest(const prism_geometry_view *g, pv3 o, pv3 d, flo
                 hit->v = v;
             }
         }
-    } while (prism__trav_next(g, &p, &n, hit->t, stack, &sp));
+    } while (prism__trav_next(g, &p, &first, &count, hit->t, stack, &sp));
     return hit->index != PRISM_TRACE_NONE;
 }
 

@@ -1,0 +1,98 @@
+/* Shared pieces of prism-bench render and propagate (bench_kernels.h). */
+#include "bench_kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_util.h"
+
+bool bench_scene_load(const char *file, bench_scene *out, char *why, size_t why_size)
+{
+    memset(out, 0, sizeof *out);
+#ifdef PRISM_BENCH_KERNELS_LOADER
+    char err[512] = "";
+    prism_load_desc ld = {0};
+    ld.error = err;
+    ld.error_size = sizeof err;
+    double t0 = prism_bench_now();
+    prism_result r = prism_scene_load(file, &ld, &out->scene);
+    out->load_seconds = prism_bench_now() - t0;
+    if (r != PRISM_SUCCESS) {
+        snprintf(why, why_size, "%s: %s", prism_result_string(r), err);
+        return false;
+    }
+    t0 = prism_bench_now();
+    r = prism_bvh_build(out->scene->positions, out->scene->vertices_count, out->scene->indices,
+                        out->scene->triangles_count, NULL, &out->bvh);
+    out->bvh_seconds = prism_bench_now() - t0;
+    if (r != PRISM_SUCCESS) {
+        snprintf(why, why_size, "BVH build: %s", prism_result_string(r));
+        bench_scene_free(out);
+        return false;
+    }
+    return true;
+#else
+    (void)file;
+    snprintf(why, why_size, "this build has no COLLADA loader");
+    return false;
+#endif
+}
+
+void bench_scene_free(bench_scene *s)
+{
+    prism_bvh_free(s->bvh);
+#ifdef PRISM_BENCH_KERNELS_LOADER
+    prism_scene_free(s->scene);
+#endif
+    memset(s, 0, sizeof *s);
+}
+
+prism_context *bench_context(prism_backend backend, char *why, size_t why_size)
+{
+    prism_context_desc d = {0};
+    d.backend = backend;
+    prism_context *ctx = NULL;
+    prism_result r = prism_context_create(&d, &ctx);
+    if (r != PRISM_SUCCESS)
+        snprintf(why, why_size, "%s backend: %s", prism_backend_name(backend),
+                 prism_result_string(r));
+    return ctx;
+}
+
+prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
+                             prism_placement_policy policy, char *why, size_t why_size)
+{
+    prism_geometry_desc d = {0};
+    d.policy = policy;
+    prism_geometry *g = NULL;
+    if (prism_geometry_upload(ctx, s->scene, s->bvh, &d, &g) != PRISM_SUCCESS) {
+        snprintf(why, why_size, "upload (%s): %s", bench_policy_name(policy),
+                 prism_context_last_error(ctx));
+        return NULL;
+    }
+    return g;
+}
+
+const char *bench_policy_name(prism_placement_policy policy)
+{
+    switch (policy) {
+    case PRISM_PLACEMENT_DEVICE: return "device";
+    case PRISM_PLACEMENT_MAPPED: return "mapped";
+    case PRISM_PLACEMENT_CHROMA: return "chroma";
+    default: return "auto";
+    }
+}
+
+void bench_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}

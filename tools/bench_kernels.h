@@ -1,0 +1,33 @@
+/* What prism-bench render and propagate share: loading a detector file,
+ * building its BVH, contexts of each backend, and uploads by placement
+ * policy. */
+#ifndef PRISM_BENCH_KERNELS_H
+#define PRISM_BENCH_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "prism/bvh.h"
+#include "prism/context.h"
+#include "prism/geometry.h"
+#include "prism/scene.h"
+
+typedef struct bench_scene {
+    prism_scene *scene;
+    prism_bvh *bvh;
+    double load_seconds, bvh_seconds;
+} bench_scene;
+
+/* Load FILE and build its BVH; false with `why` filled on failure. */
+bool bench_scene_load(const char *file, bench_scene *out, char *why, size_t why_size);
+void bench_scene_free(bench_scene *s);
+/* A context of `backend` (CUDA or HOST), or NULL with `why`. */
+prism_context *bench_context(prism_backend backend, char *why, size_t why_size);
+/* Upload with `policy`; NULL with `why` (the context's last error). */
+prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
+                             prism_placement_policy policy, char *why, size_t why_size);
+const char *bench_policy_name(prism_placement_policy policy);
+/* Print a JSON string with quotes and escapes. */
+void bench_json_string(const char *s);
+
+#endif

@@ -1,0 +1,309 @@
+/* `prism-bench propagate FILE`: photons per second and photon steps per
+ * second of prism_propagate, for 1M and 10M photons (--counts) from an
+ * isotropic point at the detector's centre (350..550 nm), for each
+ * placement policy (device, mapped, chroma) on the CUDA backend, and on the
+ * host backend (--host-count photons, default 1M) for the GPU/CPU ratio.
+ * CUDA writes final photons to device memory (no copy back in the timing;
+ * they are read afterwards to count steps). Each figure is the median of
+ * --repeat runs after one warm-up. The kernel's registers and occupancy are
+ * reported with a CUDA device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_kernels.h"
+#include "bench_util.h"
+#include "prism/kernels.h"
+#include "prism/memory.h"
+#include "prism/propagate.h"
+
+#define MAX_RESULTS 32
+#define MAX_COUNTS 4
+
+typedef struct prop_result {
+    const char *backend, *policy;
+    size_t photons;
+    double seconds, photons_per_second, steps_per_second;
+    unsigned long long steps;
+    unsigned launches;
+    size_t detected;
+} prop_result;
+
+typedef struct prop_bench {
+    const char *file;
+    size_t counts[MAX_COUNTS];
+    int counts_n;
+    size_t host_count;
+    unsigned max_steps;
+    int repeat;
+    bool json, no_host, no_cuda;
+    prop_result results[MAX_RESULTS];
+    int count;
+    char skipped[6][300];
+    int skipped_count;
+    int registers;
+    prism_occupancy occupancy;
+    bool have_occupancy;
+} prop_bench;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: prism-bench propagate FILE.dae [--counts N,M] [--host-count N]\n"
+               "                             [--max-steps S] [--repeat R] [--no-host] [--no-cuda] [--json]\n"
+               "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
+               "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
+               "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n");
+}
+
+static void skip(prop_bench *b, const char *why)
+{
+    if (b->skipped_count < 6)
+        snprintf(b->skipped[b->skipped_count++], sizeof b->skipped[0], "%.299s", why);
+}
+
+static prism_photon_source source_of(const prism_scene *s, size_t count)
+{
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = count,
+                               .wavelength_nm = 350.0f, .wavelength_max_nm = 550.0f};
+    for (int i = 0; i < 3; i++)
+        src.position[i] = 0.5f * (s->bbox_min[i] + s->bbox_max[i]);
+    return src;
+}
+
+/* Median seconds of `repeat` runs after a warm-up; the last run's stats. */
+static double time_runs(prism_context *ctx, prism_geometry *g, const prism_photon_source *src,
+                        const prism_propagate_desc *d, const prism_propagate_outputs *out,
+                        int repeat, prism_propagate_stats *st)
+{
+    double times[64];
+    if (prism_propagate(ctx, g, src, d, out, st) != PRISM_SUCCESS)
+        return -1;
+    for (int i = 0; i < repeat; i++) {
+        double t0 = prism_bench_now();
+        if (prism_propagate(ctx, g, src, d, out, st) != PRISM_SUCCESS)
+            return -1;
+        times[i] = prism_bench_now() - t0;
+    }
+    return prism_bench_median(times, (size_t)repeat);
+}
+
+static void add(prop_bench *b, prism_context *ctx, prism_placement_policy policy, size_t n,
+                double sec, const prism_propagate_stats *st)
+{
+    if (b->count >= MAX_RESULTS)
+        return;
+    prop_result *r = &b->results[b->count++];
+    r->backend = prism_backend_name(prism_context_backend(ctx));
+    r->policy = bench_policy_name(policy);
+    r->photons = n;
+    r->seconds = sec;
+    r->photons_per_second = (double)n / sec;
+    r->steps = st->steps;
+    r->steps_per_second = (double)st->steps / sec;
+    r->launches = st->launches;
+    r->detected = st->detected;
+}
+
+/* One CUDA run set: photons into device memory, read back after timing. */
+static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry *g,
+                               const bench_scene *s, prism_placement_policy policy, size_t n)
+{
+    char why[600];
+    prism_buffer *buf = NULL;
+    prism_photon *host = malloc(n * sizeof *host);
+    if (host == NULL ||
+        prism_buffer_create_device(ctx, n * sizeof(prism_photon), "bench.photons", &buf) !=
+            PRISM_SUCCESS) {
+        snprintf(why, sizeof why, "cuda %s %zu photons: no memory", bench_policy_name(policy), n);
+        skip(b, why);
+        free(host);
+        return;
+    }
+    prism_photon_source src = source_of(s->scene, n);
+    prism_propagate_desc d = {.seed = 1, .max_steps = b->max_steps};
+    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_BUFFER, .buffer = buf}};
+    prism_propagate_stats st;
+    double sec = time_runs(ctx, g, &src, &d, &out, b->repeat, &st);
+    if (sec > 0 && prism_buffer_read(buf, 0, host, n * sizeof *host) == PRISM_SUCCESS) {
+        prism_propagate_stats tally = st;
+        tally.steps = 0;
+        tally.detected = 0;
+        for (size_t i = 0; i < n; i++) {
+            tally.steps += host[i].steps;
+            tally.detected += (host[i].history & PRISM_SURFACE_DETECT) != 0;
+        }
+        add(b, ctx, policy, n, sec, &tally);
+    } else {
+        snprintf(why, sizeof why, "cuda %s: %s", bench_policy_name(policy),
+                 prism_context_last_error(ctx));
+        skip(b, why);
+    }
+    prism_buffer_release(buf);
+    free(host);
+}
+
+static void measure_cuda(prop_bench *b, const bench_scene *s)
+{
+    char why[600];
+    prism_context *ctx = bench_context(PRISM_BACKEND_CUDA, why, sizeof why);
+    if (ctx == NULL) {
+        skip(b, why);
+        return;
+    }
+    const prism_placement_policy p[3] = {PRISM_PLACEMENT_DEVICE, PRISM_PLACEMENT_MAPPED,
+                                         PRISM_PLACEMENT_CHROMA};
+    for (int i = 0; i < 3; i++) {
+        prism_geometry *g = bench_upload(ctx, s, p[i], why, sizeof why);
+        if (g == NULL) {
+            skip(b, why);
+            continue;
+        }
+        for (int c = 0; c < b->counts_n; c++)
+            measure_cuda_count(b, ctx, g, s, p[i], b->counts[c]);
+        prism_geometry_destroy(g);
+    }
+    b->have_occupancy =
+        prism_kernel_resources(ctx, "propagate", &b->registers, NULL) == PRISM_SUCCESS &&
+        prism_kernel_occupancy(ctx, "propagate", 128, &b->occupancy) == PRISM_SUCCESS;
+    prism_context_destroy(ctx);
+}
+
+static void measure_host(prop_bench *b, const bench_scene *s)
+{
+    char why[600];
+    prism_context *ctx = bench_context(PRISM_BACKEND_HOST, why, sizeof why);
+    if (ctx == NULL) {
+        skip(b, why);
+        return;
+    }
+    prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, why, sizeof why);
+    prism_photon *ph = malloc(b->host_count * sizeof *ph);
+    if (g != NULL && ph != NULL) {
+        prism_photon_source src = source_of(s->scene, b->host_count);
+        prism_propagate_desc d = {.seed = 1, .max_steps = b->max_steps};
+        prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
+        prism_propagate_stats st;
+        double t0 = prism_bench_now();
+        if (prism_propagate(ctx, g, &src, &d, &out, &st) == PRISM_SUCCESS)
+            add(b, ctx, PRISM_PLACEMENT_AUTO, b->host_count, prism_bench_now() - t0, &st);
+        else
+            skip(b, prism_context_last_error(ctx));
+    } else {
+        skip(b, g == NULL ? why : "host: out of memory");
+    }
+    free(ph);
+    prism_geometry_destroy(g);
+    prism_context_destroy(ctx);
+}
+
+static void print_table(const prop_bench *b, const bench_scene *s)
+{
+    printf("prism-bench propagate %s: %zu triangles, max %u steps, load %.2f s, BVH %.2f s\n",
+           b->file, s->scene->triangles_count, b->max_steps, s->load_seconds, s->bvh_seconds);
+    printf("%-6s %-8s %10s %10s %12s %12s %10s %9s %9s\n", "backend", "policy", "photons", "seconds",
+           "Mphotons/s", "Msteps/s", "steps", "launches", "detected");
+    for (int i = 0; i < b->count; i++) {
+        const prop_result *r = &b->results[i];
+        printf("%-6s %-8s %10zu %10.4f %12.2f %12.2f %10llu %9u %9zu\n", r->backend, r->policy,
+               r->photons, r->seconds, r->photons_per_second / 1e6, r->steps_per_second / 1e6,
+               r->steps, r->launches, r->detected);
+    }
+    if (b->have_occupancy)
+        printf("propagate kernel: %d registers/thread, occupancy %.2f at 128 threads (limited by %s)\n",
+               b->registers, b->occupancy.occupancy,
+               prism_occupancy_limit_name(b->occupancy.limited_by));
+    for (int i = 0; i < b->skipped_count; i++)
+        printf("not measured: %s\n", b->skipped[i]);
+}
+
+static void print_json(const prop_bench *b, const bench_scene *s)
+{
+    printf("{\"bench\":\"propagate\",\"file\":");
+    bench_json_string(b->file);
+    printf(",\"triangles\":%zu,\"max_steps\":%u,\"results\":[", s->scene->triangles_count,
+           b->max_steps);
+    for (int i = 0; i < b->count; i++) {
+        const prop_result *r = &b->results[i];
+        printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"photons\":%zu,\"seconds\":%.6g,"
+               "\"photons_per_second\":%.6g,\"steps\":%llu,\"steps_per_second\":%.6g,"
+               "\"launches\":%u,\"detected\":%zu}",
+               i ? "," : "", r->backend, r->policy, r->photons, r->seconds, r->photons_per_second,
+               r->steps, r->steps_per_second, r->launches, r->detected);
+    }
+    printf("]");
+    if (b->have_occupancy)
+        printf(",\"propagate_kernel\":{\"registers\":%d,\"occupancy\":%.3f,\"limited_by\":\"%s\"}",
+               b->registers, b->occupancy.occupancy,
+               prism_occupancy_limit_name(b->occupancy.limited_by));
+    printf(",\"not_measured\":[");
+    for (int i = 0; i < b->skipped_count; i++) {
+        printf(i ? "," : "");
+        bench_json_string(b->skipped[i]);
+    }
+    printf("]}\n");
+}
+
+static bool parse_counts(const char *text, prop_bench *b)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        long long v = atoll(tok);
+        if (v <= 0 || v > 4000000000LL || b->counts_n == MAX_COUNTS)
+            return false;
+        b->counts[b->counts_n++] = (size_t)v;
+    }
+    return b->counts_n > 0;
+}
+
+static bool parse(int argc, char **argv, prop_bench *b)
+{
+    memset(b, 0, sizeof *b);
+    if (!parse_counts(prism_bench_option(argc, argv, "--counts", "1000000,10000000"), b))
+        return false;
+    long long hc = atoll(prism_bench_option(argc, argv, "--host-count", "1000000"));
+    b->host_count = hc > 0 ? (size_t)hc : 0;
+    b->max_steps = (unsigned)atoi(prism_bench_option(argc, argv, "--max-steps", "100"));
+    b->repeat = atoi(prism_bench_option(argc, argv, "--repeat", "3"));
+    b->json = prism_bench_has_flag(argc, argv, "--json");
+    b->no_host = prism_bench_has_flag(argc, argv, "--no-host") || b->host_count == 0;
+    b->no_cuda = prism_bench_has_flag(argc, argv, "--no-cuda");
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] != '-') {
+            b->file = argv[i];
+            break;
+        }
+        if (strcmp(argv[i], "--json") && strcmp(argv[i], "--no-host") && strcmp(argv[i], "--no-cuda"))
+            i++;
+    }
+    return b->file != NULL && b->repeat >= 1 && b->repeat <= 64 && b->max_steps >= 1;
+}
+
+int prism_bench_propagate(int argc, char **argv)
+{
+    prop_bench *b = malloc(sizeof *b);
+    if (b == NULL || !parse(argc, argv, b)) {
+        usage(stderr);
+        free(b);
+        return 2;
+    }
+    bench_scene s;
+    char why[600];
+    if (!bench_scene_load(b->file, &s, why, sizeof why)) {
+        fprintf(stderr, "prism-bench propagate: %s: %s\n", b->file, why);
+        free(b);
+        return 1;
+    }
+    if (!b->no_cuda)
+        measure_cuda(b, &s);
+    if (!b->no_host)
+        measure_host(b, &s);
+    if (b->json)
+        print_json(b, &s);
+    else
+        print_table(b, &s);
+    bench_scene_free(&s);
+    int rc = b->count > 0 ? 0 : 1;
+    free(b);
+    return rc;
+}

@@ -1,0 +1,260 @@
+/* `prism-bench render FILE`: primary rays per second of prism_render at
+ * 1920x1080 (by default), from outside the detector and from its centre,
+ * for each placement policy (device, mapped, chroma) on the CUDA backend
+ * and on the host backend, so the GPU/CPU ratio and what promotion to
+ * device memory is worth come out of one run. CUDA renders into device
+ * memory (the image stays on the GPU, as with a PBO); the host backend into
+ * host memory. Each figure is the median of --repeat renders after one
+ * warm-up. With a CUDA device the kernel's registers and occupancy are
+ * reported too. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_kernels.h"
+#include "bench_util.h"
+#include "prism/kernels.h"
+#include "prism/memory.h"
+#include "prism/render.h"
+
+#define MAX_RESULTS 32
+
+typedef struct render_result {
+    const char *backend, *policy, *view;
+    double seconds, rays_per_second;
+} render_result;
+
+typedef struct render_bench {
+    const char *file;
+    unsigned width, height;
+    int repeat, host_repeat;
+    bool json, no_host, no_cuda;
+    render_result results[MAX_RESULTS];
+    int count;
+    char skipped[4][300];
+    int skipped_count;
+    int registers;
+    prism_occupancy occupancy;
+    bool have_occupancy;
+} render_bench;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: prism-bench render FILE.dae [--width W] [--height H] [--repeat N]\n"
+               "                          [--host-repeat N] [--no-host] [--no-cuda] [--json]\n"
+               "Primary rays per second at WxH (default 1920x1080), outside and inside the\n"
+               "detector, for placement policies device, mapped and chroma on CUDA and on the\n"
+               "host backend. Median of N renders (default 5; host 1) after a warm-up.\n");
+}
+
+static void skip(render_bench *b, const char *why)
+{
+    if (b->skipped_count < 4)
+        snprintf(b->skipped[b->skipped_count++], sizeof b->skipped[0], "%.299s", why);
+}
+
+/* Outside: from a corner at 1.6 bounding radii; inside: from the centre. */
+static void cameras(const prism_scene *s, prism_camera cam[2])
+{
+    float c[3], r = 0;
+    for (int i = 0; i < 3; i++) {
+        c[i] = 0.5f * (s->bbox_min[i] + s->bbox_max[i]);
+        float h = 0.5f * (s->bbox_max[i] - s->bbox_min[i]);
+        r += h * h;
+    }
+    r = sqrtf(r);
+    const float dir[3] = {0.55f, 0.35f, 0.76f};
+    memset(cam, 0, 2 * sizeof *cam);
+    for (int i = 0; i < 3; i++) {
+        cam[0].eye[i] = c[i] + 1.6f * r * dir[i];
+        cam[0].look_at[i] = c[i];
+        cam[1].eye[i] = c[i];
+        cam[1].look_at[i] = c[i] + (i == 0 ? 1.0f : 0.0f);
+    }
+    int up = s->up_axis == PRISM_UP_Z ? 2 : 1;
+    cam[0].up[up] = cam[1].up[up] = 1.0f;
+    cam[0].vfov_degrees = 45.0f;
+    cam[1].vfov_degrees = 90.0f;
+}
+
+static double time_view(prism_context *ctx, prism_geometry *g, const prism_camera *cam,
+                        const prism_render_desc *d, const prism_target *t, int repeat)
+{
+    double times[64];
+    if (prism_render(ctx, g, cam, d, t, NULL) != PRISM_SUCCESS)
+        return -1;
+    for (int i = 0; i < repeat; i++) {
+        double t0 = prism_bench_now();
+        if (prism_render(ctx, g, cam, d, t, NULL) != PRISM_SUCCESS)
+            return -1;
+        times[i] = prism_bench_now() - t0;
+    }
+    return prism_bench_median(times, (size_t)repeat);
+}
+
+static void measure_policy(render_bench *b, prism_context *ctx, const bench_scene *s,
+                           prism_placement_policy policy, const prism_target *t, int repeat)
+{
+    char why[600];
+    prism_geometry *g = bench_upload(ctx, s, policy, why, sizeof why);
+    if (g == NULL) {
+        skip(b, why);
+        return;
+    }
+    prism_camera cam[2];
+    cameras(s->scene, cam);
+    prism_render_desc d = {.width = b->width, .height = b->height};
+    for (int v = 0; v < 2 && b->count < MAX_RESULTS; v++) {
+        double sec = time_view(ctx, g, &cam[v], &d, t, repeat);
+        if (sec < 0) {
+            snprintf(why, sizeof why, "render: %s", prism_context_last_error(ctx));
+            skip(b, why);
+            break;
+        }
+        render_result *r = &b->results[b->count++];
+        r->backend = prism_backend_name(prism_context_backend(ctx));
+        r->policy = bench_policy_name(policy);
+        r->view = v == 0 ? "outside" : "inside";
+        r->seconds = sec;
+        r->rays_per_second = (double)b->width * b->height / sec;
+    }
+    prism_geometry_destroy(g);
+}
+
+static void measure_cuda(render_bench *b, const bench_scene *s)
+{
+    char why[300];
+    prism_context *ctx = bench_context(PRISM_BACKEND_CUDA, why, sizeof why);
+    if (ctx == NULL) {
+        skip(b, why);
+        return;
+    }
+    prism_buffer *image = NULL;
+    if (prism_buffer_create_device(ctx, (size_t)b->width * b->height * 4, "bench.image", &image) ==
+        PRISM_SUCCESS) {
+        prism_target t = {.kind = PRISM_TARGET_BUFFER, .buffer = image};
+        const prism_placement_policy p[3] = {PRISM_PLACEMENT_DEVICE, PRISM_PLACEMENT_MAPPED,
+                                             PRISM_PLACEMENT_CHROMA};
+        for (int i = 0; i < 3; i++)
+            measure_policy(b, ctx, s, p[i], &t, b->repeat);
+        b->have_occupancy =
+            prism_kernel_resources(ctx, "render", &b->registers, NULL) == PRISM_SUCCESS &&
+            prism_kernel_occupancy(ctx, "render", 256, &b->occupancy) == PRISM_SUCCESS;
+    } else {
+        skip(b, "cuda: no device memory for the image");
+    }
+    prism_buffer_release(image);
+    prism_context_destroy(ctx);
+}
+
+static void measure_host(render_bench *b, const bench_scene *s)
+{
+    char why[300];
+    prism_context *ctx = bench_context(PRISM_BACKEND_HOST, why, sizeof why);
+    if (ctx == NULL) {
+        skip(b, why);
+        return;
+    }
+    uint32_t *pixels = malloc((size_t)b->width * b->height * 4);
+    prism_target t = {.kind = PRISM_TARGET_HOST, .host = pixels};
+    if (pixels != NULL)
+        measure_policy(b, ctx, s, PRISM_PLACEMENT_AUTO, &t, b->host_repeat);
+    free(pixels);
+    prism_context_destroy(ctx);
+}
+
+static void print_table(const render_bench *b, const bench_scene *s)
+{
+    printf("prism-bench render %s: %zu triangles, %ux%u, load %.2f s, BVH %.2f s\n", b->file,
+           s->scene->triangles_count, b->width, b->height, s->load_seconds, s->bvh_seconds);
+    printf("%-8s %-8s %-8s %12s %14s\n", "backend", "policy", "view", "ms/frame", "Mrays/s");
+    for (int i = 0; i < b->count; i++) {
+        const render_result *r = &b->results[i];
+        printf("%-8s %-8s %-8s %12.3f %14.1f\n", r->backend, r->policy, r->view,
+               r->seconds * 1e3, r->rays_per_second / 1e6);
+    }
+    if (b->have_occupancy)
+        printf("render kernel: %d registers/thread, occupancy %.2f at 256 threads (limited by %s)\n",
+               b->registers, b->occupancy.occupancy,
+               prism_occupancy_limit_name(b->occupancy.limited_by));
+    for (int i = 0; i < b->skipped_count; i++)
+        printf("not measured: %s\n", b->skipped[i]);
+}
+
+static void print_json(const render_bench *b, const bench_scene *s)
+{
+    printf("{\"bench\":\"render\",\"file\":");
+    bench_json_string(b->file);
+    printf(",\"triangles\":%zu,\"width\":%u,\"height\":%u,\"results\":[", s->scene->triangles_count,
+           b->width, b->height);
+    for (int i = 0; i < b->count; i++) {
+        const render_result *r = &b->results[i];
+        printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"view\":\"%s\",\"seconds\":%.6g,"
+               "\"rays_per_second\":%.6g}",
+               i ? "," : "", r->backend, r->policy, r->view, r->seconds, r->rays_per_second);
+    }
+    printf("]");
+    if (b->have_occupancy)
+        printf(",\"render_kernel\":{\"registers\":%d,\"occupancy\":%.3f,\"limited_by\":\"%s\"}",
+               b->registers, b->occupancy.occupancy,
+               prism_occupancy_limit_name(b->occupancy.limited_by));
+    printf(",\"not_measured\":[");
+    for (int i = 0; i < b->skipped_count; i++) {
+        printf(i ? "," : "");
+        bench_json_string(b->skipped[i]);
+    }
+    printf("]}\n");
+}
+
+static bool parse(int argc, char **argv, render_bench *b)
+{
+    memset(b, 0, sizeof *b);
+    b->width = (unsigned)atoi(prism_bench_option(argc, argv, "--width", "1920"));
+    b->height = (unsigned)atoi(prism_bench_option(argc, argv, "--height", "1080"));
+    b->repeat = atoi(prism_bench_option(argc, argv, "--repeat", "5"));
+    b->host_repeat = atoi(prism_bench_option(argc, argv, "--host-repeat", "1"));
+    b->json = prism_bench_has_flag(argc, argv, "--json");
+    b->no_host = prism_bench_has_flag(argc, argv, "--no-host");
+    b->no_cuda = prism_bench_has_flag(argc, argv, "--no-cuda");
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] != '-') {
+            b->file = argv[i];
+            break;
+        }
+        if (strcmp(argv[i], "--json") && strcmp(argv[i], "--no-host") && strcmp(argv[i], "--no-cuda"))
+            i++; /* an option's value */
+    }
+    return b->file != NULL && b->width >= 1 && b->width <= 16384 && b->height >= 1 &&
+           b->height <= 16384 && b->repeat >= 1 && b->repeat <= 64 && b->host_repeat >= 1 &&
+           b->host_repeat <= 64;
+}
+
+int prism_bench_render(int argc, char **argv)
+{
+    render_bench *b = malloc(sizeof *b);
+    if (b == NULL || !parse(argc, argv, b)) {
+        usage(stderr);
+        free(b);
+        return 2;
+    }
+    bench_scene s;
+    char why[600];
+    if (!bench_scene_load(b->file, &s, why, sizeof why)) {
+        fprintf(stderr, "prism-bench render: %s: %s\n", b->file, why);
+        free(b);
+        return 1;
+    }
+    if (!b->no_cuda)
+        measure_cuda(b, &s);
+    if (!b->no_host)
+        measure_host(b, &s);
+    if (b->json)
+        print_json(b, &s);
+    else
+        print_table(b, &s);
+    bench_scene_free(&s);
+    int rc = b->count > 0 ? 0 : 1;
+    free(b);
+    return rc;
+}
