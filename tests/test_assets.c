@@ -259,8 +259,8 @@ static size_t file_size(const char *path)
 
 static void test_cube(void **state)
 {
-    (void)state;
     prism_scene *s = load_asset("cube.dae");
+    *state = s; /* freed by free_scene, even when an assertion fails */
     assert_consistent(s);
     assert_near(s->unit_meter, 0.01, 1e-12, "unit");
     assert_int_equal(s->up_axis, PRISM_UP_Y);
@@ -304,7 +304,6 @@ static void test_cube(void **state)
     assert_int_equal(s->skipped.lines, 0);
     assert_int_equal(s->skipped.degenerate_polygons, 0);
     assert_int_equal(s->skipped.nonfinite_vertices, 0);
-    prism_scene_free(s);
 }
 
 /* ---- box_with_hole.dae: a frame with a square hole, and an L ---- */
@@ -332,8 +331,8 @@ static size_t cap_triangles(const prism_scene *s, uint32_t so, double z, int up,
 
 static void test_box_with_hole(void **state)
 {
-    (void)state;
     prism_scene *s = load_asset("box_with_hole.dae");
+    *state = s; /* freed by free_scene, even when an assertion fails */
     assert_consistent(s);
     /* meter="0,0254": an inch, written with a decimal comma. */
     assert_near(s->unit_meter, INCH, 1e-12, "unit");
@@ -392,15 +391,14 @@ static void test_box_with_hole(void **state)
         double lx = c[1] / INCH + 1.0, ly = 5.0 - c[0] / INCH;
         assert_false(lx > 1.0 + 1e-5 && ly > 1.0 + 1e-5);
     }
-    prism_scene_free(s);
 }
 
 /* ---- sphere.dae: four primitive kinds, COLLADA's defaults ---- */
 
 static void test_sphere(void **state)
 {
-    (void)state;
     prism_scene *s = load_asset("sphere.dae");
+    *state = s; /* freed by free_scene, even when an assertion fails */
     assert_consistent(s);
     /* No <unit>, no <up_axis>: metres and Y_UP; no G4DAE extras. */
     assert_near(s->unit_meter, 1.0, 0, "unit");
@@ -434,7 +432,6 @@ static void test_sphere(void **state)
         }
     }
     assert_int_equal(s->stats.unique_triangles, 120);
-    prism_scene_free(s);
 }
 
 /* ---- tiny_detector.dae: G4DAE style, millimetres ---- */
@@ -455,6 +452,7 @@ typedef struct log_record {
 static void record_log(void *user, prism_log_level level, const char *message)
 {
     log_record *r = user;
+    (void)level;
     r->messages++;
     if (strstr(message, "millimet") || strstr(message, "mm"))
         r->millimetres++;
@@ -584,10 +582,10 @@ static void check_tiny_solids(const prism_scene *s)
 
 static void test_tiny_detector(void **state)
 {
-    (void)state;
     log_record log = {0, 0};
     prism_load_desc desc = {.log = record_log, .log_user = &log};
     prism_scene *s = load_with(PRISM_ASSETS "/tiny_detector.dae", &desc);
+    *state = s; /* freed by free_scene, even when an assertion fails */
     assert_consistent(s);
     /* G4DAE extras and no <unit>: millimetres, and the loader says so. */
     assert_true(s->g4dae);
@@ -612,20 +610,18 @@ static void test_tiny_detector(void **state)
     assert_int_equal(s->stats.instances, 15);
     assert_int_equal(s->stats.unique_triangles, 188);
     assert_int_equal(s->stats.unique_vertices, 104);
-    prism_scene_free(s);
 }
 
 /* The descriptor's unit wins over the file's: the same numbers read as
  * metres give a box of +-1000 m. */
 static void test_tiny_detector_unit_override(void **state)
 {
-    (void)state;
     prism_load_desc desc = {.unit_meter = 1.0};
     prism_scene *s = load_with(PRISM_ASSETS "/tiny_detector.dae", &desc);
+    *state = s; /* freed by free_scene, even when an assertion fails */
     assert_near(s->unit_meter, 1.0, 0, "unit");
     assert_bbox(s, -1000, -1000, -1000, 1000, 1000, 1000, 1e-3);
     assert_int_equal(s->triangles_count, 468);
-    prism_scene_free(s);
 }
 
 /* ---- the generated detector, prism-gen-detector --pmts 192 ---- */
@@ -759,6 +755,7 @@ static void test_generated_detector(void **state)
     skip(); /* built without tools: no prism-gen-detector */
 #else
     prism_scene *s = load_with(PRISM_GENERATED_DETECTOR, NULL);
+    *state = s; /* freed by free_scene, even when an assertion fails */
     assert_consistent(s);
     assert_true(s->g4dae);
     assert_near(s->unit_meter, 0.001, 1e-15, "unit");
@@ -774,7 +771,6 @@ static void test_generated_detector(void **state)
     check_generated_tables(s);
     check_generated_triangles(s);
     check_generated_pmts(s, material(s, GD_M "Pyrex0xc1f2d40"));
-    prism_scene_free(s);
 #endif
 }
 
@@ -793,15 +789,22 @@ static void test_missing_asset(void **state)
     prism_scene_free(NULL);
 }
 
+static int free_scene(void **state)
+{
+    prism_scene_free(*state);
+    *state = NULL;
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cube),
-        cmocka_unit_test(test_box_with_hole),
-        cmocka_unit_test(test_sphere),
-        cmocka_unit_test(test_tiny_detector),
-        cmocka_unit_test(test_tiny_detector_unit_override),
-        cmocka_unit_test(test_generated_detector),
+        cmocka_unit_test_teardown(test_cube, free_scene),
+        cmocka_unit_test_teardown(test_box_with_hole, free_scene),
+        cmocka_unit_test_teardown(test_sphere, free_scene),
+        cmocka_unit_test_teardown(test_tiny_detector, free_scene),
+        cmocka_unit_test_teardown(test_tiny_detector_unit_override, free_scene),
+        cmocka_unit_test_teardown(test_generated_detector, free_scene),
         cmocka_unit_test(test_missing_asset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
