@@ -22,11 +22,11 @@ extern "C" {
 #define PRISM_PHOTON_BLOCK 128
 
 __global__ void prism_render_kernel(prism_geometry_view g, prism_render_params p,
-                                    uint32_t *image, uint32_t first, uint32_t count)
+                                    uint32_t *image, uint32_t y0, uint32_t rows, uint32_t count)
 {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count)
-        prism_render_one(&g, &p, image, first + i);
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < count)
+        prism_render_one(&g, &p, image, y0, rows, k);
 }
 
 __global__ void prism_generate_kernel(prism_source_params s, prism_propagate_params q,
@@ -76,13 +76,14 @@ static unsigned blocks(uint32_t n, unsigned block) { return (n + block - 1u) / b
 
 extern "C" prism_result prism__cuda_render(prism_context *ctx, const prism_geometry_view *g,
                                            const prism_render_params *p, uint32_t *image,
-                                           uint32_t first, uint32_t count)
+                                           uint32_t y0, uint32_t rows)
 {
     prism_result r = prism__cuda_bind(ctx);
+    uint32_t count = prism_render_threads(p->width, rows);
     if (r != PRISM_SUCCESS || count == 0)
         return r;
     prism_render_kernel<<<blocks(count, PRISM_RENDER_BLOCK), PRISM_RENDER_BLOCK, 0,
-                          stream_of(ctx)>>>(*g, *p, image, first, count);
+                          stream_of(ctx)>>>(*g, *p, image, y0, rows, count);
     return finish(ctx, "render");
 }
 

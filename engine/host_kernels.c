@@ -11,13 +11,13 @@ static int host_threads(const prism_context *ctx)
 }
 
 prism_result prism__host_render(prism_context *ctx, const prism_geometry_view *g,
-                                const prism_render_params *p, uint32_t *image, uint32_t first,
-                                uint32_t count)
+                                const prism_render_params *p, uint32_t *image, uint32_t y0,
+                                uint32_t rows)
 {
-    const long long end = (long long)first + count;
+    const long long n = prism_render_threads(p->width, rows);
 #pragma omp parallel for schedule(dynamic, 256) num_threads(host_threads(ctx))
-    for (long long i = first; i < end; i++)
-        prism_render_one(g, p, image, (uint32_t)i);
+    for (long long k = 0; k < n; k++)
+        prism_render_one(g, p, image, y0, rows, (uint32_t)k);
     return PRISM_SUCCESS;
 }
 

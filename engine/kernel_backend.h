@@ -19,11 +19,11 @@
 extern "C" {
 #endif
 
-/* Pixels [first, first + count) of the image (row-major, top row first
- * before the params' flip). */
+/* Rows [y0, y0 + rows) of the image (counted from the top, before the
+ * params' flip), in 8x4 tiles (kernels/shade.h). */
 prism_result prism__host_render(prism_context *ctx, const prism_geometry_view *g,
-                                const prism_render_params *p, uint32_t *image, uint32_t first,
-                                uint32_t count);
+                                const prism_render_params *p, uint32_t *image, uint32_t y0,
+                                uint32_t rows);
 /* Photons [0, count): generated, record 0 written, queue[i] = i. */
 prism_result prism__host_generate(prism_context *ctx, const prism_source_params *s,
                                   const prism_propagate_params *q, const prism_photon *given,
@@ -41,8 +41,8 @@ prism_result prism__host_propagate(prism_context *ctx, const prism_geometry_view
 /* The same on ctx's device and stream; queue counts live on the device:
  * `counter` is one device uint32. Synchronous (they return when done). */
 prism_result prism__cuda_render(prism_context *ctx, const prism_geometry_view *g,
-                                const prism_render_params *p, uint32_t *image, uint32_t first,
-                                uint32_t count);
+                                const prism_render_params *p, uint32_t *image, uint32_t y0,
+                                uint32_t rows);
 prism_result prism__cuda_generate(prism_context *ctx, const prism_source_params *s,
                                   const prism_propagate_params *q, const prism_photon *given,
                                   prism_photon *photons, prism_step_record *records,

@@ -144,18 +144,19 @@ prism_result prism__render_launch(prism_context *ctx, const prism_geometry_view 
                                   const prism_render_params *p, uint32_t *image,
                                   unsigned *launches)
 {
-    uint32_t band_rows = PRISM_RENDER_PIXELS_PER_LAUNCH / p->width;
+    /* Whole 8x4 tiles per band, so no tile is cut between launches. */
+    uint32_t band_rows = PRISM_RENDER_PIXELS_PER_LAUNCH / p->width / PRISM_TILE_H * PRISM_TILE_H;
     if (band_rows == 0)
-        band_rows = 1;
+        band_rows = PRISM_TILE_H;
     for (uint32_t y = 0; y < p->height; y += band_rows) {
         uint32_t rows = p->height - y < band_rows ? p->height - y : band_rows;
         prism_result r;
 #ifdef PRISM_HAVE_CUDA
         if (ctx->backend == PRISM_BACKEND_CUDA)
-            r = prism__cuda_render(ctx, g, p, image, y * p->width, rows * p->width);
+            r = prism__cuda_render(ctx, g, p, image, y, rows);
         else
 #endif
-            r = prism__host_render(ctx, g, p, image, y * p->width, rows * p->width);
+            r = prism__host_render(ctx, g, p, image, y, rows);
         if (r != PRISM_SUCCESS)
             return r;
         if (launches != NULL)

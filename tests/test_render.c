@@ -147,6 +147,37 @@ static void test_row_order(void **state)
     free(bottom);
 }
 
+/* A wide image is cut into bands of whole 8x4 tiles (the last band here
+ * is 10 rows, so its tiles stick out): every pixel is written once, and
+ * the picture is symmetric about its middle, as the scene is. */
+static void test_bands(void **state)
+{
+    (void)state;
+    enum { BW = 16384, BH = 138 };
+    prism_render_desc d = {.width = BW, .height = BH, .background = {1, 2, 3, 4}};
+    prism_camera cam = {.eye = {0, 0, 1.2f}, .look_at = {0, 0, 0}, .vfov_degrees = 10};
+    prism_render_params p;
+    assert_int_equal(prism__render_params(ctx, &cam, &d, &p), PRISM_SUCCESS);
+    uint32_t *table = prism__render_colors(&d, 64);
+    p.colors = table;
+    p.color_count = 64;
+    uint32_t *img = malloc((size_t)BW * BH * 4);
+    for (size_t i = 0; i < (size_t)BW * BH; i++)
+        img[i] = 0xDEADBEEFu;
+    unsigned launches = 0;
+    assert_int_equal(prism__render_launch(ctx, &cube.view, &p, img, &launches), PRISM_SUCCESS);
+    assert_int_equal(launches, 2);
+    for (size_t y = 0; y < BH; y++)
+        for (size_t x = 0; x < BW; x++) {
+            assert_int_not_equal(img[y * BW + x], 0xDEADBEEFu);
+            if (x < BW / 2 && y < BH / 2)
+                assert_true(abs((int)(img[y * BW + x] & 0xFF) -
+                                (int)(img[(BH - 1 - y) * BW + (BW - 1 - x)] & 0xFF)) <= 1);
+        }
+    free(img);
+    free(table);
+}
+
 static void test_palette(void **state)
 {
     (void)state;
@@ -238,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_known_pixels), cmocka_unit_test(test_headlight),
         cmocka_unit_test(test_xray),         cmocka_unit_test(test_matrix_camera),
         cmocka_unit_test(test_row_order),    cmocka_unit_test(test_palette),
+        cmocka_unit_test(test_bands),
         cmocka_unit_test(test_public_path), cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

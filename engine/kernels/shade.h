@@ -107,11 +107,30 @@ PRISM_HD uint32_t prism_shade_pixel(const prism_geometry_view *g, const prism_re
                            acc_a + rest * ba);
 }
 
-/* Pixel i of the image (i in [0, width*height)) and where it is stored. */
-PRISM_HD void prism_render_one(const prism_geometry_view *g, const prism_render_params *p,
-                               uint32_t *image, uint32_t i)
+/* Threads map to pixels in tiles of 8 x 4, so the 32 rays of a warp leave
+ * through neighbouring pixels and walk the same BVH nodes. A band of
+ * `rows` rows from row y0 has prism_render_threads() threads; thread k
+ * renders pixel (x, y), or nothing when the tile sticks out of the band. */
+#define PRISM_TILE_W 8u
+#define PRISM_TILE_H 4u
+
+PRISM_HD uint32_t prism_render_threads(uint32_t width, uint32_t rows)
 {
-    uint32_t x = i % p->width, y = i / p->width;
+    uint32_t tx = (width + PRISM_TILE_W - 1u) / PRISM_TILE_W;
+    uint32_t ty = (rows + PRISM_TILE_H - 1u) / PRISM_TILE_H;
+    return tx * ty * PRISM_TILE_W * PRISM_TILE_H;
+}
+
+PRISM_HD void prism_render_one(const prism_geometry_view *g, const prism_render_params *p,
+                               uint32_t *image, uint32_t y0, uint32_t rows, uint32_t k)
+{
+    uint32_t tiles_x = (p->width + PRISM_TILE_W - 1u) / PRISM_TILE_W;
+    uint32_t tile = k / (PRISM_TILE_W * PRISM_TILE_H), in = k % (PRISM_TILE_W * PRISM_TILE_H);
+    uint32_t x = (tile % tiles_x) * PRISM_TILE_W + in % PRISM_TILE_W;
+    uint32_t dy = (tile / tiles_x) * PRISM_TILE_H + in / PRISM_TILE_W;
+    if (x >= p->width || dy >= rows)
+        return;
+    uint32_t y = y0 + dy;
     uint32_t row = p->bottom_row_first ? p->height - 1u - y : y;
     image[(size_t)row * p->row_pixels + x] = prism_shade_pixel(g, p, x, y);
 }
