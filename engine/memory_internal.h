@@ -173,6 +173,10 @@ void prism__stream_discard(prism_stream *stream);
 /* ---- gl_buffer.c */
 void prism__gl_release(prism_buffer *b);
 
+/* ---- read_bandwidth.c: GB/s of a kernel (host: threads) reading buffer b */
+prism_result prism__memory_read_bandwidth(prism_context *ctx, const prism_buffer *b, int repeat,
+                                          double *gbps);
+
 /* The mapped-memory refusal, one wording everywhere. */
 prism_result prism__mapped_not_allowed(prism_context *ctx, const char *what);
 

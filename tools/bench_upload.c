@@ -1,0 +1,335 @@
+/* `prism-bench upload FILE`: how fast geometry reaches the GPU. Side by
+ * side on the same bytes (the file's whole GPU layout): pageable cudaMemcpy
+ * (Chroma's ga.to_gpu), one pinned copy (the host-to-device peak), the
+ * pinned chunked double-buffered copy the upload uses, and streaming
+ * writes into mapped write-combined memory; then the total upload time under
+ * each placement policy, and a kernel's read bandwidth from device and from
+ * mapped memory. On the host backend every path is heap memory: the table
+ * is printed all the same and says that the GPU rows need a device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "memory_internal.h"
+#include "prism/bvh.h"
+#include "prism/geometry.h"
+#include "prism/memory.h"
+#include "prism/scene.h"
+
+typedef struct path_rate {
+    const char *name;
+    double gbps;
+} path_rate;
+
+typedef struct policy_time {
+    prism_placement_policy policy;
+    double seconds;
+    size_t device_bytes, mapped_bytes;
+    prism_result result;
+    prism_upload_report report;
+} policy_time;
+
+typedef struct upload_bench {
+    const char *file;
+    int repeat;
+    size_t budget, chunk;
+    bool json;
+    prism_context *ctx;
+    size_t bytes;          /* the geometry's GPU layout, all arrays */
+    size_t triangles;
+    path_rate paths[4];
+    policy_time policies[PRISM_PLACEMENT_POLICY_COUNT_];
+    double read_device, read_mapped;
+} upload_bench;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: prism-bench upload FILE.dae [--repeat N] [--budget BYTES] [--chunk BYTES]\n"
+               "                          [--json]\n"
+               "GB/s of pageable cudaMemcpy, a pinned copy, the pinned chunked double-buffered\n"
+               "upload and streaming writes into mapped write-combined memory; total upload time\n"
+               "per placement policy (auto, device, mapped, chroma); a kernel's read bandwidth from\n"
+               "device and mapped memory. Medians of N runs (default 5). --budget pretends the\n"
+               "device has only BYTES free, so placement splits and maps.\n");
+}
+
+/* ---- the transfer paths, each on `bytes` bytes of `src` */
+
+static double median_of(double *t, int n)
+{
+    return prism_bench_median(t, (size_t)n);
+}
+
+static double rate(size_t bytes, double seconds)
+{
+    return seconds > 0 ? (double)bytes / seconds / 1e9 : 0;
+}
+
+static prism_result copy_rate(upload_bench *b, const void *src, prism_buffer *dst, double *gbps)
+{
+    double t[64];
+    int n = b->repeat < 64 ? b->repeat : 64;
+    for (int i = 0; i < n; i++) {
+        double t0 = prism_bench_now();
+        prism_result r = prism_buffer_write(dst, 0, src, b->bytes);
+        t[i] = prism_bench_now() - t0;
+        if (r != PRISM_SUCCESS)
+            return r;
+    }
+    *gbps = rate(b->bytes, median_of(t, n));
+    return PRISM_SUCCESS;
+}
+
+/* What the upload does for a promoted array: convert (here: copy) a chunk
+ * into pinned buffer i%2 while the previous chunk's copy runs. */
+static prism_result chunked_once(upload_bench *b, const char *src, prism_buffer *dst,
+                                 prism_buffer *stage[2], prism_stream *stream[2])
+{
+    prism_result r = PRISM_SUCCESS;
+    size_t chunk = prism_buffer_size(stage[0]);
+    for (size_t off = 0, i = 0; off < b->bytes && r == PRISM_SUCCESS; off += chunk, i++) {
+        int k = (int)(i & 1);
+        size_t len = b->bytes - off < chunk ? b->bytes - off : chunk;
+        r = prism_stream_synchronize(stream[k]);
+        void *host = prism_buffer_host_pointer(stage[k]);
+        memcpy(host, src + off, len);
+        if (r == PRISM_SUCCESS)
+            r = prism_buffer_write_async(dst, off, host, len, stream[k]);
+    }
+    for (int k = 0; k < 2; k++)
+        if (prism_stream_synchronize(stream[k]) != PRISM_SUCCESS)
+            r = PRISM_ERROR_CUDA;
+    return r;
+}
+
+static prism_result chunked_rate(upload_bench *b, const char *src, prism_buffer *dst, double *gbps)
+{
+    prism_buffer *stage[2] = {NULL, NULL};
+    prism_stream *stream[2] = {NULL, NULL};
+    prism_result r = PRISM_SUCCESS;
+    for (int k = 0; k < 2 && r == PRISM_SUCCESS; k++) {
+        r = prism_buffer_create_pinned(b->ctx, b->chunk, 0, "bench.staging", &stage[k]);
+        if (r == PRISM_SUCCESS)
+            r = prism_stream_create(b->ctx, &stream[k]);
+    }
+    double t[64];
+    int n = b->repeat < 64 ? b->repeat : 64;
+    for (int i = 0; i < n && r == PRISM_SUCCESS; i++) {
+        double t0 = prism_bench_now();
+        r = chunked_once(b, src, dst, stage, stream);
+        t[i] = prism_bench_now() - t0;
+    }
+    if (r == PRISM_SUCCESS)
+        *gbps = rate(b->bytes, median_of(t, n));
+    for (int k = 0; k < 2; k++) {
+        prism_stream_destroy(stream[k]);
+        prism_buffer_release(stage[k]);
+    }
+    return r;
+}
+
+static prism_result mapped_write_rate(upload_bench *b, const char *src, prism_buffer *mapped,
+                                      double *gbps)
+{
+    double t[64];
+    int n = b->repeat < 64 ? b->repeat : 64;
+    char *dst = prism_buffer_host_pointer(mapped);
+    for (int i = 0; i < n; i++) {
+        double t0 = prism_bench_now();
+        memcpy(dst, src, b->bytes); /* sequential stores, no reads of dst */
+        t[i] = prism_bench_now() - t0;
+    }
+    *gbps = rate(b->bytes, median_of(t, n));
+    return PRISM_SUCCESS;
+}
+
+static prism_result measure_paths(upload_bench *b)
+{
+    char *src = malloc(b->bytes);
+    if (!src)
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < b->bytes; i++)
+        src[i] = (char)(i * 2654435761u >> 24);
+    prism_buffer *dev = NULL, *pinned = NULL, *mapped = NULL;
+    prism_result r = prism_buffer_create_device(b->ctx, b->bytes, "bench.device", &dev);
+    if (r == PRISM_SUCCESS)
+        r = prism_buffer_create_pinned(b->ctx, b->bytes, 0, "bench.pinned", &pinned);
+    if (r == PRISM_SUCCESS)
+        r = prism_buffer_create_pinned(b->ctx, b->bytes,
+                                       PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED,
+                                       "bench.mapped", &mapped);
+    b->paths[0].name = "pageable cudaMemcpy (ga.to_gpu)";
+    b->paths[1].name = "pinned cudaMemcpy (peak)";
+    b->paths[2].name = "pinned chunked, double-buffered";
+    b->paths[3].name = "streaming writes, mapped WC";
+    if (r == PRISM_SUCCESS)
+        r = copy_rate(b, src, dev, &b->paths[0].gbps);
+    if (r == PRISM_SUCCESS) {
+        memcpy(prism_buffer_host_pointer(pinned), src, b->bytes);
+        r = copy_rate(b, prism_buffer_host_pointer(pinned), dev, &b->paths[1].gbps);
+    }
+    if (r == PRISM_SUCCESS)
+        r = chunked_rate(b, src, dev, &b->paths[2].gbps);
+    if (r == PRISM_SUCCESS)
+        r = mapped_write_rate(b, src, mapped, &b->paths[3].gbps);
+    int reads = b->repeat * 4;
+    if (r == PRISM_SUCCESS)
+        r = prism__memory_read_bandwidth(b->ctx, dev, reads, &b->read_device);
+    if (r == PRISM_SUCCESS)
+        r = prism__memory_read_bandwidth(b->ctx, mapped, b->repeat, &b->read_mapped);
+    prism_buffer_release(dev);
+    prism_buffer_release(pinned);
+    prism_buffer_release(mapped);
+    free(src);
+    return r;
+}
+
+/* ---- uploads per policy */
+
+static void measure_policies(upload_bench *b, const prism_scene *scene, const prism_bvh *bvh)
+{
+    for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
+        policy_time *pt = &b->policies[p];
+        pt->policy = (prism_placement_policy)p;
+        prism_geometry_desc d = {.policy = pt->policy, .budget = b->budget, .chunk_bytes = b->chunk,
+                                 .skip_optics = true};
+        double t[64];
+        int n = b->repeat < 64 ? b->repeat : 64;
+        for (int i = 0; i < n; i++) {
+            prism_geometry *g = NULL;
+            double t0 = prism_bench_now();
+            pt->result = prism_geometry_upload(b->ctx, scene, bvh, &d, &g);
+            t[i] = prism_bench_now() - t0;
+            if (pt->result != PRISM_SUCCESS)
+                break;
+            if (i == 0)
+                pt->report = *prism_geometry_report(g);
+            prism_geometry_destroy(g);
+        }
+        pt->seconds = pt->result == PRISM_SUCCESS ? median_of(t, n) : 0;
+        pt->device_bytes = pt->report.device_bytes;
+        pt->mapped_bytes = pt->report.mapped_bytes;
+    }
+}
+
+/* ---- output */
+
+static void print_table(const upload_bench *b)
+{
+    bool host = prism_context_backend(b->ctx) == PRISM_BACKEND_HOST;
+    printf("prism-bench upload %s: %zu triangles, %.1f MB of GPU layout, %s backend (%s)\n",
+           b->file, b->triangles, b->bytes / 1e6, prism_backend_name(prism_context_backend(b->ctx)),
+           prism_context_device(b->ctx)->name);
+    if (host)
+        printf("  host backend: device and mapped memory are heap memory here; the GPU rows\n"
+               "  (cudaMemcpy, pinned, mapped WC, kernel reads) need a CUDA device.\n");
+    printf("\n  %-34s %10s\n", "path", "GB/s");
+    for (int i = 0; i < 4; i++)
+        printf("  %-34s %10.2f\n", b->paths[i].name, b->paths[i].gbps);
+    if (b->paths[1].gbps > 0)
+        printf("  chunked / pinned peak: %.0f%% (goal >= 90%%)\n",
+               100.0 * b->paths[2].gbps / b->paths[1].gbps);
+    printf("\n  %-8s %10s %12s %12s  %s\n", "policy", "seconds", "device MB", "mapped MB",
+           "nodes placement");
+    for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
+        const policy_time *pt = &b->policies[p];
+        if (pt->result != PRISM_SUCCESS) {
+            printf("  %-8s %10s  %s\n", prism_placement_policy_name(pt->policy), "failed",
+                   prism_result_string(pt->result));
+            continue;
+        }
+        printf("  %-8s %10.4f %12.1f %12.1f  %s\n", prism_placement_policy_name(pt->policy),
+               pt->seconds, pt->device_bytes / 1e6, pt->mapped_bytes / 1e6,
+               pt->report.arrays[0].reason);
+    }
+    printf("\n  kernel read bandwidth: device %.1f GB/s, mapped %.1f GB/s\n", b->read_device,
+           b->read_mapped);
+}
+
+static void print_json(const upload_bench *b)
+{
+    printf("{\"file\":\"%s\",\"backend\":\"%s\",\"device\":\"%s\",\"triangles\":%zu,\"bytes\":%zu,"
+           "\"paths\":{",
+           b->file, prism_backend_name(prism_context_backend(b->ctx)),
+           prism_context_device(b->ctx)->name, b->triangles, b->bytes);
+    static const char *const keys[4] = {"pageable", "pinned", "pinned_chunked", "mapped_wc_write"};
+    for (int i = 0; i < 4; i++)
+        printf("%s\"%s\":%.3f", i ? "," : "", keys[i], b->paths[i].gbps);
+    printf("},\"policies\":{");
+    for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
+        const policy_time *pt = &b->policies[p];
+        printf("%s\"%s\":{\"ok\":%s,\"seconds\":%.6f,\"device_bytes\":%zu,\"mapped_bytes\":%zu}",
+               p ? "," : "", prism_placement_policy_name(pt->policy),
+               pt->result == PRISM_SUCCESS ? "true" : "false", pt->seconds, pt->device_bytes,
+               pt->mapped_bytes);
+    }
+    printf("},\"kernel_read\":{\"device\":%.3f,\"mapped\":%.3f}}\n", b->read_device, b->read_mapped);
+}
+
+/* ---- the subcommand */
+
+static size_t layout_bytes(const prism_bvh *bvh)
+{
+    size_t n = bvh->node_count * sizeof(prism_bvh_node) + bvh->triangle_count * (12 + 16) +
+               bvh->vertex_count * 12;
+    return (n + 15) / 16 * 16;
+}
+
+static int run(upload_bench *b, const prism_scene *scene, const prism_bvh *bvh)
+{
+    b->bytes = layout_bytes(bvh);
+    b->triangles = bvh->triangle_count;
+    prism_result r = prism_context_create(NULL, &b->ctx);
+    if (r != PRISM_SUCCESS) {
+        fprintf(stderr, "prism-bench upload: no context: %s\n", prism_result_string(r));
+        return 1;
+    }
+    r = measure_paths(b);
+    if (r != PRISM_SUCCESS) {
+        fprintf(stderr, "prism-bench upload: %s\n", prism_context_last_error(b->ctx));
+        prism_context_destroy(b->ctx);
+        return 1;
+    }
+    measure_policies(b, scene, bvh);
+    if (b->json)
+        print_json(b);
+    else
+        print_table(b);
+    return prism_context_destroy(b->ctx) == PRISM_SUCCESS ? 0 : 1;
+}
+
+int prism_bench_upload(int argc, char **argv)
+{
+    if (argc < 2 || prism_bench_has_flag(argc, argv, "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    upload_bench b = {.file = argv[1], .json = prism_bench_has_flag(argc, argv, "--json")};
+    b.repeat = atoi(prism_bench_option(argc, argv, "--repeat", "5"));
+    b.budget = (size_t)strtoull(prism_bench_option(argc, argv, "--budget", "0"), NULL, 10);
+    b.chunk = (size_t)strtoull(prism_bench_option(argc, argv, "--chunk", "8388608"), NULL, 10);
+    if (b.repeat < 1 || b.chunk < 4096) {
+        usage(stderr);
+        return 2;
+    }
+    prism_scene *scene = NULL;
+    prism_load_desc ld = {0};
+    char error[512] = "";
+    ld.error = error;
+    ld.error_size = sizeof error;
+    if (prism_scene_load(b.file, &ld, &scene) != PRISM_SUCCESS) {
+        fprintf(stderr, "prism-bench upload: %s\n", error);
+        return 1;
+    }
+    prism_bvh *bvh = NULL;
+    int rc = 1;
+    if (prism_bvh_build(scene->positions, scene->vertices_count, scene->indices,
+                        scene->triangles_count, NULL, &bvh) == PRISM_SUCCESS)
+        rc = run(&b, scene, bvh);
+    else
+        fprintf(stderr, "prism-bench upload: BVH build failed\n");
+    prism_bvh_free(bvh);
+    prism_scene_free(scene);
+    return rc;
+}
