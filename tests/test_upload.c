@@ -90,28 +90,38 @@ static prism_context *make(bool deny_mapped)
 }
 
 /* The kernels' view holds exactly the BVH's arrays and the scene's codes. */
-static void check_view(const prism_geometry *g)
+static void check_view_of(const prism_geometry *g, const prism_scene *sc, const prism_bvh *b)
 {
     const prism_geometry_view *v = prism__geometry_view(g);
-    assert_int_equal(v->node_count, bvh->node_count);
-    assert_int_equal(v->triangle_count, bvh->triangle_count);
-    assert_int_equal(v->vertex_count, bvh->vertex_count);
+    assert_int_equal(v->node_count, b->node_count);
+    assert_int_equal(v->triangle_count, b->triangle_count);
+    assert_int_equal(v->vertex_count, b->vertex_count);
     for (uint32_t i = 0; i < v->node_count; i++) {
         prism_bvh_node n = prism_view_node(v, i);
-        assert_memory_equal(&n, &bvh->nodes[i], sizeof n);
+        assert_memory_equal(&n, &b->nodes[i], sizeof n);
     }
-    assert_memory_equal(v->vertices, bvh->vertices, bvh->vertex_count * 12);
-    assert_memory_equal(v->triangles, bvh->triangles, bvh->triangle_count * 12);
-    for (size_t i = 0; i < bvh->triangle_count; i++) {
+    if (b->vertex_count)
+        assert_memory_equal(v->vertices, b->vertices, b->vertex_count * 12);
+    if (b->triangle_count)
+        assert_memory_equal(v->triangles, b->triangles, b->triangle_count * 12);
+    for (size_t i = 0; i < b->triangle_count; i++) {
         const prism_triangle_info *t = &v->triangle_info[i];
-        uint32_t id = bvh->triangle_ids[i];
+        uint32_t id = b->triangle_ids[i];
+        uint32_t outer = sc->triangle_material_outer[id];
         assert_int_equal(t->id, id);
-        assert_int_equal(t->solid, tri_solid[id]);
-        assert_int_equal(t->materials & 0xFFFF, tri_inner[id]);
-        assert_int_equal(t->materials >> 16, tri_outer[id] == PRISM_NONE ? 0xFFFF : tri_outer[id]);
-        assert_int_equal(t->surface, tri_surface[id]);
+        assert_int_equal(t->solid, sc->triangle_solid[id]);
+        assert_int_equal(t->materials & 0xFFFF, sc->triangle_material_inner[id] == PRISM_NONE
+                                                    ? 0xFFFF
+                                                    : sc->triangle_material_inner[id]);
+        assert_int_equal(t->materials >> 16, outer == PRISM_NONE ? 0xFFFF : outer);
+        assert_int_equal(t->surface, sc->triangle_surface[id]);
     }
-    assert_memory_equal(v->bbox_lo, bvh->nodes[0].lo, 12);
+    assert_memory_equal(v->bbox_lo, b->nodes[0].lo, 12);
+}
+
+static void check_view(const prism_geometry *g)
+{
+    check_view_of(g, &scene, bvh);
 }
 
 /* Rays through the view hit what the CPU reference hits. */
@@ -299,6 +309,44 @@ static void test_no_scene_and_empty(void **state)
     free(g); /* its memory went with the context; only the handle is left */
 }
 
+/* The bundled assets, loaded and uploaded under each policy and with a
+ * budget that splits the nodes: the kernels' view reads back the same
+ * triangles, codes and nodes. */
+static void test_bundled_assets(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"cube.dae", "box_with_hole.dae", "sphere.dae",
+                                        "tiny_detector.dae"};
+    prism_context *ctx = make(false);
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", PRISM_ASSETS, files[f]);
+        prism_scene *sc = NULL;
+        assert_int_equal(prism_scene_load(path, NULL, &sc), PRISM_SUCCESS);
+        prism_bvh *b = NULL;
+        assert_int_equal(prism_bvh_build(sc->positions, sc->vertices_count, sc->indices,
+                                         sc->triangles_count, NULL, &b),
+                         PRISM_SUCCESS);
+        for (int p = 0; p <= PRISM_PLACEMENT_POLICY_COUNT_; p++) {
+            /* the extra round: auto with a budget of half the nodes */
+            prism_geometry_desc d = {.policy = p % PRISM_PLACEMENT_POLICY_COUNT_,
+                                     .host_free_memory = 1000 * MB};
+            if (p == PRISM_PLACEMENT_POLICY_COUNT_)
+                d.budget = 300 * MB + b->node_count * 16;
+            prism_geometry *g = NULL;
+            assert_int_equal(prism_geometry_upload(ctx, sc, b, &d, &g), PRISM_SUCCESS);
+            check_view_of(g, sc, b);
+            if (p == PRISM_PLACEMENT_POLICY_COUNT_ && b->node_count > 1)
+                assert_true(prism__geometry_view(g)->nodes_split < b->node_count);
+            prism_geometry_destroy(g);
+        }
+        prism_bvh_free(b);
+        prism_scene_free(sc);
+    }
+    assert_ledger_empty(ctx);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_demotion),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_no_scene_and_empty),
+        cmocka_unit_test(test_bundled_assets),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
