@@ -40,10 +40,14 @@ static uint32_t bound_material(prism__cl *L, const cl_item *it, cl_str symbol)
         const cl_binding *b = &CL_AT(L->bindings, cl_binding, it->bind_first + i);
         if (!b->symbol || strcmp(prism__cl_s(L, b->symbol), sym) != 0)
             continue;
+        /* A missing material costs only the material (files in the wild,
+         * such as assimp's cube_emptyTags.dae, do this): warn, go on. */
         uint32_t m = prism__cl_map_get(L, &L->material_ids, prism__cl_s(L, b->target));
         if (m == CL_NONE)
-            prism__cl_fail(L, PRISM_ERROR_PARSE, b->pos, "instance_material",
-                           "no <material id=\"%s\">", prism__cl_s(L, b->target));
+            prism__cl_log(L, PRISM_LOG_WARNING,
+                          "%s:%u:%u: <instance_material>: no <material id=\"%s\">; the "
+                          "triangles get no material",
+                          L->file, b->pos.line, b->pos.col, prism__cl_s(L, b->target));
         return m;
     }
     /* Unbound symbols: some exporters write the material id itself. */
@@ -189,7 +193,7 @@ static uint32_t place_geometry(flat *f, const cl_item *it, const double *m, uint
 {
     prism__cl *L = f->L;
     const cl_geometry *g = &CL_AT(L->geometries, cl_geometry, it->target);
-    const uint32_t *mats = &CL_AT(L->item_mats, uint32_t, it->mat_first);
+    const uint32_t *mats = CL_PTR(L->item_mats, uint32_t, it->mat_first);
     cl_node *n = node_at(L, ni);
     uint32_t s = (uint32_t)f->solid++;
     prism_solid *so = &f->S->solids[s];

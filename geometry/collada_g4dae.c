@@ -122,7 +122,8 @@ static void ref_start(prism__cl *L, unsigned tag, const XML_Char **atts)
 void prism__cl_g4dae_start(prism__cl *L, unsigned tag, const XML_Char **atts)
 {
     unsigned parent = prism__cl_up(L, 1);
-    if (tag == CL_T_MATERIAL && parent == CL_T_LIBRARY_MATERIALS) {
+    if (tag == CL_T_MATERIAL && parent == CL_T_LIBRARY_MATERIALS &&
+        prism__cl_up(L, 2) == CL_T_COLLADA) {
         cl_material *m = push(L, &L->materials, sizeof *m, &L->cur_material);
         if (!m)
             return;
@@ -204,7 +205,7 @@ static void sort_table(float *w, float *v, size_t n)
 
 static bool convert(prism__cl *L, const cl_prop *p, const cl_table *t, prism_property *out)
 {
-    const float *d = &CL_AT(L->table_data, float, t->first);
+    const float *d = CL_PTR(L->table_data, float, t->first);
     size_t n = t->count / 2;
     const char *name = p->name ? prism__cl_s(L, p->name) : "";
     double scale = is_length(name) ? 1e-3 : 1.0;

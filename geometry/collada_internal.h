@@ -43,6 +43,8 @@ static inline void *prism__vec_push(prism__vec *v, size_t elem)
 }
 
 #define CL_AT(vec, T, i) (((T *)(vec).data)[i])
+/* &CL_AT(...) that stays NULL for an empty array (no pointer arithmetic on NULL). */
+#define CL_PTR(vec, T, i) ((vec).data ? (T *)(vec).data + (i) : (T *)NULL)
 
 typedef uint32_t cl_str; /* offset in the string pool; 0 = no string */
 
@@ -283,6 +285,11 @@ unsigned prism__cl_up(const prism__cl *L, unsigned k); /* tag of the k-th ancest
 static inline void prism__cl_activate(prism__cl *L)
 {
     L->stack[L->depth - 1].active = true;
+}
+/* The parent element was taken up by a stage (not skipped as out of place). */
+static inline bool prism__cl_parent_active(const prism__cl *L)
+{
+    return L->depth > 1 && L->stack[L->depth - 2].active;
 }
 static inline cl_pos prism__cl_top_pos(const prism__cl *L)
 {

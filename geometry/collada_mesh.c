@@ -96,6 +96,8 @@ static void input_start(prism__cl *L, const XML_Char **atts, unsigned parent)
         return;
     }
     cl_prim *pr = last_prim(L);
+    if (!pr)
+        return;
     size_t off = 0;
     prism__cl_attr_size(L, atts, "offset", &off, "input");
     if (off >= (1u << 16)) {
@@ -140,6 +142,8 @@ static void prim_start(prism__cl *L, unsigned tag, const XML_Char **atts)
 static void p_start(prism__cl *L, unsigned tag)
 {
     cl_prim *pr = last_prim(L);
+    if (!pr)
+        return;
     if (!pr->has_vertex) {
         prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_top_pos(L), prism__cl_tag_name(tag),
                        "no <input semantic=\"VERTEX\"> before it in <%s>",
@@ -158,7 +162,7 @@ void prism__cl_mesh_start(prism__cl *L, unsigned tag, const XML_Char **atts)
 {
     unsigned parent = prism__cl_up(L, 1), grand = prism__cl_up(L, 2);
     bool in_mesh = L->mesh.active;
-    if (tag == CL_T_GEOMETRY && parent == CL_T_LIBRARY_GEOMETRIES)
+    if (tag == CL_T_GEOMETRY && parent == CL_T_LIBRARY_GEOMETRIES && grand == CL_T_COLLADA)
         geometry_start(L, atts);
     else if (tag == CL_T_MESH && parent == CL_T_GEOMETRY && L->cur_geometry != CL_NONE &&
              !L->geometry_has_mesh) {
@@ -193,7 +197,8 @@ void prism__cl_mesh_start(prism__cl *L, unsigned tag, const XML_Char **atts)
     else if ((tag == CL_T_LINES || tag == CL_T_LINESTRIPS) && parent == CL_T_MESH)
         L->skipped.lines++;
     else if ((tag == CL_T_P && is_prim(parent) && grand == CL_T_MESH) ||
-             ((tag == CL_T_P || tag == CL_T_H) && parent == CL_T_PH && grand == CL_T_POLYGONS))
+             ((tag == CL_T_P || tag == CL_T_H) && parent == CL_T_PH && grand == CL_T_POLYGONS &&
+              prism__cl_up(L, 3) == CL_T_MESH))
         p_start(L, tag);
     else if (tag == CL_T_VCOUNT && parent == CL_T_POLYLIST && grand == CL_T_MESH) {
         prism__cl_text_counts(L);
@@ -234,7 +239,7 @@ static void prim_end(prism__cl *L)
     cl_prim *pr = last_prim(L);
     pr->idx_count = L->mesh.idx.count - pr->idx_first;
     pr->ring_count = L->mesh.rings.count - pr->ring_first;
-    const uint32_t *r = &CL_AT(L->mesh.rings, uint32_t, pr->ring_first);
+    const uint32_t *r = CL_PTR(L->mesh.rings, uint32_t, pr->ring_first);
     size_t polys = 0, sum = 0;
     for (size_t i = 0; i < pr->ring_count; i++) {
         polys += !(r[i] & CL_HOLE);

@@ -123,23 +123,24 @@ void prism__cl_node_start(prism__cl *L, unsigned tag, const XML_Char **atts)
     unsigned parent = prism__cl_up(L, 1);
     switch (tag) {
     case CL_T_VISUAL_SCENE:
-        if (parent == CL_T_LIBRARY_VISUAL_SCENES)
+        if (parent == CL_T_LIBRARY_VISUAL_SCENES && prism__cl_up(L, 2) == CL_T_COLLADA)
             node_start(L, tag, atts, parent);
         return;
     case CL_T_NODE:
-        if (parent == CL_T_NODE || parent == CL_T_VISUAL_SCENE || parent == CL_T_LIBRARY_NODES)
+        if (((parent == CL_T_NODE || parent == CL_T_VISUAL_SCENE) && prism__cl_parent_active(L)) ||
+            (parent == CL_T_LIBRARY_NODES && prism__cl_up(L, 2) == CL_T_COLLADA))
             node_start(L, tag, atts, parent);
         return;
     case CL_T_MATRIX: case CL_T_TRANSLATE: case CL_T_ROTATE: case CL_T_SCALE:
     case CL_T_LOOKAT: case CL_T_SKEW:
-        if (parent == CL_T_NODE && top_node(L) != CL_NONE) {
+        if (parent == CL_T_NODE && prism__cl_parent_active(L)) {
             prism__cl_text_doubles(L);
             prism__cl_activate(L);
         }
         return;
     case CL_T_INSTANCE_GEOMETRY:
     case CL_T_INSTANCE_NODE:
-        if (parent == CL_T_NODE && top_node(L) != CL_NONE)
+        if (parent == CL_T_NODE && prism__cl_parent_active(L))
             instance_start(L, tag, atts);
         return;
     case CL_T_INSTANCE_MATERIAL:

@@ -189,8 +189,8 @@ static bool strip_or_fan(build *b, const uint32_t *v, uint32_t n, bool fan)
 static bool prim_triangles(build *b, const cl_prim *pr)
 {
     prism__cl *L = b->L;
-    const uint32_t *idx = &CL_AT(L->mesh.idx, uint32_t, pr->idx_first);
-    const uint32_t *r = &CL_AT(L->mesh.rings, uint32_t, pr->ring_first);
+    const uint32_t *idx = CL_PTR(L->mesh.idx, uint32_t, pr->idx_first);
+    const uint32_t *r = CL_PTR(L->mesh.rings, uint32_t, pr->ring_first);
     if (pr->kind == CL_TRIANGLES) {
         for (size_t i = 0; i + 2 < pr->idx_count; i += 3)
             if (!emit(b, idx[i], idx[i + 1], idx[i + 2]))
@@ -222,7 +222,7 @@ static bool check_prim(prism__cl *L, const cl_prim *pr, uint32_t nverts)
                        "no <vertices id=\"%s\"> in this mesh", prism__cl_s(L, pr->vertex_ref));
         return false;
     }
-    const uint32_t *idx = &CL_AT(m->idx, uint32_t, pr->idx_first);
+    const uint32_t *idx = CL_PTR(m->idx, uint32_t, pr->idx_first);
     for (size_t i = 0; i < pr->idx_count; i++) {
         if (idx[i] >= nverts) {
             prism__cl_fail(L, PRISM_ERROR_PARSE, pr->p_pos, "p",
@@ -289,6 +289,10 @@ static void clear_mesh(cl_mesh *m)
 
 void prism__cl_mesh_finish(prism__cl *L)
 {
+    if (L->cur_geometry == CL_NONE) {
+        clear_mesh(&L->mesh);
+        return;
+    }
     cl_geometry *g = &CL_AT(L->geometries, cl_geometry, L->cur_geometry);
     if (L->mesh.prims.count && !L->mesh.has_vertices) {
         const cl_prim *pr = &CL_AT(L->mesh.prims, cl_prim, 0);

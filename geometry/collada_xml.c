@@ -140,22 +140,59 @@ static bool take_token(prism__cl *L, const char *p, const char *end)
 static const char *floats_fast(prism__cl *L, const char *p, const char *end)
 {
     prism__vec *v = L->fdst;
+    if (!prism__vec_grow(v, sizeof(float), v->count + (size_t)(end - p) / 2 + 1)) {
+        prism__cl_oom(L);
+        return NULL;
+    }
+    float *out = v->data;
+    size_t n = v->count;
     for (;;) {
         while (p < end && prism__ff_is_space(*p))
             p++;
         if (p == end)
-            return p;
+            break;
         float f = 0;
         const char *q = prism__ff_parse_float(p, end, &f);
         if (!q || q == end || !prism__ff_is_space(*q))
-            return p; /* the general path decides: split token or error */
-        if (v->count == v->cap && !prism__vec_grow(v, sizeof(float), v->count + 1)) {
-            prism__cl_oom(L);
-            return NULL;
-        }
-        CL_AT(*v, float, v->count++) = f;
+            break; /* the general path decides: split token or error */
+        out[n++] = f;
         p = q;
     }
+    v->count = n;
+    return p;
+}
+
+/* The hot loop for <p> text: keep every stride-th index (the VERTEX one). */
+static const char *indices_fast(prism__cl *L, const char *p, const char *end)
+{
+    prism__vec *v = &L->mesh.idx;
+    if (!prism__vec_grow(v, sizeof(uint32_t), v->count + (size_t)(end - p) / 2 + 1)) {
+        prism__cl_oom(L);
+        return NULL;
+    }
+    uint32_t *out = v->data;
+    size_t n = v->count, ints = L->p_ints;
+    uint32_t phase = L->p_phase, stride = L->p_stride, voff = L->p_voff;
+    for (;;) {
+        while (p < end && prism__ff_is_space(*p))
+            p++;
+        const char *q = p;
+        uint64_t x = 0;
+        for (int digits = 0; q < end && prism__ff_is_digit(*q) && digits < 10; q++, digits++)
+            x = x * 10 + (uint64_t)(*q - '0');
+        if (q == p || q == end || !prism__ff_is_space(*q) || x > UINT32_MAX)
+            break; /* the general path decides: end, split token or error */
+        if (phase == voff)
+            out[n++] = (uint32_t)x;
+        if (++phase == stride)
+            phase = 0;
+        ints++;
+        p = q;
+    }
+    v->count = n;
+    L->p_ints = ints;
+    L->p_phase = phase;
+    return p;
 }
 
 static void stream_numbers(prism__cl *L, const char *p, const char *end)
@@ -177,6 +214,8 @@ static void stream_numbers(prism__cl *L, const char *p, const char *end)
     }
     for (;;) {
         if (L->text == CL_TEXT_FLOATS && !(p = floats_fast(L, p, end)))
+            return;
+        if (L->text == CL_TEXT_INDICES && !(p = indices_fast(L, p, end)))
             return;
         while (p < end && prism__ff_is_space(*p))
             p++;

@@ -34,8 +34,15 @@ static inline bool prism__ff_is_digit(char c)
 /* Parse a number at p (no leading space). Returns the first character not
  * consumed, or NULL when there is no number at p. Accepts
  * [+-]digits[.digits][(e|E)[+-]digits], ".5", "5.", and nan/inf/infinity in
- * any case. The caller checks that the number ends at white space. */
-static inline const char *prism__ff_parse_double(const char *p, const char *end, double *out)
+ * any case. A decimal comma is read as a point (COLLADA lists are separated
+ * by white space only, and some exporters write "0,5" in float_array). The caller checks that the number ends at white space. */
+#if defined(__GNUC__)
+#define PRISM_FF_INLINE static inline __attribute__((always_inline))
+#else
+#define PRISM_FF_INLINE static inline
+#endif
+
+PRISM_FF_INLINE const char *prism__ff_parse_double(const char *p, const char *end, double *out)
 {
     bool neg = false;
     if (p < end && (*p == '-' || *p == '+')) {
@@ -54,7 +61,7 @@ static inline const char *prism__ff_parse_double(const char *p, const char *end,
         }
     }
     bool any = p != start;
-    if (p < end && *p == '.') {
+    if (p < end && (*p == '.' || *p == ',')) { /* some exporters write a decimal comma */
         const char *f = ++p;
         for (; p < end && prism__ff_is_digit(*p); p++) {
             if (digits < 19) {
@@ -97,7 +104,7 @@ static inline const char *prism__ff_parse_double(const char *p, const char *end,
 }
 
 /* As prism__ff_parse_double, rounded to float (out of range gives +-inf). */
-static inline const char *prism__ff_parse_float(const char *p, const char *end, float *out)
+PRISM_FF_INLINE const char *prism__ff_parse_float(const char *p, const char *end, float *out)
 {
     double d;
     const char *q = prism__ff_parse_double(p, end, &d);
