@@ -133,28 +133,46 @@ static prism_result launch_steps(prism_context *ctx, const prism_geometry_view *
     return prism__host_propagate(ctx, g, o, q, photons, records, in, n, out, n_out, budget);
 }
 
+/* Photons in the next launch: on CUDA, scaled so a launch takes about
+ * PRISM_PROPAGATE_LAUNCH_SECONDS by the last one's photons per second (a
+ * geometry in mapped memory, or a long-lived photon mix, is slower); the
+ * host backend has no watchdog, so it takes a fixed large slice. */
+static uint32_t next_slice(const prism_context *ctx, uint32_t slice, uint32_t done, double seconds)
+{
+    if (ctx->backend != PRISM_BACKEND_CUDA)
+        return PRISM_PROPAGATE_PHOTONS_PER_LAUNCH;
+    if (done == 0 || !(seconds > 0.0))
+        return slice;
+    double rate = (double)done / seconds, want = rate * PRISM_PROPAGATE_LAUNCH_SECONDS;
+    if (want > 2.0 * slice) /* grow gently: the next slice may be slower */
+        want = 2.0 * slice;
+    if (want < PRISM_PROPAGATE_MIN_SLICE)
+        want = PRISM_PROPAGATE_MIN_SLICE;
+    return want > PRISM_PROPAGATE_MAX_SLICE ? PRISM_PROPAGATE_MAX_SLICE : (uint32_t)want;
+}
+
 /* The step loop: slices of the queue, `budget` steps each, survivors
- * appended to the other queue; until none is left. */
+ * appended to the other queue; until none is left. Slicing changes no
+ * result (a photon's numbers depend on its index and step only). */
 static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
                               const prism_optics_view *o, const prism_propagate_params *q,
                               prism_photon *photons, prism_step_record *records, uint32_t count,
                               uint32_t budget, run_state *w, unsigned *launches)
 {
-    uint32_t n = count;
+    uint32_t n = count, slice = next_slice(ctx, PRISM_PROPAGATE_FIRST_SLICE, 0, 0.0);
     int cur = 0;
     prism_result r = PRISM_SUCCESS;
     while (n > 0 && r == PRISM_SUCCESS) {
         const uint32_t *in = w->queue[cur].pointer;
         uint32_t *out = w->queue[1 - cur].pointer, survivors = 0;
-        for (uint32_t off = 0; off < n && r == PRISM_SUCCESS;
-             off += PRISM_PROPAGATE_PHOTONS_PER_LAUNCH) {
-            uint32_t slice = n - off < PRISM_PROPAGATE_PHOTONS_PER_LAUNCH
-                                 ? n - off
-                                 : PRISM_PROPAGATE_PHOTONS_PER_LAUNCH;
-            uint32_t alive = 0;
-            r = launch_steps(ctx, g, o, q, photons, records, in + off, slice, out + survivors,
+        for (uint32_t off = 0; off < n && r == PRISM_SUCCESS;) {
+            uint32_t take = n - off < slice ? n - off : slice, alive = 0;
+            double t0 = omp_get_wtime();
+            r = launch_steps(ctx, g, o, q, photons, records, in + off, take, out + survivors,
                              &alive, budget, w);
+            slice = next_slice(ctx, slice, take, omp_get_wtime() - t0);
             survivors += alive;
+            off += take;
             (*launches)++;
         }
         n = survivors;

@@ -10,9 +10,15 @@
 #include "kernels/optics_view.h"
 #include "prism/propagate.h"
 
-/* Photons per launch and default steps per photon per launch: 1M x 10
- * steps stays well under 50 ms on a current GPU. */
+/* Launch sizes. The host backend takes 1M photons a launch. On CUDA the
+ * first launch takes 16K photons, later ones as many as the measured rate
+ * fits in 20 ms (at most doubling, within [4K, 4M]), so that no launch
+ * comes near the ~50 ms a display watchdog allows, whatever the placement. */
 #define PRISM_PROPAGATE_PHOTONS_PER_LAUNCH (1u << 20)
+#define PRISM_PROPAGATE_FIRST_SLICE (1u << 14)
+#define PRISM_PROPAGATE_MIN_SLICE 4096u
+#define PRISM_PROPAGATE_MAX_SLICE (1u << 22)
+#define PRISM_PROPAGATE_LAUNCH_SECONDS 0.020
 #define PRISM_PROPAGATE_STEPS_PER_LAUNCH 10u
 #define PRISM_PROPAGATE_MAX_RECORDS 1024u
 
