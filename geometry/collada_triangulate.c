@@ -165,9 +165,12 @@ static void bridge(tnode *n, uint32_t *used, uint32_t outer, uint32_t hh, const 
     n[b2].prev = bp;
 }
 
+/* Every corner of the ring ends up in a triangle, so a simple ring of n
+ * corners gives n-2 triangles, as a fan would: zero-area triangles (collinear
+ * corners) are kept, only bridge seams (a vertex twice) are dropped. */
 static size_t emit(const tnode *n, uint32_t a, uint32_t b, uint32_t c, uint32_t *out, size_t t)
 {
-    if (!(area2(&n[a], &n[b], &n[c]) > 0))
+    if (n[a].v == n[b].v || n[b].v == n[c].v || n[a].v == n[c].v)
         return t;
     out[3 * t] = n[a].v;
     out[3 * t + 1] = n[b].v;
