@@ -11,8 +11,8 @@
  * counts them in skipped.degenerate_polygons). Where assimp is known to be wrong the file is
  * excused, with the reason, and Prism is checked against an answer derived
  * by hand from the file instead. Every file is one test case: matched or
- * excused, never silently passed over. Exits 77 (skipped) when the folder
- * is absent. */
+ * excused, never silently passed over. Prism's own assets are compared
+ * too. Exits 77 (skipped) when assimp's folder is absent. */
 #include <ctype.h>
 #include <dirent.h>
 #include <float.h>
@@ -75,9 +75,27 @@ static const excuse excuses[] = {
      "triangles, an empty box",
      {0, {INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}},
      NULL},
+    /* Prism's own assets (assets/), whose figures test_assets.c derives. */
+    {"assets/box_with_hole.dae",
+     "assimp 5.2 rejects a hole in a polygon (\"Unexpected sub element <h> in tag "
+     "<polygons>\"). By hand (test_assets.c): frame 32 + L 20 = 52 triangles; x -2..5, "
+     "y -2..2, z 0..1 inches",
+     {52, {-2 * 0.0254, -2 * 0.0254, 0}, {5 * 0.0254, 2 * 0.0254, 0.0254}},
+     "Frame"},
+    {"assets/tiny_detector.dae",
+     "assimp does not know G4DAE's millimetres (a file without <unit> is in metres to it), "
+     "so its box is +-1000. By hand (test_assets.c): 468 triangles, the world box +-1 m",
+     {468, {-1, -1, -1}, {1, 1, 1}},
+     "__dd__Geometry__PMT__lvPmtHemi0xc133740"},
 };
 
-static char files[MAX_FILES][256];
+/* A file to compare: its path, and its test name (the file name, with
+ * "assets/" in front for Prism's own). */
+typedef struct entry {
+    char path[512], name[128];
+} entry;
+
+static entry files[MAX_FILES];
 static size_t files_count;
 
 /* ---- assimp's answer ---- */
@@ -209,9 +227,9 @@ static bool agrees(const char *file, const prism_scene *s, const world *want,
  * test by longjmp, and the sanitizer run must not see a leak. */
 static void test_file(void **state)
 {
-    const char *file = *state;
-    char path[512], msg[1024] = "";
-    snprintf(path, sizeof path, "%s/%s", PRISM_ASSIMP_MODELS, file);
+    const entry *e = *state;
+    const char *path = e->path, *file = e->name;
+    char msg[1024] = "";
     prism_load_desc desc = {.error = msg, .error_size = sizeof msg};
     prism_scene *s = NULL;
     prism_result r = prism_scene_load(path, &desc, &s);
@@ -245,32 +263,50 @@ static bool is_dae(const char *name)
            tolower((unsigned char)name[n - 2]) == 'a' && tolower((unsigned char)name[n - 1]) == 'e';
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(a, b); }
-
-/* Lists the folder; false when it is absent. */
-static bool list_files(void)
+static int by_name(const void *a, const void *b)
 {
-    DIR *d = opendir(PRISM_ASSIMP_MODELS);
+    return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
+}
+
+/* Adds the folder's .dae files, sorted, names prefixed; false when the
+ * folder is absent. */
+static bool list_files(const char *folder, const char *prefix)
+{
+    DIR *d = opendir(folder);
     if (!d)
         return false;
-    struct dirent *e;
-    while ((e = readdir(d)) && files_count < MAX_FILES)
-        if (is_dae(e->d_name) && strlen(e->d_name) < sizeof files[0])
-            strcpy(files[files_count++], e->d_name);
+    size_t first = files_count;
+    struct dirent *de;
+    while ((de = readdir(d)) && files_count < MAX_FILES) {
+        entry *e = &files[files_count];
+        size_t n = strlen(folder), m = strlen(de->d_name);
+        if (!is_dae(de->d_name) || n + m + 2 > sizeof e->path ||
+            strlen(prefix) + m + 1 > sizeof e->name)
+            continue;
+        memcpy(e->path, folder, n);
+        e->path[n] = '/';
+        memcpy(e->path + n + 1, de->d_name, m + 1);
+        strcpy(e->name, prefix);
+        strcat(e->name, de->d_name);
+        files_count++;
+    }
     closedir(d);
-    qsort(files, files_count, sizeof files[0], by_name);
+    qsort(&files[first], files_count - first, sizeof files[0], by_name);
     return true;
 }
 
 int main(void)
 {
-    if (!list_files() || files_count == 0) {
+    if (!list_files(PRISM_ASSIMP_MODELS, "") || files_count == 0) {
         fprintf(stderr, "no COLLADA files in %s (Debian assimp-testmodels): skipped\n",
                 PRISM_ASSIMP_MODELS);
         return 77;
     }
+#ifdef PRISM_ASSETS
+    list_files(PRISM_ASSETS, "assets/"); /* a second opinion on their hand-made figures */
+#endif
     static struct CMUnitTest tests[MAX_FILES];
     for (size_t i = 0; i < files_count; i++)
-        tests[i] = (struct CMUnitTest){files[i], test_file, NULL, NULL, files[i]};
+        tests[i] = (struct CMUnitTest){files[i].name, test_file, NULL, NULL, &files[i]};
     return _cmocka_run_group_tests("assimp_set", tests, files_count, NULL, NULL);
 }
