@@ -570,6 +570,12 @@ static void check_tiny_solids(const prism_scene *s)
         assert_near(solid_volume(s, glass, pmt[k]), 2 * SQRT2 * 0.01 * 0.1, 1e-8, "Pyrex");
         assert_near(solid_volume(s, vac, pmt[k]), 2 * SQRT2 * 0.0064 * 0.08, 1e-8, "Vacuum");
         assert_non_null(strstr(s->solids[glass].path, "pvPmt"));
+        /* The solid is named for the node that holds the geometry (the
+         * logical volume); placed six times, its k-th placement in
+         * document order is PMT k. */
+        assert_string_equal(s->solids[glass].name, "__dd__Geometry__PMT__lvPmtHemi0xc133740");
+        assert_int_equal(s->solids[glass].copy_number, k);
+        assert_int_equal(s->solids[vac].copy_number, k);
         double lo[3], hi[3];
         solid_box(s, glass, lo, hi);
         for (int j = 0; j < 3; j++) /* the facing axis is where the centre is off 0 */
@@ -674,6 +680,14 @@ static void check_generated_pmts(const prism_scene *s, uint32_t pyrex)
         assert_true(solid_volume(s, i, p) > 0);
     }
     assert_int_equal(n, 192);
+    /* One node placed 192 times: copy numbers 0..191, each once. */
+    bool seen[192] = {false};
+    for (uint32_t i = 0; i < s->solids_count; i++)
+        if (s->solids[i].material == pyrex) {
+            int copy = s->solids[i].copy_number;
+            assert_true(copy >= 0 && copy < 192 && !seen[copy]);
+            seen[copy] = true;
+        }
     assert_int_equal(wall, 140);
     assert_int_equal(top, 26);
     assert_int_equal(bottom, 26);
