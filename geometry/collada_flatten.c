@@ -155,16 +155,30 @@ static void grow_bbox(prism_scene *S, const float *p)
     }
 }
 
+/* The box grows here when every vertex is used (the usual case), else per
+ * triangle corner in write_triangles: unused or non-finite vertices must
+ * not stretch it. */
 static void write_vertices(flat *f, const cl_geometry *g, const double *m)
 {
     float *out = f->S->positions + 3 * f->vert;
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; k++)
+        lo[k] = f->S->bbox_min[k], hi[k] = f->S->bbox_max[k];
     for (uint32_t v = 0; v < g->vertices; v++) {
         const float *p = g->positions + 3 * (size_t)v;
         double x = p[0], y = p[1], z = p[2];
-        out[3 * v] = (float)(m[0] * x + m[1] * y + m[2] * z + m[3]);
-        out[3 * v + 1] = (float)(m[4] * x + m[5] * y + m[6] * z + m[7]);
-        out[3 * v + 2] = (float)(m[8] * x + m[9] * y + m[10] * z + m[11]);
+        float *o = out + 3 * (size_t)v;
+        o[0] = (float)(m[0] * x + m[1] * y + m[2] * z + m[3]);
+        o[1] = (float)(m[4] * x + m[5] * y + m[6] * z + m[7]);
+        o[2] = (float)(m[8] * x + m[9] * y + m[10] * z + m[11]);
+        if (g->all_used)
+            for (int k = 0; k < 3; k++) {
+                lo[k] = o[k] < lo[k] ? o[k] : lo[k];
+                hi[k] = o[k] > hi[k] ? o[k] : hi[k];
+            }
     }
+    for (int k = 0; k < 3; k++)
+        f->S->bbox_min[k] = lo[k], f->S->bbox_max[k] = hi[k];
 }
 
 static void write_triangles(flat *f, const cl_geometry *g, const uint32_t *mats, uint32_t solid,
@@ -178,7 +192,8 @@ static void write_triangles(flat *f, const cl_geometry *g, const uint32_t *mats,
             size_t o = f->tri++;
             for (int c = 0; c < 3; c++) {
                 S->indices[3 * o + c] = g->tris[3 * (size_t)t + c] + base;
-                grow_bbox(S, S->positions + 3 * (size_t)S->indices[3 * o + c]);
+                if (!g->all_used)
+                    grow_bbox(S, S->positions + 3 * (size_t)S->indices[3 * o + c]);
             }
             S->triangle_solid[o] = solid;
             S->triangle_material_inner[o] = mats[k];

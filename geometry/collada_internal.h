@@ -136,6 +136,7 @@ typedef struct cl_geometry {
     uint32_t triangles;
     cl_group *groups;
     uint32_t groups_count;
+    bool all_used; /* every vertex is in a triangle: the box can come from vertices */
 } cl_geometry;
 
 typedef enum cl_item_kind { CL_ITEM_GEOMETRY, CL_ITEM_NODE, CL_ITEM_CHILD } cl_item_kind;

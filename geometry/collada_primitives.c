@@ -248,6 +248,20 @@ static bool add_group(prism__cl *L, prism__vec *groups, cl_str material, size_t 
     return true;
 }
 
+static bool all_used(const cl_geometry *g)
+{
+    uint8_t *seen = calloc(g->vertices + 1, 1);
+    if (!seen)
+        return false; /* only an optimisation */
+    uint32_t n = 0;
+    for (size_t i = 0; i < 3 * (size_t)g->triangles; i++) {
+        n += !seen[g->tris[i]];
+        seen[g->tris[i]] = 1;
+    }
+    free(seen);
+    return n == g->vertices;
+}
+
 static void build_triangles(prism__cl *L, cl_geometry *g, const uint8_t *bad)
 {
     build b = {L, g->positions, g->vertices, bad, {0}};
@@ -274,6 +288,7 @@ static void build_triangles(prism__cl *L, cl_geometry *g, const uint8_t *bad)
         free(b.tris.data);
     g->groups = groups.data;
     g->groups_count = (uint32_t)groups.count;
+    g->all_used = all_used(g);
     L->stats.unique_triangles += g->triangles;
     L->stats.unique_vertices += g->vertices;
 }
