@@ -9,3 +9,7 @@ if(TARGET OpenGL::EGL)
   prism_test(NAME kernels_gl SOURCES test_kernels_gl.c kernels_test_scene.c LABELS gpu
              LIBRARIES OpenGL::EGL TIMEOUT 600)
 endif()
+if(TARGET test_kernels_gl)
+  add_test(NAME kernels_gl_copy COMMAND test_kernels_gl --copy-path)
+  set_tests_properties(kernels_gl_copy PROPERTIES SKIP_RETURN_CODE 77 LABELS host)
+endif()

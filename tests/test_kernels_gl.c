@@ -1,8 +1,12 @@
-/* GL interop targets through a headless EGL context on the NVIDIA device:
- * an image rendered into a GL pixel-unpack buffer, and step records
- * written into a GL vertex buffer, equal what the device-memory targets
- * receive. Skipped (77) without a CUDA device or an EGL device of the
- * NVIDIA driver. */
+/* GL targets through a headless EGL context: an image rendered into a GL
+ * pixel-unpack buffer, and step records written into a GL vertex buffer,
+ * equal what the device-memory targets receive.
+ *   (default)     CUDA backend on the NVIDIA EGL device: interop, written
+ *                 in place. Skipped (77) without a CUDA device or an EGL
+ *                 device of the NVIDIA driver.
+ *   --copy-path   host backend on whatever EGL offers (Mesa surfaceless in
+ *                 CI): the copy path (glBufferSubData at unmap). Skipped
+ *                 (77) without EGL. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,7 +41,7 @@ static delete_buffers_fn delete_buffers;
 static EGLDisplay dpy = EGL_NO_DISPLAY;
 static EGLContext egl_ctx = EGL_NO_CONTEXT;
 static EGLSurface surface = EGL_NO_SURFACE;
-static prism_context *cuda, *host;
+static prism_context *host;
 
 static EGLDisplay nvidia_display(void)
 {
@@ -59,9 +63,21 @@ static EGLDisplay nvidia_display(void)
     return EGL_NO_DISPLAY;
 }
 
-static bool egl_start(void)
+static EGLDisplay surfaceless_display(void)
+{
+    const char *ext = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    PFNEGLGETPLATFORMDISPLAYEXTPROC platform =
+        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+    if (!ext || !strstr(ext, "EGL_MESA_platform_surfaceless") || !platform)
+        return EGL_NO_DISPLAY;
+    return platform(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
+}
+
+static bool egl_start(bool any)
 {
     dpy = nvidia_display();
+    if (dpy == EGL_NO_DISPLAY && any)
+        dpy = surfaceless_display();
     EGLint major, minor, count = 0;
     if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, &major, &minor))
         return false;
@@ -72,11 +88,14 @@ static bool egl_start(void)
     if (!eglChooseConfig(dpy, config_attrs, &config, 1, &count) || count != 1 ||
         !eglBindAPI(EGL_OPENGL_API))
         return false;
-    surface = eglCreatePbufferSurface(dpy, config, pb_attrs);
     egl_ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, NULL);
-    if (surface == EGL_NO_SURFACE || egl_ctx == EGL_NO_CONTEXT ||
-        !eglMakeCurrent(dpy, surface, surface, egl_ctx))
+    if (egl_ctx == EGL_NO_CONTEXT)
         return false;
+    if (!eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, egl_ctx)) {
+        surface = eglCreatePbufferSurface(dpy, config, pb_attrs);
+        if (surface == EGL_NO_SURFACE || !eglMakeCurrent(dpy, surface, surface, egl_ctx))
+            return false;
+    }
     gen_buffers = (gen_buffers_fn)eglGetProcAddress("glGenBuffers");
     bind_buffer = (bind_buffer_fn)eglGetProcAddress("glBindBuffer");
     buffer_data = (buffer_data_fn)eglGetProcAddress("glBufferData");
@@ -116,9 +135,14 @@ static void build(kt_scene *s)
     kt_sphere(s, c, 1.5f, 64, 2, water, vac, PRISM_NONE);
 }
 
+/* The context under test: CUDA (interop) or host (copy path). */
+static prism_context *subject;
+static bool copy_path;
+
 static void test_pbo_equals_device(void **state)
 {
     (void)state;
+    prism_context *cuda = subject;
     kt_scene s = {0};
     build(&s);
     assert_int_equal(kt_build(&s, host), 0);
@@ -138,6 +162,7 @@ static void test_pbo_equals_device(void **state)
     assert_int_equal(prism_render(cuda, g, &cam, &d, &td, NULL), PRISM_SUCCESS);
     assert_int_equal(prism_render(cuda, g, &cam, &d, &tp, &st), PRISM_SUCCESS);
     printf("# PBO written %s\n", st.interop ? "in place (interop)" : "by the copy path");
+    assert_true(st.interop != copy_path);
     uint32_t *a = malloc(W * H * 4), *b = gl_read(GL_PIXEL_UNPACK_BUFFER, gl, W * H * 4);
     assert_int_equal(prism_buffer_read(dev, 0, a, W * H * 4), PRISM_SUCCESS);
     assert_memory_equal(a, b, W * H * 4);
@@ -153,6 +178,7 @@ static void test_pbo_equals_device(void **state)
 static void test_vbo_equals_device(void **state)
 {
     (void)state;
+    prism_context *cuda = subject;
     kt_scene s = {0};
     build(&s);
     assert_int_equal(kt_build(&s, host), 0);
@@ -182,14 +208,16 @@ static void test_vbo_equals_device(void **state)
     kt_free(&s, host);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    if (prism_cuda_device_count() == 0 || !egl_start()) {
-        printf("no CUDA device or no NVIDIA EGL device: skipped\n");
+    copy_path = argc > 1 && strcmp(argv[1], "--copy-path") == 0;
+    if ((!copy_path && prism_cuda_device_count() == 0) || !egl_start(copy_path)) {
+        printf("no %s: skipped\n", copy_path ? "EGL display" : "CUDA device or NVIDIA EGL device");
         return 77;
     }
-    prism_context_desc cd = {.backend = PRISM_BACKEND_CUDA, .share_gl = true};
-    if (prism_context_create(&cd, &cuda) != PRISM_SUCCESS)
+    prism_context_desc cd = {.backend = copy_path ? PRISM_BACKEND_HOST : PRISM_BACKEND_CUDA,
+                             .share_gl = !copy_path};
+    if (prism_context_create(&cd, &subject) != PRISM_SUCCESS)
         return 1;
     host = kt_host_context();
     const struct CMUnitTest tests[] = {
@@ -198,10 +226,11 @@ int main(void)
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     prism_context_destroy(host);
-    prism_result r = prism_context_destroy(cuda);
+    prism_result r = prism_context_destroy(subject);
     eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroyContext(dpy, egl_ctx);
-    eglDestroySurface(dpy, surface);
+    if (surface != EGL_NO_SURFACE)
+        eglDestroySurface(dpy, surface);
     eglTerminate(dpy);
     return r == PRISM_SUCCESS ? failed : 1;
 }

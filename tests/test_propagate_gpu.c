@@ -9,7 +9,9 @@
  *   one) agree photon by photon: same history, solid and steps, position
  *   within 10 micrometres and time within 1e-5 relative.
  * - Placement policies (device, mapped, chroma split) and outputs (host,
- *   device buffer) on CUDA: bit-identical. */
+ *   device buffer) on CUDA: bit-identical.
+ * With PRISM_TEST_SMALL set (for compute-sanitizer, which is slow) the
+ * photon counts are divided by 50. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +27,8 @@
 #include "prism/propagate.h"
 
 static prism_context *host, *cuda;
+
+static size_t photons(size_t n) { return getenv("PRISM_TEST_SMALL") != NULL ? n / 50 : n; }
 
 static prism_photon *run(prism_context *ctx, prism_geometry *g, const prism_photon_source *src,
                          const prism_propagate_desc *d, prism_propagate_stats *st)
@@ -56,7 +60,7 @@ static void test_histograms_1M(void **state)
     assert_int_equal(kt_build(&s, host), 0);
     prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
     prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
-    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 1000000};
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = photons(1000000)};
     prism_propagate_desc d = {.seed = 2024, .max_steps = 60};
     prism_propagate_stats hs, cs;
     prism_photon *a = run(host, hg, &src, &d, &hs), *b = run(cuda, cg, &src, &d, &cs);
@@ -107,7 +111,7 @@ static void test_deterministic_photon_by_photon(void **state)
     assert_int_equal(kt_build(&s, host), 0);
     prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
     prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
-    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = 200000, .position = {0, 0, 1},
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = photons(200000), .position = {0, 0, 1},
                                .direction = {0, 0.2f, 1}, .radius = 0.5f, .divergence = 2.5f};
     prism_photon *a = run(host, hg, &src, NULL, NULL), *b = run(cuda, cg, &src, NULL, NULL);
     compare_photons(a, b, src.count);
@@ -124,7 +128,8 @@ static void test_policies_and_outputs_identical(void **state)
     kt_scene s = {0};
     rich_scene(&s);
     assert_int_equal(kt_build(&s, host), 0);
-    enum { N = 200000, K = 8 };
+    const size_t N = photons(200000);
+    enum { K = 8 };
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N, .position = {0.1f, 0.2f, 0}};
     prism_propagate_desc d = {.seed = 5, .record_steps = K};
     prism_geometry *g0 = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
