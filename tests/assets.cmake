@@ -41,3 +41,12 @@ if(_assets_loader_found AND TARGET prism-gen-detector)
   set_tests_properties(assets_generate_deterministic assets_generate_bad_options
     assets_generate_help PROPERTIES LABELS host WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 endif()
+
+# prism-bench load on the smallest asset: the subcommand runs, loads with
+# Prism and prints one JSON object with Prism's world triangle count.
+if(_assets_loader_found AND TARGET prism-bench)
+  add_test(NAME assets_bench_load COMMAND prism-bench load ${PROJECT_SOURCE_DIR}/assets/cube.dae
+    --repeat 1 --json)
+  set_tests_properties(assets_bench_load PROPERTIES LABELS host
+    PASS_REGULAR_EXPRESSION "\"prism\":{\"measured\":true,[^}]*\"triangles\":12,")
+endif()
