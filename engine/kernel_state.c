@@ -30,6 +30,9 @@ void prism__kernels_shutdown(prism_context *ctx)
 {
     if (ctx == NULL || ctx->kernels == NULL)
         return;
+    if (ctx->kernels->colors.pointer != NULL)
+        prism__scratch_release(&ctx->kernels->colors);
+    free(ctx->kernels->colors_host);
 #ifdef PRISM_HAVE_CUDA
     if (ctx->backend == PRISM_BACKEND_CUDA)
         prism__cuda_kernels_shutdown(ctx, ctx->kernels);

@@ -4,9 +4,15 @@
 #define PRISM_KERNEL_STATE_H
 
 #include "context_internal.h"
+#include "target.h"
 
 struct prism_kernel_state {
     void *stream; /* cudaStream_t of the kernels; NULL = the default stream */
+    /* The render colour table where kernels read it, kept between frames
+     * so a viewer does not allocate and copy it 60 times a second. */
+    prism__scratch colors;
+    uint32_t *colors_host; /* what `colors` holds */
+    uint32_t colors_count;
 };
 
 #ifdef PRISM_HAVE_CUDA

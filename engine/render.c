@@ -11,6 +11,7 @@
 
 #include "geometry_internal.h"
 #include "kernel_backend.h"
+#include "kernel_state.h"
 #include "optics_tables.h"
 #include "prism/memory.h"
 #include "target.h"
@@ -165,10 +166,10 @@ prism_result prism__render_launch(prism_context *ctx, const prism_geometry_view 
     return PRISM_SUCCESS;
 }
 
-/* The colour table where the kernels can read it. */
+/* The colour table where the kernels can read it, uploaded only when it
+ * changed since the last frame (kept in the context's kernel state). */
 static prism_result place_colors(prism_context *ctx, const prism_geometry *geometry,
-                                 const prism_render_desc *desc, prism_render_params *p,
-                                 prism__scratch *colors)
+                                 const prism_render_desc *desc, prism_render_params *p)
 {
     const prism_optics_view *o = prism__optics_view(prism__geometry_optics(geometry));
     uint32_t count = o != NULL ? o->material_count : 0;
@@ -179,10 +180,24 @@ static prism_result place_colors(prism_context *ctx, const prism_geometry *geome
     uint32_t *host = prism__render_colors(desc, count);
     if (host == NULL)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "render: colour table");
-    prism_result r = prism__scratch_upload(ctx, colors, host, count * sizeof *host, "render.colors");
+    struct prism_kernel_state *k = ctx->kernels;
+    prism_result r = PRISM_SUCCESS;
+    if (k->colors_count != count || memcmp(k->colors_host, host, count * sizeof *host) != 0) {
+        if (k->colors.pointer != NULL)
+            prism__scratch_release(&k->colors);
+        free(k->colors_host);
+        k->colors_host = NULL;
+        k->colors_count = 0;
+        r = prism__scratch_upload(ctx, &k->colors, host, count * sizeof *host, "render.colors");
+        if (r == PRISM_SUCCESS) {
+            k->colors_host = host;
+            k->colors_count = count;
+            host = NULL;
+        }
+    }
     free(host);
-    p->colors = colors->pointer;
-    p->color_count = count;
+    p->colors = k->colors.pointer;
+    p->color_count = k->colors_count;
     return r;
 }
 
@@ -199,9 +214,8 @@ prism_result prism_render(prism_context *ctx, const prism_geometry *geometry,
     if (r != PRISM_SUCCESS)
         return r;
     prism_render_stats st = {0};
-    prism__scratch colors = {0};
     prism__target_map map;
-    r = place_colors(ctx, geometry, desc, &p, &colors);
+    r = place_colors(ctx, geometry, desc, &p);
     if (r == PRISM_SUCCESS)
         r = prism__target_begin(ctx, target, desc->width * 4u, desc->height, "render", &map);
     if (r == PRISM_SUCCESS) {
@@ -212,7 +226,6 @@ prism_result prism_render(prism_context *ctx, const prism_geometry *geometry,
         if (r == PRISM_SUCCESS)
             r = e;
     }
-    prism__scratch_release(&colors);
     st.seconds = omp_get_wtime() - t0;
     if (stats != NULL)
         *stats = st;

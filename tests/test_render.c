@@ -228,6 +228,17 @@ static void test_public_path(void **state)
     t.host = NULL;
     t.row_bytes = 0;
     assert_int_equal(prism_render(ctx, geom, &front, &d, &t, NULL), PRISM_SUCCESS); /* discarded */
+    /* The colour table is kept between frames; a new one must replace it. */
+    prism_render_desc d2 = d;
+    const uint8_t blue[1][4] = {{0, 0, 255, 255}};
+    d2.material_colors = blue;
+    d2.material_colors_count = 1;
+    t.host = padded;
+    t.row_bytes = PAD * 4;
+    assert_int_equal(prism_render(ctx, geom, &front, &d2, &t, NULL), PRISM_SUCCESS);
+    assert_int_equal(padded[8 * PAD + 15], rgba(0, 0, 255, 255));
+    assert_int_equal(prism_render(ctx, geom, &front, &d, &t, NULL), PRISM_SUCCESS);
+    assert_int_equal(padded[8 * PAD + 15], rgba(255, 0, 0, 255));
     prism_target none = {.kind = PRISM_TARGET_BUFFER};
     assert_int_equal(prism_render(ctx, geom, &front, &d, &none, NULL), PRISM_ERROR_INVALID_ARGUMENT);
     prism_buffer_release(buf);
