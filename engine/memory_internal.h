@@ -177,6 +177,25 @@ void prism__gl_release(prism_buffer *b);
 prism_result prism__memory_read_bandwidth(prism_context *ctx, const prism_buffer *b, int repeat,
                                           double *gbps);
 
+/* ---- staged_copy.c: the upload's transfer engine */
+/* Write bytes [first, first+n) of some data, in its GPU layout, to dst. */
+typedef void (*prism__fill_fn)(void *user, size_t first, size_t n, void *dst);
+typedef struct prism__staging {
+    prism_buffer *buf[2];      /* pinned, `chunk` bytes each */
+    prism_stream *stream[2];
+    size_t chunk;
+} prism__staging;
+prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__staging *st);
+void prism__staging_close(prism__staging *st);
+/* Copy n bytes produced by `fill` to the start of dst through the staging
+ * buffers; chunk boundaries and thread pieces fall on multiples of
+ * `granule` (which must divide the chunk). */
+prism_result prism__staged_copy(prism__staging *st, prism_buffer *dst, size_t n,
+                                prism__fill_fn fill, void *user, size_t granule);
+/* fill over [first, first+n) into dst with all threads, granule-aligned. */
+void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t n, size_t granule,
+                          unsigned char *dst);
+
 /* The mapped-memory refusal, one wording everywhere. */
 prism_result prism__mapped_not_allowed(prism_context *ctx, const char *what);
 

@@ -138,57 +138,27 @@ static prism_result validate(prism_context *ctx, const prism_scene *sc, const pr
 
 /* ---- carrying the plan out */
 
-typedef struct staging {
-    prism_buffer *buf[2];
-    prism_stream *stream[2];
-    size_t chunk;
-} staging;
+/* What the staged copy and the mapped fill call: one array of a source. */
+typedef struct array_source {
+    const source *s;
+    int which;
+    size_t base; /* bytes of the array before this part (a split tail) */
+} array_source;
 
-static prism_result staging_open(prism_context *ctx, size_t chunk, staging *st)
+static void fill_part(void *user, size_t first, size_t n, void *dst)
 {
-    memset(st, 0, sizeof *st);
-    st->chunk = chunk;
-    prism_result r = PRISM_SUCCESS;
-    for (int k = 0; k < 2 && r == PRISM_SUCCESS; k++) {
-        r = prism_buffer_create_pinned(ctx, chunk, 0, "upload.staging", &st->buf[k]);
-        if (r == PRISM_SUCCESS)
-            r = prism_stream_create(ctx, &st->stream[k]);
-    }
-    return r;
+    const array_source *a = user;
+    convert(a->s, a->which, a->base + first, n, dst);
 }
 
-static void staging_close(staging *st)
-{
-    for (int k = 0; k < 2; k++) {
-        if (st->stream[k])
-            prism_stream_synchronize(st->stream[k]);
-        prism_stream_destroy(st->stream[k]);
-        prism_buffer_release(st->buf[k]);
-    }
-}
+/* Whole elements of every array: 12, 16 and 32 all divide it. */
+#define GRANULE 96
 
-/* Device part: convert chunk i into staging buffer i%2 once its last copy
- * is done, then copy it on stream i%2. */
 static prism_result upload_device(const source *s, int which, prism_buffer *dst, size_t n,
-                                  staging *st)
+                                  prism__staging *st)
 {
-    prism_result r = PRISM_SUCCESS;
-    for (size_t off = 0, i = 0; off < n && r == PRISM_SUCCESS; off += st->chunk, i++) {
-        int k = (int)(i & 1);
-        size_t len = n - off < st->chunk ? n - off : st->chunk;
-        r = prism_stream_synchronize(st->stream[k]);
-        if (r != PRISM_SUCCESS)
-            break;
-        void *host = prism_buffer_host_pointer(st->buf[k]);
-        convert(s, which, off, len, host);
-        r = prism_buffer_write_async(dst, off, host, len, st->stream[k]);
-    }
-    for (int k = 0; k < 2; k++) {
-        prism_result rs = prism_stream_synchronize(st->stream[k]);
-        if (r == PRISM_SUCCESS)
-            r = rs;
-    }
-    return r;
+    array_source a = {s, which, 0};
+    return prism__staged_copy(st, dst, n, fill_part, &a, GRANULE);
 }
 
 static prism_result place_mapped(prism_geometry *g, const source *s, int which, size_t first,
@@ -196,8 +166,9 @@ static prism_result place_mapped(prism_geometry *g, const source *s, int which, 
 {
     prism_result r = prism_buffer_create_pinned(
         g->ctx, n, PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED, name, &g->mapped[which]);
-    if (r == PRISM_SUCCESS)
-        convert(s, which, first, n, prism_buffer_host_pointer(g->mapped[which]));
+    array_source a = {s, which, first};
+    if (r == PRISM_SUCCESS) /* parallel, but each thread's stores are sequential */
+        prism__parallel_fill(fill_part, &a, 0, n, GRANULE, prism_buffer_host_pointer(g->mapped[which]));
     return r;
 }
 
@@ -215,7 +186,7 @@ static void demote(prism_geometry *g, prism_upload_entry *e)
     snprintf(e->reason + len, sizeof e->reason - len, "; demoted to mapped: device allocation failed");
 }
 
-static prism_result place_array(prism_geometry *g, const source *s, int which, staging *st)
+static prism_result place_array(prism_geometry *g, const source *s, int which, prism__staging *st)
 {
     prism_upload_entry *e = &g->report.arrays[which];
     double t0 = now();
@@ -305,18 +276,18 @@ static prism_result plan(prism_geometry *g, const prism_bvh *b, const prism_geom
 static prism_result carry_out(prism_geometry *g, const source *s, const prism_geometry_desc *d)
 {
     size_t chunk = d->chunk_bytes ? d->chunk_bytes : (size_t)8 << 20;
-    chunk = chunk < 96 ? 96 : chunk / 96 * 96; /* whole elements of every array */
+    chunk = chunk < GRANULE ? GRANULE : chunk / GRANULE * GRANULE;
     size_t largest = 0;
     for (int i = 0; i < PRISM_GEOMETRY_ARRAYS; i++)
         if (g->report.arrays[i].device_bytes > largest)
             largest = g->report.arrays[i].device_bytes;
     if (largest < chunk)
-        chunk = largest < 96 ? 96 : (largest + 95) / 96 * 96;
-    staging st = {0};
-    prism_result r = largest ? staging_open(g->ctx, chunk, &st) : PRISM_SUCCESS;
+        chunk = (largest + GRANULE - 1) / GRANULE * GRANULE;
+    prism__staging st = {0};
+    prism_result r = largest ? prism__staging_open(g->ctx, chunk, &st) : PRISM_SUCCESS;
     for (int i = 0; i < PRISM_GEOMETRY_ARRAYS && r == PRISM_SUCCESS; i++)
         r = place_array(g, s, i, &st);
-    staging_close(&st);
+    prism__staging_close(&st);
     return r;
 }
 

@@ -347,6 +347,48 @@ static void test_bundled_assets(void **state)
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
+/* The threads' pieces cover the range exactly once, on granule boundaries. */
+static void fill_index(void *user, size_t first, size_t n, void *dst)
+{
+    assert_int_equal(first % 96, 0);
+    unsigned *calls = user;
+#pragma omp atomic
+    (*calls)++;
+    for (size_t i = 0; i < n; i++)
+        ((unsigned char *)dst)[i] = (unsigned char)((first + i) * 7 / 96);
+}
+
+static void test_parallel_fill_and_staged_copy(void **state)
+{
+    (void)state;
+    size_t n = (5u << 20) + 1234 * 12; /* not a multiple of the granule */
+    unsigned char *buf = malloc(n);
+    unsigned calls = 0;
+    prism__parallel_fill(fill_index, &calls, 96 * 1000, n, 96, buf);
+    assert_true(calls > 1);
+    for (size_t i = 0; i < n; i += 7)
+        assert_int_equal(buf[i], (unsigned char)((96 * 1000 + i) * 7 / 96));
+    /* through the staging buffers into "device" memory, in odd-sized chunks */
+    prism_context *ctx = make(false);
+    prism__staging st;
+    assert_int_equal(prism__staging_open(ctx, 96 * 3001, &st), PRISM_SUCCESS);
+    prism_buffer *dst;
+    assert_int_equal(prism_buffer_create_device(ctx, n, "staged", &dst), PRISM_SUCCESS);
+    calls = 0;
+    assert_int_equal(prism__staged_copy(&st, dst, n, fill_index, &calls, 96), PRISM_SUCCESS);
+    unsigned char *back = malloc(n);
+    assert_int_equal(prism_buffer_read(dst, 0, back, n), PRISM_SUCCESS);
+    for (size_t i = 0; i < n; i++)
+        if (back[i] != (unsigned char)(i * 7 / 96))
+            fail_msg("byte %zu", i);
+    prism__staging_close(&st);
+    prism_buffer_release(dst);
+    free(back);
+    free(buf);
+    assert_ledger_empty(ctx);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_no_scene_and_empty),
         cmocka_unit_test(test_bundled_assets),
+        cmocka_unit_test(test_parallel_fill_and_staged_copy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

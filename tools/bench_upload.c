@@ -81,52 +81,36 @@ static prism_result copy_rate(upload_bench *b, const void *src, prism_buffer *ds
     return PRISM_SUCCESS;
 }
 
-/* What the upload does for a promoted array: convert (here: copy) a chunk
- * into pinned buffer i%2 while the previous chunk's copy runs. */
-static prism_result chunked_once(upload_bench *b, const char *src, prism_buffer *dst,
-                                 prism_buffer *stage[2], prism_stream *stream[2])
+/* The upload's own transfer engine (engine/staged_copy.c): threads fill
+ * pinned chunk i (here with a plain copy, the layout being final) while
+ * chunk i-1 crosses the bus. */
+static void fill_copy(void *user, size_t first, size_t n, void *dst)
 {
-    prism_result r = PRISM_SUCCESS;
-    size_t chunk = prism_buffer_size(stage[0]);
-    for (size_t off = 0, i = 0; off < b->bytes && r == PRISM_SUCCESS; off += chunk, i++) {
-        int k = (int)(i & 1);
-        size_t len = b->bytes - off < chunk ? b->bytes - off : chunk;
-        r = prism_stream_synchronize(stream[k]);
-        void *host = prism_buffer_host_pointer(stage[k]);
-        memcpy(host, src + off, len);
-        if (r == PRISM_SUCCESS)
-            r = prism_buffer_write_async(dst, off, host, len, stream[k]);
-    }
-    for (int k = 0; k < 2; k++)
-        if (prism_stream_synchronize(stream[k]) != PRISM_SUCCESS)
-            r = PRISM_ERROR_CUDA;
-    return r;
+    memcpy(dst, (const char *)user + first, n);
 }
 
 static prism_result chunked_rate(upload_bench *b, const char *src, prism_buffer *dst, double *gbps)
 {
-    prism_buffer *stage[2] = {NULL, NULL};
-    prism_stream *stream[2] = {NULL, NULL};
-    prism_result r = PRISM_SUCCESS;
-    for (int k = 0; k < 2 && r == PRISM_SUCCESS; k++) {
-        r = prism_buffer_create_pinned(b->ctx, b->chunk, 0, "bench.staging", &stage[k]);
-        if (r == PRISM_SUCCESS)
-            r = prism_stream_create(b->ctx, &stream[k]);
-    }
+    prism__staging st;
+    prism_result r = prism__staging_open(b->ctx, b->chunk, &st);
     double t[64];
     int n = b->repeat < 64 ? b->repeat : 64;
     for (int i = 0; i < n && r == PRISM_SUCCESS; i++) {
         double t0 = prism_bench_now();
-        r = chunked_once(b, src, dst, stage, stream);
+        r = prism__staged_copy(&st, dst, b->bytes, fill_copy, (void *)src, 96);
         t[i] = prism_bench_now() - t0;
     }
     if (r == PRISM_SUCCESS)
         *gbps = rate(b->bytes, median_of(t, n));
-    for (int k = 0; k < 2; k++) {
-        prism_stream_destroy(stream[k]);
-        prism_buffer_release(stage[k]);
-    }
+    prism__staging_close(&st);
     return r;
+}
+
+/* Streaming stores into mapped write-combined memory, as the upload writes
+ * mapped parts (threads on separate sequential ranges). */
+static void fill_stream(void *user, size_t first, size_t n, void *dst)
+{
+    memcpy(dst, (const char *)user + first, n);
 }
 
 static prism_result mapped_write_rate(upload_bench *b, const char *src, prism_buffer *mapped,
@@ -134,10 +118,10 @@ static prism_result mapped_write_rate(upload_bench *b, const char *src, prism_bu
 {
     double t[64];
     int n = b->repeat < 64 ? b->repeat : 64;
-    char *dst = prism_buffer_host_pointer(mapped);
+    unsigned char *dst = prism_buffer_host_pointer(mapped);
     for (int i = 0; i < n; i++) {
         double t0 = prism_bench_now();
-        memcpy(dst, src, b->bytes); /* sequential stores, no reads of dst */
+        prism__parallel_fill(fill_stream, (void *)src, 0, b->bytes, 96, dst);
         t[i] = prism_bench_now() - t0;
     }
     *gbps = rate(b->bytes, median_of(t, n));
@@ -309,6 +293,7 @@ int prism_bench_upload(int argc, char **argv)
     b.repeat = atoi(prism_bench_option(argc, argv, "--repeat", "5"));
     b.budget = (size_t)strtoull(prism_bench_option(argc, argv, "--budget", "0"), NULL, 10);
     b.chunk = (size_t)strtoull(prism_bench_option(argc, argv, "--chunk", "8388608"), NULL, 10);
+    b.chunk = b.chunk / 96 * 96; /* whole elements of every array */
     if (b.repeat < 1 || b.chunk < 4096) {
         usage(stderr);
         return 2;
