@@ -329,6 +329,44 @@ static size_t cap_triangles(const prism_scene *s, uint32_t so, double z, int up,
     return n;
 }
 
+/* Caps: 8 triangles each, all facing out, covering 12 in^2 and never
+ * the hole (a triangulation that ignored <h> would cover it). */
+static void check_frame_caps(const prism_scene *s, uint32_t frame)
+{
+    double area;
+    assert_int_equal(cap_triangles(s, frame, INCH, 1, &area), 8);
+    assert_near(area, 12 * INCH * INCH, 1e-4 * INCH * INCH, "frame top area");
+    assert_int_equal(cap_triangles(s, frame, 0.0, -1, &area), 8);
+    assert_near(area, 12 * INCH * INCH, 1e-4 * INCH * INCH, "frame bottom area");
+    for (size_t t = 0; t < s->triangles_count; t++) {
+        double c[3];
+        tri_centroid(s, t, c);
+        if (s->triangle_solid[t] == frame)
+            assert_false(fabs(c[0]) < INCH - 1e-7 && fabs(c[1]) < INCH - 1e-7);
+    }
+}
+
+/* The L's caps are concave hexagons listed from (2,0), where a fan
+ * folds over: 4 triangles each, all facing out, area 3 in^2. */
+static void check_ell_caps(const prism_scene *s, uint32_t ell)
+{
+    double area;
+    assert_int_equal(cap_triangles(s, ell, INCH, 1, &area), 4);
+    assert_near(area, 3 * INCH * INCH, 1e-4 * INCH * INCH, "L top area");
+    assert_int_equal(cap_triangles(s, ell, 0.0, -1, &area), 4);
+    assert_near(area, 3 * INCH * INCH, 1e-4 * INCH * INCH, "L bottom area");
+    for (size_t t = 0; t < s->triangles_count; t++) {
+        if (s->triangle_solid[t] != ell)
+            continue;
+        double c[3];
+        tri_centroid(s, t, c);
+        /* Back to the L's own axes: x = Y + 1, y = 5 - X (inches); the
+         * notch of the L is x > 1 and y > 1. */
+        double lx = c[1] / INCH + 1.0, ly = 5.0 - c[0] / INCH;
+        assert_false(lx > 1.0 + 1e-5 && ly > 1.0 + 1e-5);
+    }
+}
+
 static void test_box_with_hole(void **state)
 {
     prism_scene *s = load_asset("box_with_hole.dae");
@@ -361,36 +399,8 @@ static void test_box_with_hole(void **state)
     const double in3 = INCH * INCH * INCH;
     assert_near(solid_volume(s, frame, o_frame), 12 * in3, 1e-4 * in3, "frame volume");
     assert_near(solid_volume(s, ell, o_ell), 3 * in3, 1e-4 * in3, "L volume");
-
-    /* Caps: 8 triangles each, all facing out, covering 12 in^2 and never
-     * the hole (a triangulation that ignored <h> would cover it). */
-    double area;
-    assert_int_equal(cap_triangles(s, frame, INCH, 1, &area), 8);
-    assert_near(area, 12 * INCH * INCH, 1e-4 * INCH * INCH, "frame top area");
-    assert_int_equal(cap_triangles(s, frame, 0.0, -1, &area), 8);
-    assert_near(area, 12 * INCH * INCH, 1e-4 * INCH * INCH, "frame bottom area");
-    for (size_t t = 0; t < s->triangles_count; t++) {
-        double c[3];
-        tri_centroid(s, t, c);
-        if (s->triangle_solid[t] == frame)
-            assert_false(fabs(c[0]) < INCH - 1e-7 && fabs(c[1]) < INCH - 1e-7);
-    }
-    /* The L's caps are concave hexagons listed from (2,0), where a fan
-     * folds over: 4 triangles each, all facing out, area 3 in^2. */
-    assert_int_equal(cap_triangles(s, ell, INCH, 1, &area), 4);
-    assert_near(area, 3 * INCH * INCH, 1e-4 * INCH * INCH, "L top area");
-    assert_int_equal(cap_triangles(s, ell, 0.0, -1, &area), 4);
-    assert_near(area, 3 * INCH * INCH, 1e-4 * INCH * INCH, "L bottom area");
-    for (size_t t = 0; t < s->triangles_count; t++) {
-        if (s->triangle_solid[t] != ell)
-            continue;
-        double c[3];
-        tri_centroid(s, t, c);
-        /* Back to the L's own axes: x = Y + 1, y = 5 - X (inches); the
-         * notch of the L is x > 1 and y > 1. */
-        double lx = c[1] / INCH + 1.0, ly = 5.0 - c[0] / INCH;
-        assert_false(lx > 1.0 + 1e-5 && ly > 1.0 + 1e-5);
-    }
+    check_frame_caps(s, frame);
+    check_ell_caps(s, ell);
 }
 
 /* ---- sphere.dae: four primitive kinds, COLLADA's defaults ---- */
@@ -640,6 +650,19 @@ static void test_tiny_detector_unit_override(void **state)
  * Wall area 2 pi 970 x 2 x 820 = 9.995e6, caps pi 770^2 = 1.863e6 each:
  * wall = round(192 x 0.7285) = 140, top = bottom = 26; rows = round(sqrt(
  * 140 x 1640 / (2 pi 970))) = 6, so wall PMTs have |z| <= 0.82 x 5/6. */
+/* How far solid `so` reaches from point p in direction f. */
+static double reach(const prism_scene *s, uint32_t so, const double p[3], const double f[3])
+{
+    double r = -INFINITY;
+    const prism_solid *sol = &s->solids[so];
+    for (size_t t = sol->first_triangle; t < (size_t)sol->first_triangle + sol->triangle_count; t++)
+        for (int k = 0; k < 3; k++) {
+            const float *v = vtx(s, t, k);
+            r = fmax(r, (v[0] - p[0]) * f[0] + (v[1] - p[1]) * f[1] + (v[2] - p[2]) * f[2]);
+        }
+    return r;
+}
+
 static void check_generated_pmts(const prism_scene *s, uint32_t pyrex)
 {
     size_t wall = 0, top = 0, bottom = 0, n = 0;
@@ -669,14 +692,7 @@ static void check_generated_pmts(const prism_scene *s, uint32_t pyrex)
         }
         /* The bulb is 70 mm deep along its face and 100 mm across: the
          * front pole lies 70 mm from the centre towards the middle. */
-        double front = -INFINITY;
-        const prism_solid *so = &s->solids[i];
-        for (size_t t = so->first_triangle; t < (size_t)so->first_triangle + so->triangle_count; t++)
-            for (int k = 0; k < 3; k++) {
-                const float *v = vtx(s, t, k);
-                front = fmax(front, (v[0] - p[0]) * f[0] + (v[1] - p[1]) * f[1] + (v[2] - p[2]) * f[2]);
-            }
-        assert_near(front, 0.07, 1e-5, "PMT front");
+        assert_near(reach(s, i, p, f), 0.07, 1e-5, "PMT front");
         assert_true(solid_volume(s, i, p) > 0);
     }
     assert_int_equal(n, 192);
