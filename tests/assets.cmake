@@ -26,13 +26,13 @@ if(_assets_loader_found AND TARGET prism-gen-detector)
   # The generator's command line: deterministic output, exit 2 with a
   # message on bad options, a truthful --help.
   add_test(NAME assets_generate_deterministic COMMAND sh -c
-    "\"$0\" --pmts 37 -o a.dae && \"$0\" --pmts=37 > b.dae && cmp a.dae b.dae"
+    "\"$0\" --pmts 37 -o gen_detector_a.dae && \"$0\" --pmts=37 > gen_detector_b.dae && cmp gen_detector_a.dae gen_detector_b.dae"
     $<TARGET_FILE:prism-gen-detector>)
   add_test(NAME assets_generate_bad_options COMMAND sh -c
     "for o in --bogus '--pmts x' '--pmts -1' '--pmts 1000001' --pmts extra; do \
-       \"$0\" $o > /dev/null 2> err.txt; rc=$?; \
+       \"$0\" $o > /dev/null 2> gen_detector_err.txt; rc=$?; \
        [ $rc -eq 2 ] || { echo \"$o: exit $rc\"; exit 1; }; \
-       grep -q prism-gen-detector err.txt || { echo \"$o: no message\"; exit 1; }; \
+       grep -q prism-gen-detector gen_detector_err.txt || { echo \"$o: no message\"; exit 1; }; \
      done"
     $<TARGET_FILE:prism-gen-detector>)
   add_test(NAME assets_generate_help COMMAND prism-gen-detector --help)
