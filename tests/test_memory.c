@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "memory_internal.h" /* prism__memory_inject_device_failures */
 #include "prism/context.h"
 #include "prism/memory.h"
 
@@ -320,6 +321,36 @@ static void test_pool_statistics(void **state)
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
+/* PyCUDA's rule: an allocation failure frees the held blocks, then retries once. */
+static void test_pool_retry_after_failure(void **state)
+{
+    (void)state;
+    prism_context *ctx = make(false);
+    prism_pool *pool;
+    assert_int_equal(prism_pool_create(ctx, NULL, &pool), PRISM_SUCCESS);
+    prism_buffer *a, *b;
+    assert_int_equal(prism_pool_allocate(pool, 4096, "a", &a), PRISM_SUCCESS);
+    prism_buffer_release(a); /* held */
+    prism__memory_inject_device_failures(ctx, 1);
+    logged[0] = 0;
+    assert_int_equal(prism_pool_allocate(pool, 100000, "b", &b), PRISM_SUCCESS);
+    assert_non_null(strstr(logged, "freeing 1 held blocks and retrying"));
+    prism_pool_stats st;
+    prism_pool_stats_get(pool, &st);
+    assert_int_equal(st.held_blocks, 0);
+    assert_int_equal(st.active_blocks, 1);
+    prism_buffer_release(b);
+    /* with nothing held there is no retry: the failure comes back */
+    prism_pool_free_held(pool);
+    prism__memory_inject_device_failures(ctx, 1);
+    assert_int_equal(prism_pool_allocate(pool, 100000, "c", &b), PRISM_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_non_null(strstr(prism_context_last_error(ctx), "injected"));
+    prism_pool_stats_get(pool, &st);
+    assert_int_equal(st.managed_bytes, 0);
+    prism_pool_destroy(pool);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
 static void test_mempool_on_host(void **state)
 {
     (void)state;
@@ -539,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_fill_patterns),
         cmocka_unit_test(test_copies_and_maps),
         cmocka_unit_test(test_pool_statistics),
+        cmocka_unit_test(test_pool_retry_after_failure),
         cmocka_unit_test(test_mempool_on_host),
         cmocka_unit_test(test_gl_copy_path),
         cmocka_unit_test(test_ledger_report_and_leaks),
