@@ -238,6 +238,9 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
     if (ctx == NULL || geometry == NULL || source == NULL || outputs == NULL)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "propagate: NULL context, geometry, source or outputs");
+    if (prism__geometry_context(geometry) != ctx)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: the geometry belongs to another context");
     prism_result r = check_outputs(ctx, outputs, desc);
     if (r != PRISM_SUCCESS)
         return r;

@@ -209,6 +209,9 @@ prism_result prism_render(prism_context *ctx, const prism_geometry *geometry,
     if (ctx == NULL || geometry == NULL || target == NULL)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "render: NULL context, geometry or target");
+    if (prism__geometry_context(geometry) != ctx)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "render: the geometry belongs to another context");
     prism_render_params p;
     prism_result r = prism__render_params(ctx, camera, desc, &p);
     if (r != PRISM_SUCCESS)

@@ -239,6 +239,10 @@ static void test_public_path(void **state)
     assert_int_equal(padded[8 * PAD + 15], rgba(0, 0, 255, 255));
     assert_int_equal(prism_render(ctx, geom, &front, &d, &t, NULL), PRISM_SUCCESS);
     assert_int_equal(padded[8 * PAD + 15], rgba(255, 0, 0, 255));
+    prism_context *other = kt_host_context();
+    assert_int_equal(prism_render(other, geom, &front, &d, &t, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(other), "another context"));
+    prism_context_destroy(other);
     prism_target none = {.kind = PRISM_TARGET_BUFFER};
     assert_int_equal(prism_render(ctx, geom, &front, &d, &none, NULL), PRISM_ERROR_INVALID_ARGUMENT);
     prism_buffer_release(buf);
@@ -246,6 +250,39 @@ static void test_public_path(void **state)
     free(padded);
     free(ref);
     prism_geometry_destroy(geom);
+}
+
+/* Every placement policy, the split node array included, gives the same
+ * picture. */
+static void test_placement_policies(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    const float c[3] = {0, 0, 0}, lo[3] = {-2, -2, -2}, hi[3] = {2, 2, 2};
+    kt_sphere(&s, c, 1.0f, 64, 1, 1, 0, PRISM_NONE);
+    kt_box(&s, lo, hi, 0, 0, PRISM_NONE, PRISM_NONE);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    prism_camera cam = {.eye = {0.3f, 0.5f, 1.9f}, .look_at = {0, 0, 0}, .vfov_degrees = 70};
+    prism_render_desc d = {.width = 64, .height = 64, .mode = PRISM_RENDER_XRAY};
+    uint32_t *ref = NULL, *img = calloc(64 * 64, 4);
+    const prism_placement_policy policies[] = {PRISM_PLACEMENT_AUTO, PRISM_PLACEMENT_DEVICE,
+                                               PRISM_PLACEMENT_MAPPED, PRISM_PLACEMENT_CHROMA};
+    for (int i = 0; i < 5; i++) {
+        prism_geometry *g = kt_upload(&s, ctx, policies[i % 4], i == 4);
+        assert_non_null(g);
+        prism_target t = {.kind = PRISM_TARGET_HOST, .host = img};
+        assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
+        if (ref == NULL) {
+            ref = img;
+            img = calloc(64 * 64, 4);
+        } else {
+            assert_memory_equal(img, ref, 64 * 64 * 4);
+        }
+        prism_geometry_destroy(g);
+    }
+    free(img);
+    free(ref);
+    kt_free(&s, ctx);
 }
 
 static void test_errors(void **state)
@@ -281,7 +318,8 @@ int main(void)
         cmocka_unit_test(test_xray),         cmocka_unit_test(test_matrix_camera),
         cmocka_unit_test(test_row_order),    cmocka_unit_test(test_palette),
         cmocka_unit_test(test_bands),
-        cmocka_unit_test(test_public_path), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_public_path), cmocka_unit_test(test_placement_policies),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -163,7 +163,7 @@ typedef struct prism_propagate_stats {
  * absorption, no scattering).
  *
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/source/outputs, a
- *   zero count, a PHOTONS source without photons, a zero beam direction,
+ *   geometry uploaded with another context, a zero count, a PHOTONS source without photons, a zero beam direction,
  *   record_steps > 1024 or records asked for with record_steps 0),
  *   PRISM_ERROR_OUT_OF_RANGE (an output buffer too small),
  *   PRISM_ERROR_OUT_OF_MEMORY, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,

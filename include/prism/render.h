@@ -110,7 +110,7 @@ typedef struct prism_render_stats {
  * much beyond ~50 ms (display GPUs kill long kernels).
  *
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/camera/desc, a
- *   zero or oversized image, eye == look_at, up parallel to the view, a bad
+ *   geometry uploaded with another context, a zero or oversized image, eye == look_at, up parallel to the view, a bad
  *   field of view, alpha or layer count, a host target without `host`, a
  *   buffer target without `buffer`, row_bytes < width * 4),
  *   PRISM_ERROR_OUT_OF_RANGE (the image does not fit the buffer),
