@@ -184,7 +184,8 @@ static double total_area(const prism_scene *s, double *min_nz)
 
 /* polygons.dae (unit "0,5" with a decimal comma), all faces facing +z:
  *   <ph> 4x4 square with a 2x2 hole: area 12, 8 triangles
- *   concave L of area 3: 4 triangles
+ *   concave L of area 3, written from the corner that a fan would get
+ *   wrong (its diagonal to the far corner leaves the L): 4 triangles
  *   polylist: convex quad of area 3 (2 triangles) + triangle of area 8
  *   tristrip and trifan over the 4x4 square: 2 triangles, area 16 each
  * Total 19 triangles, 58 square units = 14.5 m^2 at 0.5 m per unit. */
@@ -356,6 +357,50 @@ static void test_progress_cancel_and_args(void **state)
     assert_null(prism_material_property(NULL, "x"));
 }
 
+static int warnings;
+static void count_warnings(void *user, prism_log_level level, const char *msg)
+{
+    (void)user;
+    (void)msg;
+    warnings += level == PRISM_LOG_WARNING;
+}
+
+/* Decimal commas in float_array (some exporters), a material target that
+ * does not exist (warned, no material), and a strip's odd triangles turned
+ * so the whole strip keeps one winding. */
+static void test_lenient_input(void **state)
+{
+    (void)state;
+    static const char doc[] =
+        "<COLLADA><library_materials><material id=\"m\"/></library_materials>"
+        "<library_geometries><geometry id=\"g\"><mesh><source id=\"p\"><float_array count=\"12\">"
+        "0,0 0 0  1,5 0 0  0 1,5 0  1,5 1,5 0</float_array></source><vertices id=\"v\"><input "
+        "semantic=\"POSITION\" source=\"#p\"/></vertices><tristrips count=\"1\" material=\"s\">"
+        "<input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>0 1 2 3</p></tristrips>"
+        "</mesh></geometry></library_geometries><library_visual_scenes><visual_scene id=\"s\">"
+        "<node><instance_geometry url=\"#g\"><bind_material><technique_common><instance_material "
+        "symbol=\"s\" target=\"#missing\"/></technique_common></bind_material>"
+        "</instance_geometry></node><node><instance_geometry url=\"#g\"><bind_material>"
+        "<technique_common><instance_material symbol=\"s\" target=\"#m\"/></technique_common>"
+        "</bind_material></instance_geometry></node></visual_scene></library_visual_scenes>"
+        "</COLLADA>";
+    prism_load_desc d = {.log = count_warnings};
+    prism_scene *s = NULL;
+    warnings = 0;
+    assert_int_equal(prism_scene_load_memory(doc, sizeof doc - 1, "lenient", &d, &s),
+                     PRISM_SUCCESS);
+    assert_int_equal(warnings, 1);
+    assert_int_equal(s->triangles_count, 4);
+    assert_near(s->bbox_max[0], 1.5, 0);
+    assert_near(s->bbox_max[1], 1.5, 0);
+    assert_int_equal(s->triangle_material_inner[0], PRISM_NONE);
+    assert_int_equal(s->triangle_material_inner[2], 0);
+    double min_nz;
+    assert_near(total_area(s, &min_nz), 2 * 2.25, 1e-6);
+    assert_near(min_nz, 1.0, 1e-9); /* both strip triangles face +z */
+    prism_scene_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_g4dae),
         cmocka_unit_test(test_big_array_streams),
         cmocka_unit_test(test_progress_cancel_and_args),
+        cmocka_unit_test(test_lenient_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

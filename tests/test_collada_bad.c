@@ -145,6 +145,147 @@ static void test_billion_laughs(void **state)
                "entity declarations are not allowed");
 }
 
+/* Smaller cases, written inline: a triangle mesh and a scene around it. */
+#define POS                                                                                  \
+    "<source id=\"p\"><float_array count=\"9\">0 0 0 1 0 0 0 1 0</float_array>"               \
+    "<technique_common><accessor count=\"3\" stride=\"3\"/></technique_common></source>"      \
+    "<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/></vertices>"
+#define TRI(p)                                                                               \
+    "<triangles count=\"1\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>" p   \
+    "</p></triangles>"
+#define GEOM(body)                                                                           \
+    "<library_geometries><geometry id=\"g\"><mesh>" body "</mesh></geometry></library_geometries>"
+#define SCENE(node)                                                                          \
+    "<library_visual_scenes><visual_scene id=\"s\"><node id=\"n\">" node                     \
+    "</node></visual_scene></library_visual_scenes>"
+#define PLACE "<instance_geometry url=\"#g\"/>"
+#define DOC(x) "<COLLADA>" x "</COLLADA>"
+
+static void expect_bad_text(const char *doc, prism_result r, const char *element, const char *what)
+{
+    char err[512] = "";
+    prism_load_desc d = {.error = err, .error_size = sizeof err};
+    prism_scene *s = (prism_scene *)1;
+    prism_result got = prism_scene_load_memory(doc, strlen(doc), "inline.dae", &d, &s);
+    if (got != r || !strstr(err, element) || !strstr(err, what))
+        print_error("got %s \"%s\", want %s %s ... %s\n", prism_result_string(got), err,
+                    prism_result_string(r), element, what);
+    assert_int_equal(got, r);
+    assert_null(s);
+    assert_int_equal(strncmp(err, "inline.dae:1:", 13), 0);
+    assert_non_null(strstr(err, element));
+    assert_non_null(strstr(err, what));
+}
+
+static void test_bad_numbers(void **state)
+{
+    (void)state;
+    expect_bad_text(DOC(GEOM("<source id=\"p\"><float_array>0 0 zero</float_array></source>")),
+                    PRISM_ERROR_PARSE, "<float_array>", "not a number: \"zero\"");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 99999999999"))), PRISM_ERROR_PARSE, "<p>",
+                    "index beyond 32 bits");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 -2"))), PRISM_ERROR_PARSE, "<p>", "not an index");
+    expect_bad_text(DOC(GEOM("<source id=\"p\"><float_array>1"
+                             "00000000000000000000000000000000000000000000000000000000000000000"
+                             "00000000000000000000000000000000000000000000000000000000000000000"
+                             "</float_array></source>")),
+                    PRISM_ERROR_PARSE, "<float_array>", "number too long");
+    expect_bad_text(DOC(GEOM("<source><float_array count=\"x1\"/></source>")), PRISM_ERROR_PARSE,
+                    "<float_array>", "count=\"x1\" is not a non-negative integer");
+}
+
+static void test_bad_structure(void **state)
+{
+    (void)state;
+    expect_bad_text(DOC(GEOM(POS "<triangles count=\"1\"><input semantic=\"VERTEX\" "
+                                 "source=\"#v\" offset=\"0\"/><input semantic=\"NORMAL\" "
+                                 "source=\"#p\" offset=\"1\"/><p>0 0 1 1 2</p></triangles>")),
+                    PRISM_ERROR_PARSE, "<p>", "5 integers is not a whole number of 2-index");
+    expect_bad_text(DOC(GEOM(POS "<triangles><p>0 1 2</p></triangles>")), PRISM_ERROR_PARSE,
+                    "<p>", "no <input semantic=\"VERTEX\">");
+    expect_bad_text(DOC(GEOM("<source id=\"p\"><float_array>0 0 0 1 0 0 0 1 0</float_array>"
+                             "<technique_common><accessor count=\"4\" stride=\"3\"/>"
+                             "</technique_common></source><vertices id=\"v\"><input "
+                             "semantic=\"POSITION\" source=\"#p\"/></vertices>" TRI("0 1 2"))),
+                    PRISM_ERROR_PARSE, "<accessor>", "count=4 stride=3 offset=0 reads past");
+    expect_bad_text(DOC(GEOM("<vertices id=\"v\"><input semantic=\"POSITION\" "
+                             "source=\"#nope\"/></vertices>" TRI("0 1 2"))),
+                    PRISM_ERROR_PARSE, "<input>", "no <source id=\"nope\">");
+    expect_bad_text(DOC(GEOM(POS "<polylist count=\"1\"><input semantic=\"VERTEX\" "
+                                 "source=\"#v\" offset=\"0\"/><vcount>4</vcount><p>0 1 2</p>"
+                                 "</polylist>")),
+                    PRISM_ERROR_PARSE, "<polylist>", "<vcount> adds up to 4 vertices");
+}
+
+static void test_bad_scene(void **state)
+{
+    (void)state;
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<translate>1 2</translate>" PLACE)),
+                    PRISM_ERROR_PARSE, "<translate>", "2 values where 3 are needed");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<matrix>1 2 3 4 5 6 7 8 9 10 11 12 13 14 "
+                                                     "15 16 17</matrix>" PLACE)),
+                    PRISM_ERROR_PARSE, "<matrix>", "more than 16 values");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<instance_node url=\"#nope\"/>")),
+                    PRISM_ERROR_PARSE, "<instance_node>", "no <node id=\"nope\">");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<instance_geometry url=\"x.dae#g\"/>")),
+                    PRISM_ERROR_PARSE, "<instance_geometry>", "is not a local \"#id\"");
+    expect_bad_text(DOC(SCENE(PLACE) "<scene><instance_visual_scene url=\"#nope\"/></scene>"),
+                    PRISM_ERROR_PARSE, "<instance_visual_scene>", "no <visual_scene id=\"nope\">");
+    expect_bad_text(DOC("<asset><up_axis>W_UP</up_axis></asset>"), PRISM_ERROR_PARSE,
+                    "<up_axis>", "\"W_UP\" is not X_UP, Y_UP or Z_UP");
+    expect_bad_text(DOC("<asset><unit meter=\"-1\"/></asset>"), PRISM_ERROR_PARSE, "<unit>",
+                    "meter=\"-1\" is not a positive number");
+}
+
+#define MAT(extra)                                                                           \
+    "<library_materials><material id=\"m\"><extra>" extra "</extra></material></library_materials>"
+
+static void test_bad_g4dae(void **state)
+{
+    (void)state;
+    expect_bad_text(DOC(MAT("<property name=\"RINDEX\" ref=\"nope\"/>")), PRISM_ERROR_PARSE,
+                    "<property>", "no <matrix name=\"nope\">");
+    expect_bad_text(DOC(MAT("<matrix coldim=\"2\" name=\"t\">1e-6 1 2e-6</matrix>")),
+                    PRISM_ERROR_PARSE, "<matrix>", "3 values: a coldim=\"2\" table needs pairs");
+    expect_bad_text(DOC(MAT("<matrix coldim=\"3\" name=\"t\">1 2 3</matrix>")),
+                    PRISM_ERROR_PARSE, "<matrix>", "coldim=\"3\"");
+    expect_bad_text(DOC(MAT("<matrix coldim=\"2\" name=\"t\">0 1</matrix>"
+                            "<property name=\"RINDEX\" ref=\"t\"/>")),
+                    PRISM_ERROR_PARSE, "<matrix>", "photon energy 0 MeV is not positive");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) "<library_nodes><node id=\"lv\">" PLACE
+                        "</node><extra><skinsurface name=\"k\" surfaceproperty=\"nope\">"
+                        "<volumeref ref=\"lv\"/></skinsurface></extra></library_nodes>"
+                        SCENE("<instance_node url=\"#lv\"/>")),
+                    PRISM_ERROR_PARSE, "<skinsurface>", "no <opticalsurface name=\"nope\">");
+    expect_bad_text(DOC("<library_nodes><extra><bordersurface name=\"b\"><physvolref ref=\"a\"/>"
+                        "</bordersurface></extra></library_nodes>"),
+                    PRISM_ERROR_PARSE, "<bordersurface>", "1 volume references where 2");
+}
+
+/* An instancing bomb: 24 levels, each placing the level below twice, would
+ * be 2^24 copies; with max_triangles it is refused before any allocation. */
+static void test_instancing_bomb(void **state)
+{
+    (void)state;
+    char doc[8192];
+    size_t n = (size_t)snprintf(doc, sizeof doc, "<COLLADA>" GEOM(POS TRI("0 1 2"))
+                                "<library_nodes><node id=\"l0\">" PLACE "</node>");
+    for (int i = 1; i <= 24; i++)
+        n += (size_t)snprintf(doc + n, sizeof doc - n,
+                              "<node id=\"l%d\"><instance_node url=\"#l%d\"/><node><translate>1 0 "
+                              "0</translate><instance_node url=\"#l%d\"/></node></node>",
+                              i, i - 1, i - 1);
+    snprintf(doc + n, sizeof doc - n,
+             "</library_nodes>" SCENE("<instance_node url=\"#l24\"/>") "</COLLADA>");
+    char err[512];
+    prism_load_desc d = {.error = err, .error_size = sizeof err, .max_triangles = 1000000};
+    prism_scene *s = (prism_scene *)1;
+    assert_int_equal(prism_scene_load_memory(doc, strlen(doc), "bomb.dae", &d, &s),
+                     PRISM_ERROR_LIMIT);
+    assert_null(s);
+    assert_non_null(strstr(err, "16777216 world triangles, more than the limit 1000000"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +302,11 @@ int main(void)
         cmocka_unit_test(test_nesting_limits),
         cmocka_unit_test(test_external_entity_never_fetched),
         cmocka_unit_test(test_billion_laughs),
+        cmocka_unit_test(test_bad_numbers),
+        cmocka_unit_test(test_bad_structure),
+        cmocka_unit_test(test_bad_scene),
+        cmocka_unit_test(test_bad_g4dae),
+        cmocka_unit_test(test_instancing_bomb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
