@@ -158,8 +158,11 @@ extern "C" prism_result prism__cuda_kernels_init(prism_context *ctx, prism_kerne
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS)
         return r;
+    /* A blocking stream: its work is ordered after what the memory module
+     * issues on the legacy default stream (copies, cudaGraphicsMapResources
+     * of GL buffers) and before what it issues there next. */
     cudaStream_t s = 0;
-    cudaError_t err = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cudaError_t err = cudaStreamCreateWithFlags(&s, cudaStreamDefault);
     if (err != cudaSuccess) {
         cudaGetLastError();
         return prism__error(ctx, PRISM_ERROR_CUDA, "kernels: cudaStreamCreate: %s",
