@@ -17,6 +17,7 @@
 #include <omp.h>
 
 #include "bvh_build_internal.h"
+#include "bvh_traverse.h" /* prism_bvh_empty_root */
 
 static void build_log(const prism_bvh_desc *desc, prism_log_level level, const char *fmt, ...)
 {
@@ -104,8 +105,10 @@ static prism_bvh *alloc_bvh(size_t vertex_count, size_t triangle_count)
     prism_bvh *bvh = calloc(1, sizeof *bvh);
     if (!bvh)
         return NULL;
-    size_t max_nodes = triangle_count ? 2 * triangle_count - 1 : 1;
-    bvh->nodes = malloc(max_nodes * sizeof *bvh->nodes);
+    /* 2n-1 nodes and the padding node; 64-byte aligned, so that each pair
+     * of siblings (at an even index) is one cache line. */
+    size_t max_nodes = triangle_count ? 2 * triangle_count : 1;
+    bvh->nodes = aligned_alloc(64, (max_nodes * sizeof *bvh->nodes + 63) / 64 * 64);
     bvh->vertices = malloc((vertex_count ? vertex_count : 1) * 3 * sizeof(float));
     bvh->triangles = malloc((triangle_count ? triangle_count : 1) * 3 * sizeof(uint32_t));
     bvh->triangle_ids = malloc((triangle_count ? triangle_count : 1) * sizeof(uint32_t));
@@ -118,39 +121,85 @@ static prism_bvh *alloc_bvh(size_t vertex_count, size_t triangle_count)
     return bvh;
 }
 
-/* Copy the geometry into leaf order: the references are in it already. */
-static void fill_triangles(prism_bvh *bvh, const prism__bvh_ref *refs, const float *positions,
-                           const uint32_t *indices, int threads)
+/* Copy the triangles into leaf order (the references are in it already)
+ * and renumber the vertices by first use in that order, unused ones last,
+ * so that the triangles of a leaf, and of neighbouring leaves, read
+ * neighbouring vertices: a traversal touches fewer cache lines. Serial (the
+ * order is), so it runs beside reorder_bfs; *map is for copy_vertices. */
+static prism_result fill_triangles(prism_bvh *bvh, const prism__bvh_ref *refs,
+                                   const uint32_t *indices, uint32_t **map_out)
 {
-    if (bvh->vertex_count)
-        memcpy(bvh->vertices, positions, bvh->vertex_count * 3 * sizeof(float));
-    const long n = (long)bvh->triangle_count;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long i = 0; i < n; i++) {
-        uint32_t id = refs[i].id;
-        bvh->triangle_ids[i] = id;
-        for (int k = 0; k < 3; k++)
-            bvh->triangles[3 * i + k] = indices[3 * (size_t)id + k];
+    const size_t n = bvh->triangle_count, nv = bvh->vertex_count;
+    uint32_t *map = malloc((nv ? nv : 1) * sizeof *map);
+    *map_out = map;
+    if (!map)
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    memset(map, 0xff, nv * sizeof *map);
+    uint32_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t *t = indices + 3 * (size_t)refs[i].id;
+        bvh->triangle_ids[i] = refs[i].id;
+        for (int k = 0; k < 3; k++) {
+            if (map[t[k]] == UINT32_MAX)
+                map[t[k]] = next++;
+            bvh->triangles[3 * i + k] = map[t[k]];
+        }
     }
+    for (size_t v = 0; v < nv; v++)
+        if (map[v] == UINT32_MAX)
+            map[v] = next++;
+    return PRISM_SUCCESS;
 }
 
-/* Breadth-first renumbering of the builder's nodes into bvh->nodes; fills
- * the structural stats (nodes, leaves, depth, leaf sizes). */
+static void copy_vertices(prism_bvh *bvh, const float *positions, const uint32_t *map, int threads)
+{
+    const long nv = (long)bvh->vertex_count;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long v = 0; v < nv; v++)
+        memcpy(bvh->vertices + 3 * (size_t)map[v], positions + 3 * (size_t)v, 3 * sizeof(float));
+}
+
+/* The SAH's parts. A root of zero area (all triangles on one line or
+ * point) weighs every node 1: every ray that meets the root meets them all. */
+static double sah_root_area(const prism_bvh_node *root)
+{
+    return prism__bvh_area(root->lo, root->hi);
+}
+
+static double sah_term(const prism_bvh_node *n, double root_area)
+{
+    double a = root_area > 0.0 ? prism__bvh_area(n->lo, n->hi) / root_area : 1.0;
+    return a * (n->count ? PRISM_BVH_SAH_ISECT * n->count : PRISM_BVH_SAH_TRAV);
+}
+
+/* Breadth-first renumbering of the builder's nodes into bvh->nodes, with
+ * node 1 as padding so that sibling pairs start at even indices; fills the
+ * structural stats (nodes, leaves, depth, leaf sizes, SAH). */
 static prism_result reorder_bfs(prism_bvh *bvh, const prism_bvh_node *tmp, size_t count)
 {
-    uint32_t *order = malloc(count * sizeof *order);
-    uint8_t *depth = malloc(count);
+    const size_t pad = count > 1, total = count + pad;
+    uint32_t *order = malloc(total * sizeof *order);
+    uint8_t *depth = malloc(total);
     if (!order || !depth) {
         free(order);
         free(depth);
         return PRISM_ERROR_OUT_OF_MEMORY;
     }
     prism_bvh_stats *s = &bvh->stats;
-    size_t next = 1;
+    size_t next = 1 + pad;
     order[0] = 0;
     depth[0] = 0;
-    for (size_t k = 0; k < count; k++) {
+    const double root = sah_root_area(&tmp[0]);
+    double sah = 0.0;
+    for (size_t k = 0; k < total; k++) {
+        if (pad && k == 1) {
+            bvh->nodes[1] = (prism_bvh_node){{FLT_MAX, FLT_MAX, FLT_MAX}, 0, {-FLT_MAX, -FLT_MAX, -FLT_MAX}, 0};
+            depth[1] = 1;
+            sah += sah_term(&bvh->nodes[1], root);
+            continue;
+        }
         prism_bvh_node n = tmp[order[k]];
+        sah += sah_term(&n, root);
         if (n.count == 0 && bvh->triangle_count) {
             order[next] = n.first;
             order[next + 1] = n.first + 1;
@@ -166,8 +215,9 @@ static prism_result reorder_bfs(prism_bvh *bvh, const prism_bvh_node *tmp, size_
             s->max_depth = depth[k];
         bvh->nodes[k] = n;
     }
-    bvh->node_count = count;
-    s->nodes = count;
+    bvh->node_count = total;
+    s->nodes = total;
+    s->sah_cost = root > 0.0 || bvh->triangle_count ? sah : 0.0;
     s->mean_leaf_triangles = s->leaves ? (double)bvh->triangle_count / (double)s->leaves : 0.0;
     free(order);
     free(depth);
@@ -177,7 +227,6 @@ static prism_result reorder_bfs(prism_bvh *bvh, const prism_bvh_node *tmp, size_
 static void fill_stats(prism_bvh *bvh, double seconds)
 {
     prism_bvh_stats *s = &bvh->stats;
-    s->sah_cost = prism_bvh_sah_cost(bvh->nodes, bvh->node_count);
     s->node_bytes = bvh->node_count * sizeof(prism_bvh_node);
     s->vertex_bytes = bvh->vertex_count * 3 * sizeof(float);
     s->triangle_bytes = bvh->triangle_count * 3 * sizeof(uint32_t);
@@ -187,16 +236,12 @@ static void fill_stats(prism_bvh *bvh, double seconds)
 
 double prism_bvh_sah_cost(const prism_bvh_node *nodes, size_t node_count)
 {
-    if (!nodes || node_count == 0)
+    if (!nodes || node_count == 0 || prism_bvh_empty_root(&nodes[0]))
         return 0.0;
-    if (nodes[0].lo[0] > nodes[0].hi[0]) /* the empty tree */
-        return 0.0;
-    double root = prism__bvh_area(nodes[0].lo, nodes[0].hi);
+    const double root = sah_root_area(&nodes[0]);
     double sum = 0.0;
-    for (size_t i = 0; i < node_count; i++) {
-        double a = root > 0.0 ? prism__bvh_area(nodes[i].lo, nodes[i].hi) / root : 1.0;
-        sum += a * (nodes[i].count ? PRISM_BVH_SAH_ISECT * nodes[i].count : PRISM_BVH_SAH_TRAV);
-    }
+    for (size_t i = 0; i < node_count; i++)
+        sum += sah_term(&nodes[i], root);
     return sum;
 }
 
@@ -214,8 +259,20 @@ static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const floa
     prism_result r = PRISM_ERROR_OUT_OF_MEMORY;
     if (b->refs && b->nodes && (b->tmp || !(n >= PRISM__BVH_PAR_MIN && b->threads > 1))) {
         prism__bvh_build_nodes(b, positions, indices);
-        fill_triangles(bvh, b->refs, positions, indices, b->threads);
-        r = reorder_bfs(bvh, b->nodes, b->node_next);
+        prism_result r1 = PRISM_SUCCESS, r2 = PRISM_SUCCESS;
+        uint32_t *map = NULL;
+        /* Both are serial and independent: side by side on two threads. */
+#pragma omp parallel sections num_threads(b->threads > 1 ? 2 : 1)
+        {
+#pragma omp section
+            r1 = fill_triangles(bvh, b->refs, indices, &map);
+#pragma omp section
+            r2 = reorder_bfs(bvh, b->nodes, b->node_next);
+        }
+        if (r1 == PRISM_SUCCESS)
+            copy_vertices(bvh, positions, map, b->threads);
+        free(map);
+        r = r1 != PRISM_SUCCESS ? r1 : r2;
     }
     free(b->refs);
     free(b->nodes);

@@ -14,17 +14,24 @@
 
 #include "bvh_build_internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define PRISM__BVH_SSE 1
+#endif
+
 typedef struct box3 {
     float lo[3], hi[3];
 } box3;
 
+/* A bin's box as 4-float rows (the 4th lane is don't-care), so SSE can
+ * grow it with one min and one max. */
 typedef struct bin {
-    box3 box;
-    uint32_t count;
+    float lo[4], hi[4];
 } bin;
 
 typedef struct binning {
     bin b[3][PRISM__BVH_MAX_BINS];
+    uint32_t count[3][PRISM__BVH_MAX_BINS];
 } binning;
 
 /* Centroid -> bin: bin = (c - base) * scale, where scale is 0 on an axis
@@ -35,7 +42,8 @@ typedef struct mapping {
 } mapping;
 
 typedef struct split {
-    int axis, pos;  /* left = bins [0, pos) of axis */
+    int axis, pos;  /* left = bins [0, pos) of axis; axis SMALL_SPLIT: see mask */
+    unsigned mask;  /* SMALL_SPLIT: bit i set = reference begin+i goes left */
     double cost;    /* sum of area * count over both sides */
     box3 l, r;
     size_t nl;
@@ -77,8 +85,10 @@ static void make_mapping(mapping *m, const box3 *cb, int bins)
 static inline int bin_of(const mapping *m, const prism__bvh_ref *r, int a)
 {
     float f = (r->lo[a] + r->hi[a] - m->base[a]) * m->scale[a];
-    int i = f > 0.0f ? (int)f : 0;
-    return i < m->bins ? i : m->bins - 1;
+    const float top = (float)(m->bins - 1);
+    f = f > 0.0f ? f : 0.0f; /* NaN: 0 */
+    f = f < top ? f : top;
+    return (int)f;
 }
 
 /* ---- binning and the SAH sweep ---------------------------------------- */
@@ -87,53 +97,96 @@ static void bins_clear(binning *bn, int bins)
 {
     for (int a = 0; a < 3; a++)
         for (int i = 0; i < bins; i++) {
-            box_empty(&bn->b[a][i].box);
-            bn->b[a][i].count = 0;
+            for (int k = 0; k < 4; k++) {
+                bn->b[a][i].lo[k] = FLT_MAX;
+                bn->b[a][i].hi[k] = -FLT_MAX;
+            }
+            bn->count[a][i] = 0;
         }
 }
 
+#ifdef PRISM__BVH_SSE
+/* The same bins as bin_of (the same float operations in the same order, so
+ * partition() puts each reference on the side its bin was counted on). */
+static void bins_fill(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n)
+{
+    const __m128 base = _mm_setr_ps(m->base[0], m->base[1], m->base[2], 0.0f);
+    const __m128 scale = _mm_setr_ps(m->scale[0], m->scale[1], m->scale[2], 0.0f);
+    const __m128 top = _mm_set1_ps((float)(m->bins - 1)), zero = _mm_setzero_ps();
+    for (size_t k = 0; k < n; k++) {
+        const __m128 lo = _mm_loadu_ps(refs[k].lo), hi = _mm_loadu_ps(refs[k].hi);
+        __m128 f = _mm_mul_ps(_mm_sub_ps(_mm_add_ps(lo, hi), base), scale);
+        f = _mm_min_ps(_mm_max_ps(f, zero), top); /* NaN: 0, as in bin_of */
+        const __m128i bi = _mm_cvttps_epi32(f);
+        const int i[3] = {_mm_cvtsi128_si32(bi), _mm_cvtsi128_si32(_mm_shuffle_epi32(bi, 1)),
+                          _mm_cvtsi128_si32(_mm_shuffle_epi32(bi, 2))};
+        for (int a = 0; a < 3; a++) {
+            bin *x = &bn->b[a][i[a]];
+            _mm_storeu_ps(x->lo, _mm_min_ps(_mm_loadu_ps(x->lo), lo));
+            _mm_storeu_ps(x->hi, _mm_max_ps(_mm_loadu_ps(x->hi), hi));
+            bn->count[a][i[a]]++;
+        }
+    }
+}
+#else
 static void bins_fill(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         const prism__bvh_ref *r = &refs[k];
         for (int a = 0; a < 3; a++) {
-            bin *x = &bn->b[a][bin_of(m, r, a)];
-            box_grow(&x->box, r->lo, r->hi);
-            x->count++;
+            int i = bin_of(m, r, a);
+            bin *x = &bn->b[a][i];
+            for (int c = 0; c < 3; c++) {
+                x->lo[c] = r->lo[c] < x->lo[c] ? r->lo[c] : x->lo[c];
+                x->hi[c] = r->hi[c] > x->hi[c] ? r->hi[c] : x->hi[c];
+            }
+            bn->count[a][i]++;
         }
     }
 }
+#endif
 
 static void bins_merge(binning *into, const binning *from, int bins)
 {
     for (int a = 0; a < 3; a++)
         for (int i = 0; i < bins; i++) {
-            box_grow(&into->b[a][i].box, from->b[a][i].box.lo, from->b[a][i].box.hi);
-            into->b[a][i].count += from->b[a][i].count;
+            box3 x;
+            memcpy(x.lo, into->b[a][i].lo, sizeof x.lo);
+            memcpy(x.hi, into->b[a][i].hi, sizeof x.hi);
+            box_grow(&x, from->b[a][i].lo, from->b[a][i].hi);
+            memcpy(into->b[a][i].lo, x.lo, sizeof x.lo);
+            memcpy(into->b[a][i].hi, x.hi, sizeof x.hi);
+            into->count[a][i] += from->count[a][i];
         }
 }
 
-static void sweep_axis(const bin *bins, int nb, int axis, split *best)
+static inline float area3(const box3 *b)
 {
-    double rarea[PRISM__BVH_MAX_BINS];
+    float dx = b->hi[0] - b->lo[0], dy = b->hi[1] - b->lo[1], dz = b->hi[2] - b->lo[2];
+    return dx * dy + dy * dz + dz * dx;
+}
+
+static void sweep_axis(const bin *bins, const uint32_t *count, int nb, int axis, split *best)
+{
+    float rarea[PRISM__BVH_MAX_BINS];
     uint32_t rcount[PRISM__BVH_MAX_BINS];
     box3 acc;
     uint32_t cnt = 0;
     box_empty(&acc);
     for (int i = nb - 1; i > 0; i--) {
-        box_grow(&acc, bins[i].box.lo, bins[i].box.hi);
-        cnt += bins[i].count;
-        rarea[i] = prism__bvh_area(acc.lo, acc.hi);
+        box_grow(&acc, bins[i].lo, bins[i].hi);
+        cnt += count[i];
+        rarea[i] = area3(&acc);
         rcount[i] = cnt;
     }
     box_empty(&acc);
     cnt = 0;
     for (int i = 1; i < nb; i++) {
-        box_grow(&acc, bins[i - 1].box.lo, bins[i - 1].box.hi);
-        cnt += bins[i - 1].count;
+        box_grow(&acc, bins[i - 1].lo, bins[i - 1].hi);
+        cnt += count[i - 1];
         if (cnt == 0 || rcount[i] == 0)
             continue;
-        double cost = prism__bvh_area(acc.lo, acc.hi) * cnt + rarea[i] * rcount[i];
+        double cost = (double)area3(&acc) * cnt + (double)rarea[i] * rcount[i];
         if (cost < best->cost) {
             best->cost = cost;
             best->axis = axis;
@@ -149,7 +202,7 @@ static int sweep(const binning *bn, const mapping *m, split *s)
     s->axis = -1;
     for (int a = 0; a < 3; a++)
         if (m->scale[a] > 0.0f)
-            sweep_axis(bn->b[a], m->bins, a, s);
+            sweep_axis(bn->b[a], bn->count[a], m->bins, a, s);
     if (s->axis < 0)
         return 0;
     box_empty(&s->l);
@@ -157,9 +210,9 @@ static int sweep(const binning *bn, const mapping *m, split *s)
     s->nl = 0;
     for (int i = 0; i < m->bins; i++) {
         const bin *x = &bn->b[s->axis][i];
-        box_grow(i < s->pos ? &s->l : &s->r, x->box.lo, x->box.hi);
+        box_grow(i < s->pos ? &s->l : &s->r, x->lo, x->hi);
         if (i < s->pos)
-            s->nl += x->count;
+            s->nl += bn->count[s->axis][i];
     }
     return 1;
 }
@@ -194,22 +247,26 @@ static void bins_fill_parallel(binning *bn, const mapping *m, const prism__bvh_r
     free(part);
 }
 
+/* Bins for a node of n references: the quality's count, fewer for small
+ * nodes, whose few references leave most of many bins empty. */
+static int bins_for(const prism__bvh_builder *b, size_t n)
+{
+    size_t want = n < 8 ? 8 : n;
+    return want < b->bins ? (int)want : (int)b->bins;
+}
+
 static int find_split(const prism__bvh_builder *b, size_t begin, size_t end, const box3 *cb,
                       split *s)
 {
     mapping m;
-    make_mapping(&m, cb, b->bins);
-    binning *bn = malloc(sizeof *bn);
-    if (!bn) /* no split found: the caller falls back to a median split */
-        return 0;
-    bins_clear(bn, m.bins);
+    binning bn; /* ~27 KB of stack in this frame only, popped before recursing */
+    make_mapping(&m, cb, bins_for(b, end - begin));
+    bins_clear(&bn, m.bins);
     if (b->tmp && end - begin >= PRISM__BVH_PAR_MIN)
-        bins_fill_parallel(bn, &m, b->refs + begin, end - begin, b);
+        bins_fill_parallel(&bn, &m, b->refs + begin, end - begin, b);
     else
-        bins_fill(bn, &m, b->refs + begin, end - begin);
-    int ok = sweep(bn, &m, s);
-    free(bn);
-    return ok;
+        bins_fill(&bn, &m, b->refs + begin, end - begin);
+    return sweep(&bn, &m, s);
 }
 
 /* ---- partitions -------------------------------------------------------- */
@@ -338,6 +395,66 @@ static size_t median_split(prism__bvh_builder *b, size_t begin, size_t end, cons
     return begin + mid;
 }
 
+/* ---- small nodes: every partition ---------------------------------------- */
+
+/* Nodes this small try every partition into two sides instead of binning:
+ * cheaper than clearing and sweeping bins, and exact. */
+#define SMALL_MAX 4
+#define SMALL_SPLIT 3
+
+static int small_split(const prism__bvh_builder *b, size_t begin, size_t end, split *s)
+{
+    prism__bvh_ref *r = b->refs + begin;
+    const unsigned n = (unsigned)(end - begin);
+    /* Order by id first: partitions of equal cost are then chosen the same
+     * way whatever order the references arrived in (the tree does not
+     * depend on the thread count). */
+    for (unsigned i = 1; i < n; i++)
+        for (unsigned j = i; j > 0 && r[j].id < r[j - 1].id; j--) {
+            prism__bvh_ref t = r[j];
+            r[j] = r[j - 1];
+            r[j - 1] = t;
+        }
+    s->cost = DBL_MAX;
+    s->axis = -1;
+    /* the last reference always goes right: each partition is tried once */
+    for (unsigned mask = 1; mask < (1u << (n - 1)); mask++) {
+        box3 l, rt;
+        box_empty(&l);
+        box_empty(&rt);
+        unsigned nl = 0;
+        for (unsigned i = 0; i < n; i++) {
+            box_grow(mask >> i & 1 ? &l : &rt, r[i].lo, r[i].hi);
+            nl += mask >> i & 1;
+        }
+        double cost = (double)area3(&l) * nl + (double)area3(&rt) * (n - nl);
+        if (cost < s->cost) {
+            s->cost = cost;
+            s->axis = SMALL_SPLIT;
+            s->mask = mask;
+            s->l = l;
+            s->r = rt;
+            s->nl = nl;
+        }
+    }
+    return s->axis == SMALL_SPLIT;
+}
+
+static size_t small_partition(prism__bvh_builder *b, size_t begin, size_t end, const split *s,
+                              box3 *lc, box3 *rc)
+{
+    prism__bvh_ref tmp[SMALL_MAX];
+    const size_t n = end - begin;
+    memcpy(tmp, b->refs + begin, n * sizeof *tmp);
+    size_t li = begin, ri = begin + s->nl;
+    for (size_t i = 0; i < n; i++) {
+        int left = s->mask >> i & 1;
+        box_grow_centroid(left ? lc : rc, &tmp[i]);
+        b->refs[left ? li++ : ri++] = tmp[i];
+    }
+    return begin + s->nl;
+}
+
 /* ---- the recursion ----------------------------------------------------- */
 
 /* Levels a subtree of n references needs below its root when every split
@@ -358,7 +475,7 @@ static int choose(prism__bvh_builder *b, size_t begin, size_t end, const box3 *b
     size_t n = end - begin;
     if (n <= 1 || depth >= PRISM_BVH_MAX_DEPTH)
         return 1;
-    int ok = find_split(b, begin, end, cb, s);
+    int ok = n <= SMALL_MAX ? small_split(b, begin, end, s) : find_split(b, begin, end, cb, s);
     if (n <= b->leaf) {
         double area = prism__bvh_area(bounds->lo, bounds->hi);
         double cost = ok && area > 0.0
@@ -402,9 +519,11 @@ static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t e
     size_t mid;
     if (median) {
         mid = median_split(b, begin, end, &cb, &s, &lc, &rc);
+    } else if (s.axis == SMALL_SPLIT) {
+        mid = small_partition(b, begin, end, &s, &lc, &rc);
     } else {
         mapping m;
-        make_mapping(&m, &cb, b->bins);
+        make_mapping(&m, &cb, bins_for(b, end - begin));
         mid = b->tmp && end - begin >= PRISM__BVH_PAR_MIN
                   ? partition_parallel(b, begin, end, &m, &s, &lc, &rc)
                   : partition(b->refs, begin, end, &m, &s, &lc, &rc);

@@ -14,8 +14,8 @@
  * grazing a box face or edge, a flat box holding one axis-aligned triangle).
  * Zero direction components give infinite reciprocals; where a ray runs
  * exactly in a slab's plane the product is 0 * inf = NaN, which the min/max
- * below ignore (a NaN compares false, so the old bound is kept), so the ray
- * counts as inside that slab, as it is. Nothing loops on NaN.
+ * in prism_ray_box ignore, so the ray counts as inside that slab, as it is.
+ * Nothing loops on NaN.
  *
  * Results are leaf-order triangle indices: map them to scene triangles with
  * view->triangle_info[i].id (or prism_bvh.triangle_ids[i] on the CPU). */
@@ -30,33 +30,126 @@
 
 #define PRISM_BVH_STACK PRISM_BVH_MAX_DEPTH
 
+/* The inner loop is forced inline on the host compilers (GCC and Clang
+ * otherwise keep prism__trav_next out of line, a call per node). */
+#if !defined(__CUDACC__) && defined(__GNUC__)
+#define PRISM__TRAV_INLINE static inline __attribute__((always_inline))
+#else
+#define PRISM__TRAV_INLINE PRISM_HD
+#endif
+
+/* On x86 hosts the two children's boxes are tested together with SSE; the
+ * result is the same as prism_ray_box's, bit for bit (the same operations,
+ * and minps/maxps treat NaN as its compare-selects do). The CUDA build and
+ * PRISM_TRAVERSE_SCALAR (tests) use the plain C. */
+#if !defined(__CUDACC__) && defined(__SSE2__) && !defined(PRISM_TRAVERSE_SCALAR)
+#include <xmmintrin.h>
+#define PRISM__TRAV_SSE 1
+#endif
+
 /* 1 + 2 * gamma(3), gamma(n) = n*eps/(1 - n*eps), eps = 2^-24. */
 #define PRISM_BVH_BOX_WIDEN 1.0000003576279f
 
 /* Node i, wherever its part of the array lives. */
+PRISM_HD const prism_bvh_node *prism_view_node_ptr(const prism_geometry_view *g, uint32_t i)
+{
+    return i < g->nodes_split ? &g->nodes_head[i] : &g->nodes_tail[i - g->nodes_split];
+}
+
 PRISM_HD prism_bvh_node prism_view_node(const prism_geometry_view *g, uint32_t i)
 {
-    return i < g->nodes_split ? g->nodes_head[i] : g->nodes_tail[i - g->nodes_split];
+    return *prism_view_node_ptr(g, i);
+}
+
+/* The root of an empty BVH: count 0 (not a leaf) but first 0, which no real
+ * inner node has (its children come after it). */
+PRISM_HD int prism_bvh_empty_root(const prism_bvh_node *root)
+{
+    return root->count == 0 && root->first == 0;
 }
 
 /* Slab test of `n`'s box against the ray over [tmin, tmax]. Returns whether
- * it is hit, and the entry distance in *t_near. */
+ * it is hit, and the entry distance in *t_near.
+ *
+ * The min/max are written as compare-selects whose NaN behaviour is chosen
+ * (a comparison with NaN is false, so the second operand wins, as in SSE's
+ * minps/maxps): with inv = +inf (prism_ray_prepare never makes -inf), a ray
+ * lying in the plane of a box face gives 0 * inf = NaN for that face's slab
+ * bound and the bound is ignored, so a ray grazing a face, or running along
+ * a flat box, still enters it. */
 PRISM_HD int prism_ray_box(const prism_ray_pre *p, const prism_bvh_node *n, float tmin, float tmax,
                            float *t_near)
 {
     float tn = tmin, tf = tmax;
     for (int a = 0; a < 3; a++) {
-        const float inv = p->inv[a];
-        const float lo = inv < 0.0f ? n->hi[a] : n->lo[a];
-        const float hi = inv < 0.0f ? n->lo[a] : n->hi[a];
-        const float t0 = (lo - p->org[a]) * inv;
-        const float t1 = (hi - p->org[a]) * inv * PRISM_BVH_BOX_WIDEN;
-        tn = t0 > tn ? t0 : tn; /* NaN: keep tn */
-        tf = t1 < tf ? t1 : tf; /* NaN: keep tf */
+        const float tlo = (n->lo[a] - p->org[a]) * p->inv[a];
+        const float thi = (n->hi[a] - p->org[a]) * p->inv[a];
+        const float near = thi < tlo ? thi : tlo; /* NaN: tlo */
+        const float far = tlo > thi ? tlo : thi;  /* NaN: thi */
+        tn = near > tn ? near : tn;               /* NaN: keep tn */
+        tf = far < tf ? far : tf;                 /* NaN: keep tf */
     }
     *t_near = tn;
-    return tn <= tf;
+    return tn <= tf * PRISM_BVH_BOX_WIDEN;
 }
+
+/* The ray as the box tests want it. */
+#ifdef PRISM__TRAV_SSE
+typedef struct prism__box_ray {
+    __m128 org, inv; /* inv's 4th lane is NaN: the nodes' first/count lanes drop out */
+} prism__box_ray;
+
+PRISM__TRAV_INLINE void prism__box_ray_init(prism__box_ray *b, const prism_ray_pre *p)
+{
+    b->org = _mm_setr_ps(p->org[0], p->org[1], p->org[2], 0.0f);
+    b->inv = _mm_setr_ps(p->inv[0], p->inv[1], p->inv[2], __builtin_nanf(""));
+}
+
+/* Both children: bit 0 / bit 1 set where c0 / c1 is hit, entry distances in
+ * *t0, *t1. */
+PRISM__TRAV_INLINE int prism__box2(const prism__box_ray *b, const prism_ray_pre *p,
+                                   const prism_bvh_node *c0, const prism_bvh_node *c1,
+                                   float tmin, float tmax, float *t0, float *t1)
+{
+    (void)p;
+    const __m128 tlo0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c0->lo), b->org), b->inv);
+    const __m128 thi0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c0->hi), b->org), b->inv);
+    const __m128 tlo1 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c1->lo), b->org), b->inv);
+    const __m128 thi1 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c1->hi), b->org), b->inv);
+    const __m128 lo4 = _mm_set1_ps(tmin), hi4 = _mm_set1_ps(tmax);
+    /* minps/maxps return the second operand where either is NaN */
+    const __m128 n0 = _mm_max_ps(_mm_min_ps(thi0, tlo0), lo4);
+    const __m128 n1 = _mm_max_ps(_mm_min_ps(thi1, tlo1), lo4);
+    const __m128 f0 = _mm_min_ps(_mm_max_ps(tlo0, thi0), hi4);
+    const __m128 f1 = _mm_min_ps(_mm_max_ps(tlo1, thi1), hi4);
+    __m128 n = _mm_max_ps(_mm_unpacklo_ps(n0, n1), _mm_unpackhi_ps(n0, n1));
+    __m128 f = _mm_min_ps(_mm_unpacklo_ps(f0, f1), _mm_unpackhi_ps(f0, f1));
+    n = _mm_max_ps(n, _mm_movehl_ps(n, n)); /* lanes 0, 1: c0, c1 */
+    f = _mm_min_ps(f, _mm_movehl_ps(f, f));
+    f = _mm_mul_ps(f, _mm_set1_ps(PRISM_BVH_BOX_WIDEN));
+    *t0 = _mm_cvtss_f32(n);
+    *t1 = _mm_cvtss_f32(_mm_shuffle_ps(n, n, 1));
+    return _mm_movemask_ps(_mm_cmple_ps(n, f)) & 3;
+}
+#else
+typedef struct prism__box_ray {
+    int unused;
+} prism__box_ray;
+
+PRISM__TRAV_INLINE void prism__box_ray_init(prism__box_ray *b, const prism_ray_pre *p)
+{
+    (void)p;
+    b->unused = 0;
+}
+
+PRISM__TRAV_INLINE int prism__box2(const prism__box_ray *b, const prism_ray_pre *p,
+                                   const prism_bvh_node *c0, const prism_bvh_node *c1,
+                                   float tmin, float tmax, float *t0, float *t1)
+{
+    (void)b;
+    return prism_ray_box(p, c0, tmin, tmax, t0) | prism_ray_box(p, c1, tmin, tmax, t1) << 1;
+}
+#endif
 
 /* The triangle at leaf-order index i. */
 PRISM_HD int prism_view_triangle(const prism_geometry_view *g, const prism_ray_pre *p, uint32_t i,
@@ -69,42 +162,47 @@ PRISM_HD int prism_view_triangle(const prism_geometry_view *g, const prism_ray_p
     return prism_ray_triangle(p, a, b, c, tmin, tmax, t, u, v);
 }
 
-/* Traversal state: the node in hand and the stack of deferred far children. */
+/* A deferred far child: its own (first, count), so popping it reads no
+ * node, and its entry distance, so it is skipped once a closer hit is found. */
 typedef struct prism__trav_entry {
-    uint32_t node;
+    uint32_t first, count;
     float t;
 } prism__trav_entry;
 
-/* Having tested inner node `n`'s children, pick the next node: the nearer
- * child hit (pushing the other if both are), else a popped entry nearer
- * than tmax. Returns 0 when the traversal is over. */
-PRISM_HD int prism__trav_next(const prism_geometry_view *g, const prism_ray_pre *p,
-                              prism_bvh_node *n, float tmax, prism__trav_entry *stack, int *sp)
+/* Having reached node (first, count), pick the next one: for an inner node
+ * the nearer child hit (pushing the other if both are), else a popped entry
+ * nearer than tmax. Returns 0 when the traversal is over. */
+PRISM__TRAV_INLINE int prism__trav_next(const prism_geometry_view *g, const prism_ray_pre *p,
+                                        const prism__box_ray *br, uint32_t *first,
+                                        uint32_t *count, float tmax, prism__trav_entry *stack,
+                                        int *sp)
 {
-    if (n->count == 0) {
-        const uint32_t i0 = n->first;
-        const prism_bvh_node c0 = prism_view_node(g, i0);
-        const prism_bvh_node c1 = prism_view_node(g, i0 + 1);
+    if (*count == 0) {
+        const uint32_t i0 = *first;
+        const prism_bvh_node *c0 = prism_view_node_ptr(g, i0);
+        const prism_bvh_node *c1 = prism_view_node_ptr(g, i0 + 1);
         float t0, t1;
-        const int h0 = prism_ray_box(p, &c0, p->tmin, tmax, &t0);
-        const int h1 = prism_ray_box(p, &c1, p->tmin, tmax, &t1);
-        if (h0 && h1) {
-            const int near1 = t1 < t0;
-            stack[*sp].node = near1 ? i0 : i0 + 1;
-            stack[*sp].t = near1 ? t0 : t1;
-            (*sp)++;
-            *n = near1 ? c1 : c0;
-            return 1;
-        }
-        if (h0 || h1) {
-            *n = h0 ? c0 : c1;
+        const int h = prism__box2(br, p, c0, c1, p->tmin, tmax, &t0, &t1);
+        if (h) {
+            /* Branch-free from here: the far entry is always written and
+             * kept only when both children are hit (sp <= depth < 64). */
+            const int swap = (h == 2) | ((h == 3) & (t1 < t0));
+            const prism_bvh_node *nr = swap ? c1 : c0, *fr = swap ? c0 : c1;
+            prism__trav_entry *e = &stack[*sp];
+            e->first = fr->first;
+            e->count = fr->count;
+            e->t = swap ? t0 : t1;
+            *sp += h == 3;
+            *first = nr->first;
+            *count = nr->count;
             return 1;
         }
     }
     while (*sp > 0) {
-        (*sp)--;
-        if (stack[*sp].t <= tmax) {
-            *n = prism_view_node(g, stack[*sp].node);
+        const prism__trav_entry *e = &stack[--(*sp)];
+        if (e->t <= tmax) {
+            *first = e->first;
+            *count = e->count;
             return 1;
         }
     }
@@ -124,24 +222,25 @@ PRISM_HD int prism_bvh_closest(const prism_geometry_view *g, const prism_ray *ra
     float t_root;
     if (g->triangle_count == 0 || g->node_count == 0)
         return 0;
-    prism_bvh_node n = prism_view_node(g, 0);
-    if (!prism_ray_box(&p, &n, p.tmin, p.tmax, &t_root))
+    const prism_bvh_node root = prism_view_node(g, 0);
+    if (prism_bvh_empty_root(&root) || !prism_ray_box(&p, &root, p.tmin, p.tmax, &t_root))
         return 0;
     prism__trav_entry stack[PRISM_BVH_STACK];
     int sp = 0;
+    prism__box_ray br;
+    prism__box_ray_init(&br, &p);
+    uint32_t first = root.first, count = root.count;
     do {
-        if (n.count > 0) {
-            for (uint32_t i = n.first; i < n.first + n.count; i++) {
-                float t, u, v;
-                if (prism_view_triangle(g, &p, i, p.tmin, hit->t, &t, &u, &v)) {
-                    hit->t = t;
-                    hit->triangle = i;
-                    hit->u = u;
-                    hit->v = v;
-                }
+        for (uint32_t i = first; i < first + count; i++) {
+            float t, u, v;
+            if (prism_view_triangle(g, &p, i, p.tmin, hit->t, &t, &u, &v)) {
+                hit->t = t;
+                hit->triangle = i;
+                hit->u = u;
+                hit->v = v;
             }
         }
-    } while (prism__trav_next(g, &p, &n, hit->t, stack, &sp));
+    } while (prism__trav_next(g, &p, &br, &first, &count, hit->t, stack, &sp));
     return hit->triangle != PRISM_BVH_MISS;
 }
 
@@ -154,20 +253,21 @@ PRISM_HD uint32_t prism_bvh_any(const prism_geometry_view *g, const prism_ray *r
     float t_root;
     if (g->triangle_count == 0 || g->node_count == 0)
         return PRISM_BVH_MISS;
-    prism_bvh_node n = prism_view_node(g, 0);
-    if (!prism_ray_box(&p, &n, p.tmin, p.tmax, &t_root))
+    const prism_bvh_node root = prism_view_node(g, 0);
+    if (prism_bvh_empty_root(&root) || !prism_ray_box(&p, &root, p.tmin, p.tmax, &t_root))
         return PRISM_BVH_MISS;
     prism__trav_entry stack[PRISM_BVH_STACK];
     int sp = 0;
+    prism__box_ray br;
+    prism__box_ray_init(&br, &p);
+    uint32_t first = root.first, count = root.count;
     do {
-        if (n.count > 0) {
-            for (uint32_t i = n.first; i < n.first + n.count; i++) {
-                float t, u, v;
-                if (prism_view_triangle(g, &p, i, p.tmin, p.tmax, &t, &u, &v))
-                    return i;
-            }
+        for (uint32_t i = first; i < first + count; i++) {
+            float t, u, v;
+            if (prism_view_triangle(g, &p, i, p.tmin, p.tmax, &t, &u, &v))
+                return i;
         }
-    } while (prism__trav_next(g, &p, &n, p.tmax, stack, &sp));
+    } while (prism__trav_next(g, &p, &br, &first, &count, p.tmax, stack, &sp));
     return PRISM_BVH_MISS;
 }
 

@@ -24,15 +24,24 @@
 typedef struct prism_ray_pre {
     float org[3];
     float dir[3];
-    float inv[3];  /* 1/dir: +-inf for zero components; boxes handle that */
+    float inv[3];  /* 1/dir, never -0 based: +inf for zero components; boxes handle that */
     float tmin, tmax;
     int kx, ky, kz;
+    float ox, oy, oz; /* org[kx], org[ky], org[kz] */
     float sx, sy, sz; /* shear: dir[kx]/dir[kz], dir[ky]/dir[kz], 1/dir[kz] */
 } prism_ray_pre;
 
 PRISM_HD float prism__absf(float x)
 {
     return x < 0.0f ? -x : x;
+}
+
+/* Component k of a 3-float vector in registers, by selects rather than a
+ * dynamic index, which on the GPU would push the vector to local memory.
+ * (Vertices are read from memory with a dynamic index: that is a load.) */
+PRISM_HD float prism__comp(const float *v, int k)
+{
+    return k == 0 ? v[0] : (k == 1 ? v[1] : v[2]);
 }
 
 /* Fill `p` from `r`. A zero direction gives a ray that hits nothing (its
@@ -51,8 +60,13 @@ PRISM_HD void prism_ray_prepare(const prism_ray *r, prism_ray_pre *p)
     for (int i = 0; i < 3; i++) {
         p->org[i] = r->org[i];
         p->dir[i] = r->dir[i];
-        p->inv[i] = 1.0f / r->dir[i];
+        /* -0 + 0 = +0: a zero component gives +inf, never -inf, which the
+         * slab test in bvh_traverse.h relies on. */
+        p->inv[i] = 1.0f / (r->dir[i] + 0.0f);
     }
+    p->ox = prism__comp(r->org, kx);
+    p->oy = prism__comp(r->org, ky);
+    p->oz = prism__comp(r->org, kz);
     p->tmin = r->tmin;
     p->tmax = r->tmax;
     p->kx = kx;
@@ -63,12 +77,6 @@ PRISM_HD void prism_ray_prepare(const prism_ray *r, prism_ray_pre *p)
     p->sy = r->dir[ky] * p->sz;
 }
 
-/* Component k of a 3-float vector, by selects rather than a dynamic index,
- * which on the GPU would push the vector to local memory. */
-PRISM_HD float prism__comp(const float *v, int k)
-{
-    return k == 0 ? v[0] : (k == 1 ? v[1] : v[2]);
-}
 
 /* Edge function fallback in double, for results that are exactly zero. */
 PRISM_HD float prism__edge_double(float ax, float ay, float bx, float by, float e)
@@ -78,7 +86,8 @@ PRISM_HD float prism__edge_double(float ax, float ay, float bx, float by, float 
     return (float)((double)ax * (double)by - (double)ay * (double)bx);
 }
 
-/* Test triangle (a, b, c) against `p`, accepting a hit at t in [tmin, tmax].
+/* Test triangle (a, b, c) (pointers to 3 floats in memory) against `p`,
+ * accepting a hit at t in [tmin, tmax].
  * On a hit writes t and the barycentrics u (weight of b) and v (weight of c)
  * and returns 1. Degenerate (zero-area) triangles never hit. */
 PRISM_HD int prism_ray_triangle(const prism_ray_pre *p, const float *a, const float *b,
@@ -86,16 +95,13 @@ PRISM_HD int prism_ray_triangle(const prism_ray_pre *p, const float *a, const fl
                                 float *u_out, float *v_out)
 {
     const int kx = p->kx, ky = p->ky, kz = p->kz;
-    const float ox = prism__comp(p->org, kx), oy = prism__comp(p->org, ky),
-                oz = prism__comp(p->org, kz);
-    const float az = prism__comp(a, kz) - oz, bz = prism__comp(b, kz) - oz,
-                cz = prism__comp(c, kz) - oz;
-    const float ax = (prism__comp(a, kx) - ox) - p->sx * az;
-    const float ay = (prism__comp(a, ky) - oy) - p->sy * az;
-    const float bx = (prism__comp(b, kx) - ox) - p->sx * bz;
-    const float by = (prism__comp(b, ky) - oy) - p->sy * bz;
-    const float cx = (prism__comp(c, kx) - ox) - p->sx * cz;
-    const float cy = (prism__comp(c, ky) - oy) - p->sy * cz;
+    const float az = a[kz] - p->oz, bz = b[kz] - p->oz, cz = c[kz] - p->oz;
+    const float ax = (a[kx] - p->ox) - p->sx * az;
+    const float ay = (a[ky] - p->oy) - p->sy * az;
+    const float bx = (b[kx] - p->ox) - p->sx * bz;
+    const float by = (b[ky] - p->oy) - p->sy * bz;
+    const float cx = (c[kx] - p->ox) - p->sx * cz;
+    const float cy = (c[ky] - p->oy) - p->sy * cz;
     float U = cx * by - cy * bx;
     float V = ax * cy - ay * cx;
     float W = bx * ay - by * ax;

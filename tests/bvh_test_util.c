@@ -260,7 +260,10 @@ static void check_leaf_contents(const prism_bvh *bvh, const soup *s, const prism
         assert_true(id < s->nt);
         for (int k = 0; k < 3; k++) {
             uint32_t v = bvh->triangles[3 * (size_t)i + k];
-            assert_int_equal(v, s->idx[3 * (size_t)id + k]);
+            assert_true(v < bvh->vertex_count);
+            /* the same vertex, renumbered */
+            assert_memory_equal(bvh->vertices + 3 * (size_t)v, s->pos + 3 * (size_t)s->idx[3 * (size_t)id + k],
+                                3 * sizeof(float));
             for (int a = 0; a < 3; a++) { /* the leaf box holds the triangle */
                 assert_true(bvh->vertices[3 * (size_t)v + a] >= n->lo[a]);
                 assert_true(bvh->vertices[3 * (size_t)v + a] <= n->hi[a]);
@@ -273,6 +276,7 @@ static void check_children(const prism_bvh *bvh, size_t i, uint32_t *parent, uns
 {
     const prism_bvh_node *n = &bvh->nodes[i];
     assert_true(n->first > i); /* children after their parent: prefix property */
+    assert_int_equal(n->first % 2, 0); /* a sibling pair is one 64-byte line */
     assert_true((size_t)n->first + 1 < bvh->node_count);
     for (uint32_t c = n->first; c <= n->first + 1; c++) {
         assert_int_equal(parent[c], UINT32_MAX); /* one parent each */
@@ -302,6 +306,13 @@ void check_invariants(const prism_bvh *bvh, const soup *s, unsigned leaf)
     unsigned max_depth = 0, max_leaf = 0;
     for (size_t i = 0; i < bvh->node_count; i++) {
         const prism_bvh_node *n = &bvh->nodes[i];
+        if (i == 1 && bvh->node_count > 1) { /* the padding node */
+            assert_int_equal(n->count, 0);
+            assert_int_equal(n->first, 0);
+            assert_true(n->lo[0] > n->hi[0]);
+            depth[1] = 1;
+            continue;
+        }
         if (i > 0) {
             assert_int_not_equal(parent[i], UINT32_MAX); /* reached before it is read */
             assert_true(depth[i] >= depth[i - 1]);        /* breadth-first */
@@ -326,7 +337,8 @@ void check_invariants(const prism_bvh *bvh, const soup *s, unsigned leaf)
     assert_int_equal(bvh->stats.leaves, leaves);
     assert_int_equal(bvh->stats.max_depth, max_depth);
     assert_int_equal(bvh->stats.max_leaf_triangles, max_leaf);
-    assert_int_equal(bvh->node_count, 2 * leaves - 1);
+    assert_int_equal(bvh->node_count, 2 * leaves - 1 + (leaves > 1)); /* + padding */
+    assert_int_equal((uintptr_t)bvh->nodes % 64, 0);                 /* pairs in one line */
     free(seen);
     free(id_seen);
     free(parent);

@@ -20,7 +20,11 @@ extern "C" {
  * Inner node: count == 0; its children are nodes `first` and `first + 1`.
  * Leaf:       count  > 0; it holds triangles first .. first+count-1 of the
  *             BVH's reordered triangle array.
- * Node 0 is the root. Nodes are in breadth-first order, so every prefix of
+ * Node 0 is the root. Node 1 is padding wherever the root is an inner node
+ * (count 0, first 0, an empty box, never referenced), so that every pair of
+ * siblings starts at an even index: with the array 64-byte aligned (as the
+ * builder allocates it), a node visit reads both children from one cache
+ * line. Nodes are in breadth-first order, so every prefix of
  * the node array is the top of the tree: a child's index is always greater
  * than its parent's, and nodes [0, k) hold no child pointer of a node
  * outside them. The placement engine keeps such a prefix in device memory. */
@@ -79,7 +83,9 @@ typedef struct prism_bvh_stats {
 
 /* A BVH owns reordered copies of the geometry, ready to upload:
  *   nodes      node_count x prism_bvh_node
- *   vertices   vertex_count x 3 floats (metres)
+ *   vertices   vertex_count x 3 floats (metres), renumbered by first use in
+ *              leaf order (unused vertices last) for cache locality: index
+ *              them through `triangles`, not with the scene's indices
  *   triangles  triangle_count x 3 uint32 vertex indices, in leaf order
  *   triangle_ids  triangle_count x uint32: original (scene) triangle id of
  *              each reordered triangle; use it for solid/material lookups. */
@@ -98,9 +104,10 @@ typedef struct prism_bvh {
  * `vertex_count` vertices (3 floats each). Copies what it needs; `desc` may
  * be NULL (defaults). Degenerate triangles (zero area) are kept: they are in
  * a leaf but no ray hits them.
- * An empty input gives a BVH of one node whose box is empty (lo > hi) and
- * whose count is 0: the root box test misses every ray, so traversal never
- * reads its (nonexistent) children.
+ * An empty input gives a BVH of one node with count 0 and first 0 (no real
+ * inner node has first 0: children come after their parent) and an empty box
+ * (lo > hi): traversal checks for it and reports a miss without reading the
+ * (nonexistent) children.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays with nonzero counts, an
  *         index >= vertex_count, a non-finite coordinate used by a triangle,
  *         a bad desc field), PRISM_ERROR_LIMIT (more than 2^31 triangles or
