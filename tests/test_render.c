@@ -13,6 +13,7 @@
 
 #include "kernels_test_scene.h"
 #include "prism/geometry.h"
+#include "prism/kernels.h"
 #include "prism/memory.h"
 #include "render_internal.h"
 
@@ -309,6 +310,12 @@ static void test_errors(void **state)
     assert_int_equal(prism__render_params(ctx, NULL, &d, &p), PRISM_ERROR_INVALID_ARGUMENT);
     prism_target t = {.kind = PRISM_TARGET_HOST};
     assert_int_equal(prism_render(ctx, NULL, &front, &d, &t, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    /* Occupancy: the host backend has no kernels; names are checked first. */
+    prism_occupancy o;
+    assert_int_equal(prism_kernel_occupancy(ctx, "render", 128, &o), PRISM_ERROR_UNSUPPORTED);
+    assert_int_equal(prism_kernel_occupancy(ctx, "nope", 128, &o), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_kernel_occupancy(ctx, NULL, 128, &o), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_kernel_occupancy(ctx, "render", 128, NULL), PRISM_ERROR_INVALID_ARGUMENT);
 }
 
 int main(void)

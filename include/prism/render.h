@@ -53,7 +53,11 @@ typedef enum prism_render_mode {
     PRISM_RENDER_XRAY
 } prism_render_mode;
 
-/* Defaults (all-zero): shaded mode; transparent black background; colours
+/* Pixels are RGBA8 (R first in memory, as GL_RGBA / GL_UNSIGNED_BYTE) with
+ * premultiplied alpha: opaque wherever a surface or an opaque background
+ * is seen; x-ray layers over a transparent background are partly so.
+ *
+ * Defaults (all-zero): shaded mode; transparent black background; colours
  * from a fixed palette indexed by material (prism_render_palette_color);
  * ambient 0.2; 4 x-ray layers of alpha 0.3; rays unlimited in length; rows
  * stored top row first (as PNG); the context's stream. width and height
