@@ -259,7 +259,13 @@ static prism_result cuda_alloc_async(prism_context *ctx, prism__allocation *a, v
 
 static void cuda_free_async(prism_context *ctx, prism__allocation *a, void *stream)
 {
-    if (prism__cuda_bind(ctx) == PRISM_SUCCESS && cudaFreeAsync(a->device, (cudaStream_t)stream))
+    if (prism__cuda_bind(ctx) != PRISM_SUCCESS)
+        return;
+    /* No stream (a plain release): cudaFree waits for all work, whatever
+     * stream used the memory; cudaFreeAsync on the legacy stream would not
+     * wait for non-blocking ones. */
+    cudaError_t e = stream ? cudaFreeAsync(a->device, (cudaStream_t)stream) : cudaFree(a->device);
+    if (e != cudaSuccess)
         cudaGetLastError();
 }
 
