@@ -409,6 +409,21 @@ static void test_rayleigh_fraction(void **state)
     assert_fraction(count_flag(ph, src.count, PRISM_RAYLEIGH_SCATTER), src.count,
                     1.0 - exp(-0.5 * 0.9995));
     free(ph);
+    /* The angle to the old direction follows 1 + cos^2 (randomly polarised
+     * light): <cos^2> = 0.4 (isotropic would give 1/3); its spread is
+     * 0.31, so 4 sigma over the ~20000 scattered photons is 0.0088. */
+    prism_photon_source beam = {.kind = PRISM_SOURCE_BEAM, .count = 50000, .direction = {0, 0, 1}};
+    ph = run(&s, &beam, &d, NULL, NULL);
+    double c2 = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < beam.count; i++)
+        if (ph[i].history & PRISM_RAYLEIGH_SCATTER) {
+            c2 += ph[i].dir[2] * ph[i].dir[2];
+            n++;
+        }
+    assert_true(n > 15000);
+    assert_float_equal(c2 / n, 0.4, 4.0 * 0.31 / sqrt((double)n));
+    free(ph);
     kt_free(&s, ctx);
 }
 
@@ -532,6 +547,56 @@ static void test_errors(void **state)
     kt_free(&s, ctx);
 }
 
+/* Sources, seen through photons that hit nothing (their final state is the
+ * generated one): a torch's start points lie on its disc, uniform (mean
+ * r^2 = R^2/2), its directions in its cone; a point source is isotropic
+ * (|mean direction| < 4/sqrt(N)); polarisations are unit and
+ * perpendicular; a spectrum is uniform (mean at its middle). N = 20000. */
+static void test_sources(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    const float lo[3] = {50, 50, 50}, hi[3] = {51, 51, 51};
+    kt_box(&s, lo, hi, 0, PRISM_NONE, PRISM_NONE, PRISM_NONE);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    enum { N = 20000 };
+    const float ax[3] = {0.6f, 0.0f, 0.8f}, c[3] = {1, 2, 3};
+    prism_photon_source beam = {.kind = PRISM_SOURCE_BEAM, .count = N, .position = {1, 2, 3},
+                                .direction = {3, 0, 4}, .radius = 0.5f, .divergence = 0.1f,
+                                .wavelength_nm = 400, .wavelength_max_nm = 500, .time = 7};
+    prism_photon *ph = run(&s, &beam, NULL, NULL, NULL);
+    double r2 = 0, wl = 0;
+    for (int i = 0; i < N; i++) {
+        float d[3] = {ph[i].pos[0] - c[0], ph[i].pos[1] - c[1], ph[i].pos[2] - c[2]};
+        float along = d[0] * ax[0] + d[1] * ax[1] + d[2] * ax[2];
+        float rr = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        float cosd = ph[i].dir[0] * ax[0] + ph[i].dir[1] * ax[1] + ph[i].dir[2] * ax[2];
+        float pd = ph[i].pol[0] * ph[i].dir[0] + ph[i].pol[1] * ph[i].dir[1] + ph[i].pol[2] * ph[i].dir[2];
+        float pl = ph[i].pol[0] * ph[i].pol[0] + ph[i].pol[1] * ph[i].pol[1] + ph[i].pol[2] * ph[i].pol[2];
+        assert_int_equal(ph[i].history, PRISM_NO_HIT);
+        assert_true(fabsf(along) < 1e-5f && rr <= 0.25f + 1e-5f);
+        assert_true(cosd >= cosf(0.1f) - 1e-6f);
+        assert_true(fabsf(pd) < 1e-5f && fabsf(pl - 1.0f) < 1e-5f);
+        assert_true(ph[i].wavelength >= 400 && ph[i].wavelength <= 500);
+        assert_float_equal(ph[i].time, 7.0f, 0);
+        r2 += rr;
+        wl += ph[i].wavelength;
+    }
+    assert_float_equal(r2 / N, 0.125, 0.125 * 0.03);
+    assert_float_equal(wl / N, 450.0, 1.0);
+    free(ph);
+    prism_photon_source point = {.kind = PRISM_SOURCE_POINT, .count = N};
+    ph = run(&s, &point, NULL, NULL, NULL);
+    double m[3] = {0, 0, 0};
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < 3; k++)
+            m[k] += ph[i].dir[k] / N;
+    assert_true(sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]) < 4.0 / sqrt(N));
+    assert_float_equal(ph[0].wavelength, 420.0f, 0);
+    free(ph);
+    kt_free(&s, ctx);
+}
+
 /* Optics resampling: Geant4 surfaces map to probabilities; tables clamp. */
 static void test_optics_tables(void **state)
 {
@@ -565,6 +630,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_philox_known_answers),
         cmocka_unit_test(test_optics_tables),
+        cmocka_unit_test(test_sources),
         cmocka_unit_test(test_sphere_arrival_time),
         cmocka_unit_test(test_absorbing_slab),
         cmocka_unit_test(test_fresnel_normal_incidence),
