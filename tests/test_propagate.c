@@ -284,6 +284,42 @@ static void test_start_on_surface(void **state)
     kt_free(&s, ctx);
 }
 
+/* A beam at 45 degrees onto a face: a mirror reflects it exactly; a
+ * diffuse surface sends it back with Lambert's law, <cos> = 2/3 (spread
+ * 0.236; N = 20000, 4 sigma = 0.0067). */
+static void test_surface_reflection(void **state)
+{
+    (void)state;
+    for (int diffuse = 0; diffuse < 2; diffuse++) {
+        kt_scene s = {0};
+        uint32_t vac = kt_material(&s, "vacuum", 1.0f, 0, 0);
+        uint32_t surf = kt_surface(&s, "plate", 0, 0, diffuse ? 0 : 1, diffuse ? 1 : 0);
+        const float lo[3] = {-5, -5, -1}, hi[3] = {5, 5, 0};
+        kt_box(&s, lo, hi, 1, vac, vac, surf);
+        assert_int_equal(kt_build(&s, ctx), 0);
+        prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = 20000,
+                                   .position = {-1, 0.3f, 1}, .direction = {1, 0, -1}};
+        prism_propagate_desc d = {.max_steps = 1};
+        prism_photon *ph = run(&s, &src, &d, NULL, NULL);
+        double mean = 0;
+        for (size_t i = 0; i < src.count; i++) {
+            assert_int_equal(ph[i].history, (diffuse ? PRISM_REFLECT_DIFFUSE : PRISM_REFLECT_SPECULAR) |
+                                                PRISM_STEP_LIMIT);
+            assert_float_equal(ph[i].pos[2], 0.0f, 1e-6);
+            assert_true(ph[i].dir[2] > 0.0f);
+            if (!diffuse) {
+                assert_float_equal(ph[i].dir[0], sqrtf(0.5f), 1e-6);
+                assert_float_equal(ph[i].dir[2], sqrtf(0.5f), 1e-6);
+            }
+            mean += ph[i].dir[2] / src.count;
+        }
+        if (diffuse)
+            assert_float_equal(mean, 2.0 / 3.0, 4 * 0.236 / sqrt(20000.0));
+        free(ph);
+        kt_free(&s, ctx);
+    }
+}
+
 /* Photons in a mirror box never end: they stop at max_steps, flagged. */
 static void test_step_limit_flagged(void **state)
 {
@@ -638,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_axis_aligned_box),
         cmocka_unit_test(test_start_on_surface),
         cmocka_unit_test(test_step_limit_flagged),
+        cmocka_unit_test(test_surface_reflection),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_step_records),
         cmocka_unit_test(test_rayleigh_fraction),
