@@ -152,7 +152,9 @@ static const char *floats_fast(prism__cl *L, const char *p, const char *end)
         if (p == end)
             break;
         float f = 0;
-        const char *q = prism__ff_parse_float(p, end, &f);
+        const char *q = prism__ff_parse_simple(p, end, &f);
+        if (!q)
+            q = prism__ff_parse_float(p, end, &f);
         if (!q || q == end || !prism__ff_is_space(*q))
             break; /* the general path decides: split token or error */
         out[n++] = f;

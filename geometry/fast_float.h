@@ -103,6 +103,35 @@ PRISM_FF_INLINE const char *prism__ff_parse_double(const char *p, const char *en
     return p;
 }
 
+/* The common shape only: [-+]digits[.digits], at most 19 digits, ending at
+ * white space before `end`. Returns NULL for anything else (exponents,
+ * nan, long mantissas, a token cut by `end`); the caller then takes the
+ * general parser. No per-digit bookkeeping: the hot loop of float_array. */
+PRISM_FF_INLINE const char *prism__ff_parse_simple(const char *p, const char *end, float *out)
+{
+    const char *s = p;
+    bool neg = s < end && *s == '-';
+    s += (s < end && (*s == '-' || *s == '+'));
+    const char *d0 = s;
+    uint64_t m = 0;
+    while (s < end && prism__ff_is_digit(*s))
+        m = m * 10 + (uint64_t)(*s++ - '0');
+    size_t digits = (size_t)(s - d0), frac = 0;
+    if (s < end && *s == '.') {
+        const char *f0 = ++s;
+        while (s < end && prism__ff_is_digit(*s))
+            m = m * 10 + (uint64_t)(*s++ - '0');
+        frac = (size_t)(s - f0);
+        digits += frac;
+    }
+    if (digits == 0 || digits > 19 || s == end || !prism__ff_is_space(*s) ||
+        m > (UINT64_C(1) << 53))
+        return NULL;
+    double v = (double)m / prism__ff_pow10[frac];
+    *out = (float)(neg ? -v : v);
+    return s;
+}
+
 /* As prism__ff_parse_double, rounded to float (out of range gives +-inf). */
 PRISM_FF_INLINE const char *prism__ff_parse_float(const char *p, const char *end, float *out)
 {
