@@ -121,6 +121,7 @@ struct prism_memory_state {
     size_t async_current, async_high;   /* host backend's figures */
     uint64_t host_threshold;
     unsigned inject_device_failures; /* tests: fail the next N device allocations */
+    prism_pool *staging_pool;  /* pinned chunks the uploads reuse */
 };
 
 static inline const prism__memory_backend *prism__mem(const prism_context *ctx)

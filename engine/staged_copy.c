@@ -37,8 +37,16 @@ prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__stagin
     memset(st, 0, sizeof *st);
     st->chunk = chunk;
     prism_result r = PRISM_SUCCESS;
+    /* Pinned memory is slow to allocate: the chunks come from a pool the
+     * context keeps, so repeated uploads pay for them once (the memory
+     * report shows them as "upload.staging.held" between uploads). */
+    struct prism_memory_state *m = ctx->memory;
+    if (!m->staging_pool) {
+        prism_pool_desc pd = {PRISM_POOL_PINNED, 0, "upload.staging"};
+        r = prism_pool_create(ctx, &pd, &m->staging_pool);
+    }
     for (int k = 0; k < 2 && r == PRISM_SUCCESS; k++) {
-        r = prism_buffer_create_pinned(ctx, chunk, 0, "upload.staging", &st->buf[k]);
+        r = prism_pool_allocate(m->staging_pool, chunk, "upload.staging", &st->buf[k]);
         if (r == PRISM_SUCCESS)
             r = prism_stream_create(ctx, &st->stream[k]);
     }
@@ -79,4 +87,10 @@ prism_result prism__staged_copy(prism__staging *st, prism_buffer *dst, size_t n,
             r = rs;
     }
     return r;
+}
+
+void prism_memory_trim(prism_context *ctx)
+{
+    if (ctx && ctx->memory)
+        prism_pool_free_held(ctx->memory->staging_pool);
 }

@@ -144,9 +144,15 @@ static void check_traversal(const prism_geometry *g)
     }
 }
 
+/* Nothing but what the context's staging pool holds; then trimmed, nothing. */
 static void assert_ledger_empty(prism_context *ctx)
 {
     prism_memory_report r;
+    assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
+    assert_int_equal(r.total.bytes, r.pool_held_bytes);
+    for (size_t i = 0; i < r.tags_count; i++)
+        assert_string_equal(r.tags[i].tag, "upload.staging.held");
+    prism_memory_trim(ctx);
     assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
     assert_int_equal(r.total.count, 0);
 }
@@ -188,6 +194,10 @@ static void test_every_policy(void **state)
         assert_true(prism_geometry_report_format(rep, text, sizeof text) < sizeof text);
         assert_non_null(strstr(text, "triangle_info"));
         prism_geometry_destroy(g);
+        /* the staging chunks stay in the context's pool for the next upload */
+        prism_memory_report_get(ctx, &mr);
+        if (p != PRISM_PLACEMENT_MAPPED)
+            assert_true(mr.pool_held_bytes > 0);
         assert_ledger_empty(ctx);
     }
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);

@@ -20,8 +20,8 @@
  *   mempool  prism_mempool_supported, _enabled, _set_enabled,
  *            _set_release_threshold, _release_threshold, _usage,
  *            prism_buffer_create_async, prism_buffer_release_async
- *   ledger   prism_memory_report, prism_memory_report_format,
- *            prism_memory_kind_name, prism_device_memory_info */
+ *   ledger   prism_memory_report_get, prism_memory_report_format,
+ *            prism_memory_kind_name, prism_device_memory_info, prism_memory_trim */
 #ifndef PRISM_MEMORY_H
 #define PRISM_MEMORY_H
 
@@ -301,6 +301,9 @@ PRISM_API prism_result prism_memory_report_get(const prism_context *ctx, prism_m
 /** The report as a table humans read; snprintf semantics. */
 PRISM_API size_t prism_memory_report_format(const prism_memory_report *report, char *buffer,
                                             size_t size);
+/** Free what the context's own pools hold between uses (the geometry
+ * upload's pinned staging chunks). The caller's pools are left alone. */
+PRISM_API void prism_memory_trim(prism_context *ctx);
 /** "device", "pinned", "registered", "gl", "managed", "async", "staging". */
 PRISM_API const char *prism_memory_kind_name(prism_memory_kind kind);
 /** Free and total device memory: cudaMemGetInfo, or on the host backend the
