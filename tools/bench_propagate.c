@@ -27,6 +27,7 @@ typedef struct prop_result {
     unsigned long long steps;
     unsigned launches;
     size_t detected;
+    size_t device_bytes, mapped_bytes; /* where the geometry went */
 } prop_result;
 
 typedef struct prop_bench {
@@ -87,8 +88,8 @@ static double time_runs(prism_context *ctx, prism_geometry *g, const prism_photo
     return prism_bench_median(times, (size_t)repeat);
 }
 
-static void add(prop_bench *b, prism_context *ctx, prism_placement_policy policy, size_t n,
-                double sec, const prism_propagate_stats *st)
+static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g,
+                prism_placement_policy policy, size_t n, double sec, const prism_propagate_stats *st)
 {
     if (b->count >= MAX_RESULTS)
         return;
@@ -102,6 +103,8 @@ static void add(prop_bench *b, prism_context *ctx, prism_placement_policy policy
     r->steps_per_second = (double)st->steps / sec;
     r->launches = st->launches;
     r->detected = st->detected;
+    r->device_bytes = prism_geometry_report(g)->device_bytes;
+    r->mapped_bytes = prism_geometry_report(g)->mapped_bytes;
 }
 
 /* One CUDA run set: photons into device memory, read back after timing. */
@@ -132,7 +135,7 @@ static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry
             tally.steps += host[i].steps;
             tally.detected += (host[i].history & PRISM_SURFACE_DETECT) != 0;
         }
-        add(b, ctx, policy, n, sec, &tally);
+        add(b, ctx, g, policy, n, sec, &tally);
     } else {
         snprintf(why, sizeof why, "cuda %s: %s", bench_policy_name(policy),
                  prism_context_last_error(ctx));
@@ -185,7 +188,7 @@ static void measure_host(prop_bench *b, const bench_scene *s)
         prism_propagate_stats st;
         double t0 = prism_bench_now();
         if (prism_propagate(ctx, g, &src, &d, &out, &st) == PRISM_SUCCESS)
-            add(b, ctx, PRISM_PLACEMENT_AUTO, b->host_count, prism_bench_now() - t0, &st);
+            add(b, ctx, g, PRISM_PLACEMENT_AUTO, b->host_count, prism_bench_now() - t0, &st);
         else
             skip(b, prism_context_last_error(ctx));
     } else {
@@ -200,13 +203,15 @@ static void print_table(const prop_bench *b, const bench_scene *s)
 {
     printf("prism-bench propagate %s: %zu triangles, max %u steps, load %.2f s, BVH %.2f s\n",
            b->file, s->scene->triangles_count, b->max_steps, s->load_seconds, s->bvh_seconds);
-    printf("%-6s %-8s %10s %10s %12s %12s %10s %9s %9s\n", "backend", "policy", "photons", "seconds",
-           "Mphotons/s", "Msteps/s", "steps", "launches", "detected");
+    printf("%-6s %-8s %10s %10s %12s %12s %11s %9s %9s %10s %10s\n", "backend", "policy",
+           "photons", "seconds", "Mphotons/s", "Msteps/s", "steps", "launches", "detected",
+           "device MB", "mapped MB");
     for (int i = 0; i < b->count; i++) {
         const prop_result *r = &b->results[i];
-        printf("%-6s %-8s %10zu %10.4f %12.2f %12.2f %10llu %9u %9zu\n", r->backend, r->policy,
-               r->photons, r->seconds, r->photons_per_second / 1e6, r->steps_per_second / 1e6,
-               r->steps, r->launches, r->detected);
+        printf("%-6s %-8s %10zu %10.4f %12.2f %12.2f %11llu %9u %9zu %10.1f %10.1f\n",
+               r->backend, r->policy, r->photons, r->seconds, r->photons_per_second / 1e6,
+               r->steps_per_second / 1e6, r->steps, r->launches, r->detected,
+               r->device_bytes / 1e6, r->mapped_bytes / 1e6);
     }
     if (b->have_occupancy)
         printf("propagate kernel: %d registers/thread, occupancy %.2f at 128 threads (limited by %s)\n",
@@ -226,9 +231,10 @@ static void print_json(const prop_bench *b, const bench_scene *s)
         const prop_result *r = &b->results[i];
         printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"photons\":%zu,\"seconds\":%.6g,"
                "\"photons_per_second\":%.6g,\"steps\":%llu,\"steps_per_second\":%.6g,"
-               "\"launches\":%u,\"detected\":%zu}",
+               "\"launches\":%u,\"detected\":%zu,\"device_bytes\":%zu,\"mapped_bytes\":%zu}",
                i ? "," : "", r->backend, r->policy, r->photons, r->seconds, r->photons_per_second,
-               r->steps, r->steps_per_second, r->launches, r->detected);
+               r->steps, r->steps_per_second, r->launches, r->detected, r->device_bytes,
+               r->mapped_bytes);
     }
     printf("]");
     if (b->have_occupancy)

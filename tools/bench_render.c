@@ -23,6 +23,7 @@
 typedef struct render_result {
     const char *backend, *policy, *view;
     double seconds, rays_per_second;
+    size_t device_bytes, mapped_bytes; /* where the geometry went */
 } render_result;
 
 typedef struct render_bench {
@@ -118,6 +119,8 @@ static void measure_policy(render_bench *b, prism_context *ctx, const bench_scen
         r->view = v == 0 ? "outside" : "inside";
         r->seconds = sec;
         r->rays_per_second = (double)b->width * b->height / sec;
+        r->device_bytes = prism_geometry_report(g)->device_bytes;
+        r->mapped_bytes = prism_geometry_report(g)->mapped_bytes;
     }
     prism_geometry_destroy(g);
 }
@@ -168,11 +171,13 @@ static void print_table(const render_bench *b, const bench_scene *s)
 {
     printf("prism-bench render %s: %zu triangles, %ux%u, load %.2f s, BVH %.2f s\n", b->file,
            s->scene->triangles_count, b->width, b->height, s->load_seconds, s->bvh_seconds);
-    printf("%-8s %-8s %-8s %12s %14s\n", "backend", "policy", "view", "ms/frame", "Mrays/s");
+    printf("%-8s %-8s %-8s %12s %14s %10s %10s\n", "backend", "policy", "view", "ms/frame",
+           "Mrays/s", "device MB", "mapped MB");
     for (int i = 0; i < b->count; i++) {
         const render_result *r = &b->results[i];
-        printf("%-8s %-8s %-8s %12.3f %14.1f\n", r->backend, r->policy, r->view,
-               r->seconds * 1e3, r->rays_per_second / 1e6);
+        printf("%-8s %-8s %-8s %12.3f %14.1f %10.1f %10.1f\n", r->backend, r->policy, r->view,
+               r->seconds * 1e3, r->rays_per_second / 1e6, r->device_bytes / 1e6,
+               r->mapped_bytes / 1e6);
     }
     if (b->have_occupancy)
         printf("render kernel: %d registers/thread, occupancy %.2f at 256 threads (limited by %s)\n",
@@ -191,8 +196,9 @@ static void print_json(const render_bench *b, const bench_scene *s)
     for (int i = 0; i < b->count; i++) {
         const render_result *r = &b->results[i];
         printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"view\":\"%s\",\"seconds\":%.6g,"
-               "\"rays_per_second\":%.6g}",
-               i ? "," : "", r->backend, r->policy, r->view, r->seconds, r->rays_per_second);
+               "\"rays_per_second\":%.6g,\"device_bytes\":%zu,\"mapped_bytes\":%zu}",
+               i ? "," : "", r->backend, r->policy, r->view, r->seconds, r->rays_per_second,
+               r->device_bytes, r->mapped_bytes);
     }
     printf("]");
     if (b->have_occupancy)
