@@ -81,6 +81,15 @@ static void test_philox_known_answers(void **state)
     assert_int_equal(r.v[1], 0x94fdccebu);
     assert_int_equal(r.v[2], 0x5001e420u);
     assert_int_equal(r.v[3], 0x24126ea1u);
+    /* Uniforms stay strictly inside (0, 1) at the extreme words. */
+    prism_rng g = prism_rng_make(1, 2, 3, 4);
+    g.used = 0;
+    g.out.v[0] = 0;
+    g.out.v[1] = 0xFFFFFFFFu;
+    float lo = prism_rng_uniform(&g), hi = prism_rng_uniform(&g);
+    assert_true(lo > 0.0f && lo < 1e-6f);
+    assert_true(hi < 1.0f && hi > 1.0f - 1e-6f);
+    assert_true(-logf(hi) > 0.0f && isfinite(-logf(lo)));
 }
 
 /* Photons from the centre of a detecting sphere of water reach it at

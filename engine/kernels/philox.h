@@ -78,10 +78,13 @@ PRISM_HD uint32_t prism_rng_u32(prism_rng *r)
     return r->out.v[r->used++];
 }
 
-/* Uniform in (0, 1]: 24 bits, never 0, so -log(u) is finite. */
+/* Uniform in the open interval (0, 1): the centres of 2^23 equal bins,
+ * from 2^-24 to 1 - 2^-24, all exact in float. Never 0 or 1, so -log(u)
+ * is finite and positive (an infinite length times it stays infinite), a
+ * probability 1 always passes u < p and a probability 0 never does. */
 PRISM_HD float prism_rng_uniform(prism_rng *r)
 {
-    return (float)((prism_rng_u32(r) >> 8) + 1u) * (1.0f / 16777216.0f);
+    return ((float)(prism_rng_u32(r) >> 9) + 0.5f) * (1.0f / 8388608.0f);
 }
 
 #endif
