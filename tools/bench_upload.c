@@ -27,6 +27,7 @@ typedef struct policy_time {
     double seconds;
     size_t device_bytes, mapped_bytes;
     prism_result result;
+    char error[256];       /* why it failed */
     prism_upload_report report;
 } policy_time;
 
@@ -185,8 +186,10 @@ static void measure_policies(upload_bench *b, const prism_scene *scene, const pr
             double t0 = prism_bench_now();
             pt->result = prism_geometry_upload(b->ctx, scene, bvh, &d, &g);
             t[i] = prism_bench_now() - t0;
-            if (pt->result != PRISM_SUCCESS)
+            if (pt->result != PRISM_SUCCESS) {
+                snprintf(pt->error, sizeof pt->error, "%s", prism_context_last_error(b->ctx));
                 break;
+            }
             if (i == 0)
                 pt->report = *prism_geometry_report(g);
             prism_geometry_destroy(g);
@@ -219,8 +222,8 @@ static void print_table(const upload_bench *b)
     for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
         const policy_time *pt = &b->policies[p];
         if (pt->result != PRISM_SUCCESS) {
-            printf("  %-8s %10s  %s\n", prism_placement_policy_name(pt->policy), "failed",
-                   prism_result_string(pt->result));
+            printf("  %-8s %10s  %s: %s\n", prism_placement_policy_name(pt->policy), "failed",
+                   prism_result_string(pt->result), pt->error);
             continue;
         }
         printf("  %-8s %10.4f %12.1f %12.1f  %s\n", prism_placement_policy_name(pt->policy),
