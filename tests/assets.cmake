@@ -19,7 +19,12 @@ if(_assets_loader_found AND TARGET prism-gen-detector)
   add_dependencies(test_assets prism-gen-detector)
   target_compile_definitions(test_assets PRIVATE
     PRISM_GENERATED_DETECTOR="${PRISM_ASSETS_DETECTOR}")
-  add_test(NAME assets_generate COMMAND prism-gen-detector --pmts 192 -o ${PRISM_ASSETS_DETECTOR})
+  set(PRISM_ASSETS_UNIQUE ${CMAKE_CURRENT_BINARY_DIR}/detector_192_unique.dae)
+  target_compile_definitions(test_assets PRIVATE
+    PRISM_GENERATED_UNIQUE="${PRISM_ASSETS_UNIQUE}")
+  add_test(NAME assets_generate COMMAND sh -c
+    "\"$0\" --pmts 192 -o \"$1\" && \"$0\" --pmts 192 --unique -o \"$2\""
+    $<TARGET_FILE:prism-gen-detector> ${PRISM_ASSETS_DETECTOR} ${PRISM_ASSETS_UNIQUE})
   set_tests_properties(assets_generate PROPERTIES FIXTURES_SETUP assets_detector LABELS host)
   set_tests_properties(assets PROPERTIES FIXTURES_REQUIRED assets_detector)
 

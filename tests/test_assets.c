@@ -804,6 +804,41 @@ static void test_generated_detector(void **state)
 #endif
 }
 
+/* --unique writes the same world with every PMT its own geometry, logical
+ * volume and skin surface: the same counts and box as the instanced file,
+ * 2 + 191 more surfaces (one skin per PMT volume), and every bulb triangle
+ * still on a detecting cathode surface. */
+static void test_generated_unique(void **state)
+{
+    (void)state;
+#ifndef PRISM_GENERATED_UNIQUE
+    skip();
+#else
+    prism_scene *s = load_with(PRISM_GENERATED_UNIQUE, NULL);
+    *state = s; /* freed by free_scene, even when an assertion fails */
+    assert_consistent(s);
+    assert_int_equal(s->triangles_count, 25344);
+    assert_int_equal(s->vertices_count, 13448);
+    assert_int_equal(s->solids_count, 388);
+    assert_bbox(s, -2.12, -2.12, -2.12, 2.12, 2.12, 2.12, 1e-6);
+    assert_int_equal(s->stats.geometries, 4 + 2 * 192);
+    assert_int_equal(s->stats.unique_triangles, 25344);
+    assert_int_equal(s->surfaces_count, 193);
+    uint32_t pyrex = material(s, GD_M "Pyrex0xc1f2d40");
+    size_t bulbs = 0;
+    for (size_t t = 0; t < s->triangles_count; t++) {
+        if (s->triangle_material_inner[t] != pyrex)
+            continue;
+        bulbs++;
+        uint32_t sf = s->triangle_surface[t];
+        assert_int_not_equal(sf, PRISM_NONE);
+        assert_string_equal(s->surfaces[sf].name, "__dd__Geometry__PMT__PmtCathodeSurface");
+        assert_non_null(surface_property(&s->surfaces[sf], "EFFICIENCY"));
+    }
+    assert_int_equal(bulbs, 192 * 96);
+#endif
+}
+
 /* ---- error paths that concern the assets' callers ---- */
 
 static void test_missing_asset(void **state)
@@ -835,6 +870,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tiny_detector, free_scene),
         cmocka_unit_test_teardown(test_tiny_detector_unit_override, free_scene),
         cmocka_unit_test_teardown(test_generated_detector, free_scene),
+        cmocka_unit_test_teardown(test_generated_unique, free_scene),
         cmocka_unit_test(test_missing_asset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,10 @@
  * vessel of liquid scintillator, with N photomultipliers on the tank's wall
  * and caps facing the centre. The PMT is one <library_nodes> node placed N
  * times through <instance_node>, so the file stays small while the world
- * grows to N * 128 triangles (--pmts 20000: about 2.56M).
+ * grows to 768 + N * 128 triangles (--pmts 20000: about 2.56M). With
+ * --unique every PMT gets its own geometry, logical volume and skin surface
+ * instead (the same world, as an exporter that does not instance would
+ * write it): a large file whose load is bound by parsing, not placing.
  *
  * Dimensions (mm), all derived from N so that PMTs never overlap:
  *   tank radius R = 10 * ceil(35 * sqrt(N / (6 pi))), at least 1000, and
@@ -38,6 +41,7 @@ typedef struct gen_mesh {
 
 typedef struct gen_dims {
     long pmts;
+    int unique;            /* every PMT its own geometry and logical volume */
     double R, H;           /* tank */
     long wall, top, bottom; /* PMTs on each part */
     long rows;             /* rings of PMTs on the wall */
@@ -272,14 +276,49 @@ static void write_materials(FILE *f)
     fprintf(f, "  </library_materials>\n");
 }
 
+#define LV_VACUUM G "PMT__lvPmtVacuum0xc2c7cc8"
+#define LV_PMT G "PMT__lvPmt0xc133740"
+
+/* Names of PMT k's pieces: shared by all PMTs, or with --unique its own
+ * (distinct "addresses", as Geant4 objects would have). */
+typedef struct pmt_names {
+    char lv[64], vacuum_lv[64], bulb[32], vacuum[32];
+} pmt_names;
+
+static void pmt_names_of(const gen_dims *d, long k, pmt_names *n)
+{
+    unsigned a = 0x40u * (unsigned)k;
+    if (!d->unique) {
+        snprintf(n->lv, sizeof n->lv, "%s", LV_PMT);
+        snprintf(n->vacuum_lv, sizeof n->vacuum_lv, "%s", LV_VACUUM);
+        snprintf(n->bulb, sizeof n->bulb, "pmt-bulb0xc0fed90");
+        snprintf(n->vacuum, sizeof n->vacuum, "pmt-vacuum0xc21e248");
+        return;
+    }
+    snprintf(n->lv, sizeof n->lv, G "PMT__lvPmt0x%x", 0xe000000u + a);
+    snprintf(n->vacuum_lv, sizeof n->vacuum_lv, G "PMT__lvPmtVacuum0x%x", 0xe800000u + a);
+    snprintf(n->bulb, sizeof n->bulb, "pmt-bulb0x%x", 0xf000000u + a);
+    snprintf(n->vacuum, sizeof n->vacuum, "pmt-vacuum0x%x", 0xf800000u + a);
+}
+
+/* How many PMT logical volumes (and geometries) the file holds. */
+static long pmt_kinds(const gen_dims *d) { return d->unique ? d->pmts : 1; }
+
 static void write_geometries(FILE *f, const gen_dims *d)
 {
     static gen_mesh m; /* 300 KB: static, not on the stack */
+    pmt_names n;
     fprintf(f, "  <library_geometries>\n");
     mesh_ellipsoid(&m, 8, 3, 80, 55);
-    write_geometry(f, "pmt-vacuum0xc21e248", &m);
+    for (long k = 0; k < pmt_kinds(d); k++) {
+        pmt_names_of(d, k, &n);
+        write_geometry(f, n.vacuum, &m);
+    }
     mesh_ellipsoid(&m, 16, 4, 100, 70);
-    write_geometry(f, "pmt-bulb0xc0fed90", &m);
+    for (long k = 0; k < pmt_kinds(d); k++) {
+        pmt_names_of(d, k, &n);
+        write_geometry(f, n.bulb, &m);
+    }
     mesh_cylinder(&m, GEN_CYL_SEGMENTS, d->R - 325, d->H - 325);
     write_geometry(f, "ls0xc2a09e0", &m);
     mesh_cylinder(&m, GEN_CYL_SEGMENTS, d->R - 300, d->H - 300);
@@ -320,8 +359,6 @@ static void pv(FILE *f, const char *lv, const char *pvname, unsigned addr, const
 
 static const double gen_identity[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
 
-#define LV_VACUUM G "PMT__lvPmtVacuum0xc2c7cc8"
-#define LV_PMT G "PMT__lvPmt0xc133740"
 #define LV_LS G "Tank__lvLS0xc2a0a38"
 #define LV_ACRYLIC G "Tank__lvAcrylic0xc2a1c30"
 #define LV_TANK G "Tank__lvTank0xc2a2c00"
@@ -340,7 +377,9 @@ static void write_wall_pmts(FILE *f, const gen_dims *d, long *copy)
             double p = 2.0 * GEN_PI * (j + 0.5 * (double)(i & 1)) / (double)n;
             double c = cos(p), s = sin(p);
             double m[12] = {-s, 0, -c, rp * c, c, 0, -s, rp * s, 0, -1, 0, z};
-            pv(f, LV_TANK, "pvPmt", 0xd000000u + 0x40u * (unsigned)*copy, m, LV_PMT, *copy);
+            pmt_names pn;
+            pmt_names_of(d, *copy, &pn);
+            pv(f, LV_TANK, "pvPmt", 0xd000000u + 0x40u * (unsigned)*copy, m, pn.lv, *copy);
             (*copy)++;
         }
     }
@@ -356,12 +395,14 @@ static void write_cap_pmts(FILE *f, const gen_dims *d, long n, int top, long *co
     for (long k = 0; k < n; k++) {
         double r = rc * sqrt((k + 0.5) / (double)n), a = golden * (double)k;
         double m[12] = {1, 0, 0, r * cos(a), 0, sy, 0, r * sin(a), 0, 0, sy, z};
-        pv(f, LV_TANK, "pvPmt", 0xd000000u + 0x40u * (unsigned)*copy, m, LV_PMT, *copy);
+        pmt_names pn;
+        pmt_names_of(d, *copy, &pn);
+        pv(f, LV_TANK, "pvPmt", 0xd000000u + 0x40u * (unsigned)*copy, m, pn.lv, *copy);
         (*copy)++;
     }
 }
 
-static void write_surfaces(FILE *f)
+static void write_surfaces(FILE *f, const gen_dims *d)
 {
     const char *in = "        ";
     fprintf(f, "    <extra>\n      <opticalsurface finish=\"0\" model=\"1\" name=\"" G
@@ -371,11 +412,15 @@ static void write_surfaces(FILE *f)
     fprintf(f, "      </opticalsurface>\n      <opticalsurface finish=\"3\" model=\"1\" name=\"" G
                "Tank__TankWallSurface\" type=\"0\" value=\"0.2\">\n");
     write_table(f, in, "REFLECTIVITY", 0xc3a21d0, curve_const, 0.1, 0);
-    fprintf(f, "      </opticalsurface>\n"
-               "      <skinsurface name=\"" G "PMT__PmtCathodeSurface\" surfaceproperty=\"" G
-               "PMT__PmtCathodeSurface\">\n        <volumeref ref=\"" LV_PMT "\"/>\n"
-               "      </skinsurface>\n"
-               "      <skinsurface name=\"" G "Tank__TankWallSurface\" surfaceproperty=\"" G
+    fprintf(f, "      </opticalsurface>\n");
+    for (long k = 0; k < pmt_kinds(d); k++) {
+        pmt_names n;
+        pmt_names_of(d, k, &n);
+        fprintf(f, "      <skinsurface name=\"" G "PMT__PmtCathodeSurface\" surfaceproperty=\"" G
+                   "PMT__PmtCathodeSurface\">\n        <volumeref ref=\"%s\"/>\n"
+                   "      </skinsurface>\n", n.lv);
+    }
+    fprintf(f, "      <skinsurface name=\"" G "Tank__TankWallSurface\" surfaceproperty=\"" G
                "Tank__TankWallSurface\">\n        <volumeref ref=\"" LV_TANK "\"/>\n"
                "      </skinsurface>\n    </extra>\n");
 }
@@ -385,11 +430,15 @@ static void write_nodes(FILE *f, const gen_dims *d)
 {
     long copy = 0;
     fprintf(f, "  <library_nodes>\n");
-    lv_open(f, LV_VACUUM, "pmt-vacuum0xc21e248", "Vacuum", 0xc0bf8b8);
-    fprintf(f, "    </node>\n");
-    lv_open(f, LV_PMT, "pmt-bulb0xc0fed90", "Pyrex", 0xc1f2d40);
-    pv(f, LV_PMT, "pvPmtVacuum", 0xc1340e8, gen_identity, LV_VACUUM, 0);
-    fprintf(f, "    </node>\n");
+    for (long k = 0; k < pmt_kinds(d); k++) {
+        pmt_names n;
+        pmt_names_of(d, k, &n);
+        lv_open(f, n.vacuum_lv, n.vacuum, "Vacuum", 0xc0bf8b8);
+        fprintf(f, "    </node>\n");
+        lv_open(f, n.lv, n.bulb, "Pyrex", 0xc1f2d40);
+        pv(f, n.lv, "pvPmtVacuum", 0xc1340e8u + 0x40u * (unsigned)k, gen_identity, n.vacuum_lv, 0);
+        fprintf(f, "    </node>\n");
+    }
     lv_open(f, LV_LS, "ls0xc2a09e0", "LiquidScintillator", 0xc2308d0);
     fprintf(f, "    </node>\n");
     lv_open(f, LV_ACRYLIC, "acrylic0xc2a1b48", "Acrylic", 0xc2a4b38);
@@ -404,14 +453,15 @@ static void write_nodes(FILE *f, const gen_dims *d)
     lv_open(f, LV_WORLD, "world0xc0f1f80", "Air", 0xc0d4c80);
     pv(f, LV_WORLD, "pvTank", 0xc0f2b30, gen_identity, LV_TANK, 0);
     fprintf(f, "    </node>\n");
-    write_surfaces(f);
+    write_surfaces(f, d);
     fprintf(f, "  </library_nodes>\n");
 }
 
-static void gen_dims_for(long pmts, gen_dims *d)
+static void gen_dims_for(long pmts, int unique, gen_dims *d)
 {
     memset(d, 0, sizeof *d);
     d->pmts = pmts;
+    d->unique = unique;
     d->R = 10.0 * ceil(35.0 * sqrt((double)pmts / (6.0 * GEN_PI)));
     if (d->R < 1000.0)
         d->R = 1000.0;
@@ -456,7 +506,7 @@ static void write_detector(FILE *f, const gen_dims *d)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: prism-gen-detector [--pmts N] [--output FILE]\n"
+            "usage: prism-gen-detector [--pmts N] [--unique] [--output FILE]\n"
             "Writes a deterministic G4DAE-style COLLADA detector (lengths in mm): a\n"
             "cylindrical tank of mineral oil holding an acrylic vessel of liquid\n"
             "scintillator, with N photomultipliers on the tank's wall and caps facing\n"
@@ -466,6 +516,9 @@ static void usage(FILE *f)
             "World triangles: 768 + 128 N (N = 20000 gives 2,560,768).\n"
             "\n"
             "  --pmts N         number of photomultipliers, 0 to %ld (default 192)\n"
+            "  --unique         give every PMT its own geometry and logical volume (and skin\n"
+            "                   surface), as an exporter without instancing would: the same\n"
+            "                   world in a file some 20 times larger, for parse-bound benchmarks\n"
             "  -o, --output F   write to file F instead of standard output\n"
             "  -h, --help       print this help and exit\n"
             "\n"
@@ -480,13 +533,17 @@ static int bad_option(const char *what, const char *arg)
 }
 
 /* Returns -1 to go on, or the exit status. */
-static int parse_args(int argc, char **argv, long *pmts, const char **output)
+static int parse_args(int argc, char **argv, long *pmts, int *unique, const char **output)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(a, "--unique")) {
+            *unique = 1;
+            continue;
         }
         int is_pmts = !strcmp(a, "--pmts") || !strncmp(a, "--pmts=", 7);
         int is_out = !strcmp(a, "-o") || !strcmp(a, "--output") || !strncmp(a, "--output=", 9);
@@ -517,8 +574,9 @@ static int parse_args(int argc, char **argv, long *pmts, const char **output)
 int main(int argc, char **argv)
 {
     long pmts = 192;
+    int unique = 0;
     const char *output = NULL;
-    int status = parse_args(argc, argv, &pmts, &output);
+    int status = parse_args(argc, argv, &pmts, &unique, &output);
     if (status >= 0)
         return status;
 
@@ -530,7 +588,7 @@ int main(int argc, char **argv)
     static char buffer[1 << 20];
     setvbuf(f, buffer, _IOFBF, sizeof buffer);
     gen_dims d;
-    gen_dims_for(pmts, &d);
+    gen_dims_for(pmts, unique, &d);
     write_detector(f, &d);
     int failed = ferror(f) != 0;
     if (fflush(f) != 0)
