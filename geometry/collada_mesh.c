@@ -63,7 +63,10 @@ static void float_array_start(prism__cl *L, const XML_Char **atts)
         return;
     }
     s->declared = has ? count : SIZE_MAX;
-    if (has && !prism__vec_grow(&s->data, sizeof(float), s->data.count + count)) {
+    /* Reserve what the count promises, up to 16 MB: beyond that the array
+     * grows as the numbers arrive (a pipe has no size to check against). */
+    size_t reserve = count < ((size_t)1 << 22) ? count : ((size_t)1 << 22);
+    if (has && !prism__vec_grow(&s->data, sizeof(float), s->data.count + reserve)) {
         prism__cl_oom(L);
         return;
     }
