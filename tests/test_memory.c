@@ -534,6 +534,32 @@ static void test_ledger_report_and_leaks(void **state)
     assert_non_null(strstr(logged, "3 live allocations (1756 bytes)"));
 }
 
+static void test_report_holds_many_tags(void **state)
+{
+    (void)state;
+    prism_context *ctx = make(false);
+    enum { N = PRISM_MEMORY_REPORT_TAGS + 6 };
+    prism_buffer *b[N];
+    for (int i = 0; i < N; i++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "tag.%d", i);
+        assert_int_equal(prism_buffer_create_device(ctx, 100 + (size_t)i, tag, &b[i]), PRISM_SUCCESS);
+    }
+    prism_memory_report r;
+    assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
+    assert_int_equal(r.total.count, N);
+    assert_int_equal(r.tags_count, PRISM_MEMORY_REPORT_TAGS);
+    assert_true(r.tags_truncated);
+    for (size_t i = 1; i < r.tags_count; i++)
+        assert_true(r.tags[i - 1].bytes >= r.tags[i].bytes);
+    char text[8192];
+    prism_memory_report_format(&r, text, sizeof text);
+    assert_non_null(strstr(text, "more tags than the report holds"));
+    for (int i = 0; i < N; i++)
+        prism_buffer_release(b[i]);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -574,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_mempool_on_host),
         cmocka_unit_test(test_gl_copy_path),
         cmocka_unit_test(test_ledger_report_and_leaks),
+        cmocka_unit_test(test_report_holds_many_tags),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include "geometry_internal.h"
+#include "memory_internal.h" /* prism__memory_inject_device_failures */
 #include "prism/geometry.h"
 #include "prism/memory.h"
 
@@ -81,6 +82,31 @@ static void test_kernel_reads_mapped_wc(void **state)
     assert_true(sum == want);
     prism_buffer_release(m);
     prism_buffer_release(d);
+}
+
+static void test_registered_host_memory(void **state)
+{
+    (void)state;
+    enum { N = 1 << 16 };
+    uint32_t *mine = aligned_alloc(4096, N * 4);
+    unsigned long long want = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        mine[i] = i ^ 0x5A5Au;
+        want += mine[i];
+    }
+    prism_buffer *r;
+    assert_int_equal(prism_buffer_register_host(ctx, mine, N * 4, PRISM_HOST_MAPPED | PRISM_HOST_PORTABLE,
+                                                "registered", &r),
+                     PRISM_SUCCESS);
+    unsigned flags = 0;
+    assert_int_equal(cudaHostGetFlags(&flags, mine), cudaSuccess);
+    assert_true(flags & cudaHostAllocMapped);
+    assert_non_null(prism_buffer_device_pointer(r));
+    unsigned long long sum = 0;
+    assert_int_equal(prism_test_kernel_sum(prism_buffer_device_pointer(r), N, &sum), 0);
+    assert_true(sum == want);
+    prism_buffer_release(r);
+    free(mine);
 }
 
 static void test_fill_copy_map_on_device(void **state)
@@ -282,6 +308,21 @@ static void test_budget_puts_node_tail_in_mapped(void **state)
     prism_geometry_destroy(g);
 }
 
+static void test_demotion_on_device(void **state)
+{
+    (void)state;
+    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .skip_optics = true};
+    prism_geometry *g;
+    prism__memory_inject_device_failures(ctx, 1); /* the nodes' cudaMalloc "fails" */
+    assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
+    assert_true(prism_geometry_report(g)->arrays[0].demoted);
+    struct cudaPointerAttributes at;
+    assert_int_equal(cudaPointerGetAttributes(&at, prism__geometry_view(g)->nodes_head), cudaSuccess);
+    assert_int_equal(at.type, cudaMemoryTypeHost);
+    check_device_view(g);
+    prism_geometry_destroy(g);
+}
+
 static void test_cycles_return_to_baseline(void **state)
 {
     (void)state;
@@ -324,11 +365,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_flags_really_set),
         cmocka_unit_test(test_kernel_reads_mapped_wc),
+        cmocka_unit_test(test_registered_host_memory),
         cmocka_unit_test(test_fill_copy_map_on_device),
         cmocka_unit_test(test_pools_on_device),
         cmocka_unit_test(test_mempool_and_graph_capture),
         cmocka_unit_test(test_upload_policies),
         cmocka_unit_test(test_budget_puts_node_tail_in_mapped),
+        cmocka_unit_test(test_demotion_on_device),
         cmocka_unit_test(test_cycles_return_to_baseline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
