@@ -37,7 +37,7 @@ typedef struct load_options {
 /* One loader's figures; ok false with `why` when it was not measured. */
 typedef struct load_figures {
     bool ok;
-    char why[256];
+    char why[640]; /* room for a loader message (512) and its result name */
     double seconds;
     size_t triangles;
 } load_figures;
