@@ -650,6 +650,7 @@ static void test_tiny_detector_unit_override(void **state)
  * Wall area 2 pi 970 x 2 x 820 = 9.995e6, caps pi 770^2 = 1.863e6 each:
  * wall = round(192 x 0.7285) = 140, top = bottom = 26; rows = round(sqrt(
  * 140 x 1640 / (2 pi 970))) = 6, so wall PMTs have |z| <= 0.82 x 5/6. */
+#ifdef PRISM_GENERATED_DETECTOR /* the helpers are unused without the generator */
 /* How far solid `so` reaches from point p in direction f. */
 static double reach(const prism_scene *s, uint32_t so, const double p[3], const double f[3])
 {
@@ -777,6 +778,8 @@ static void check_generated_tables(const prism_scene *s)
     assert_near(eff->wavelength_nm[20], 400.0, 0.01, "EFFICIENCY nm"); /* 200 + 20 x 10 */
     assert_near(eff->value[20], 0.25, 1e-6, "EFFICIENCY peak");
 }
+
+#endif
 
 static void test_generated_detector(void **state)
 {
