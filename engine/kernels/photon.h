@@ -73,13 +73,13 @@ PRISM_HD void prism_photon_move(prism_photon *p, pv3 *pos, pv3 dir, float d, flo
     p->time += d * n / PRISM_SPEED_OF_LIGHT;
 }
 
-/* The boundary at `hit`: surface or Fresnel. Returns the history bit. */
+/* The boundary at `hit` (unit normal n): surface or Fresnel. Returns the
+ * history bit. */
 PRISM_HD uint32_t prism_photon_boundary(const prism_geometry_view *g, const prism_optics_view *o,
                                         prism_photon *p, prism_ray_state *st,
-                                        const prism_trace_hit *hit, prism_rng *r)
+                                        const prism_trace_hit *hit, pv3 n, prism_rng *r)
 {
     prism_triangle_info info = g->triangle_info[hit->index];
-    pv3 n = prism_triangle_normal(g, hit->index);
     int entering = pv3_dot(st->dir, n) < 0.0f;
     uint32_t inner = info.materials & 0xFFFFu, outer = info.materials >> 16;
     pv3 nn = entering ? n : pv3_scale(n, -1.0f);
@@ -118,7 +118,8 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
     }
     /* The material the photon is in is the one on its side of that triangle. */
     uint32_t mats = g->triangle_info[hit.index].materials;
-    int entering = pv3_dot(st.dir, prism_triangle_normal(g, hit.index)) < 0.0f;
+    pv3 n = prism_triangle_normal(g, hit.index);
+    int entering = pv3_dot(st.dir, n) < 0.0f;
     prism_material_sample m =
         prism_optics_material(o, entering ? mats >> 16 : mats & 0xFFFFu, p->wavelength);
     float d_abs = -m.absorption_length * logf(prism_rng_uniform(&r));
@@ -136,7 +137,7 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
         what = PRISM_RAYLEIGH_SCATTER;
     } else {
         prism_photon_move(p, &pos, st.dir, hit.t, m.rindex);
-        what = prism_photon_boundary(g, o, p, &st, &hit, &r);
+        what = prism_photon_boundary(g, o, p, &st, &hit, n, &r);
         alive = (what & PRISM_TERMINAL_FLAGS) == 0;
     }
     p->history |= what;
