@@ -181,17 +181,27 @@ static void write_vertices(flat *f, const cl_geometry *g, const double *m)
         f->S->bbox_min[k] = lo[k], f->S->bbox_max[k] = hi[k];
 }
 
+/* A mirroring transform (negative determinant) turns counter-clockwise
+ * triangles clockwise: swap two corners so normals still point outwards. */
+static bool mirrors(const double *m)
+{
+    double det = m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) +
+                 m[2] * (m[4] * m[9] - m[5] * m[8]);
+    return det < 0;
+}
+
 static void write_triangles(flat *f, const cl_geometry *g, const uint32_t *mats, uint32_t solid,
-                            uint32_t outer)
+                            uint32_t outer, bool flip)
 {
     prism_scene *S = f->S;
     uint32_t base = (uint32_t)f->vert;
+    const int corner[2][3] = {{0, 1, 2}, {0, 2, 1}};
     for (uint32_t k = 0; k < g->groups_count; k++) {
         const cl_group *gr = &g->groups[k];
         for (uint32_t t = gr->first; t < gr->first + gr->count; t++) {
             size_t o = f->tri++;
             for (int c = 0; c < 3; c++) {
-                S->indices[3 * o + c] = g->tris[3 * (size_t)t + c] + base;
+                S->indices[3 * o + c] = g->tris[3 * (size_t)t + corner[flip][c]] + base;
                 if (!g->all_used)
                     grow_bbox(S, S->positions + 3 * (size_t)S->indices[3 * o + c]);
             }
@@ -227,7 +237,7 @@ static uint32_t place_geometry(flat *f, const cl_item *it, const double *m, uint
     f->pv[s] = pv;
     uint32_t outer = parent != CL_NONE ? f->S->solids[parent].material : PRISM_NONE;
     write_vertices(f, g, m);
-    write_triangles(f, g, mats, s, outer);
+    write_triangles(f, g, mats, s, outer, mirrors(m));
     f->vert += g->vertices;
     return s;
 }

@@ -401,6 +401,30 @@ static void test_lenient_input(void **state)
     prism_scene_free(s);
 }
 
+/* A mirrored placement (scale -1 in x) keeps the cube's normals outward:
+ * the loader swaps two corners of every triangle it places that way. */
+static void test_mirror_keeps_winding(void **state)
+{
+    (void)state;
+    FILE *f = fopen(DATA("cube.dae"), "rb");
+    assert_non_null(f);
+    char text[4096], doc[4100];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *at = strstr(text, "<scale>2 2 2</scale>");
+    assert_non_null(at);
+    *at = 0;
+    n = (size_t)snprintf(doc, sizeof doc, "%s<scale>-2 2 2</scale>%s", text, at + 20);
+    prism_scene *s = NULL;
+    assert_int_equal(prism_scene_load_memory(doc, n, "mirror", NULL, &s), PRISM_SUCCESS);
+    check_outward(s, 0, (double[3]){-0.03, 0, 0});
+    /* Up/Pair/Left sits at x = -2 * -3 = +6 cm, 10 cm up */
+    check_outward(s, 2, (double[3]){0.06, 0, 0.10});
+    check_outward(s, 3, (double[3]){-0.06, 0, 0.10});
+    prism_scene_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_big_array_streams),
         cmocka_unit_test(test_progress_cancel_and_args),
         cmocka_unit_test(test_lenient_input),
+        cmocka_unit_test(test_mirror_keeps_winding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
