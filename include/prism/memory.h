@@ -8,6 +8,12 @@
  * every path runs in CI. GL and CUDA types never appear here: a GL buffer is
  * its GLuint passed as `unsigned`, GL functions come from the caller's loader.
  *
+ * @pointer_lifetime Buffers, streams and pools belong to their context.
+ *   prism_context_destroy frees whatever is still alive, once, after naming
+ *   each allocation in the log (PRISM_ERROR_LIVE_ALLOCATIONS); their handles
+ *   are invalid afterwards.
+ * @thread_safety As the context: one thread at a time per context. */
+ *
  * Functions:
  *   buffers  prism_buffer_create_device, _create_pinned, _register_host,
  *            _create_managed, _create_gl, _view, _release, _info,
