@@ -1,20 +1,8 @@
 # The shipped assets and the generated 192-PMT detector, checked against
 # hand-derived figures. The detector is written by a setup test (a ctest
 # fixture), so `ctest -R assets` regenerates it before loading it.
-# Until the loader lands (a geometry/*.c defining prism_scene_free), the
-# suite is left out so that the tree keeps building.
-file(GLOB _assets_geometry_sources ${PROJECT_SOURCE_DIR}/geometry/*.c)
-set(_assets_loader_found OFF)
-foreach(_f IN LISTS _assets_geometry_sources)
-  file(STRINGS ${_f} _def REGEX "prism_scene_free *\\([^;]*$")
-  if(_def)
-    set(_assets_loader_found ON)
-  endif()
-endforeach()
-if(_assets_loader_found)
-  prism_test(NAME assets SOURCES test_assets.c)
-endif()
-if(_assets_loader_found AND TARGET prism-gen-detector)
+prism_test(NAME assets SOURCES test_assets.c)
+if(TARGET prism-gen-detector)
   set(PRISM_ASSETS_DETECTOR ${CMAKE_CURRENT_BINARY_DIR}/detector_192.dae)
   add_dependencies(test_assets prism-gen-detector)
   target_compile_definitions(test_assets PRIVATE
@@ -49,7 +37,7 @@ endif()
 
 # prism-bench load on the smallest asset: the subcommand runs, loads with
 # Prism and prints one JSON object with Prism's world triangle count.
-if(_assets_loader_found AND TARGET prism-bench)
+if(TARGET prism-bench)
   add_test(NAME assets_bench_load COMMAND prism-bench load ${PROJECT_SOURCE_DIR}/assets/cube.dae
     --repeat 1 --json)
   set_tests_properties(assets_bench_load PROPERTIES LABELS host

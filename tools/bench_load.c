@@ -6,9 +6,9 @@
  * node tree is walked after the timing; an n-gon is n-2 triangles). assimp
  * keeps an instanced mesh once, while Prism's load writes every instance's
  * world triangles, so a second assimp row (+flat) adds the time to build
- * the same world arrays from assimp's scene. Freeing is not timed. assimp is optional at build time; without it
- * (or without the loader in the tree) the bench says what it could not
- * measure. */
+ * the same world arrays from assimp's scene. Freeing is not timed. assimp
+ * is optional at build time; without it the bench says the peer is
+ * missing. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,9 +20,7 @@
 #endif
 
 #include "bench_util.h"
-#ifdef PRISM_BENCH_LOAD_LOADER
 #include "prism/scene.h"
-#endif
 #ifdef PRISM_BENCH_HAVE_ASSIMP
 #include <assimp/cimport.h>
 #include <assimp/scene.h>
@@ -113,7 +111,6 @@ static size_t file_bytes(const char *path)
 
 static void measure_prism(const load_options *o, load_figures *fig)
 {
-#ifdef PRISM_BENCH_LOAD_LOADER
 #ifdef _OPENMP
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
@@ -141,10 +138,6 @@ static void measure_prism(const load_options *o, load_figures *fig)
     fig->seconds = prism_bench_median(t, (size_t)o->repeat);
     fig->ok = true;
     free(t);
-#else
-    (void)o;
-    snprintf(fig->why, sizeof fig->why, "this build has no COLLADA loader yet");
-#endif
 }
 
 /* ---- assimp ---- */

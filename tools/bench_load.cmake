@@ -20,13 +20,3 @@ else()
     message(STATUS "prism-bench load: assimp not found; the bench will report Prism only")
   endif()
 endif()
-# Until the loader is in the tree (a geometry/*.c defining prism_scene_free),
-# the bench builds and says that Prism could not be measured.
-file(GLOB _prism_load_geometry ${PROJECT_SOURCE_DIR}/geometry/*.c)
-foreach(_f IN LISTS _prism_load_geometry)
-  file(STRINGS ${_f} _def REGEX "prism_scene_free *\\([^;]*$")
-  if(_def)
-    target_compile_definitions(prism-bench PRIVATE PRISM_BENCH_LOAD_LOADER)
-    break()
-  endif()
-endforeach()
