@@ -128,6 +128,37 @@ static void bins_fill(binning *bn, const mapping *m, const prism__bvh_ref *refs,
         }
     }
 }
+
+/* Neighbouring references often fall in the same bins, which chains each
+ * bin update to the last through memory: large nodes bin odd and even
+ * references into two sets and merge them. */
+static void bins_fill2(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n,
+                       binning *other)
+{
+    const __m128 base = _mm_setr_ps(m->base[0], m->base[1], m->base[2], 0.0f);
+    const __m128 scale = _mm_setr_ps(m->scale[0], m->scale[1], m->scale[2], 0.0f);
+    const __m128 top = _mm_set1_ps((float)(m->bins - 1)), zero = _mm_setzero_ps();
+    binning *set[2] = {bn, other};
+    size_t k = 0;
+    for (; k + 1 < n; k += 2) {
+        for (int j = 0; j < 2; j++) {
+            const __m128 lo = _mm_loadu_ps(refs[k + j].lo), hi = _mm_loadu_ps(refs[k + j].hi);
+            __m128 f = _mm_mul_ps(_mm_sub_ps(_mm_add_ps(lo, hi), base), scale);
+            f = _mm_min_ps(_mm_max_ps(f, zero), top);
+            const __m128i bi = _mm_cvttps_epi32(f);
+            const int i[3] = {_mm_cvtsi128_si32(bi), _mm_cvtsi128_si32(_mm_shuffle_epi32(bi, 1)),
+                              _mm_cvtsi128_si32(_mm_shuffle_epi32(bi, 2))};
+            binning *b = set[j];
+            for (int a = 0; a < 3; a++) {
+                bin *x = &b->b[a][i[a]];
+                _mm_storeu_ps(x->lo, _mm_min_ps(_mm_loadu_ps(x->lo), lo));
+                _mm_storeu_ps(x->hi, _mm_max_ps(_mm_loadu_ps(x->hi), hi));
+                b->count[a][i[a]]++;
+            }
+        }
+    }
+    bins_fill(bn, m, refs + k, n - k);
+}
 #else
 static void bins_fill(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n)
 {
@@ -262,10 +293,18 @@ static int find_split(const prism__bvh_builder *b, size_t begin, size_t end, con
     binning bn; /* ~27 KB of stack in this frame only, popped before recursing */
     make_mapping(&m, cb, bins_for(b, end - begin));
     bins_clear(&bn, m.bins);
-    if (b->tmp && end - begin >= PRISM__BVH_PAR_MIN)
+    if (b->tmp && end - begin >= PRISM__BVH_PAR_MIN) {
         bins_fill_parallel(&bn, &m, b->refs + begin, end - begin, b);
-    else
+#ifdef PRISM__BVH_SSE
+    } else if (end - begin >= 256) {
+        binning other;
+        bins_clear(&other, m.bins);
+        bins_fill2(&bn, &m, b->refs + begin, end - begin, &other);
+        bins_merge(&bn, &other, m.bins);
+#endif
+    } else {
         bins_fill(&bn, &m, b->refs + begin, end - begin);
+    }
     return sweep(&bn, &m, s);
 }
 

@@ -33,19 +33,29 @@ typedef struct bvh_bench_trace {
 typedef struct bvh_bench_embree {
     bool available;
     char version[64];
-    double default_build_s;   /* rtcCommitScene, default (MEDIUM) quality */
-    double binary_build_s;    /* rtcBuildBVH, 2-wide SAH tree we can read */
+    double default_build_s;   /* rtcCommitScene, default (MEDIUM) quality: best of the repeats */
+    double binary_build_s;    /* rtcBuildBVH, 2-wide SAH tree we can read: best of the repeats */
     double binary_sah;        /* that tree, costed by prism_bvh_sah_cost */
     size_t binary_nodes, binary_leaves;
     bvh_bench_trace trace[2]; /* camera, random; rtcIntersect1 on the default scene */
+    void *device, *scene, *prims; /* Embree's objects between the calls below */
+    const bvh_bench_scene *s;
+    unsigned leaf;
 } bvh_bench_embree;
 
-/* Runs Embree's side: builds `repeat` times (median), traces both ray sets
- * with `ray_threads` threads. Returns false with a message in `err`. */
-bool bvh_bench_embree_run(const bvh_bench_scene *s, const bvh_bench_rays *sets, int threads,
-                          int ray_threads, int repeat, unsigned leaf, bvh_bench_embree *out,
-                          char *err, size_t err_size);
-void bvh_bench_embree_free(bvh_bench_embree *e);
+/* Embree's side, one step at a time so the caller can interleave Embree's
+ * builds with Prism's (a shared machine's load then falls on both alike).
+ * open: false with a message in `err` (no Embree in this build, no device). */
+bool bvh_bench_embree_open(const bvh_bench_scene *s, int threads, unsigned leaf,
+                           bvh_bench_embree *out, char *err, size_t err_size);
+/* One default scene build (kept for tracing); returns seconds. */
+double bvh_bench_embree_build_default(bvh_bench_embree *e);
+/* One rtcBuildBVH build; with `cost`, fills binary_sah/nodes/leaves. */
+double bvh_bench_embree_build_binary(bvh_bench_embree *e, bool cost);
+/* rtcIntersect1 over a ray set on the last default scene. */
+void bvh_bench_embree_trace(bvh_bench_embree *e, const bvh_bench_rays *set, int threads,
+                            bvh_bench_trace *out);
+void bvh_bench_embree_close(bvh_bench_embree *e);
 
 /* The clock ray rates are measured with: with one thread, that thread's CPU
  * time (a shared machine's other load then does not count against either

@@ -125,19 +125,22 @@ static void fill_prims(const bvh_bench_scene *s, struct RTCBuildPrimitive *p)
     }
 }
 
-/* One rtcBuildBVH; on the last repeat, costs the tree. Returns seconds. */
-static double em_binary_once(RTCDevice dev, const bvh_bench_scene *s, unsigned leaf,
-                             struct RTCBuildPrimitive *prims, bool cost, bvh_bench_embree *out)
+/* One rtcBuildBVH; with `cost`, costs the tree. Returns seconds. */
+double bvh_bench_embree_build_binary(bvh_bench_embree *e, bool cost)
 {
+    const bvh_bench_scene *s = e->s;
+    struct RTCBuildPrimitive *prims = e->prims;
+    if (!prims)
+        return 0.0;
     double t0 = prism_bench_now(); /* the boxes count, as they do in Prism's build */
     fill_prims(s, prims);
-    RTCBVH bvh = rtcNewBVH(dev);
+    RTCBVH bvh = rtcNewBVH(e->device);
     struct RTCBuildArguments a = rtcDefaultBuildArguments();
     a.buildQuality = RTC_BUILD_QUALITY_MEDIUM;
     a.maxBranchingFactor = 2;
     a.maxDepth = PRISM_BVH_MAX_DEPTH;
     a.minLeafSize = 1;
-    a.maxLeafSize = leaf;
+    a.maxLeafSize = e->leaf;
     a.traversalCost = 1.0f;
     a.intersectionCost = 1.0f;
     a.bvh = bvh;
@@ -155,8 +158,8 @@ static double em_binary_once(RTCDevice dev, const bvh_bench_scene *s, unsigned l
         if (nodes && queue) {
             struct RTCBounds rb;
             root_box(s, &rb);
-            out->binary_nodes = em_flatten(root, &rb, nodes, queue, &out->binary_leaves);
-            out->binary_sah = prism_bvh_sah_cost(nodes, out->binary_nodes);
+            e->binary_nodes = em_flatten(root, &rb, nodes, queue, &e->binary_leaves);
+            e->binary_sah = prism_bvh_sah_cost(nodes, e->binary_nodes);
         }
         free(nodes);
         free(queue);
@@ -167,10 +170,13 @@ static double em_binary_once(RTCDevice dev, const bvh_bench_scene *s, unsigned l
 
 /* ---- the default scene ------------------------------------------------ */
 
-static RTCScene em_scene(RTCDevice dev, const bvh_bench_scene *s, double *seconds)
+double bvh_bench_embree_build_default(bvh_bench_embree *e)
 {
-    RTCScene scene = rtcNewScene(dev);
-    RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_TRIANGLE);
+    const bvh_bench_scene *s = e->s;
+    if (e->scene)
+        rtcReleaseScene(e->scene);
+    RTCScene scene = rtcNewScene(e->device);
+    RTCGeometry g = rtcNewGeometry(e->device, RTC_GEOMETRY_TYPE_TRIANGLE);
     /* Embree reads vertices 16 bytes at a time: its own buffers are padded. */
     float *v = rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
                                        3 * sizeof(float), s->nv);
@@ -185,12 +191,15 @@ static RTCScene em_scene(RTCDevice dev, const bvh_bench_scene *s, double *second
     rtcReleaseGeometry(g);
     double t0 = prism_bench_now();
     rtcCommitScene(scene);
-    *seconds = prism_bench_now() - t0;
-    return scene;
+    double t = prism_bench_now() - t0;
+    e->scene = scene;
+    return t;
 }
 
-static void em_trace(RTCScene scene, const bvh_bench_rays *set, int threads, bvh_bench_trace *tr)
+void bvh_bench_embree_trace(bvh_bench_embree *e, const bvh_bench_rays *set, int threads,
+                            bvh_bench_trace *tr)
 {
+    RTCScene scene = e->scene;
     tr->ids = malloc(set->n * sizeof *tr->ids);
     size_t hits = 0;
     double t0 = bvh_bench_clock(threads);
@@ -221,9 +230,8 @@ static void em_trace(RTCScene scene, const bvh_bench_rays *set, int threads, bvh
     tr->hits = hits;
 }
 
-bool bvh_bench_embree_run(const bvh_bench_scene *s, const bvh_bench_rays *sets, int threads,
-                          int ray_threads, int repeat, unsigned leaf, bvh_bench_embree *out,
-                          char *err, size_t err_size)
+bool bvh_bench_embree_open(const bvh_bench_scene *s, int threads, unsigned leaf,
+                           bvh_bench_embree *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
     char config[64];
@@ -234,49 +242,65 @@ bool bvh_bench_embree_run(const bvh_bench_scene *s, const bvh_bench_rays *sets, 
         return false;
     }
     out->available = true;
+    out->device = dev;
+    out->s = s;
+    out->leaf = leaf;
+    out->prims = malloc((s->nt ? s->nt : 1) * sizeof(struct RTCBuildPrimitive));
     snprintf(out->version, sizeof out->version, "%ld.%ld.%ld",
              (long)rtcGetDeviceProperty(dev, RTC_DEVICE_PROPERTY_VERSION_MAJOR),
              (long)rtcGetDeviceProperty(dev, RTC_DEVICE_PROPERTY_VERSION_MINOR),
              (long)rtcGetDeviceProperty(dev, RTC_DEVICE_PROPERTY_VERSION_PATCH));
-    double times[32];
-    int reps = repeat < 1 ? 1 : repeat > 32 ? 32 : repeat;
-    RTCScene scene = NULL;
-    for (int i = 0; i < reps; i++) {
-        if (scene)
-            rtcReleaseScene(scene);
-        scene = em_scene(dev, s, &times[i]);
-    }
-    out->default_build_s = prism_bench_median(times, (size_t)reps);
-    for (int k = 0; k < 2; k++)
-        em_trace(scene, &sets[k], ray_threads, &out->trace[k]);
-    rtcReleaseScene(scene);
-    struct RTCBuildPrimitive *prims = malloc((s->nt ? s->nt : 1) * sizeof *prims);
-    for (int i = 0; prims && i < reps; i++)
-        times[i] = em_binary_once(dev, s, leaf, prims, i == reps - 1, out);
-    out->binary_build_s = prism_bench_median(times, (size_t)reps);
-    free(prims);
-    rtcReleaseDevice(dev);
     return true;
 }
 
-#else
-
-bool bvh_bench_embree_run(const bvh_bench_scene *s, const bvh_bench_rays *sets, int threads,
-                          int ray_threads, int repeat, unsigned leaf, bvh_bench_embree *out,
-                          char *err, size_t err_size)
-{
-    (void)s, (void)sets, (void)threads, (void)ray_threads, (void)repeat, (void)leaf;
-    memset(out, 0, sizeof *out);
-    snprintf(err, err_size, "this prism-bench was built without Embree 3 (libembree-dev)");
-    return false;
-}
-
-#endif
-
-void bvh_bench_embree_free(bvh_bench_embree *e)
+void bvh_bench_embree_close(bvh_bench_embree *e)
 {
     for (int k = 0; k < 2; k++) {
         free(e->trace[k].ids);
         e->trace[k].ids = NULL;
     }
+    free(e->prims);
+    e->prims = NULL;
+    if (e->scene)
+        rtcReleaseScene(e->scene);
+    if (e->device)
+        rtcReleaseDevice(e->device);
+    e->scene = e->device = NULL;
 }
+
+#else
+
+bool bvh_bench_embree_open(const bvh_bench_scene *s, int threads, unsigned leaf,
+                           bvh_bench_embree *out, char *err, size_t err_size)
+{
+    (void)s, (void)threads, (void)leaf;
+    memset(out, 0, sizeof *out);
+    snprintf(err, err_size, "this prism-bench was built without Embree 3 (libembree-dev)");
+    return false;
+}
+
+double bvh_bench_embree_build_default(bvh_bench_embree *e)
+{
+    (void)e;
+    return 0.0;
+}
+
+double bvh_bench_embree_build_binary(bvh_bench_embree *e, bool cost)
+{
+    (void)e, (void)cost;
+    return 0.0;
+}
+
+void bvh_bench_embree_trace(bvh_bench_embree *e, const bvh_bench_rays *set, int threads,
+                            bvh_bench_trace *out)
+{
+    (void)e, (void)set, (void)threads;
+    memset(out, 0, sizeof *out);
+}
+
+void bvh_bench_embree_close(bvh_bench_embree *e)
+{
+    (void)e;
+}
+
+#endif
