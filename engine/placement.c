@@ -163,9 +163,12 @@ static void chroma_nodes(const prism_placement_array *a, prism_placement *p, lon
         split = n;
     set(p, (size_t)(split * elem));
     *gpu_free -= split * elem;
-    if (split == n)
+    if (split == n && k >= n)
         snprintf(p->reason, sizeof p->reason,
                  "device: all %lld nodes fit below (free - reserve)/node_size = %lld", n, k);
+    else if (split == n)
+        snprintf(p->reason, sizeof p->reason,
+                 "device: all %lld nodes, as Chroma always kept at least 100 on the device", n);
     else
         snprintf(p->reason, sizeof p->reason,
                  "split at node %lld = max((free - reserve)/node_size, 100) of %lld, as Chroma",
