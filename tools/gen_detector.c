@@ -306,7 +306,7 @@ static long pmt_kinds(const gen_dims *d) { return d->unique ? d->pmts : 1; }
 
 static void write_geometries(FILE *f, const gen_dims *d)
 {
-    static gen_mesh m; /* 300 KB: static, not on the stack */
+    static gen_mesh m; /* 70 KB: static, not on the stack */
     pmt_names n;
     fprintf(f, "  <library_geometries>\n");
     mesh_ellipsoid(&m, 8, 3, 80, 55);
