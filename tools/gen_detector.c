@@ -203,13 +203,21 @@ static void write_geometry(FILE *f, const char *id, const gen_mesh *m)
  * does: (energy in MeV, value) pairs in increasing energy. */
 typedef double (*gen_curve)(double nm, double a, double b);
 
-static double curve_const(double nm, double a, double b) { return a; }
+static double curve_const(double nm, double a, double b)
+{
+    (void)nm, (void)b;
+    return a;
+}
 /* Cauchy's dispersion, n = a + b / lambda^2 with lambda in micrometres. */
 static double curve_cauchy(double nm, double a, double b) { return a + b / (nm * nm * 1e-6); }
 /* Absorption length (mm) a, falling off below b nm like a Fermi edge. */
 static double curve_edge(double nm, double a, double b) { return a / (1.0 + exp((b - nm) / 10.0)); }
 /* Rayleigh scattering length (mm) a at 430 nm, going as lambda^4. */
-static double curve_rayleigh(double nm, double a, double b) { return a * pow(nm / 430.0, 4.0); }
+static double curve_rayleigh(double nm, double a, double b)
+{
+    (void)b;
+    return a * pow(nm / 430.0, 4.0);
+}
 /* A photocathode's quantum efficiency: peak a at b nm. */
 static double curve_qe(double nm, double a, double b)
 {
