@@ -12,7 +12,7 @@
  *   prism_context_destroy frees whatever is still alive, once, after naming
  *   each allocation in the log (PRISM_ERROR_LIVE_ALLOCATIONS); their handles
  *   are invalid afterwards.
- * @thread_safety As the context: one thread at a time per context. */
+ * @thread_safety As the context: one thread at a time per context.
  *
  * Functions:
  *   buffers  prism_buffer_create_device, _create_pinned, _register_host,
