@@ -19,6 +19,7 @@ typedef struct flat {
     size_t tri, vert, solid;
     prism__vec path; /* char, NUL terminated */
     uint32_t *holder, *pv;
+    struct cl_job *jobs; /* one per solid */
 } flat;
 
 static cl_node *node_at(prism__cl *L, uint32_t i)
@@ -145,40 +146,20 @@ static char *dup(const char *s)
     return d ? memcpy(d, s, n) : NULL;
 }
 
-static void grow_bbox(prism_scene *S, const float *p)
+/* One placed geometry, written to the world arrays after the walk. */
+typedef struct cl_job {
+    double m[12]; /* the top three rows of the world transform */
+    uint32_t geometry, mat_first, solid, outer;
+    size_t vert, tri;
+    float lo[3], hi[3]; /* this placement's box */
+} cl_job;
+
+static void grow_box(float *lo, float *hi, const float *p)
 {
     for (int k = 0; k < 3; k++) {
-        if (p[k] < S->bbox_min[k])
-            S->bbox_min[k] = p[k];
-        if (p[k] > S->bbox_max[k])
-            S->bbox_max[k] = p[k];
+        lo[k] = p[k] < lo[k] ? p[k] : lo[k];
+        hi[k] = p[k] > hi[k] ? p[k] : hi[k];
     }
-}
-
-/* The box grows here when every vertex is used (the usual case), else per
- * triangle corner in write_triangles: unused or non-finite vertices must
- * not stretch it. */
-static void write_vertices(flat *f, const cl_geometry *g, const double *m)
-{
-    float *out = f->S->positions + 3 * f->vert;
-    float lo[3], hi[3];
-    for (int k = 0; k < 3; k++)
-        lo[k] = f->S->bbox_min[k], hi[k] = f->S->bbox_max[k];
-    for (uint32_t v = 0; v < g->vertices; v++) {
-        const float *p = g->positions + 3 * (size_t)v;
-        double x = p[0], y = p[1], z = p[2];
-        float *o = out + 3 * (size_t)v;
-        o[0] = (float)(m[0] * x + m[1] * y + m[2] * z + m[3]);
-        o[1] = (float)(m[4] * x + m[5] * y + m[6] * z + m[7]);
-        o[2] = (float)(m[8] * x + m[9] * y + m[10] * z + m[11]);
-        if (g->all_used)
-            for (int k = 0; k < 3; k++) {
-                lo[k] = o[k] < lo[k] ? o[k] : lo[k];
-                hi[k] = o[k] > hi[k] ? o[k] : hi[k];
-            }
-    }
-    for (int k = 0; k < 3; k++)
-        f->S->bbox_min[k] = lo[k], f->S->bbox_max[k] = hi[k];
 }
 
 /* A mirroring transform (negative determinant) turns counter-clockwise
@@ -190,27 +171,66 @@ static bool mirrors(const double *m)
     return det < 0;
 }
 
-static void write_triangles(flat *f, const cl_geometry *g, const uint32_t *mats, uint32_t solid,
-                            uint32_t outer, bool flip)
+static void write_vertices(prism_scene *S, const cl_geometry *g, cl_job *j)
 {
-    prism_scene *S = f->S;
-    uint32_t base = (uint32_t)f->vert;
+    const double *m = j->m;
+    float *out = S->positions + 3 * j->vert;
+    for (uint32_t v = 0; v < g->vertices; v++) {
+        const float *p = g->positions + 3 * (size_t)v;
+        double x = p[0], y = p[1], z = p[2];
+        float *o = out + 3 * (size_t)v;
+        o[0] = (float)(m[0] * x + m[1] * y + m[2] * z + m[3]);
+        o[1] = (float)(m[4] * x + m[5] * y + m[6] * z + m[7]);
+        o[2] = (float)(m[8] * x + m[9] * y + m[10] * z + m[11]);
+        if (g->all_used)
+            grow_box(j->lo, j->hi, o);
+    }
+}
+
+/* The box grows per vertex when every vertex is used (the usual case), else
+ * per triangle corner: unused or non-finite vertices must not stretch it. */
+static void write_triangles(prism_scene *S, const cl_geometry *g, const uint32_t *mats,
+                            cl_job *j)
+{
+    uint32_t base = (uint32_t)j->vert;
     const int corner[2][3] = {{0, 1, 2}, {0, 2, 1}};
+    int flip = mirrors(j->m);
+    size_t o = j->tri;
     for (uint32_t k = 0; k < g->groups_count; k++) {
         const cl_group *gr = &g->groups[k];
-        for (uint32_t t = gr->first; t < gr->first + gr->count; t++) {
-            size_t o = f->tri++;
+        for (uint32_t t = gr->first; t < gr->first + gr->count; t++, o++) {
             for (int c = 0; c < 3; c++) {
                 S->indices[3 * o + c] = g->tris[3 * (size_t)t + corner[flip][c]] + base;
                 if (!g->all_used)
-                    grow_bbox(S, S->positions + 3 * (size_t)S->indices[3 * o + c]);
+                    grow_box(j->lo, j->hi, S->positions + 3 * (size_t)S->indices[3 * o + c]);
             }
-            S->triangle_solid[o] = solid;
+            S->triangle_solid[o] = j->solid;
             S->triangle_material_inner[o] = mats[k];
-            S->triangle_material_outer[o] = outer;
+            S->triangle_material_outer[o] = j->outer;
             S->triangle_surface[o] = PRISM_NONE;
         }
     }
+}
+
+/* The placements write disjoint parts of the arrays: big scenes use every
+ * core (OpenMP); the box is reduced afterwards, in order. */
+static void write_world(prism__cl *L, prism_scene *S, cl_job *jobs, size_t n)
+{
+    long long count = (long long)n;
+#pragma omp parallel for schedule(dynamic, 16) if (S->triangles_count > 100000)
+    for (long long i = 0; i < count; i++) {
+        cl_job *j = &jobs[i];
+        const cl_geometry *g = &CL_AT(L->geometries, cl_geometry, j->geometry);
+        for (int k = 0; k < 3; k++)
+            j->lo[k] = FLT_MAX, j->hi[k] = -FLT_MAX;
+        write_vertices(S, g, j);
+        write_triangles(S, g, CL_PTR(L->item_mats, uint32_t, j->mat_first), j);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            S->bbox_min[k] = jobs[i].lo[k] < S->bbox_min[k] ? jobs[i].lo[k] : S->bbox_min[k];
+            S->bbox_max[k] = jobs[i].hi[k] > S->bbox_max[k] ? jobs[i].hi[k] : S->bbox_max[k];
+        }
 }
 
 static uint32_t place_geometry(flat *f, const cl_item *it, const double *m, uint32_t ni,
@@ -235,10 +255,16 @@ static uint32_t place_geometry(flat *f, const cl_item *it, const double *m, uint
     so->triangle_count = g->triangles;
     f->holder[s] = ni;
     f->pv[s] = pv;
-    uint32_t outer = parent != CL_NONE ? f->S->solids[parent].material : PRISM_NONE;
-    write_vertices(f, g, m);
-    write_triangles(f, g, mats, s, outer, mirrors(m));
+    cl_job *j = &f->jobs[s];
+    memcpy(j->m, m, sizeof j->m);
+    j->geometry = it->target;
+    j->mat_first = it->mat_first;
+    j->solid = s;
+    j->outer = parent != CL_NONE ? f->S->solids[parent].material : PRISM_NONE;
+    j->vert = f->vert;
+    j->tri = f->tri;
     f->vert += g->vertices;
+    f->tri += g->triangles;
     return s;
 }
 
@@ -350,20 +376,24 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
     if (!count_node(L, root, 0, node_at(L, root)->pos) || !check_totals(L, node_at(L, root)))
         return L->result;
     const cl_node *r = node_at(L, root);
-    flat f = {L, S, 0, 0, 0, {0}, NULL, NULL};
+    flat f = {L, S, 0, 0, 0, {0}, NULL, NULL, NULL};
     f.holder = malloc((r->sub_solids + 1) * sizeof *f.holder);
     f.pv = malloc((r->sub_solids + 1) * sizeof *f.pv);
-    if (!f.holder || !f.pv || !allocate(S, r) || !prism__vec_grow(&f.path, 1, 64)) {
+    f.jobs = malloc((r->sub_solids + 1) * sizeof *f.jobs);
+    if (!f.holder || !f.pv || !f.jobs || !allocate(S, r) || !prism__vec_grow(&f.path, 1, 64)) {
         prism__cl_oom(L);
     } else {
         ((char *)f.path.data)[0] = 0;
         double unit[16] = {L->unit, 0, 0, 0, 0, L->unit, 0, 0, 0, 0, L->unit, 0, 0, 0, 0, 1};
-        if (place(&f, root, unit, CL_NONE, root))
+        if (place(&f, root, unit, CL_NONE, root)) {
+            write_world(L, S, f.jobs, f.solid);
             prism__cl_build_surfaces(L, S, f.holder, f.pv);
+        }
     }
     L->stats.instances = f.solid;
     free(f.holder);
     free(f.pv);
+    free(f.jobs);
     prism__vec_free(&f.path);
     return L->result;
 }
