@@ -399,3 +399,54 @@ size_t compare_random_rays(const prism_bvh *bvh, const soup *s, size_t n, rng *r
     }
     return hits;
 }
+
+static bool faces_viewer(const soup *s, size_t t, const float centre[3], const float dir[3])
+{
+    const float *r0 = s->pos + 3 * s->idx[3 * t], *r1 = s->pos + 3 * s->idx[3 * t + 1],
+                *r2 = s->pos + 3 * s->idx[3 * t + 2];
+    float e1[3], e2[3], n[3], out = 0.0f, nn = 0.0f, dd = 0.0f, nd = 0.0f;
+    for (int a = 0; a < 3; a++) {
+        e1[a] = r1[a] - r0[a];
+        e2[a] = r2[a] - r0[a];
+    }
+    n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+    n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+    n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+    for (int a = 0; a < 3; a++) {
+        out += n[a] * ((r0[a] + r1[a] + r2[a]) / 3.0f - centre[a]);
+        nn += n[a] * n[a];
+        dd += dir[a] * dir[a];
+        nd += n[a] * dir[a];
+    }
+    if (out < 0.0f) /* orient the normal outwards */
+        nd = -nd;
+    return -nd > 0.3f * sqrtf(nn * dd);
+}
+
+size_t fire_at_edges(const prism_bvh *bvh, const soup *s, const float from[3],
+                            const float centre[3], bool inside)
+{
+    size_t fired = 0;
+    for (size_t t = 0; t < s->nt; t++)
+        for (int e = 0; e < 3; e++) {
+            const float *p = s->pos + 3 * s->idx[3 * t + e];
+            const float *q = s->pos + 3 * s->idx[3 * t + (e + 1) % 3];
+            for (int k = 0; k <= 4; k++) { /* the vertex, points along the edge */
+                float w = (float)k / 8.0f;
+                prism_ray ray = {.org = {from[0], from[1], from[2]}, .tmax = INFINITY};
+                for (int a = 0; a < 3; a++)
+                    ray.dir[a] = (p[a] + w * (q[a] - p[a])) - from[a];
+                if (!inside && !faces_viewer(s, t, centre, ray.dir))
+                    continue; /* only clearly front-facing triangles: no silhouettes */
+                prism_hit hit;
+                if (!prism_bvh_intersect(bvh, &ray, &hit))
+                    print_error("slipped through: triangle %zu edge %d at %g (%s), brute force %d\n",
+                                t, e, (double)w, inside ? "inside" : "outside",
+                                brute_closest(s, &ray, &hit));
+                assert_true(prism_bvh_intersect(bvh, &ray, &hit));
+                assert_true(prism_bvh_occluded(bvh, &ray));
+                fired++;
+            }
+        }
+    return fired;
+}

@@ -62,4 +62,12 @@ size_t compare_random_rays(const prism_bvh *bvh, const soup *s, size_t n, rng *r
 /* The same for one ray. */
 void compare_ray(const prism_bvh *bvh, const soup *s, const prism_ray *ray);
 
+/* Watertightness: fires rays from `from` at every vertex of every triangle
+ * and at points along its edges, and requires each to hit. From outside
+ * (inside = false) only triangles clearly facing `from` (their normal,
+ * oriented away from `centre`) are aimed at, so no ray grazes a silhouette.
+ * Returns the number of rays fired. */
+size_t fire_at_edges(const prism_bvh *bvh, const soup *s, const float from[3],
+                     const float centre[3], bool inside);
+
 #endif
