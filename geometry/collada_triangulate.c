@@ -236,6 +236,26 @@ static void newell(const float *pos, const uint32_t *idx, uint32_t size, double 
     }
 }
 
+/* The two axes to project on: those of the Newell normal's smaller
+ * components, ordered so that the outer ring turns counter-clockwise. */
+static bool project_axes(const float *pos, const uint32_t *idx, uint32_t size, int *u, int *v)
+{
+    double nrm[3];
+    newell(pos, idx, size, nrm);
+    int k = fabs(nrm[0]) > fabs(nrm[1]) ? (fabs(nrm[0]) > fabs(nrm[2]) ? 0 : 2)
+                                        : (fabs(nrm[1]) > fabs(nrm[2]) ? 1 : 2);
+    if (!(fabs(nrm[k]) > 0))
+        return false;
+    *u = (k + 1) % 3;
+    *v = (k + 2) % 3;
+    if (nrm[k] < 0) {
+        int t = *u;
+        *u = *v;
+        *v = t;
+    }
+    return true;
+}
+
 static bool convex_fan(const tnode *n, uint32_t head, uint32_t count, uint32_t *out, size_t *t)
 {
     uint32_t i = head;
@@ -253,39 +273,36 @@ static bool convex_fan(const tnode *n, uint32_t head, uint32_t count, uint32_t *
     return count >= 3;
 }
 
+static bool reserve(prism__tri_scratch *s, size_t nodes, size_t rings)
+{
+    if (nodes > s->cap) {
+        void *p = realloc(s->nodes, nodes * sizeof(tnode));
+        if (!p)
+            return false;
+        s->nodes = p;
+        s->cap = nodes;
+    }
+    if (rings > s->holes_cap) {
+        void *p = realloc(s->holes, rings * sizeof *s->holes);
+        if (!p)
+            return false;
+        s->holes = p;
+        s->holes_cap = rings;
+    }
+    return true;
+}
+
 size_t prism__triangulate(prism__tri_scratch *s, const float *pos, const uint32_t *idx,
                           const uint32_t *sizes, size_t rings, uint32_t *out)
 {
     size_t total = 0;
     for (size_t r = 0; r < rings; r++)
         total += sizes[r] & RING_SIZE;
-    size_t need = total + 2 * rings;
-    if (need > s->cap) {
-        void *p = realloc(s->nodes, need * sizeof(tnode));
-        if (!p)
-            return SIZE_MAX;
-        s->nodes = p;
-        s->cap = need;
-    }
-    if (rings > s->holes_cap) {
-        void *p = realloc(s->holes, rings * sizeof *s->holes);
-        if (!p)
-            return SIZE_MAX;
-        s->holes = p;
-        s->holes_cap = rings;
-    }
-    double nrm[3];
-    newell(pos, idx, sizes[0] & RING_SIZE, nrm);
-    int k = fabs(nrm[0]) > fabs(nrm[1]) ? (fabs(nrm[0]) > fabs(nrm[2]) ? 0 : 2)
-                                        : (fabs(nrm[1]) > fabs(nrm[2]) ? 1 : 2);
-    if (!(fabs(nrm[k]) > 0))
+    if (!reserve(s, total + 2 * rings, rings))
+        return SIZE_MAX;
+    int u, v;
+    if (!project_axes(pos, idx, sizes[0] & RING_SIZE, &u, &v))
         return 0;
-    int u = (k + 1) % 3, v = (k + 2) % 3;
-    if (nrm[k] < 0) {
-        int t = u;
-        u = v;
-        v = t;
-    }
     tnode *n = s->nodes;
     uint32_t used = 0, count, hcount;
     uint32_t outer = make_ring(n, &used, pos, idx, sizes[0] & RING_SIZE, u, v, &count);

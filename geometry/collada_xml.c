@@ -70,25 +70,56 @@ void prism__cl_text_small(prism__cl *L)
     begin_text(L, CL_TEXT_SMALL);
 }
 
-/* One complete token. Returns false after an error. */
-static bool take_token(prism__cl *L, const char *p, const char *end)
+static bool push_u32(prism__cl *L, prism__vec *v, uint32_t u)
+{
+    uint32_t *slot = prism__vec_push(v, sizeof *slot);
+    if (!slot) {
+        prism__cl_oom(L);
+        return false;
+    }
+    *slot = u;
+    return true;
+}
+
+/* A <p>/<h> index (kept when it is the VERTEX one) or a <vcount> entry. */
+static bool take_index(prism__cl *L, const char *p, const char *end)
 {
     bool overflow;
     uint32_t u = 0;
+    if (prism__ff_parse_u32(p, end, &u, &overflow) != end) {
+        text_fail(L, overflow ? "index beyond 32 bits" : "not an index", p, (size_t)(end - p));
+        return false;
+    }
+    if (L->text == CL_TEXT_COUNTS) {
+        if (u >= CL_HOLE) {
+            text_fail(L, "vertex count too large", p, (size_t)(end - p));
+            return false;
+        }
+        return push_u32(L, &L->mesh.rings, u);
+    }
+    if (L->p_phase == L->p_voff && !push_u32(L, &L->mesh.idx, u))
+        return false;
+    if (++L->p_phase == L->p_stride)
+        L->p_phase = 0;
+    L->p_ints++;
+    return true;
+}
+
+/* One complete token. Returns false after an error. */
+static bool take_token(prism__cl *L, const char *p, const char *end)
+{
     double d;
+    float f = 0;
     switch (L->text) {
-    case CL_TEXT_FLOATS: {
-        float f = 0;
+    case CL_TEXT_FLOATS:
         if (prism__ff_parse_float(p, end, &f) != end)
             break;
-        prism__vec *v = L->fdst;
-        if (v->count == v->cap && !prism__vec_grow(v, sizeof(float), v->count + 1)) {
+        if (!prism__vec_grow(L->fdst, sizeof(float), L->fdst->count + 1)) {
             prism__cl_oom(L);
             return false;
         }
-        CL_AT(*v, float, v->count++) = f;
+        CL_AT(*L->fdst, float, L->fdst->count++) = f;
         return true;
-    }
     case CL_TEXT_DOUBLES:
         if (prism__ff_parse_double(p, end, &d) != end)
             break;
@@ -100,35 +131,7 @@ static bool take_token(prism__cl *L, const char *p, const char *end)
         return true;
     case CL_TEXT_INDICES:
     case CL_TEXT_COUNTS:
-        if (prism__ff_parse_u32(p, end, &u, &overflow) != end) {
-            text_fail(L, overflow ? "index beyond 32 bits" : "not an index", p, (size_t)(end - p));
-            return false;
-        }
-        if (L->text == CL_TEXT_COUNTS) {
-            if (u >= CL_HOLE) {
-                text_fail(L, "vertex count too large", p, (size_t)(end - p));
-                return false;
-            }
-            uint32_t *slot = prism__vec_push(&L->mesh.rings, sizeof *slot);
-            if (!slot) {
-                prism__cl_oom(L);
-                return false;
-            }
-            *slot = u;
-        } else {
-            if (L->p_phase == L->p_voff) {
-                uint32_t *slot = prism__vec_push(&L->mesh.idx, sizeof *slot);
-                if (!slot) {
-                    prism__cl_oom(L);
-                    return false;
-                }
-                *slot = u;
-            }
-            if (++L->p_phase == L->p_stride)
-                L->p_phase = 0;
-            L->p_ints++;
-        }
-        return true;
+        return take_index(L, p, end);
     default:
         return true;
     }
