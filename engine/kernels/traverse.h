@@ -2,8 +2,8 @@
  * (geometry/bvh_traverse.h: robust box test, watertight triangle test,
  * near-first stack walk) with one addition photons need: a triangle to
  * skip, the one the photon stands on, so it never hits the surface it
- * starts from or just reflected off, and node loads that the GPU can do
- * as two 16-byte loads. The loop is prism_bvh_closest's with those two
+ * starts from or just reflected off, and (on the GPU) node loads done as
+ * two 16-byte loads. The loop is prism_bvh_closest's with those two
  * changes; keep the two in step. */
 #ifndef PRISM_KERNELS_TRAVERSE_H
 #define PRISM_KERNELS_TRAVERSE_H
@@ -51,30 +51,27 @@ PRISM_HD prism_bvh_node prism_trace_node(const prism_geometry_view *g, uint32_t 
 #endif
 }
 
-/* prism__trav_next with the node loads above. */
+/* The next node: on the host the BVH module's prism__trav_next (SSE box
+ * pairs); on the device the same steps with the node loads above. */
 PRISM_HD int prism_trace_next(const prism_geometry_view *g, const prism_ray_pre *p,
-                              uint32_t *first, uint32_t *count, float tmax,
-                              prism__trav_entry *stack, int *sp)
+                              const prism__box_ray *br, uint32_t *first, uint32_t *count,
+                              float tmax, prism__trav_entry *stack, int *sp)
 {
+#if defined(__CUDA_ARCH__)
     if (*count == 0) {
         const prism_bvh_node c0 = prism_trace_node(g, *first);
         const prism_bvh_node c1 = prism_trace_node(g, *first + 1);
         float t0, t1;
-        const int h0 = prism_ray_box(p, &c0, p->tmin, tmax, &t0);
-        const int h1 = prism_ray_box(p, &c1, p->tmin, tmax, &t1);
-        if (h0 && h1) {
-            const int near1 = t1 < t0;
-            prism__trav_entry *e = &stack[(*sp)++];
-            e->first = near1 ? c0.first : c1.first;
-            e->count = near1 ? c0.count : c1.count;
-            e->t = near1 ? t0 : t1;
-            *first = near1 ? c1.first : c0.first;
-            *count = near1 ? c1.count : c0.count;
-            return 1;
-        }
-        if (h0 || h1) {
-            *first = h0 ? c0.first : c1.first;
-            *count = h0 ? c0.count : c1.count;
+        const int h = prism__box2(br, p, &c0, &c1, p->tmin, tmax, &t0, &t1);
+        if (h) {
+            const int swap = (h == 2) | ((h == 3) & (t1 < t0));
+            prism__trav_entry *e = &stack[*sp];
+            e->first = swap ? c0.first : c1.first;
+            e->count = swap ? c0.count : c1.count;
+            e->t = swap ? t0 : t1;
+            *sp += h == 3;
+            *first = swap ? c1.first : c0.first;
+            *count = swap ? c1.count : c0.count;
             return 1;
         }
     }
@@ -87,6 +84,9 @@ PRISM_HD int prism_trace_next(const prism_geometry_view *g, const prism_ray_pre 
         }
     }
     return 0;
+#else
+    return prism__trav_next(g, p, br, first, count, tmax, stack, sp);
+#endif
 }
 
 /* Closest triangle along o + t d, t in [tmin, tmax], other than `skip`.
@@ -112,6 +112,8 @@ PRISM_HD int prism_trace_closest(const prism_geometry_view *g, pv3 o, pv3 d, flo
         return 0;
     prism__trav_entry stack[PRISM_BVH_STACK];
     int sp = 0;
+    prism__box_ray br;
+    prism__box_ray_init(&br, &p);
     uint32_t first = root.first, count = root.count;
     do {
         for (uint32_t i = first; i < first + count; i++) {
@@ -123,7 +125,7 @@ PRISM_HD int prism_trace_closest(const prism_geometry_view *g, pv3 o, pv3 d, flo
                 hit->v = v;
             }
         }
-    } while (prism_trace_next(g, &p, &first, &count, hit->t, stack, &sp));
+    } while (prism_trace_next(g, &p, &br, &first, &count, hit->t, stack, &sp));
     return hit->index != PRISM_TRACE_NONE;
 }
 
