@@ -8,9 +8,9 @@
  * summed, a face of n corners being n-2 triangles once corners that repeat
  * the previous corner's position are dropped (Prism drops triangles with a
  * repeated vertex, as teapot_instancenodes.DAE has 32 per teapot, and
- * counts them in skipped.degenerate_polygons). Where assimp is known to be wrong the file is
- * excused, with the reason, and Prism is checked against an answer derived
- * by hand from the file instead. Every file is one test case: matched or
+ * counts them in skipped.degenerate_polygons). Where assimp is known to be
+ * wrong the file is excused, with the reason, and Prism is checked against
+ * an answer derived by hand from the file instead. Every file is one test case: matched or
  * excused, never silently passed over. Prism's own assets are compared
  * too. Exits 77 (skipped) when assimp's folder is absent. */
 #include <ctype.h>
