@@ -184,6 +184,7 @@ static void test_mempool_and_graph_capture(void **state)
     assert_int_equal(prism_stream_create(ctx, &s), PRISM_SUCCESS);
     prism_buffer *a;
     assert_int_equal(prism_buffer_create_async(ctx, 8 << 20, s, "async", &a), PRISM_SUCCESS);
+    assert_int_equal(prism_stream_synchronize(s), PRISM_SUCCESS);
     size_t cur, high;
     assert_int_equal(prism_mempool_usage(ctx, &cur, &high), PRISM_SUCCESS);
     assert_true(cur >= (8u << 20));
