@@ -232,6 +232,13 @@ static void print_table(const upload_bench *b)
     }
     printf("\n  kernel read bandwidth: device %.1f GB/s, mapped %.1f GB/s\n", b->read_device,
            b->read_mapped);
+    for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
+        if (b->policies[p].result != PRISM_SUCCESS)
+            continue;
+        char text[4096];
+        prism_geometry_report_format(&b->policies[p].report, text, sizeof text);
+        printf("\n%s", text); /* per array: where, bytes, seconds, GB/s, why */
+    }
 }
 
 static void print_json(const upload_bench *b)
