@@ -59,8 +59,11 @@ void prism__optics_resample_material(const prism_material *m, float *table)
     const unsigned n = PRISM_OPTICS_WAVELENGTH_COUNT;
     const prism_property *props = m != NULL ? m->properties : NULL;
     size_t count = m != NULL ? m->properties_count : 0;
-    fill_row(find(props, count, "RINDEX", "refractive_index"), 1.0f, false,
-             table + PRISM_MAT_RINDEX * n);
+    float *rindex = table + PRISM_MAT_RINDEX * n;
+    fill_row(find(props, count, "RINDEX", "refractive_index"), 1.0f, false, rindex);
+    for (unsigned i = 0; i < n; i++) /* an index of 0 or less (unset) would give NaN angles */
+        if (!(rindex[i] > 0.0f && rindex[i] < 1e6f))
+            rindex[i] = 1.0f;
     fill_row(find(props, count, "ABSLENGTH", "absorption_length"), PRISM_LENGTH_INFINITE, true,
              table + PRISM_MAT_ABSLENGTH * n);
     fill_row(find(props, count, "RAYLEIGH", "scattering_length"), PRISM_LENGTH_INFINITE, true,

@@ -663,6 +663,12 @@ static void test_optics_tables(void **state)
     prism_surface bare = {.name = "bare", .type = 1};
     prism__optics_resample_surface(&bare, t);
     assert_true(t[0] < 0.0f);
+    float zero[2] = {0, 0};
+    prism_property bad = {.name = "RINDEX", .wavelength_nm = wl, .value = zero, .count = 2};
+    prism_material zm = {.name = "zero", .properties = &bad, .properties_count = 1};
+    float zt[PRISM_MAT_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
+    prism__optics_resample_material(&zm, zt);
+    assert_float_equal(zt[PRISM_MAT_RINDEX * n + 5], 1.0f, 0);
     prism_material m = {.name = "none"};
     float mt[PRISM_MAT_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
     prism__optics_resample_material(&m, mt);
