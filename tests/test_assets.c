@@ -727,10 +727,12 @@ static void check_generated_triangles(const prism_scene *s)
         size_t count;
     } want[] = {
         {GD_M "Air0xc0d4c80", NULL, NULL, 12},
-        {GD_M "MineralOil0xc2ab6e8", GD_M "Air0xc0d4c80", "__dd__Geometry__Tank__TankWallSurface", 252},
+        {GD_M "MineralOil0xc2ab6e8", GD_M "Air0xc0d4c80",
+         "__dd__Geometry__Tank__TankWallSurface", 252},
         {GD_M "Acrylic0xc2a4b38", GD_M "MineralOil0xc2ab6e8", NULL, 252},
         {GD_M "LiquidScintillator0xc2308d0", GD_M "Acrylic0xc2a4b38", NULL, 252},
-        {GD_M "Pyrex0xc1f2d40", GD_M "MineralOil0xc2ab6e8", "__dd__Geometry__PMT__PmtCathodeSurface", 18432},
+        {GD_M "Pyrex0xc1f2d40", GD_M "MineralOil0xc2ab6e8",
+         "__dd__Geometry__PMT__PmtCathodeSurface", 18432},
         {GD_M "Vacuum0xc0bf8b8", GD_M "Pyrex0xc1f2d40", NULL, 6144},
     };
     for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
@@ -765,7 +767,8 @@ static void check_generated_tables(const prism_scene *s)
     for (size_t i = 0; i < 5; i++) {
         char name[128];
         snprintf(name, sizeof name, GD_M "%s", with_rindex[i]);
-        const prism_property *p = prism_material_property(&s->materials[material(s, name)], "RINDEX");
+        const prism_material *m = &s->materials[material(s, name)];
+        const prism_property *p = prism_material_property(m, "RINDEX");
         assert_non_null(p);
         assert_int_equal(p->count, 61);
     }

@@ -72,8 +72,9 @@ static int parse(int argc, char **argv, load_options *o)
             char *end;
             long v = strtol(argv[++i], &end, 10);
             if (*end || end == argv[i] || v < (repeat ? 1 : 0) || v > 1000) {
-                fprintf(stderr, "prism-bench load: %s needs a whole number from %d to 1000, not '%s'\n",
-                        a, repeat ? 1 : 0, argv[i]);
+                fprintf(stderr,
+                        "prism-bench load: %s needs a whole number from %d to 1000, not '%s'\n", a,
+                        repeat ? 1 : 0, argv[i]);
                 return 2;
             }
             if (repeat)

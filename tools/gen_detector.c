@@ -156,7 +156,8 @@ static void face_normal(const gen_mesh *m, int f, double n[3])
 static void write_geometry(FILE *f, const char *id, const gen_mesh *m)
 {
     fprintf(f, "    <geometry id=\"%s\" name=\"%s\">\n      <mesh>\n", id, id);
-    fprintf(f, "        <source id=\"%s-Pos\">\n          <float_array count=\"%d\" id=\"%s-Pos-array\">",
+    fprintf(f, "        <source id=\"%s-Pos\">\n"
+               "          <float_array count=\"%d\" id=\"%s-Pos-array\">",
             id, 3 * m->nv, id);
     for (int i = 0; i < m->nv; i++)
         fprintf(f, "%s%.7g %.7g %.7g", i ? " " : "", m->v[i][0], m->v[i][1], m->v[i][2]);
@@ -167,7 +168,8 @@ static void write_geometry(FILE *f, const char *id, const gen_mesh *m)
                "              <param name=\"Z\" type=\"float\"/>\n"
                "            </accessor>\n          </technique_common>\n        </source>\n",
             m->nv, id);
-    fprintf(f, "        <source id=\"%s-Norm\">\n          <float_array count=\"%d\" id=\"%s-Norm-array\">",
+    fprintf(f, "        <source id=\"%s-Norm\">\n"
+               "          <float_array count=\"%d\" id=\"%s-Norm-array\">",
             id, 3 * m->nf, id);
     for (int i = 0; i < m->nf; i++) {
         double n[3];
@@ -488,11 +490,13 @@ static void gen_dims_for(long pmts, int unique, gen_dims *d)
 static void write_detector(FILE *f, const gen_dims *d)
 {
     fprintf(f, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-               "<!-- written by prism-gen-detector, %ld PMTs: tank R=%g H=%g mm, PMTs wall %ld in %ld "
-               "rings, top %ld, bottom %ld; world triangles %ld -->\n"
-               "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+               "<!-- written by prism-gen-detector, %ld PMTs: tank R=%g H=%g mm, PMTs wall %ld "
+               "in %ld rings, top %ld, bottom %ld; world triangles %ld -->\n"
+               "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" "
+               "version=\"1.4.1\">\n"
                "  <asset>\n    <contributor>\n      <author>prism-gen-detector</author>\n"
-               "      <authoring_tool>prism-gen-detector in the manner of G4DAE 0.1</authoring_tool>\n"
+               "      <authoring_tool>prism-gen-detector in the manner of G4DAE 0.1"
+               "</authoring_tool>\n"
                "    </contributor>\n    <created>2026-11-22T00:00:00Z</created>\n"
                "    <modified>2026-11-22T00:00:00Z</modified>\n  </asset>\n",
             d->pmts, d->R, d->H, d->wall, d->rows, d->top, d->bottom,
