@@ -119,7 +119,6 @@ struct prism_memory_state {
     /* stream-ordered allocator */
     bool mempool_enabled;
     size_t async_current, async_high;   /* host backend's figures */
-    uint64_t host_threshold;
     unsigned inject_device_failures; /* tests: fail the next N device allocations */
     prism_pool *staging_pool;  /* pinned chunks the uploads reuse */
 };
