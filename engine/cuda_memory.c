@@ -187,8 +187,11 @@ static prism_result cuda_fill(prism_context *ctx, void *dst, size_t size, const 
     cudaStream_t s = (cudaStream_t)stream;
     if (!device_side(dst)) { /* pinned or registered host memory: the CPU fills it */
         CHECK(s ? cudaStreamSynchronize(s) : cudaDeviceSynchronize(), "fill: synchronize", NULL);
-        for (size_t i = 0; i < size; i += psize)
-            memcpy((char *)dst + i, pattern, psize);
+        if (psize == 1)
+            memset(dst, *(const unsigned char *)pattern, size);
+        else
+            for (size_t i = 0; i < size; i += psize)
+                memcpy((char *)dst + i, pattern, psize);
         return PRISM_SUCCESS;
     }
     if (psize == 1)
