@@ -134,6 +134,12 @@ static void test_fill_copy_map_on_device(void **state)
     assert_int_equal(back[4097], 1);
     prism_buffer_release(v);
     prism_buffer_release(d);
+    prism_buffer *pinned; /* host-side memory: filled by the CPU after a sync */
+    assert_int_equal(prism_buffer_create_pinned(ctx, 4096, PRISM_HOST_MAPPED, "pinned", &pinned),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_fill(pinned, 0, 4096, pattern, 4), PRISM_SUCCESS);
+    assert_int_equal(((uint8_t *)prism_buffer_host_pointer(pinned))[4094], 3);
+    prism_buffer_release(pinned);
     prism_buffer *managed;
     assert_int_equal(prism_buffer_create_managed(ctx, 4096, "managed", &managed), PRISM_SUCCESS);
     uint32_t x = 0xCAFEF00Du;
