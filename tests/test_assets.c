@@ -845,6 +845,40 @@ static void test_generated_unique(void **state)
 #endif
 }
 
+/* Loading from memory gives the very scene the file gives: same counts,
+ * same positions and indices, bit for bit, for every asset. */
+static void test_assets_from_memory(void **state)
+{
+    (void)state;
+    static const char *names[] = {"cube.dae", "box_with_hole.dae", "sphere.dae",
+                                  "tiny_detector.dae"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", PRISM_ASSETS, names[i]);
+        size_t n = file_size(path);
+        char *data = malloc(n);
+        assert_non_null(data);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        size_t got = fread(data, 1, n, f);
+        fclose(f);
+        prism_scene *a = NULL, *b = NULL;
+        prism_result ra = prism_scene_load_memory(data, got, names[i], NULL, &a);
+        prism_result rb = prism_scene_load(path, NULL, &b);
+        free(data);
+        bool same = ra == PRISM_SUCCESS && rb == PRISM_SUCCESS && got == n &&
+                    a->triangles_count == b->triangles_count &&
+                    a->vertices_count == b->vertices_count &&
+                    !memcmp(a->positions, b->positions, 3 * sizeof(float) * a->vertices_count) &&
+                    !memcmp(a->indices, b->indices, 3 * sizeof(uint32_t) * a->triangles_count);
+        prism_scene_free(a);
+        prism_scene_free(b);
+        if (!same)
+            print_error("%s: memory and file loads differ\n", names[i]);
+        assert_true(same);
+    }
+}
+
 /* ---- error paths that concern the assets' callers ---- */
 
 static void test_missing_asset(void **state)
@@ -877,6 +911,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tiny_detector_unit_override, free_scene),
         cmocka_unit_test_teardown(test_generated_detector, free_scene),
         cmocka_unit_test_teardown(test_generated_unique, free_scene),
+        cmocka_unit_test(test_assets_from_memory),
         cmocka_unit_test(test_missing_asset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
