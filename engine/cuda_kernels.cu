@@ -11,12 +11,17 @@
 #endif
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <string.h>
 
+/* The engine's internal headers declare C functions without extern "C"
+ * guards; the PRISM_HD kernel code (kernel_backend.h includes it, with its
+ * own guards around its declarations) stays C++ inline functions. */
 extern "C" {
-#include "kernel_backend.h"
+#include "context_internal.h"
 #include "kernel_state.h"
 }
+#include "kernel_backend.h"
 
 #define PRISM_RENDER_BLOCK 256
 #define PRISM_PHOTON_BLOCK 128
