@@ -77,7 +77,10 @@ static prism_result finish(prism_context *ctx, const char *what)
     return prism__error(ctx, PRISM_ERROR_CUDA, "%s kernel: %s", what, cudaGetErrorString(err));
 }
 
-static unsigned blocks(uint32_t n, unsigned block) { return (n + block - 1u) / block; }
+static unsigned blocks(uint32_t n, unsigned block)
+{
+    return (unsigned)(((uint64_t)n + block - 1u) / block);
+}
 
 extern "C" prism_result prism__cuda_render(prism_context *ctx, const prism_geometry_view *g,
                                            const prism_render_params *p, uint32_t *image,
