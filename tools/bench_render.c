@@ -1,5 +1,6 @@
 /* `prism-bench render FILE`: primary rays per second of prism_render at
  * 1920x1080 (by default), from outside the detector and from its centre,
+ * shaded (first hit) and x-ray (4 layers: the detector's inside shows),
  * for each placement policy (device, mapped, chroma) on the CUDA backend
  * and on the host backend, so the GPU/CPU ratio and what promotion to
  * device memory is worth come out of one run. CUDA renders into device
@@ -55,27 +56,29 @@ static void skip(render_bench *b, const char *why)
         snprintf(b->skipped[b->skipped_count++], sizeof b->skipped[0], "%.299s", why);
 }
 
-/* Outside: from a corner at 1.6 bounding radii; inside: from the centre. */
+/* Outside: from 90% of the way to a corner of the bounding box (x and y),
+ * a third of the way up, looking at the centre: inside the world volume
+ * but outside the tank of a G4DAE detector, whose world box is its
+ * bounding box (a camera beyond it would see the world box's 12 faces).
+ * Inside: from the centre, looking along +x. */
 static void cameras(const prism_scene *s, prism_camera cam[2])
 {
-    float c[3], r = 0;
+    float c[3], h[3];
     for (int i = 0; i < 3; i++) {
         c[i] = 0.5f * (s->bbox_min[i] + s->bbox_max[i]);
-        float h = 0.5f * (s->bbox_max[i] - s->bbox_min[i]);
-        r += h * h;
+        h[i] = 0.5f * (s->bbox_max[i] - s->bbox_min[i]);
     }
-    r = sqrtf(r);
-    const float dir[3] = {0.55f, 0.35f, 0.76f};
+    int up = s->up_axis == PRISM_UP_Z ? 2 : 1;
+    const float reach[3] = {0.9f, 0.9f, 0.9f};
     memset(cam, 0, 2 * sizeof *cam);
     for (int i = 0; i < 3; i++) {
-        cam[0].eye[i] = c[i] + 1.6f * r * dir[i];
+        cam[0].eye[i] = c[i] + (i == up ? 0.33f : reach[i]) * h[i];
         cam[0].look_at[i] = c[i];
         cam[1].eye[i] = c[i];
         cam[1].look_at[i] = c[i] + (i == 0 ? 1.0f : 0.0f);
     }
-    int up = s->up_axis == PRISM_UP_Z ? 2 : 1;
     cam[0].up[up] = cam[1].up[up] = 1.0f;
-    cam[0].vfov_degrees = 45.0f;
+    cam[0].vfov_degrees = 60.0f;
     cam[1].vfov_degrees = 90.0f;
 }
 
@@ -105,9 +108,11 @@ static void measure_policy(render_bench *b, prism_context *ctx, const bench_scen
     }
     prism_camera cam[2];
     cameras(s->scene, cam);
-    prism_render_desc d = {.width = b->width, .height = b->height};
-    for (int v = 0; v < 2 && b->count < MAX_RESULTS; v++) {
-        double sec = time_view(ctx, g, &cam[v], &d, t, repeat);
+    static const char *views[4] = {"outside", "inside", "outside-xray", "inside-xray"};
+    for (int v = 0; v < 4 && b->count < MAX_RESULTS; v++) {
+        prism_render_desc d = {.width = b->width, .height = b->height,
+                               .mode = v < 2 ? PRISM_RENDER_SHADED : PRISM_RENDER_XRAY};
+        double sec = time_view(ctx, g, &cam[v % 2], &d, t, repeat);
         if (sec < 0) {
             snprintf(why, sizeof why, "render: %s", prism_context_last_error(ctx));
             skip(b, why);
@@ -116,7 +121,7 @@ static void measure_policy(render_bench *b, prism_context *ctx, const bench_scen
         render_result *r = &b->results[b->count++];
         r->backend = prism_backend_name(prism_context_backend(ctx));
         r->policy = bench_policy_name(policy);
-        r->view = v == 0 ? "outside" : "inside";
+        r->view = views[v];
         r->seconds = sec;
         r->rays_per_second = (double)b->width * b->height / sec;
         r->device_bytes = prism_geometry_report(g)->device_bytes;
@@ -171,11 +176,11 @@ static void print_table(const render_bench *b, const bench_scene *s)
 {
     printf("prism-bench render %s: %zu triangles, %ux%u, load %.2f s, BVH %.2f s\n", b->file,
            s->scene->triangles_count, b->width, b->height, s->load_seconds, s->bvh_seconds);
-    printf("%-8s %-8s %-8s %12s %14s %10s %10s\n", "backend", "policy", "view", "ms/frame",
+    printf("%-8s %-8s %-13s %12s %14s %10s %10s\n", "backend", "policy", "view", "ms/frame",
            "Mrays/s", "device MB", "mapped MB");
     for (int i = 0; i < b->count; i++) {
         const render_result *r = &b->results[i];
-        printf("%-8s %-8s %-8s %12.3f %14.1f %10.1f %10.1f\n", r->backend, r->policy, r->view,
+        printf("%-8s %-8s %-13s %12.3f %14.1f %10.1f %10.1f\n", r->backend, r->policy, r->view,
                r->seconds * 1e3, r->rays_per_second / 1e6, r->device_bytes / 1e6,
                r->mapped_bytes / 1e6);
     }
