@@ -77,6 +77,31 @@ static void test_missing_file(void **state)
     assert_non_null(strstr(r.output, "/nonexistent/detector.dae"));
 }
 
+/* cube.dae with the first triangle's first index replaced by 999. */
+static char *cube_with_bad_index(void)
+{
+    FILE *f = fopen(CUBE, "rb");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *p = strstr(text, "<p>");
+    assert_non_null(p);
+    char *out = malloc(n + 16);
+    assert_non_null(out);
+    size_t head = (size_t)(p - text) + 3;
+    memcpy(out, text, head);
+    strcpy(out + head, "999");
+    const char *rest = p + 3;
+    while (*rest == ' ' || *rest == '\n')
+        rest++;
+    while (*rest >= '0' && *rest <= '9')
+        rest++;
+    strcat(out, rest);
+    return out;
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -85,15 +110,18 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
-/* Truncated XML, an index out of range, and an empty file. */
+/* Truncated XML, an empty file, not XML, and a triangle index out of range. */
 static void test_corrupt_files(void **state)
 {
-    const char *texts[] = {
+    const char *texts[4] = {
         "<?xml version=\"1.0\"?>\n<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\">"
         "\n<library_geometries><geometry id=\"g\"><mesh>",
         "",
         "this is not XML at all\n",
+        NULL,
     };
+    char *bad_index = cube_with_bad_index();
+    texts[3] = bad_index;
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
         char path[160];
         snprintf(path, sizeof path, "%s/corrupt%zu.dae", viewer_tmpdir(), i);
@@ -105,6 +133,7 @@ static void test_corrupt_files(void **state)
         if (!strstr(r.output, path))
             fail_msg("the error does not name %s: %s", path, r.output);
     }
+    free(bad_index);
 }
 
 /* Geometry colour at the centre (not background, not black), background

@@ -20,6 +20,7 @@ typedef struct mode_times {
 
 typedef struct bench_result {
     double first_frame, render, raster;
+    double via_unpack, via_array; /* render + texture, buffer made as PBO / as VBO */
     bool render_ok;
     mode_times modes[2];   /* PHOTONS_VBO, PHOTONS_COPY */
     long frames;
@@ -88,6 +89,51 @@ static void time_mode(viewer_app *app, viewer_photon_mode mode, long n, mode_tim
     out->frame = median(frame, n);
 }
 
+/* g4daeview found a CUDA-written buffer made as a GL_PIXEL_UNPACK_BUFFER
+ * ten times faster to turn into a texture than one made as a
+ * GL_ARRAY_BUFFER (the driver places them differently). Measure both:
+ * render into the buffer, then texture from it. */
+static double time_buffer_made_as(viewer_app *app, GLenum target, long n)
+{
+    size_t bytes = (size_t)app->width * (size_t)app->height * 4;
+    GLuint gl;
+    glGenBuffers(1, &gl);
+    glBindBuffer(target, gl);
+    glBufferData(target, (GLsizeiptr)bytes, NULL,
+                 target == GL_PIXEL_UNPACK_BUFFER ? GL_STREAM_DRAW : GL_DYNAMIC_DRAW);
+    glBindBuffer(target, 0);
+    prism_buffer *buf = NULL;
+    double t[MAX_FRAMES], result = 0;
+    if (prism_buffer_create_gl(app->ctx, gl, bytes, PRISM_GL_WRITE_DISCARD,
+                               viewer_app_gl_loader(app), "bench.image", &buf) == PRISM_SUCCESS) {
+        prism_camera cam = {.vfov_degrees = app->camera.fov_deg};
+        memcpy(cam.eye, app->camera.eye, sizeof cam.eye);
+        memcpy(cam.look_at, app->camera.target, sizeof cam.look_at);
+        memcpy(cam.up, app->camera.up, sizeof cam.up);
+        prism_render_desc desc = {.width = (uint32_t)app->width,
+                                  .height = (uint32_t)app->height, .bottom_row_first = true};
+        prism_target tgt = {.kind = PRISM_TARGET_BUFFER, .buffer = buf};
+        long i = 0;
+        for (; i < n; i++) {
+            double t0 = viewer_clock();
+            if (prism_render(app->ctx, app->geometry, &cam, &desc, &tgt, NULL) != PRISM_SUCCESS)
+                break;
+            glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl);
+            glBindTexture(GL_TEXTURE_2D, app->raytrace.texture);
+            glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, app->width, app->height, GL_RGBA,
+                            GL_UNSIGNED_BYTE, NULL);
+            glBindTexture(GL_TEXTURE_2D, 0);
+            glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+            glFinish();
+            t[i] = viewer_clock() - t0;
+        }
+        result = i == n ? median(t, n) : 0;
+    }
+    prism_buffer_release(buf);
+    glDeleteBuffers(1, &gl);
+    return result;
+}
+
 static void measure(viewer_app *app, bench_result *b)
 {
     double t0 = viewer_clock();
@@ -109,6 +155,10 @@ static void measure(viewer_app *app, bench_result *b)
         t[i] = viewer_clock() - s;
     }
     b->raster = median(t, b->frames);
+    if (b->render_ok && app->raytrace.texture) {
+        b->via_unpack = time_buffer_made_as(app, GL_PIXEL_UNPACK_BUFFER, b->frames);
+        b->via_array = time_buffer_made_as(app, GL_ARRAY_BUFFER, b->frames);
+    }
     if (app->photons.count) {
         time_mode(app, PHOTONS_VBO, b->frames, &b->modes[PHOTONS_VBO]);
         time_mode(app, PHOTONS_COPY, b->frames, &b->modes[PHOTONS_COPY]);
@@ -135,6 +185,11 @@ static void print_table(const viewer_app *app, const bench_result *b)
                b->render * 1e3, b->render > 0 ? 1 / b->render : 0,
                app->raytrace.interop ? "on" : "off");
     printf("%-34s %12.3f\n", "raster draw (median)", b->raster * 1e3);
+    if (b->via_unpack > 0 && b->via_array > 0) {
+        printf("%-34s %12.3f\n", "render+texture, PBO made as UNPACK", b->via_unpack * 1e3);
+        printf("%-34s %12.3f  (%.2fx the UNPACK one)\n", "render+texture, PBO made as ARRAY",
+               b->via_array * 1e3, b->via_array / b->via_unpack);
+    }
     for (int m = 0; m < 2; m++) {
         const mode_times *t = &b->modes[m];
         const char *name = viewer_photon_mode_name((viewer_photon_mode)m);
@@ -184,11 +239,12 @@ static void print_json(const viewer_app *app, const bench_result *b)
     printf(",\"display\":");
     json_string(app->display_name);
     printf(",\"interop\":%s,\"load_ms\":%.4f,\"bvh_ms\":%.4f,\"gl_ms\":%.4f,\"upload_ms\":%.4f,"
-           "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,",
+           "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,"
+           "\"render_texture_unpack_ms\":%.4f,\"render_texture_array_ms\":%.4f,",
            app->raytrace.interop ? "true" : "false", app->startup.load * 1e3,
            app->startup.bvh * 1e3, app->startup.gl * 1e3, app->startup.upload * 1e3,
            b->first_frame * 1e3, b->render * 1e3, b->render > 0 ? 1 / b->render : 0,
-           b->raster * 1e3);
+           b->raster * 1e3, b->via_unpack * 1e3, b->via_array * 1e3);
     print_mode_json("vbo", &b->modes[PHOTONS_VBO], true);
     print_mode_json("copy", &b->modes[PHOTONS_COPY], false);
     printf("}\n");

@@ -10,6 +10,7 @@
 #include <EGL/eglext.h>
 
 #include "gl.h"
+#include "sanitizer.h"
 
 struct viewer_egl {
     EGLDisplay display;
@@ -150,7 +151,8 @@ void viewer_egl_destroy(viewer_egl *egl)
         eglDestroySurface(egl->display, egl->surface);
     if (egl->context != EGL_NO_CONTEXT)
         eglDestroyContext(egl->display, egl->context);
-    eglTerminate(egl->display);
+    if (!VIEWER_KEEP_GL_DRIVER)
+        eglTerminate(egl->display);
     free(egl);
 }
 

@@ -214,6 +214,27 @@ static void frame_timing(viewer_app *app, double dt)
     app->fps = app->frame < 2 ? fps : app->fps * 0.9 + fps * 0.1;
 }
 
+/* Follow the window's size: the ray-traced view's PBO and texture are
+ * made again at the new size. */
+static void follow_resize(viewer_app *app)
+{
+    int w, h;
+    viewer_window_framebuffer_size(app->window, &w, &h);
+    if (w < 1 || h < 1 || (w == app->width && h == app->height))
+        return;
+    app->width = w;
+    app->height = h;
+    if (!app->raytrace.buffer)
+        return;
+    char err[512];
+    viewer_raytrace_destroy(&app->raytrace);
+    if (viewer_raytrace_create(&app->raytrace, app->ctx, w, h, viewer_app_gl_loader(app), err,
+                               sizeof err)) {
+        fprintf(stderr, "prism-view: %s: raster view only\n", err);
+        app->view = VIEW_RASTER;
+    }
+}
+
 int viewer_app_run(viewer_app *app)
 {
     long frames = app->opt.frames ? app->opt.frames : app->window ? 0 : 1;
@@ -223,6 +244,7 @@ int viewer_app_run(viewer_app *app)
             viewer_window_poll(app->window);
             if (viewer_window_should_close(app->window))
                 break;
+            follow_resize(app);
         }
         double now = viewer_clock();
         /* Headless frames step time evenly, so a given frame is the same picture every run. */

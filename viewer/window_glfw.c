@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "gl.h"
+#include "sanitizer.h"
 #include <GLFW/glfw3.h>
 
 struct viewer_window {
@@ -129,7 +130,8 @@ void viewer_window_destroy(viewer_window *win)
     if (!win)
         return;
     glfwDestroyWindow(win->handle);
-    glfwTerminate();
+    if (!VIEWER_KEEP_GL_DRIVER)
+        glfwTerminate();
     free(win);
 }
 
