@@ -5,8 +5,8 @@
  * on the triangles of whichever of the two is the daughter of the other,
  * since those triangles are the boundary between them. Border surfaces
  * between siblings are not assigned (their shared boundary is not a set of
- * whole triangles) and the loader logs how many it left. A border surface
- * wins over a skin surface on the same triangles. */
+ * whole triangles): the loader warns about each one that covers nothing.
+ * A border surface wins over a skin surface on the same triangles. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,20 +69,32 @@ static uint32_t border_of(prism__cl *L, const uint32_t *ends, uint32_t pv_s, uin
 static void assign(prism__cl *L, prism_scene *S, const uint32_t *holder, const uint32_t *pv,
                    const uint32_t *ends, const uint32_t *skin)
 {
-    bool any_border = false;
+    size_t borders = 0;
     for (size_t i = 0; i < L->surfrefs.count; i++)
-        any_border |= CL_AT(L->surfrefs, cl_surfref, i).kind == PRISM_SURFACE_BORDER;
+        borders += CL_AT(L->surfrefs, cl_surfref, i).kind == PRISM_SURFACE_BORDER;
+    bool *used = borders ? calloc(L->surfrefs.count, sizeof *used) : NULL;
     for (size_t s = 0; s < S->solids_count; s++) {
         const prism_solid *so = &S->solids[s];
         uint32_t surf = skin[holder[s]];
-        if (any_border && so->parent != PRISM_NONE) {
+        if (borders && so->parent != PRISM_NONE) {
             uint32_t b = border_of(L, ends, pv[s], pv[so->parent]);
             if (b != CL_NONE)
                 surf = b;
+            if (b != CL_NONE && used)
+                used[b] = true;
         }
         for (uint32_t t = 0; t < so->triangle_count; t++)
             S->triangle_surface[so->first_triangle + t] = surf;
     }
+    for (size_t i = 0; used && i < L->surfrefs.count; i++) {
+        const cl_surfref *r = &CL_AT(L->surfrefs, cl_surfref, i);
+        if (r->kind == PRISM_SURFACE_BORDER && !used[i] && ends[2 * i] != CL_NONE)
+            prism__cl_log(L, PRISM_LOG_WARNING,
+                          "%s:%u:%u: <bordersurface name=\"%s\">: its volumes are not mother "
+                          "and daughter anywhere in the scene; it covers no triangle",
+                          L->file, r->pos.line, r->pos.col, S->surfaces[i].name);
+    }
+    free(used);
 }
 
 prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32_t *holder,

@@ -425,6 +425,37 @@ static void test_mirror_keeps_winding(void **state)
     prism_scene_free(s);
 }
 
+/* A border surface between two sibling PMTs covers nothing (their shared
+ * boundary is not a set of whole triangles): kept, warned about once. */
+static void test_sibling_border_warns(void **state)
+{
+    (void)state;
+    FILE *f = fopen(DATA("g4dae_mini.dae"), "rb");
+    assert_non_null(f);
+    static char text[16384], doc[17000];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *at = strstr(text, "    </extra>\n  </library_nodes>");
+    assert_non_null(at);
+    *at = 0;
+    n = (size_t)snprintf(doc, sizeof doc,
+                         "%s<bordersurface name=\"Siblings\" surfaceproperty=\"CathodeSurface0xb\">"
+                         "<physvolref ref=\"pvPmt0x9\"/><physvolref ref=\"pvPmt0xa\"/>"
+                         "</bordersurface>\n%s",
+                         text, at + 1);
+    prism_load_desc d = {.log = count_warnings};
+    prism_scene *s = NULL;
+    warnings = 0;
+    assert_int_equal(prism_scene_load_memory(doc, n, "siblings", &d, &s), PRISM_SUCCESS);
+    assert_int_equal(warnings, 1);
+    assert_int_equal(s->surfaces_count, 3);
+    for (size_t t = 0; t < s->triangles_count; t++)
+        assert_true(s->triangle_surface[t] != 2);
+    assert_int_equal(s->triangle_surface[24], 1);
+    prism_scene_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_progress_cancel_and_args),
         cmocka_unit_test(test_lenient_input),
         cmocka_unit_test(test_mirror_keeps_winding),
+        cmocka_unit_test(test_sibling_border_warns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,12 @@ typedef enum prism_surface_kind {
     PRISM_SURFACE_BORDER      /* between two placed volumes, in that order */
 } prism_surface_kind;
 
-/** A G4DAE optical surface (opticalsurface + skin/border surface). */
+/** A G4DAE optical surface (opticalsurface + skin/border surface). A skin
+ * surface covers every triangle of every placement of its logical volume
+ * (the node holding the instance_geometry). A border surface covers the
+ * triangles of whichever of its two placed volumes is the daughter of the
+ * other; one that matches no such pair (siblings, or volumes the file
+ * lacks) is kept but covers nothing, with a warning. Border wins over skin. */
 typedef struct prism_surface {
     char *name;
     prism_surface_kind kind;
@@ -54,7 +59,9 @@ typedef struct prism_surface {
     size_t properties_count;
 } prism_surface;
 
-/** A placed volume: one instance of a geometry in the world. */
+/** A placed volume: one instance of a geometry in the world. For G4DAE
+ * files the name is the logical volume's node id and the path runs through
+ * the physical volume nodes that placed it. */
 typedef struct prism_solid {
     char *name;            /* node name (or id) of the placement */
     char *path;            /* node names from the root, joined with '/' */
