@@ -249,9 +249,11 @@ int viewer_photons_propagate(viewer_photons *ph, prism_context *ctx,
 {
     if (!ph->count)
         return 0;
-    /* Final states come back only where they are cheap; the time range of
-     * a big run is taken from the records in copy mode. */
-    size_t final_count = ph->count <= ((size_t)1 << 20) ? ph->count : 0;
+    /* The time range is found once, from the final states where they are
+     * cheap (else from the records in copy mode); later propagations (P, V,
+     * the benchmark's frames) write the records only. */
+    bool need_time = ph->time_max <= 0;
+    size_t final_count = need_time && ph->count <= ((size_t)1 << 20) ? ph->count : 0;
     prism_photon *final = final_count ? malloc(final_count * sizeof *final) : NULL;
     prism_propagate_desc desc = {.seed = ph->seed, .record_steps = ph->steps};
     prism_propagate_outputs out = {
@@ -270,7 +272,7 @@ int viewer_photons_propagate(viewer_photons *ph, prism_context *ctx,
         return fail(ctx, r, "prism_propagate", err, err_size);
     if (ph->mode == PHOTONS_COPY && copy_to_gl(ph, ctx, err, err_size))
         return -1;
-    if (!final_count && ph->staging) {
+    if (need_time && !final_count && ph->staging) {
         const prism_step_record *rec = ph->staging;
         for (size_t p = 0; p < ph->count; p++)
             if (rec[p * ph->steps + ph->steps - 1].time > ph->time_max)
