@@ -17,10 +17,16 @@
 #include <EGL/egl.h>
 #include <GLFW/glfw3.h>
 
+/* Engine warnings and errors go to stderr, except the engine's note that
+ * GL buffers use the copy path: the viewer says that itself, once, in its
+ * own words (PRISM_VIEW_VERBOSE shows everything, info included). */
 static void on_engine_log(void *user, prism_log_level level, const char *message)
 {
-    if (level >= PRISM_LOG_WARNING)
-        fprintf(stderr, "prism: %s\n", message);
+    bool verbose = getenv("PRISM_VIEW_VERBOSE") != NULL;
+    if (!verbose && (level < PRISM_LOG_WARNING ||
+                     strncmp(message, "CUDA-GL interop unavailable", 27) == 0))
+        return;
+    fprintf(stderr, "prism: %s\n", message);
 }
 
 static int load_scene(viewer_app *app)
@@ -122,6 +128,8 @@ static const prism_backend BACKENDS[] = {PRISM_BACKEND_AUTO, PRISM_BACKEND_CUDA,
 static int open_engine(viewer_app *app)
 {
     prism_context_desc desc = {.backend = BACKENDS[app->opt.backend], .log = on_engine_log,
+                               .log_level = getenv("PRISM_VIEW_VERBOSE") ? PRISM_LOG_INFO
+                                                                     : PRISM_LOG_WARNING,
                                .share_gl = app->opt.backend != BACKEND_HOST};
     prism_result r = prism_context_create(&desc, &app->ctx);
     if (r != PRISM_SUCCESS && desc.share_gl && prism_cuda_device_count() > 0) {
@@ -233,7 +241,11 @@ static int make_views(viewer_app *app)
         fprintf(stderr, "prism-view: %s: raster view only\n", err);
         app->view = VIEW_RASTER;
     }
+    /* Unless asked for, VBO mode only where interop can exist: on the
+     * host backend or with GL not shared it would only fall back. */
     viewer_photon_mode mode = app->opt.mode;
+    if (!app->opt.mode_given && !prism_context_gl_shared(app->ctx))
+        mode = PHOTONS_COPY;
     if (viewer_photons_create(&app->photons, app->ctx, (size_t)app->opt.photons, mode,
                               viewer_app_gl_loader(app), err, sizeof err)) {
         fprintf(stderr, "prism-view: %s\n", err);

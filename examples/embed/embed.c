@@ -33,6 +33,7 @@ static const char *VERTEX =
     "void main() {\n"
     "  colour_v = (history & 4u) != 0u ? vec3(0.2, 1.0, 0.3)\n"  /* SURFACE_DETECT */
     "           : (history & 2u) != 0u ? vec3(1.0, 0.3, 0.2)\n"  /* BULK_ABSORB */
+    "           : (history & 8u) != 0u ? vec3(1.0, 0.6, 0.1)\n"  /* SURFACE_ABSORB */
     "           : vec3(0.6, 0.7, 1.0);\n"
     "  gl_Position = mvp * vec4(pos_time.xyz, 1.0);\n"
     "}\n";
