@@ -12,11 +12,12 @@
 #include "collada_internal.h"
 
 #define CL_MAX_VISITS (UINT64_C(1) << 26) /* nodes the scene may place, in all */
+#define CL_MAX_NAME_BYTES ((size_t)1 << 30) /* solid names and paths, in all */
 
 typedef struct flat {
     prism__cl *L;
     prism_scene *S;
-    size_t tri, vert, solid;
+    size_t tri, vert, solid, name_bytes;
     prism__vec path; /* char, NUL terminated */
     uint32_t *holder, *pv;
     struct cl_job *jobs; /* one per solid */
@@ -240,6 +241,13 @@ static uint32_t place_geometry(flat *f, const cl_item *it, const double *m, uint
     const cl_geometry *g = &CL_AT(L->geometries, cl_geometry, it->target);
     const uint32_t *mats = CL_PTR(L->item_mats, uint32_t, it->mat_first);
     cl_node *n = node_at(L, ni);
+    f->name_bytes += strlen(node_label(L, n)) + f->path.count + 2;
+    if (f->name_bytes > CL_MAX_NAME_BYTES) {
+        prism__cl_fail(L, PRISM_ERROR_LIMIT, it->pos, "instance_geometry",
+                       "solid names and paths would take more than %zu MB",
+                       CL_MAX_NAME_BYTES >> 20);
+        return CL_NONE;
+    }
     uint32_t s = (uint32_t)f->solid++;
     prism_solid *so = &f->S->solids[s];
     so->name = dup(node_label(L, n));
@@ -343,6 +351,10 @@ static bool check_totals(prism__cl *L, const cl_node *root)
         prism__cl_fail(L, PRISM_ERROR_LIMIT, at, "visual_scene",
                        "the scene places %llu world triangles, more than the limit %llu",
                        (unsigned long long)root->sub_triangles, (unsigned long long)max);
+    else if (root->sub_solids > max)
+        prism__cl_fail(L, PRISM_ERROR_LIMIT, at, "visual_scene",
+                       "the scene places %llu solids, more than the limit %llu",
+                       (unsigned long long)root->sub_solids, (unsigned long long)max);
     else if (root->sub_vertices > UINT32_MAX || root->sub_solids >= UINT32_MAX)
         prism__cl_fail(L, PRISM_ERROR_LIMIT, at, "visual_scene",
                        "the scene places more than 2^32-1 vertices or solids");
@@ -376,7 +388,7 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
     if (!count_node(L, root, 0, node_at(L, root)->pos) || !check_totals(L, node_at(L, root)))
         return L->result;
     const cl_node *r = node_at(L, root);
-    flat f = {L, S, 0, 0, 0, {0}, NULL, NULL, NULL};
+    flat f = {L, S, 0, 0, 0, 0, {0}, NULL, NULL, NULL};
     f.holder = malloc((r->sub_solids + 1) * sizeof *f.holder);
     f.pv = malloc((r->sub_solids + 1) * sizeof *f.pv);
     f.jobs = malloc((r->sub_solids + 1) * sizeof *f.jobs);

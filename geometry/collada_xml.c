@@ -377,6 +377,13 @@ static void XMLCALL on_start(void *user, const XML_Char *name, const XML_Char **
         return;
     cl_pos pos = prism__cl_here(L);
     unsigned tag = prism__cl_tag(name);
+    if (L->text && L->carry_len && L->depth == L->text_depth) {
+        /* an element inside number text ends the number before it */
+        size_t n = L->carry_len;
+        L->carry_len = 0;
+        if (!take_token(L, L->carry, L->carry + n))
+            return;
+    }
     if (L->depth >= (size_t)L->max_depth + CL_XML_SLACK) {
         prism__cl_fail(L, PRISM_ERROR_LIMIT, pos, name, "elements nested deeper than %u",
                        L->max_depth + CL_XML_SLACK);

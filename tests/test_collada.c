@@ -456,6 +456,25 @@ static void test_sibling_border_warns(void **state)
     prism_scene_free(s);
 }
 
+/* An element inside number text ends the number before it: "2<x/>3" is two. */
+static void test_element_splits_numbers(void **state)
+{
+    (void)state;
+    static const char doc[] =
+        "<COLLADA><library_geometries><geometry id=\"g\"><mesh><source id=\"p\">"
+        "<float_array count=\"9\">0 0 0 1 0 0 0 1<x/>0</float_array></source><vertices id=\"v\">"
+        "<input semantic=\"POSITION\" source=\"#p\"/></vertices><triangles count=\"1\"><input "
+        "semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>0 1<y/>2</p></triangles></mesh>"
+        "</geometry></library_geometries><library_visual_scenes><visual_scene id=\"s\"><node>"
+        "<instance_geometry url=\"#g\"/></node></visual_scene></library_visual_scenes></COLLADA>";
+    prism_scene *s = NULL;
+    assert_int_equal(prism_scene_load_memory(doc, sizeof doc - 1, "split", NULL, &s),
+                     PRISM_SUCCESS);
+    assert_int_equal(s->triangles_count, 1);
+    assert_vertex(s, 2, 0, 1, 0);
+    prism_scene_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_lenient_input),
         cmocka_unit_test(test_mirror_keeps_winding),
         cmocka_unit_test(test_sibling_border_warns),
+        cmocka_unit_test(test_element_splits_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -286,6 +286,39 @@ static void test_instancing_bomb(void **state)
     assert_non_null(strstr(err, "16777216 world triangles, more than the limit 1000000"));
 }
 
+/* Placements of an empty geometry cost names and paths, not triangles:
+ * max_triangles bounds the solids too. */
+static void test_solid_limit(void **state)
+{
+    (void)state;
+    char doc[8192];
+    size_t n = (size_t)snprintf(doc, sizeof doc,
+                                "<COLLADA><library_geometries><geometry id=\"g\"/>"
+                                "</library_geometries><library_nodes><node id=\"l0\">"
+                                "<instance_geometry url=\"#g\"/></node>");
+    for (int i = 1; i <= 12; i++)
+        n += (size_t)snprintf(doc + n, sizeof doc - n,
+                              "<node id=\"l%d\"><instance_node url=\"#l%d\"/>"
+                              "<instance_node url=\"#l%d\"/></node>",
+                              i, i - 1, i - 1);
+    snprintf(doc + n, sizeof doc - n,
+             "</library_nodes>" SCENE("<instance_node url=\"#l12\"/>") "</COLLADA>");
+    char err[512];
+    prism_load_desc d = {.error = err, .error_size = sizeof err, .max_triangles = 1000};
+    prism_scene *s = (prism_scene *)1;
+    assert_int_equal(prism_scene_load_memory(doc, strlen(doc), "solids.dae", &d, &s),
+                     PRISM_ERROR_LIMIT);
+    assert_null(s);
+    assert_non_null(strstr(err, "places 4096 solids, more than the limit 1000"));
+    d.max_triangles = 0;
+    assert_int_equal(prism_scene_load_memory(doc, strlen(doc), "solids.dae", &d, &s),
+                     PRISM_SUCCESS);
+    assert_int_equal(s->solids_count, 4096);
+    assert_int_equal(s->triangles_count, 0);
+    assert_int_equal(s->skipped.unknown_elements, 1); /* the geometry without a mesh */
+    prism_scene_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_bad_scene),
         cmocka_unit_test(test_bad_g4dae),
         cmocka_unit_test(test_instancing_bomb),
+        cmocka_unit_test(test_solid_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

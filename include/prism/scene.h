@@ -140,7 +140,7 @@ typedef struct prism_load_desc {
     char *error;                /* if set, the error message is written here */
     size_t error_size;
     size_t max_triangles;       /* >0: refuse files that place more world triangles
-                                   (PRISM_ERROR_LIMIT) before allocating them */
+                                   or solids (PRISM_ERROR_LIMIT) before allocating them */
 } prism_load_desc;
 
 /** Load a COLLADA file. On failure *out is NULL, nothing is left allocated,
