@@ -19,6 +19,13 @@ run("configure" ${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK}/build -G ${GENERATOR}
 run("build" ${CMAKE_COMMAND} --build ${WORK}/build)
 message("embed: build ok")
 
+# Under AddressSanitizer, glfwTerminate unloads Mesa's driver and the
+# blocks Mesa leaks then have stacks no suppression can name (prism-view
+# keeps the driver loaded instead; an example should stay plain). Prism's
+# own leaks are checked by its suites.
+if(C_FLAGS MATCHES "address")
+  set(ENV{ASAN_OPTIONS} "$ENV{ASAN_OPTIONS}:detect_leaks=0")
+endif()
 find_program(XVFB_RUN xvfb-run)
 if(DEFINED ENV{DISPLAY} AND NOT "$ENV{DISPLAY}" STREQUAL "")
   run("run" ${WORK}/build/embed ${SCENE} 3)
