@@ -212,6 +212,31 @@ static void test_vbo_falls_back_to_copy(void **state)
     assert_true(d > 0.0005); /* some photons visible */
 }
 
+/* Photons move with time: frame 1 and frame 40 of the same run differ
+ * (headless frames step time evenly, so each is the same picture every run). */
+static void test_photons_animate(void **state)
+{
+    char early[160], late[160];
+    snprintf(early, sizeof early, "%s/early.png", viewer_tmpdir());
+    snprintf(late, sizeof late, "%s/late.png", viewer_tmpdir());
+    viewer_run r;
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", "host", "--size", "160x120",
+                                     "--photons", "500", "--frames", "1", "--screenshot", early,
+                                     CUBE, NULL});
+    assert_int_equal(r.exit_code, 0);
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", "host", "--size", "160x120",
+                                     "--photons", "500", "--frames", "40", "--screenshot", late,
+                                     CUBE, NULL});
+    assert_int_equal(r.exit_code, 0);
+    viewer_image a, b;
+    assert_true(viewer_image_read(early, &a));
+    assert_true(viewer_image_read(late, &b));
+    double d = viewer_image_difference(&a, &b, 10);
+    viewer_image_free(&a);
+    viewer_image_free(&b);
+    assert_true(d > 0.001);
+}
+
 static void test_bench_json(void **state)
 {
     viewer_run r;
@@ -240,6 +265,7 @@ int main(void)
         cmocka_unit_test_setup(test_headless_raster, hide_hud),
         cmocka_unit_test_setup(test_headless_raytrace, hide_hud),
         cmocka_unit_test_setup(test_vbo_falls_back_to_copy, hide_hud),
+        cmocka_unit_test_setup(test_photons_animate, hide_hud),
         cmocka_unit_test(test_bench_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,8 @@ if(TARGET prism-view)
   prism_test(NAME viewer_gpu SOURCES test_viewer_gpu.c test_viewer_support.c
     LIBRARIES PNG::PNG ENVIRONMENT ${viewer_env} LABELS gpu TIMEOUT 300)
   add_dependencies(test_viewer prism-view)
+  prism_test(NAME viewer_camera SOURCES test_viewer_camera.c ${PROJECT_SOURCE_DIR}/viewer/camera.c
+    LIBRARIES m)
 endif()
 
 # The embedding example against the installed package (examples/embed).
