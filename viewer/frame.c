@@ -131,7 +131,7 @@ static int placement_summary(const viewer_app *app, char *out, size_t size)
     char dev[32], map[32];
     megabytes((double)rep->device_bytes, dev, sizeof dev);
     megabytes((double)rep->mapped_bytes, map, sizeof map);
-    int n = snprintf(out, size, "placement %s (%s device, %s mapped):",
+    int n = snprintf(out, size, "placement %s (%s device, %s mapped)\n ",
                      prism_placement_policy_name(rep->policy), dev, map);
     for (size_t i = 0; i < rep->array_count && n >= 0 && (size_t)n < size; i++) {
         const prism_upload_entry *e = &rep->arrays[i];
@@ -146,13 +146,16 @@ static void hud_text(const viewer_app *app, char *t, size_t size)
     const prism_device_info *dev = prism_context_device(app->ctx);
     const viewer_photons *ph = &app->photons;
     bool interop = app->photons.gl_buffer || app->raytrace.interop;
+    char rate[64] = "first frame";
+    if (app->frame > 0)
+        snprintf(rate, sizeof rate, "%.1f fps  %.2f ms/frame", app->fps,
+                 app->last_frame_seconds * 1e3);
     int n = snprintf(t, size,
-        "%.1f fps  %.2f ms/frame\n"
+        "%s\n"
         "view %s   photons: %s\n"
         "%zu photons  t = %.2f / %.2f ns  filter %s%s\n"
         "backend %s  device %s  (%s)\n",
-        app->fps, app->last_frame_seconds * 1e3,
-        app->view == VIEW_RASTER ? "raster" : "ray-traced",
+        rate, app->view == VIEW_RASTER ? "raster" : "ray-traced",
         !ph->count ? "none" : ph->mode == PHOTONS_VBO ? "VBO mode" : "copy mode",
         ph->count, app->sim_time, ph->time_max, viewer_photons_filter_name(ph->filter),
         app->paused ? "  [paused]" : "", prism_backend_name(prism_context_backend(app->ctx)),
