@@ -161,9 +161,13 @@ static void hud_text(const viewer_app *app, char *t, size_t size)
         app->paused ? "  [paused]" : "", prism_backend_name(prism_context_backend(app->ctx)),
         dev ? dev->name : "?", app->display_name);
     n += placement_summary(app, t + n, size - (size_t)n);
-    snprintf(t + n, size - (size_t)n, "\ninterop %s\n%s%sH: help",
-             interop ? "active" : "off (copy path; geometry stored twice: GL and engine)",
-             app->status, app->status[0] ? "\n" : "");
+    /* The raster view keeps its own copy of the vertices: the upload API
+     * takes no GL buffer to share with the kernels (yet). */
+    snprintf(t + n, size - (size_t)n,
+             "\ninterop %s: image %s, photons %s; geometry in GL and engine (2 copies)\n%s%sH: help",
+             interop ? "active" : "off (copy path)", app->raytrace.interop ? "in place" : "copied",
+             !ph->count ? "none" : ph->gl_buffer ? "in place" : "copied", app->status,
+             app->status[0] ? "\n" : "");
 }
 
 void viewer_frame_draw(viewer_app *app, bool hud)
