@@ -6,7 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef PRISM_VIEWER_HAVE_STB
 #include <stb/stb_easy_font.h>
+#else
+/* Built without libstb-dev: text takes no room and draws nothing. */
+static int stb_easy_font_print(float x, float y, char *text, unsigned char color[4],
+                               void *vertex_buffer, int vbuf_size)
+{
+    return 0;
+}
+static int stb_easy_font_width(char *text)
+{
+    return 0;
+}
+static int stb_easy_font_height(char *text)
+{
+    return 0;
+}
+#endif
 
 static const char *VERTEX =
     "#version 330 core\n"
