@@ -306,7 +306,8 @@ void viewer_photons_draw(const viewer_photons *ph, const float view[16], const f
     glUniform1f(ph->u_point, 1.0f);
     glDrawArrays(GL_LINES, 0, (GLsizei)(ph->count * 2));
     glUniform1i(ph->u_per_photon, 1);
-    glUniform1f(ph->u_point, ph->count > 100000 ? 1.0f : 3.0f);
+    /* Big runs as single pixels, small ones as dots that can be seen. */
+    glUniform1f(ph->u_point, ph->count >= 50000 ? 1.0f : ph->count >= 5000 ? 2.0f : 3.0f);
     glDrawArrays(GL_POINTS, 0, (GLsizei)ph->count);
     glBindVertexArray(0);
     glBindTexture(GL_TEXTURE_BUFFER, 0);
