@@ -32,7 +32,8 @@ typedef struct viewer_photons {
     bool fallback_said;
     prism_buffer *gl_buffer;   /* VBO mode: the VBO as the engine sees it */
     prism_buffer *device;      /* copy mode: records in device memory */
-    void *staging;             /* copy mode: their host copy */
+    void *staging;             /* copy mode: their host copy (pinned when it can be) */
+    prism_buffer *pinned;      /* the pinned buffer holding `staging`, or NULL (heap) */
     prism_gl_get_proc_address_fn loader;
     uint64_t seed;
     double time_max;           /* ns: the last photon's end */
