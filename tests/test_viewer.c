@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_viewer_support.h"
 
@@ -237,6 +238,109 @@ static void test_photons_animate(void **state)
     assert_true(d > 0.001);
 }
 
+/* A headless run of the cube (HUD text off) with `keys` pressed from the
+ * second frame on; extra arguments before the file. */
+static void keyed_run(const char *png, const char *keys, const char *photons, long frames,
+                      const char *extra, viewer_run *r)
+{
+    char n[16];
+    snprintf(n, sizeof n, "%ld", frames);
+    if (keys)
+        setenv("PRISM_VIEW_KEYS", keys, 1);
+    const char *args[16] = {"--headless", "--backend", "host", "--size", "160x120",
+                            "--photons", photons, "--frames", n, "--screenshot", png};
+    int k = 11;
+    if (extra)
+        args[k++] = extra;
+    args[k++] = CUBE;
+    args[k] = NULL;
+    viewer_exec(r, args);
+    unsetenv("PRISM_VIEW_KEYS");
+    assert_int_equal(r->signal, 0);
+    assert_int_equal(r->exit_code, 0);
+}
+
+static double png_difference(const char *a_path, const char *b_path)
+{
+    viewer_image a, b;
+    assert_true(viewer_image_read(a_path, &a));
+    assert_true(viewer_image_read(b_path, &b));
+    double d = viewer_image_difference(&a, &b, 2);
+    viewer_image_free(&a);
+    viewer_image_free(&b);
+    return d;
+}
+
+static void tmp_png(char *out, size_t size, const char *name)
+{
+    snprintf(out, size, "%s/%s.png", viewer_tmpdir(), name);
+}
+
+/* R switches to the ray-traced view: the picture is --view raytrace's. */
+static void test_key_r_switches_view(void **state)
+{
+    char keyed[160], direct[160];
+    tmp_png(keyed, sizeof keyed, "key_r");
+    tmp_png(direct, sizeof direct, "view_rt");
+    viewer_run r;
+    keyed_run(keyed, "R", "0", 2, NULL, &r);
+    keyed_run(direct, NULL, "0", 2, "--view=raytrace", &r);
+    assert_true(png_difference(keyed, direct) < 1e-4);
+}
+
+/* F filters to SURFACE_DETECT: the cube has no detecting surface, so no
+ * photon is left and the picture is the one without photons. */
+static void test_key_f_filters(void **state)
+{
+    char filtered[160], none[160], all[160];
+    tmp_png(filtered, sizeof filtered, "key_f");
+    tmp_png(none, sizeof none, "no_photons");
+    tmp_png(all, sizeof all, "all_photons");
+    viewer_run r;
+    keyed_run(filtered, "F", "2000", 2, NULL, &r);
+    keyed_run(none, NULL, "0", 2, NULL, &r);
+    keyed_run(all, NULL, "2000", 2, NULL, &r);
+    assert_true(png_difference(filtered, none) < 1e-4);
+    assert_true(png_difference(all, none) > 1e-3);
+}
+
+/* H shows the help overlay; S writes prism-view-1.png in the current folder. */
+static void test_keys_h_and_s(void **state)
+{
+    char help[160], plain[160], shot[200], cwd[512];
+    tmp_png(help, sizeof help, "key_h");
+    tmp_png(plain, sizeof plain, "plain");
+    viewer_run r;
+    keyed_run(help, "H", "0", 2, NULL, &r);
+    keyed_run(plain, NULL, "0", 2, NULL, &r);
+    assert_true(png_difference(help, plain) > 0.05);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(viewer_tmpdir()), 0);
+    keyed_run(plain, "S", "0", 2, NULL, &r);
+    assert_int_equal(chdir(cwd), 0);
+    assert_non_null(strstr(r.output, "wrote prism-view-1.png"));
+    snprintf(shot, sizeof shot, "%s/prism-view-1.png", viewer_tmpdir());
+    viewer_image img;
+    assert_true(viewer_image_read(shot, &img));
+    assert_int_equal(img.width, 160);
+    viewer_image_free(&img);
+}
+
+/* V asks for VBO mode: without interop it says so and stays on the copy
+ * path; P propagates again (time restarts); space, [ and ] pause and scrub. */
+static void test_keys_v_p_space_scrub(void **state)
+{
+    char a[160], b[160];
+    tmp_png(a, sizeof a, "key_v");
+    tmp_png(b, sizeof b, "key_p");
+    viewer_run r;
+    keyed_run(a, "V", "500", 3, NULL, &r);
+    assert_non_null(strstr(r.output, "photons use the copy path"));
+    keyed_run(b, "P []]", "500", 7, NULL, &r);
+    keyed_run(a, NULL, "500", 7, NULL, &r);
+    assert_true(png_difference(a, b) > 1e-4); /* P restarted time: photons elsewhere */
+}
+
 static void test_bench_json(void **state)
 {
     viewer_run r;
@@ -266,6 +370,10 @@ int main(void)
         cmocka_unit_test_setup(test_headless_raytrace, hide_hud),
         cmocka_unit_test_setup(test_vbo_falls_back_to_copy, hide_hud),
         cmocka_unit_test_setup(test_photons_animate, hide_hud),
+        cmocka_unit_test_setup(test_key_r_switches_view, hide_hud),
+        cmocka_unit_test_setup(test_key_f_filters, hide_hud),
+        cmocka_unit_test_setup(test_keys_h_and_s, hide_hud),
+        cmocka_unit_test_setup(test_keys_v_p_space_scrub, hide_hud),
         cmocka_unit_test(test_bench_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -192,13 +192,15 @@ void viewer_frame_draw(viewer_app *app, bool hud)
     else
         viewer_raster_draw(&app->raster, view, proj);
     viewer_photons_draw(&app->photons, view, proj, app->sim_time);
-    const char *hud_env = getenv("PRISM_VIEW_HUD"); /* "0": pictures to compare */
-    if (!hud || (hud_env && !strcmp(hud_env, "0")))
+    if (!hud)
         return;
-    char text[2048];
-    hud_text(app, text, sizeof text);
-    viewer_hud_draw(&app->hud, text, 10, 10, app->width >= 1000 ? 1.5f : 1.0f, app->width,
-                    app->height);
+    const char *hud_env = getenv("PRISM_VIEW_HUD"); /* "0": pictures to compare */
+    if (!hud_env || strcmp(hud_env, "0")) {
+        char text[2048];
+        hud_text(app, text, sizeof text);
+        viewer_hud_draw(&app->hud, text, 10, 10, app->width >= 1000 ? 1.5f : 1.0f, app->width,
+                        app->height);
+    }
     if (app->help)
         viewer_hud_draw_columns(&app->hud, HELP_KEYS, HELP_WHAT, -1, (float)app->height * 0.3f,
                                 app->width >= 1000 ? 2.0f : 1.5f, app->width, app->height);
@@ -258,6 +260,11 @@ int viewer_app_run(viewer_app *app)
         double dt = app->window ? now - prev : 1.0 / 60.0;
         frame_timing(app, now - prev);
         prev = now;
+        /* $PRISM_VIEW_KEYS: keys pressed one a frame from the second frame on,
+         * so scripted runs and tests drive what a user's keys do. */
+        const char *script = getenv("PRISM_VIEW_KEYS");
+        if (script && app->frame >= 1 && (size_t)app->frame <= strlen(script))
+            viewer_input_push_key(&app->input, script[app->frame - 1]);
         viewer_frame_input(app, app->frame ? dt : 0);
         viewer_frame_draw(app, true);
         if (app->screenshot_wanted) {
