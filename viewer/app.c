@@ -101,8 +101,10 @@ static int open_display(viewer_app *app)
     if (app->opt.headless) {
         r = open_headless(app);
     } else {
-        char err[512];
-        if (viewer_window_create(app->width, app->height, "prism-view", &app->input,
+        char err[512], title[300];
+        const char *base = strrchr(app->opt.file, '/');
+        snprintf(title, sizeof title, "prism-view: %s", base ? base + 1 : app->opt.file);
+        if (viewer_window_create(app->width, app->height, title, &app->input,
                                  &app->window, err, sizeof err) == 0) {
             viewer_window_framebuffer_size(app->window, &app->width, &app->height);
             snprintf(app->display_name, sizeof app->display_name, "GLFW window");
