@@ -276,7 +276,8 @@ static void tmp_png(char *out, size_t size, const char *name)
     snprintf(out, size, "%s/%s.png", viewer_tmpdir(), name);
 }
 
-/* R switches to the ray-traced view: the picture is --view raytrace's. */
+/* R cycles raster -> ray-traced (the picture of --view raytrace) -> x-ray
+ * -> raster. */
 static void test_key_r_switches_view(void **state)
 {
     char keyed[160], direct[160];
@@ -286,6 +287,16 @@ static void test_key_r_switches_view(void **state)
     keyed_run(keyed, "R", "0", 2, NULL, &r);
     keyed_run(direct, NULL, "0", 2, "--view=raytrace", &r);
     assert_true(png_difference(keyed, direct) < 1e-4);
+    /* Pressed again: x-ray layers, a different picture; a third time: raster. */
+    char xray[160], raster[160], back[160];
+    tmp_png(xray, sizeof xray, "key_rr");
+    tmp_png(raster, sizeof raster, "raster");
+    tmp_png(back, sizeof back, "key_rrr");
+    keyed_run(xray, "RR", "0", 3, NULL, &r);
+    keyed_run(back, "RRR", "0", 4, NULL, &r);
+    keyed_run(raster, NULL, "0", 4, NULL, &r);
+    assert_true(png_difference(xray, direct) > 1e-3);
+    assert_true(png_difference(back, raster) < 1e-4);
 }
 
 /* F filters to SURFACE_DETECT: the cube has no detecting surface, so no

@@ -26,7 +26,7 @@ static const char *HELP_WHAT =
     "pan (middle drag too)\n"
     "zoom\n"
     "fly (shift: faster)\n"
-    "raster / ray-traced view\n"
+    "raster / ray-traced / x-ray view\n"
     "VBO / copy photon mode\n"
     "propagate again (new seed)\n"
     "pause\n"
@@ -65,9 +65,13 @@ static void on_key(viewer_app *app, int key, bool *screenshot)
     double step = app->photons.time_max * 0.02;
     switch (key) {
     case 'R':
-        if (app->raytrace.buffer)
+        /* raster -> ray-traced -> ray-traced x-ray -> raster */
+        if (app->raytrace.buffer && app->view == VIEW_RAYTRACE && !app->raytrace.xray) {
+            app->raytrace.xray = true;
+        } else if (app->raytrace.buffer) {
             app->view = app->view == VIEW_RASTER ? VIEW_RAYTRACE : VIEW_RASTER;
-        else
+            app->raytrace.xray = false;
+        } else
             snprintf(app->status, sizeof app->status, "no ray-traced view (see stderr)");
         break;
     case 'V': switch_mode(app); break;
@@ -155,7 +159,8 @@ static void hud_text(const viewer_app *app, char *t, size_t size)
         "view %s   photons: %s\n"
         "%zu photons  t = %.2f / %.2f ns  filter %s%s\n"
         "backend %s  device %s  (%s)\n",
-        rate, app->view == VIEW_RASTER ? "raster" : "ray-traced",
+        rate, app->view == VIEW_RASTER ? "raster" : app->raytrace.xray ? "ray-traced x-ray"
+                                                                        : "ray-traced",
         !ph->count ? "none" : ph->mode == PHOTONS_VBO ? "VBO mode" : "copy mode",
         ph->count, app->sim_time, ph->time_max, viewer_photons_filter_name(ph->filter),
         app->paused ? "  [paused]" : "", prism_backend_name(prism_context_backend(app->ctx)),

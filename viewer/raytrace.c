@@ -76,6 +76,7 @@ int viewer_raytrace_render(viewer_raytrace *rt, prism_context *ctx, const prism_
     memcpy(camera.look_at, cam->target, sizeof camera.look_at);
     memcpy(camera.up, cam->up, sizeof camera.up);
     prism_render_desc desc = {.width = (uint32_t)rt->width, .height = (uint32_t)rt->height,
+                              .mode = rt->xray ? PRISM_RENDER_XRAY : PRISM_RENDER_SHADED,
                               .bottom_row_first = true};
     memcpy(desc.background, background, 4);
     prism_target target = {.kind = PRISM_TARGET_BUFFER, .buffer = rt->buffer};

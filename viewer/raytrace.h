@@ -20,6 +20,7 @@ typedef struct viewer_raytrace {
     prism_buffer *buffer;   /* the PBO as the engine sees it */
     int width, height;
     bool interop;           /* written in place through CUDA-GL interop */
+    bool xray;              /* a few layers blended: the inside of a closed detector shows */
     double render_seconds;  /* the engine's last prism_render */
 } viewer_raytrace;
 
