@@ -31,8 +31,9 @@ static bool has_extension(const char *list, const char *name)
 /* The first EGL device that is an NVIDIA GPU (it names a CUDA device). */
 static EGLDisplay nvidia_device_display(const char *client_ext)
 {
-    if (!has_extension(client_ext, "EGL_EXT_platform_device") ||
-        !has_extension(client_ext, "EGL_EXT_device_query"))
+    /* NVIDIA's glvnd lists EGL_EXT_device_base (enumeration + query in
+     * one) rather than EGL_EXT_device_query: the entry points decide. */
+    if (!has_extension(client_ext, "EGL_EXT_platform_device"))
         return EGL_NO_DISPLAY;
     PFNEGLQUERYDEVICESEXTPROC query_devices =
         (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
