@@ -8,6 +8,7 @@
  * breadth-first pass renumbers the nodes so that every prefix of the array
  * is the top of the tree, and the triangles are copied in leaf order. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +48,10 @@ static prism_result check_desc(const prism_bvh_desc *d)
     }
     if (d->bins == 1 || d->bins > PRISM__BVH_MAX_BINS) {
         build_log(d, PRISM_LOG_ERROR, "bvh: bins %u is outside 2..%d", d->bins, PRISM__BVH_MAX_BINS);
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    }
+    if (d->order > PRISM_BVH_ORDER_DFS) {
+        build_log(d, PRISM_LOG_ERROR, "bvh: order %u is not a PRISM_BVH_ORDER_*", d->order);
         return PRISM_ERROR_INVALID_ARGUMENT;
     }
     if (d->threads < 0) {
@@ -96,6 +101,7 @@ static void resolve_desc(const prism_bvh_desc *d, prism__bvh_builder *b)
     b->leaf = d && d->max_leaf_size ? d->max_leaf_size : 4;
     b->bins = d && d->bins ? d->bins : bins_of_quality[quality];
     b->threads = d && d->threads > 0 ? d->threads : omp_get_max_threads();
+    b->bfs_levels = d && d->order == PRISM_BVH_ORDER_DFS ? PRISM_BVH_DFS_BFS_LEVELS : UINT_MAX;
 }
 
 /* ---- output ---------------------------------------------------------- */
@@ -125,7 +131,7 @@ static prism_bvh *alloc_bvh(size_t vertex_count, size_t triangle_count)
  * and renumber the vertices by first use in that order, unused ones last,
  * so that the triangles of a leaf, and of neighbouring leaves, read
  * neighbouring vertices: a traversal touches fewer cache lines. Serial (the
- * order is), so it runs beside reorder_bfs; *map is for copy_vertices. */
+ * order is), so it runs beside reorder; *map is for copy_vertices. */
 static prism_result fill_triangles(prism_bvh *bvh, const prism__bvh_ref *refs,
                                    const uint32_t *indices, uint32_t **map_out)
 {
@@ -172,55 +178,101 @@ static double sah_term(const prism_bvh_node *n, double root_area)
     return a * (n->count ? PRISM_BVH_SAH_ISECT * n->count : PRISM_BVH_SAH_TRAV);
 }
 
-/* Breadth-first renumbering of the builder's nodes into bvh->nodes, with
- * node 1 as padding so that sibling pairs start at even indices; fills the
- * structural stats (nodes, leaves, depth, leaf sizes, SAH). */
-static prism_result reorder_bfs(prism_bvh *bvh, const prism_bvh_node *tmp, size_t count)
+/* The structural stats and the SAH, from the laid-out nodes (the SAH in
+ * array order, as prism_bvh_sah_cost sums it). */
+static void layout_stats(prism_bvh *bvh, const uint8_t *depth)
 {
-    const size_t pad = count > 1, total = count + pad;
-    uint32_t *order = malloc(total * sizeof *order);
-    uint8_t *depth = malloc(total);
-    if (!order || !depth) {
-        free(order);
-        free(depth);
-        return PRISM_ERROR_OUT_OF_MEMORY;
-    }
     prism_bvh_stats *s = &bvh->stats;
-    size_t next = 1 + pad;
-    order[0] = 0;
-    depth[0] = 0;
-    const double root = sah_root_area(&tmp[0]);
+    const double root = sah_root_area(&bvh->nodes[0]);
     double sah = 0.0;
-    for (size_t k = 0; k < total; k++) {
-        if (pad && k == 1) {
-            bvh->nodes[1] = (prism_bvh_node){{FLT_MAX, FLT_MAX, FLT_MAX}, 0, {-FLT_MAX, -FLT_MAX, -FLT_MAX}, 0};
-            depth[1] = 1;
-            sah += sah_term(&bvh->nodes[1], root);
-            continue;
-        }
-        prism_bvh_node n = tmp[order[k]];
-        sah += sah_term(&n, root);
-        if (n.count == 0 && bvh->triangle_count) {
-            order[next] = n.first;
-            order[next + 1] = n.first + 1;
-            depth[next] = depth[next + 1] = (uint8_t)(depth[k] + 1);
-            n.first = (uint32_t)next;
-            next += 2;
-        } else if (n.count) {
+    for (size_t k = 0; k < bvh->node_count; k++) {
+        const prism_bvh_node *n = &bvh->nodes[k];
+        sah += sah_term(n, root);
+        if (n->count) {
             s->leaves++;
-            if (n.count > s->max_leaf_triangles)
-                s->max_leaf_triangles = n.count;
+            s->max_leaf_triangles = n->count > s->max_leaf_triangles ? n->count : s->max_leaf_triangles;
         }
-        if (depth[k] > s->max_depth)
-            s->max_depth = depth[k];
-        bvh->nodes[k] = n;
+        s->max_depth = depth[k] > s->max_depth ? depth[k] : s->max_depth;
     }
-    bvh->node_count = total;
-    s->nodes = total;
+    s->nodes = bvh->node_count;
     s->sah_cost = root > 0.0 || bvh->triangle_count ? sah : 0.0;
     s->mean_leaf_triangles = s->leaves ? (double)bvh->triangle_count / (double)s->leaves : 0.0;
-    free(order);
-    free(depth);
+}
+
+typedef struct layout {
+    prism_bvh_node *out;
+    const prism_bvh_node *tmp;
+    uint32_t *order; /* output position -> builder node */
+    uint8_t *depth;
+    size_t next;     /* next free output position (pairs) */
+} layout;
+
+/* Place node k's children as a pair at the next free positions. */
+static size_t place_children(layout *l, size_t k)
+{
+    const uint32_t c0 = l->order[k] + 1, c1 = l->tmp[l->order[k]].first;
+    const size_t q = l->next;
+    l->order[q] = c0;
+    l->order[q + 1] = c1;
+    l->out[q] = l->tmp[c0];
+    l->out[q + 1] = l->tmp[c1];
+    l->depth[q] = l->depth[q + 1] = (uint8_t)(l->depth[k] + 1);
+    l->out[k].first = (uint32_t)q;
+    l->next += 2;
+    return q;
+}
+
+/* Depth-first below node k: each sibling pair, then the first child's
+ * subtree, then the second's. */
+static void place_dfs(layout *l, size_t k)
+{
+    size_t stack[2 * PRISM_BVH_MAX_DEPTH + 2];
+    int sp = 0;
+    stack[sp++] = k;
+    while (sp > 0) {
+        size_t at = stack[--sp];
+        if (l->out[at].count != 0)
+            continue;
+        size_t q = place_children(l, at);
+        stack[sp++] = q + 1;
+        stack[sp++] = q;
+    }
+}
+
+/* Renumber the builder's nodes (`cap` slots, see prism__bvh_build_nodes)
+ * into bvh->nodes: breadth-first down to depth `bfs_levels`, then each
+ * subtree below depth-first. Node 1 is padding so that sibling pairs start
+ * at even indices. Either way a child comes after its parent. */
+static prism_result reorder(prism_bvh *bvh, const prism_bvh_node *tmp, size_t cap,
+                            unsigned bfs_levels)
+{
+    const size_t pad = tmp[0].count == 0 && bvh->triangle_count, total = cap + pad;
+    layout l = {bvh->nodes, tmp, malloc(total * sizeof *l.order), malloc(total), 1 + pad};
+    if (!l.order || !l.depth) {
+        free(l.order);
+        free(l.depth);
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    }
+    l.order[0] = 0;
+    l.depth[0] = 0;
+    l.out[0] = tmp[0];
+    if (pad) {
+        l.out[1] = (prism_bvh_node){{FLT_MAX, FLT_MAX, FLT_MAX}, 0, {-FLT_MAX, -FLT_MAX, -FLT_MAX}, 0};
+        l.depth[1] = 1;
+    }
+    size_t bfs_end = 1; /* nodes [0, bfs_end) placed breadth-first so far */
+    for (size_t k = 0; k < l.next; k += (k == 0 && pad) ? 2 : 1) {
+        bfs_end = k + 1;
+        if (l.out[k].count == 0 && bvh->triangle_count && l.depth[k] < bfs_levels)
+            place_children(&l, k);
+    }
+    for (size_t k = 0; k < bfs_end; k++) /* the frontier, in order */
+        if (l.out[k].count == 0 && bvh->triangle_count && (k != 1 || !pad) && l.depth[k] >= bfs_levels)
+            place_dfs(&l, k);
+    bvh->node_count = l.next;
+    layout_stats(bvh, l.depth);
+    free(l.order);
+    free(l.depth);
     return PRISM_SUCCESS;
 }
 
@@ -267,7 +319,7 @@ static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const floa
 #pragma omp section
             r1 = fill_triangles(bvh, b->refs, indices, &map);
 #pragma omp section
-            r2 = reorder_bfs(bvh, b->nodes, b->node_next);
+            r2 = reorder(bvh, b->nodes, n ? 2 * n - 1 : 1, b->bfs_levels);
         }
         if (r1 == PRISM_SUCCESS)
             copy_vertices(bvh, positions, map, b->threads);

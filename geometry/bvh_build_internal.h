@@ -10,11 +10,12 @@
 
 #define PRISM__BVH_MAX_BINS 256
 #define PRISM__BVH_MAX_TRIANGLES ((size_t)1 << 31)
-/* Nodes with at least this many references bin and partition with all
- * threads; below it one thread does (the data no longer pays for the fork). */
+/* Nodes with at least this many references (and more than the total over
+ * the thread count) bin and partition with all threads; below it one
+ * thread does (the data no longer pays for the fork). */
 #define PRISM__BVH_PAR_MIN ((size_t)1 << 16)
 /* Subtrees with at least this many references become OpenMP tasks. */
-#define PRISM__BVH_TASK_MIN ((size_t)1024)
+#define PRISM__BVH_TASK_MIN ((size_t)4096)
 
 /* The SAH constants documented in prism/bvh.h. */
 #define PRISM_BVH_SAH_TRAV 1.0
@@ -32,10 +33,10 @@ typedef struct prism__bvh_ref {
 typedef struct prism__bvh_builder {
     prism__bvh_ref *refs;   /* n references, partitioned in place into leaf order */
     prism__bvh_ref *tmp;    /* n scratch references for parallel partitions, or NULL */
-    prism_bvh_node *nodes;  /* 2n-1 nodes; children of inner nodes at first, first+1 */
+    prism_bvh_node *nodes;  /* 2n-1 slots; inner node i: children i+1 and `first` */
     size_t n;
-    size_t node_next;       /* nodes handed out so far (atomic) */
     unsigned leaf, bins;
+    unsigned bfs_levels;    /* node order: breadth-first above this depth, depth-first below */
     int threads;
 } prism__bvh_builder;
 
@@ -49,7 +50,8 @@ static inline double prism__bvh_area(const float *lo, const float *hi)
 }
 
 /* Make the references from the triangles and build the tree into b->nodes
- * (root at 0), leaving b->refs in leaf order and b->node_next the count. */
+ * (root at 0; an inner node i has children i + 1 and nodes[i].first), leaving
+ * b->refs in leaf order. */
 void prism__bvh_build_nodes(prism__bvh_builder *b, const float *positions, const uint32_t *indices);
 
 #endif

@@ -248,6 +248,14 @@ static int sweep(const binning *bn, const mapping *m, split *s)
     return 1;
 }
 
+/* Whether a node bins and partitions with all threads: only while there
+ * are fewer such nodes than threads (below that the subtrees' tasks keep
+ * the threads busy, and the fork-join would only cost). */
+static int par_node(const prism__bvh_builder *b, size_t n)
+{
+    return b->tmp && n >= PRISM__BVH_PAR_MIN && n * (size_t)b->threads >= b->n;
+}
+
 static int chunk_count(const prism__bvh_builder *b, size_t n)
 {
     int k = 4 * b->threads;
@@ -286,6 +294,15 @@ static int bins_for(const prism__bvh_builder *b, size_t n)
     return want < b->bins ? (int)want : (int)b->bins;
 }
 
+static int widest_axis(const box3 *cb)
+{
+    int axis = 0;
+    for (int a = 1; a < 3; a++)
+        if (cb->hi[a] - cb->lo[a] > cb->hi[axis] - cb->lo[axis])
+            axis = a;
+    return axis;
+}
+
 static int find_split(const prism__bvh_builder *b, size_t begin, size_t end, const box3 *cb,
                       split *s)
 {
@@ -293,7 +310,7 @@ static int find_split(const prism__bvh_builder *b, size_t begin, size_t end, con
     binning bn; /* ~27 KB of stack in this frame only, popped before recursing */
     make_mapping(&m, cb, bins_for(b, end - begin));
     bins_clear(&bn, m.bins);
-    if (b->tmp && end - begin >= PRISM__BVH_PAR_MIN) {
+    if (par_node(b, end - begin)) {
         bins_fill_parallel(&bn, &m, b->refs + begin, end - begin, b);
 #ifdef PRISM__BVH_SSE
     } else if (end - begin >= 256) {
@@ -418,10 +435,7 @@ static void select_nth(prism__bvh_ref *r, size_t n, size_t k, int a)
 static size_t median_split(prism__bvh_builder *b, size_t begin, size_t end, const box3 *cb,
                            split *s, box3 *lc, box3 *rc)
 {
-    int axis = 0;
-    for (int a = 1; a < 3; a++)
-        if (cb->hi[a] - cb->lo[a] > cb->hi[axis] - cb->lo[axis])
-            axis = a;
+    const int axis = widest_axis(cb);
     size_t n = end - begin, mid = n / 2;
     select_nth(b->refs + begin, n, mid, axis);
     box_empty(&s->l);
@@ -528,17 +542,6 @@ static int choose(prism__bvh_builder *b, size_t begin, size_t end, const box3 *b
     return 0;
 }
 
-static size_t alloc_pair(prism__bvh_builder *b)
-{
-    size_t first;
-#pragma omp atomic capture
-    {
-        first = b->node_next;
-        b->node_next += 2;
-    }
-    return first;
-}
-
 static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t end, box3 bounds,
                        box3 cb, unsigned depth)
 {
@@ -563,20 +566,24 @@ static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t e
     } else {
         mapping m;
         make_mapping(&m, &cb, bins_for(b, end - begin));
-        mid = b->tmp && end - begin >= PRISM__BVH_PAR_MIN
+        mid = par_node(b, end - begin)
                   ? partition_parallel(b, begin, end, &m, &s, &lc, &rc)
                   : partition(b->refs, begin, end, &m, &s, &lc, &rc);
     }
-    size_t first = alloc_pair(b);
-    node->first = (uint32_t)first;
+    /* No shared counter: a subtree over n references has at most 2n-1
+     * nodes, so it owns indices [idx, idx + 2n - 1): the left child's
+     * subtree starts at idx + 1, the right child's at idx + 2 * (mid - begin).
+     * Here `first` holds the right child; reorder() lays out the pairs. */
+    const size_t left = idx + 1, right = idx + 2 * (mid - begin);
+    node->first = (uint32_t)right;
     node->count = 0;
     if (end - begin >= PRISM__BVH_TASK_MIN) {
 #pragma omp task
-        build_node(b, first, begin, mid, s.l, lc, depth + 1);
+        build_node(b, left, begin, mid, s.l, lc, depth + 1);
     } else {
-        build_node(b, first, begin, mid, s.l, lc, depth + 1);
+        build_node(b, left, begin, mid, s.l, lc, depth + 1);
     }
-    build_node(b, first + 1, mid, end, s.r, rc, depth + 1);
+    build_node(b, right, mid, end, s.r, rc, depth + 1);
 }
 
 /* References and root boxes, in parallel. */
@@ -619,7 +626,6 @@ void prism__bvh_build_nodes(prism__bvh_builder *b, const float *positions, const
 {
     box3 bounds, cb;
     make_refs(b, positions, indices, &bounds, &cb);
-    b->node_next = 1;
     if (b->n == 0) {
         memcpy(b->nodes[0].lo, bounds.lo, sizeof bounds.lo);
         memcpy(b->nodes[0].hi, bounds.hi, sizeof bounds.hi);

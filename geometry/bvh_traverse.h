@@ -8,9 +8,9 @@
  * cannot overflow: the builder keeps leaves at depth <= PRISM_BVH_MAX_DEPTH
  * and at most one entry is pushed per inner node on the path.
  *
- * Box tests are robust: the far distance of each box is widened by
- * 1 + 2*gamma(3) (Ize, "Robust BVH Ray Traversal", JCGT 2013), so rounding in
- * the slab test cannot cull a box that a triangle test would hit (a ray
+ * Box tests are robust: the far distance of each box (and tmax) is widened
+ * by 1 + 2*gamma(3) (Ize, "Robust BVH Ray Traversal", JCGT 2013), so rounding
+ * in the slab test cannot cull a box that a triangle test would hit (a ray
  * grazing a box face or edge, a flat box holding one axis-aligned triangle).
  * Zero direction components give infinite reciprocals; where a ray runs
  * exactly in a slab's plane the product is 0 * inf = NaN, which the min/max
@@ -47,8 +47,7 @@
 #define PRISM__TRAV_SSE 1
 #endif
 
-/* 1 + 2 * gamma(3), gamma(n) = n*eps/(1 - n*eps), eps = 2^-24. */
-#define PRISM_BVH_BOX_WIDEN 1.0000003576279f
+#define PRISM_BVH_BOX_WIDEN PRISM_RAY_BOX_WIDEN
 
 /* Node i, wherever its part of the array lives. */
 PRISM_HD const prism_bvh_node *prism_view_node_ptr(const prism_geometry_view *g, uint32_t i)
@@ -80,29 +79,34 @@ PRISM_HD int prism_bvh_empty_root(const prism_bvh_node *root)
 PRISM_HD int prism_ray_box(const prism_ray_pre *p, const prism_bvh_node *n, float tmin, float tmax,
                            float *t_near)
 {
-    float tn = tmin, tf = tmax;
+    float tn = tmin, tf = tmax * PRISM_BVH_BOX_WIDEN;
     for (int a = 0; a < 3; a++) {
-        const float tlo = (n->lo[a] - p->org[a]) * p->inv[a];
-        const float thi = (n->hi[a] - p->org[a]) * p->inv[a];
+        /* inv_lo/inv_hi carry the widening on the far side: each far
+         * distance comes out widened, at no cost per node */
+        const float tlo = (n->lo[a] - p->org[a]) * p->inv_lo[a];
+        const float thi = (n->hi[a] - p->org[a]) * p->inv_hi[a];
         const float near = thi < tlo ? thi : tlo; /* NaN: tlo */
         const float far = tlo > thi ? tlo : thi;  /* NaN: thi */
         tn = near > tn ? near : tn;               /* NaN: keep tn */
         tf = far < tf ? far : tf;                 /* NaN: keep tf */
     }
     *t_near = tn;
-    return tn <= tf * PRISM_BVH_BOX_WIDEN;
+    return tn <= tf;
 }
 
 /* The ray as the box tests want it. */
 #ifdef PRISM__TRAV_SSE
 typedef struct prism__box_ray {
-    __m128 org, inv; /* inv's 4th lane is NaN: the nodes' first/count lanes drop out */
+    /* 4th lanes NaN: the nodes' first/count lanes drop out */
+    __m128 org, inv_lo, inv_hi;
 } prism__box_ray;
 
 PRISM__TRAV_INLINE void prism__box_ray_init(prism__box_ray *b, const prism_ray_pre *p)
 {
+    const float nan = __builtin_nanf("");
     b->org = _mm_setr_ps(p->org[0], p->org[1], p->org[2], 0.0f);
-    b->inv = _mm_setr_ps(p->inv[0], p->inv[1], p->inv[2], __builtin_nanf(""));
+    b->inv_lo = _mm_setr_ps(p->inv_lo[0], p->inv_lo[1], p->inv_lo[2], nan);
+    b->inv_hi = _mm_setr_ps(p->inv_hi[0], p->inv_hi[1], p->inv_hi[2], nan);
 }
 
 /* Both children: bit 0 / bit 1 set where c0 / c1 is hit, entry distances in
@@ -112,11 +116,11 @@ PRISM__TRAV_INLINE int prism__box2(const prism__box_ray *b, const prism_ray_pre 
                                    float tmin, float tmax, float *t0, float *t1)
 {
     (void)p;
-    const __m128 tlo0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c0->lo), b->org), b->inv);
-    const __m128 thi0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c0->hi), b->org), b->inv);
-    const __m128 tlo1 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c1->lo), b->org), b->inv);
-    const __m128 thi1 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c1->hi), b->org), b->inv);
-    const __m128 lo4 = _mm_set1_ps(tmin), hi4 = _mm_set1_ps(tmax);
+    const __m128 tlo0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c0->lo), b->org), b->inv_lo);
+    const __m128 thi0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c0->hi), b->org), b->inv_hi);
+    const __m128 tlo1 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c1->lo), b->org), b->inv_lo);
+    const __m128 thi1 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c1->hi), b->org), b->inv_hi);
+    const __m128 lo4 = _mm_set1_ps(tmin), hi4 = _mm_set1_ps(tmax * PRISM_BVH_BOX_WIDEN);
     /* minps/maxps return the second operand where either is NaN */
     const __m128 n0 = _mm_max_ps(_mm_min_ps(thi0, tlo0), lo4);
     const __m128 n1 = _mm_max_ps(_mm_min_ps(thi1, tlo1), lo4);
@@ -126,7 +130,6 @@ PRISM__TRAV_INLINE int prism__box2(const prism__box_ray *b, const prism_ray_pre 
     __m128 f = _mm_min_ps(_mm_unpacklo_ps(f0, f1), _mm_unpackhi_ps(f0, f1));
     n = _mm_max_ps(n, _mm_movehl_ps(n, n)); /* lanes 0, 1: c0, c1 */
     f = _mm_min_ps(f, _mm_movehl_ps(f, f));
-    f = _mm_mul_ps(f, _mm_set1_ps(PRISM_BVH_BOX_WIDEN));
     *t0 = _mm_cvtss_f32(n);
     *t1 = _mm_cvtss_f32(_mm_shuffle_ps(n, n, 1));
     return _mm_movemask_ps(_mm_cmple_ps(n, f)) & 3;
@@ -162,6 +165,14 @@ PRISM_HD int prism_view_triangle(const prism_geometry_view *g, const prism_ray_p
     return prism_ray_triangle(p, a, b, c, tmin, tmax, t, u, v);
 }
 
+/* What visiting node n reads first: its children, or its leaf's triangles. */
+PRISM__TRAV_INLINE const void *prism__trav_line(const prism_geometry_view *g,
+                                                const prism_bvh_node *n)
+{
+    return n->count ? (const void *)(g->triangles + 3u * (uint64_t)n->first)
+                    : (const void *)prism_view_node_ptr(g, n->first);
+}
+
 /* A deferred far child: its own (first, count), so popping it reads no
  * node, and its entry distance, so it is skipped once a closer hit is found. */
 typedef struct prism__trav_entry {
@@ -181,6 +192,13 @@ PRISM__TRAV_INLINE int prism__trav_next(const prism_geometry_view *g, const pris
         const uint32_t i0 = *first;
         const prism_bvh_node *c0 = prism_view_node_ptr(g, i0);
         const prism_bvh_node *c1 = prism_view_node_ptr(g, i0 + 1);
+#ifdef PRISM__TRAV_SSE
+        /* Start fetching the grandchildren while the boxes are tested: one
+         * of the two lines is wanted next (or from the stack) more often
+         * than not, and a miss costs more than the box test. */
+        _mm_prefetch((const char *)prism__trav_line(g, c0), _MM_HINT_T0);
+        _mm_prefetch((const char *)prism__trav_line(g, c1), _MM_HINT_T0);
+#endif
         float t0, t1;
         const int h = prism__box2(br, p, c0, c1, p->tmin, tmax, &t0, &t1);
         if (h) {

@@ -19,12 +19,18 @@
 #include "prism/bvh.h"
 #include "prism_hd.h"
 
+/* 1 + 2 * gamma(3), gamma(n) = n*eps/(1 - n*eps), eps = 2^-24: how much a
+ * box's far distance is widened so rounding cannot cull a box the ray hits
+ * (Ize, "Robust BVH Ray Traversal", JCGT 2013). */
+#define PRISM_RAY_BOX_WIDEN 1.0000003576279f
+
 /* A ray prepared for box and triangle tests. kx, ky, kz permute the axes so
  * that kz is the direction's largest component (the axis of the shear). */
 typedef struct prism_ray_pre {
     float org[3];
     float dir[3];
     float inv[3];  /* 1/dir, never -0 based: +inf for zero components; boxes handle that */
+    float inv_lo[3], inv_hi[3]; /* inv, times PRISM_RAY_BOX_WIDEN on the far plane's side */
     float tmin, tmax;
     int kx, ky, kz;
     float ox, oy, oz; /* org[kx], org[ky], org[kz] */
@@ -63,6 +69,10 @@ PRISM_HD void prism_ray_prepare(const prism_ray *r, prism_ray_pre *p)
         /* -0 + 0 = +0: a zero component gives +inf, never -inf, which the
          * slab test in bvh_traverse.h relies on. */
         p->inv[i] = 1.0f / (r->dir[i] + 0.0f);
+        /* The far plane is hi where inv > 0 and lo where inv < 0: widening
+         * its reciprocal widens the far distance (see bvh_traverse.h). */
+        p->inv_lo[i] = p->inv[i] < 0.0f ? p->inv[i] * PRISM_RAY_BOX_WIDEN : p->inv[i];
+        p->inv_hi[i] = p->inv[i] < 0.0f ? p->inv[i] : p->inv[i] * PRISM_RAY_BOX_WIDEN;
     }
     p->ox = prism__comp(r->org, kx);
     p->oy = prism__comp(r->org, ky);

@@ -1,4 +1,5 @@
 /* Helpers of the BVH suite: soups, brute force, invariants, ray comparison. */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -291,6 +292,12 @@ static void check_children(const prism_bvh *bvh, size_t i, uint32_t *parent, uns
 
 void check_invariants(const prism_bvh *bvh, const soup *s, unsigned leaf)
 {
+    check_invariants_order(bvh, s, leaf, UINT_MAX);
+}
+
+void check_invariants_order(const prism_bvh *bvh, const soup *s, unsigned leaf,
+                            unsigned bfs_levels)
+{
     assert_int_equal(bvh->triangle_count, s->nt);
     assert_int_equal(bvh->vertex_count, s->nv);
     assert_true(bvh->node_count >= 1);
@@ -304,6 +311,7 @@ void check_invariants(const prism_bvh *bvh, const soup *s, unsigned leaf)
     memset(parent, 0xff, bvh->node_count * sizeof *parent);
     size_t leaves = 0;
     unsigned max_depth = 0, max_leaf = 0;
+    bool deep = false;
     for (size_t i = 0; i < bvh->node_count; i++) {
         const prism_bvh_node *n = &bvh->nodes[i];
         if (i == 1 && bvh->node_count > 1) { /* the padding node */
@@ -315,7 +323,11 @@ void check_invariants(const prism_bvh *bvh, const soup *s, unsigned leaf)
         }
         if (i > 0) {
             assert_int_not_equal(parent[i], UINT32_MAX); /* reached before it is read */
-            assert_true(depth[i] >= depth[i - 1]);        /* breadth-first */
+            if (depth[i] <= bfs_levels) {                 /* breadth-first down there */
+                assert_false(deep);
+                assert_true(depth[i] >= depth[i - 1]);
+            }
+            deep |= depth[i] > bfs_levels;
         }
         max_depth = depth[i] > max_depth ? depth[i] : max_depth;
         if (n->count) {

@@ -49,8 +49,12 @@ bool brute_closest(const soup *s, const prism_ray *ray, prism_hit *hit);
 /* Whether triangle `id` is hit at exactly t. */
 bool brute_hits_at(const soup *s, const prism_ray *ray, uint32_t id, float t);
 
-/* Checks every structural invariant with cmocka asserts. */
+/* Checks every structural invariant with cmocka asserts, for the default
+ * (breadth-first) node order. */
 void check_invariants(const prism_bvh *bvh, const soup *s, unsigned leaf);
+/* The same for a tree breadth-first down to depth bfs_levels only. */
+void check_invariants_order(const prism_bvh *bvh, const soup *s, unsigned leaf,
+                            unsigned bfs_levels);
 
 /* Fires n random rays (origins in the scene's box grown by `margin` of its
  * size, directions uniform; `axis_aligned` picks +-x/y/z directions only)

@@ -457,6 +457,31 @@ static void test_threads_agree(void **state)
     soup_free(&s);
 }
 
+/* The depth-first order: the same tree, the same hits, every child still
+ * after its parent, breadth-first down to PRISM_BVH_DFS_BFS_LEVELS. */
+static void test_dfs_order(void **state)
+{
+    (void)state;
+    rng r = {16};
+    soup s = {0};
+    soup_random(&s, SOUP_MIXED, 20000, &r, 1.0f, NULL);
+    prism_bvh_desc d = {.order = PRISM_BVH_ORDER_DFS};
+    prism_bvh *dfs = NULL, *bfs = build_soup(&s, 0, 0, 0);
+    assert_int_equal(prism_bvh_build(s.pos, s.nv, s.idx, s.nt, &d, &dfs), PRISM_SUCCESS);
+    check_invariants_order(dfs, &s, 4, PRISM_BVH_DFS_BFS_LEVELS);
+    assert_true(dfs->stats.max_depth > PRISM_BVH_DFS_BFS_LEVELS); /* both parts exercised */
+    assert_int_equal(dfs->node_count, bfs->node_count);
+    assert_int_equal(dfs->stats.max_depth, bfs->stats.max_depth);
+    assert_float_equal(dfs->stats.sah_cost, bfs->stats.sah_cost, 1e-9 * bfs->stats.sah_cost);
+    compare_random_rays(dfs, &s, 1000, &r, 0.2f, false);
+    prism_bvh_desc bad = {.order = 2};
+    prism_bvh *none = NULL;
+    assert_int_equal(prism_bvh_build(s.pos, s.nv, s.idx, s.nt, &bad, &none), PRISM_ERROR_INVALID_ARGUMENT);
+    prism_bvh_free(dfs);
+    prism_bvh_free(bfs);
+    soup_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,7 +494,7 @@ int main(void)
         cmocka_unit_test(test_far_from_origin), cmocka_unit_test(test_ray_on_surface),
         cmocka_unit_test(test_axis_aligned_edges), cmocka_unit_test(test_watertight),
         cmocka_unit_test(test_split_view),     cmocka_unit_test(test_stats_and_sah),
-        cmocka_unit_test(test_threads_agree),
+        cmocka_unit_test(test_threads_agree),  cmocka_unit_test(test_dfs_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

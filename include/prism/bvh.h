@@ -48,6 +48,20 @@ _Static_assert(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte load
  * Where the SAH would go deeper, the builder falls back to median splits. */
 #define PRISM_BVH_MAX_DEPTH 64
 
+/* Node order. Both put every child after its parent, so any prefix of the
+ * node array is a top part of the tree (closed under parents) and a split
+ * placement stays valid. BFS (the default): a prefix is the top levels, the
+ * nodes most rays visit, which is what a device-memory head wants.
+ * DFS: breadth-first for the top PRISM_BVH_DFS_BFS_LEVELS levels, then each
+ * subtree below depth-first (each sibling pair followed by its first child's
+ * subtree), so a ray's path down the tree stays within nearby cache lines
+ * and pages. What it costs: a prefix longer than those top levels holds
+ * whole subtrees of the left part of the tree rather than the next levels
+ * across it, so a split placement keeps a less hot head in device memory. */
+#define PRISM_BVH_ORDER_BFS 0u
+#define PRISM_BVH_ORDER_DFS 1u
+#define PRISM_BVH_DFS_BFS_LEVELS 12u
+
 /* Build quality: more bins cost build time and buy a lower SAH cost. */
 #define PRISM_BVH_QUALITY_DEFAULT 0u /* = MEDIUM */
 #define PRISM_BVH_QUALITY_FAST 1u    /* 8 bins */
@@ -67,6 +81,7 @@ typedef struct prism_bvh_desc {
     unsigned quality;         /* PRISM_BVH_QUALITY_*; 0 = MEDIUM */
     unsigned bins;            /* SAH bins per axis, 2..256; 0 = from quality */
     int threads;              /* 0 = OpenMP default */
+    unsigned order;           /* PRISM_BVH_ORDER_*; 0 = breadth-first */
     prism_log_fn log;
     void *log_user;
 } prism_bvh_desc;
