@@ -61,9 +61,21 @@ static prism_result check_desc(const prism_bvh_desc *d)
     return PRISM_SUCCESS;
 }
 
+static int bad_triangle(const float *positions, size_t vertex_count, const uint32_t *t)
+{
+    for (int k = 0; k < 3; k++) {
+        if (t[k] >= vertex_count)
+            return 1;
+        const float *p = positions + 3 * (size_t)t[k];
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
+            return 1;
+    }
+    return 0;
+}
+
 static prism_result check_arrays(const float *positions, size_t vertex_count,
                                  const uint32_t *indices, size_t triangle_count,
-                                 const prism_bvh_desc *desc)
+                                 const prism_bvh_desc *desc, int threads)
 {
     if ((vertex_count && !positions) || (triangle_count && !indices)) {
         build_log(desc, PRISM_LOG_ERROR, "bvh: NULL %s with a nonzero count",
@@ -75,20 +87,24 @@ static prism_result check_arrays(const float *positions, size_t vertex_count,
                   "(2^31 triangles, 2^32-1 vertices)", triangle_count, vertex_count);
         return PRISM_ERROR_LIMIT;
     }
-    for (size_t t = 0; t < triangle_count; t++) {
-        for (int k = 0; k < 3; k++) {
-            uint32_t i = indices[3 * t + k];
-            if (i >= vertex_count) {
-                build_log(desc, PRISM_LOG_ERROR, "bvh: triangle %zu: vertex index %u >= vertex count %zu",
-                          t, i, vertex_count);
-                return PRISM_ERROR_INVALID_ARGUMENT;
-            }
-            const float *p = positions + 3 * (size_t)i;
-            if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2])) {
-                build_log(desc, PRISM_LOG_ERROR, "bvh: triangle %zu: vertex %u has a non-finite coordinate",
-                          t, i);
-                return PRISM_ERROR_INVALID_ARGUMENT;
-            }
+    /* The first bad triangle, found in parallel, then named. */
+    long bad = LONG_MAX;
+    const long n = (long)triangle_count;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(min : bad)
+    for (long t = 0; t < n; t++)
+        if (bad_triangle(positions, vertex_count, indices + 3 * t))
+            bad = t < bad ? t : bad;
+    for (int k = 0; bad != LONG_MAX && k < 3; k++) {
+        uint32_t i = indices[3 * bad + k];
+        if (i >= vertex_count) {
+            build_log(desc, PRISM_LOG_ERROR, "bvh: triangle %ld: vertex index %u >= vertex count %zu",
+                      bad, i, vertex_count);
+            return PRISM_ERROR_INVALID_ARGUMENT;
+        }
+        if (bad_triangle(positions, vertex_count, (const uint32_t[3]){i, i, i})) {
+            build_log(desc, PRISM_LOG_ERROR, "bvh: triangle %ld: vertex %u has a non-finite coordinate",
+                      bad, i);
+            return PRISM_ERROR_INVALID_ARGUMENT;
         }
     }
     return PRISM_SUCCESS;
@@ -127,42 +143,24 @@ static prism_bvh *alloc_bvh(size_t vertex_count, size_t triangle_count)
     return bvh;
 }
 
-/* Copy the triangles into leaf order (the references are in it already)
- * and renumber the vertices by first use in that order, unused ones last,
- * so that the triangles of a leaf, and of neighbouring leaves, read
- * neighbouring vertices: a traversal touches fewer cache lines. Serial (the
- * order is), so it runs beside reorder; *map is for copy_vertices. */
-static prism_result fill_triangles(prism_bvh *bvh, const prism__bvh_ref *refs,
-                                   const uint32_t *indices, uint32_t **map_out)
+/* Copy the triangles into leaf order (the references are in it already) and
+ * the vertices as they are. (Vertices renumbered by first use in leaf order
+ * made no measurable difference to traversal on the synthetic detector,
+ * whose vertices already come solid by solid, and cost a serial pass.) */
+static void fill_triangles(prism_bvh *bvh, const prism__bvh_ref *refs, const float *positions,
+                           const uint32_t *indices, int threads)
 {
-    const size_t n = bvh->triangle_count, nv = bvh->vertex_count;
-    uint32_t *map = malloc((nv ? nv : 1) * sizeof *map);
-    *map_out = map;
-    if (!map)
-        return PRISM_ERROR_OUT_OF_MEMORY;
-    memset(map, 0xff, nv * sizeof *map);
-    uint32_t next = 0;
-    for (size_t i = 0; i < n; i++) {
+    const long n = (long)bvh->triangle_count;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long i = 0; i < n; i++) {
         const uint32_t *t = indices + 3 * (size_t)refs[i].id;
         bvh->triangle_ids[i] = refs[i].id;
-        for (int k = 0; k < 3; k++) {
-            if (map[t[k]] == UINT32_MAX)
-                map[t[k]] = next++;
-            bvh->triangles[3 * i + k] = map[t[k]];
-        }
+        bvh->triangles[3 * i] = t[0];
+        bvh->triangles[3 * i + 1] = t[1];
+        bvh->triangles[3 * i + 2] = t[2];
     }
-    for (size_t v = 0; v < nv; v++)
-        if (map[v] == UINT32_MAX)
-            map[v] = next++;
-    return PRISM_SUCCESS;
-}
-
-static void copy_vertices(prism_bvh *bvh, const float *positions, const uint32_t *map, int threads)
-{
-    const long nv = (long)bvh->vertex_count;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long v = 0; v < nv; v++)
-        memcpy(bvh->vertices + 3 * (size_t)map[v], positions + 3 * (size_t)v, 3 * sizeof(float));
+    if (bvh->vertex_count)
+        memcpy(bvh->vertices, positions, bvh->vertex_count * 3 * sizeof(float));
 }
 
 /* The SAH's parts. A root of zero area (all triangles on one line or
@@ -207,19 +205,16 @@ typedef struct layout {
     size_t next;     /* next free output position (pairs) */
 } layout;
 
-/* Place node k's children as a pair at the next free positions. */
-static size_t place_children(layout *l, size_t k)
+/* Place node k's children as the pair at positions q, q + 1. */
+static void place_pair(layout *l, size_t k, size_t q)
 {
     const uint32_t c0 = l->order[k] + 1, c1 = l->tmp[l->order[k]].first;
-    const size_t q = l->next;
     l->order[q] = c0;
     l->order[q + 1] = c1;
     l->out[q] = l->tmp[c0];
     l->out[q + 1] = l->tmp[c1];
     l->depth[q] = l->depth[q + 1] = (uint8_t)(l->depth[k] + 1);
     l->out[k].first = (uint32_t)q;
-    l->next += 2;
-    return q;
 }
 
 /* Depth-first below node k: each sibling pair, then the first child's
@@ -233,10 +228,45 @@ static void place_dfs(layout *l, size_t k)
         size_t at = stack[--sp];
         if (l->out[at].count != 0)
             continue;
-        size_t q = place_children(l, at);
+        const size_t q = l->next;
+        place_pair(l, at, q);
+        l->next += 2;
         stack[sp++] = q + 1;
         stack[sp++] = q;
     }
+}
+
+/* One breadth-first level [lb, le): its inner nodes, counted in chunks and
+ * prefix-summed, place their pairs in order from l->next, so the result is
+ * the serial breadth-first order whatever the thread count. */
+static void place_level(layout *l, size_t lb, size_t le, int threads)
+{
+    const size_t n = le - lb;
+    const int k = n >= 8192 && threads > 1 ? (4 * threads > 64 ? 64 : 4 * threads) : 1;
+    size_t at[65];
+#pragma omp parallel for num_threads(k > 1 ? threads : 1) schedule(static)
+    for (int c = 0; c < k; c++) {
+        size_t inner = 0;
+        for (size_t x = lb + n * c / k; x < lb + n * (c + 1) / k; x++)
+            inner += l->out[x].count == 0;
+        at[c] = inner;
+    }
+    size_t q = l->next;
+    for (int c = 0; c < k; c++) {
+        size_t inner = at[c];
+        at[c] = q;
+        q += 2 * inner;
+    }
+#pragma omp parallel for num_threads(k > 1 ? threads : 1) schedule(static)
+    for (int c = 0; c < k; c++) {
+        size_t pos = at[c];
+        for (size_t x = lb + n * c / k; x < lb + n * (c + 1) / k; x++)
+            if (l->out[x].count == 0) {
+                place_pair(l, x, pos);
+                pos += 2;
+            }
+    }
+    l->next = q;
 }
 
 /* Renumber the builder's nodes (`cap` slots, see prism__bvh_build_nodes)
@@ -244,7 +274,7 @@ static void place_dfs(layout *l, size_t k)
  * subtree below depth-first. Node 1 is padding so that sibling pairs start
  * at even indices. Either way a child comes after its parent. */
 static prism_result reorder(prism_bvh *bvh, const prism_bvh_node *tmp, size_t cap,
-                            unsigned bfs_levels)
+                            unsigned bfs_levels, int threads)
 {
     const size_t pad = tmp[0].count == 0 && bvh->triangle_count, total = cap + pad;
     layout l = {bvh->nodes, tmp, malloc(total * sizeof *l.order), malloc(total), 1 + pad};
@@ -260,14 +290,14 @@ static prism_result reorder(prism_bvh *bvh, const prism_bvh_node *tmp, size_t ca
         l.out[1] = (prism_bvh_node){{FLT_MAX, FLT_MAX, FLT_MAX}, 0, {-FLT_MAX, -FLT_MAX, -FLT_MAX}, 0};
         l.depth[1] = 1;
     }
-    size_t bfs_end = 1; /* nodes [0, bfs_end) placed breadth-first so far */
-    for (size_t k = 0; k < l.next; k += (k == 0 && pad) ? 2 : 1) {
-        bfs_end = k + 1;
-        if (l.out[k].count == 0 && bvh->triangle_count && l.depth[k] < bfs_levels)
-            place_children(&l, k);
+    size_t lb = 0, le = pad ? 1 : 0; /* the current level; nothing to place without a pad */
+    for (unsigned d = 0; lb < le && d < bfs_levels; d++) {
+        place_level(&l, lb, le, threads);
+        lb = lb == 0 ? 2 : le; /* level 1 starts after the padding node */
+        le = l.next;
     }
-    for (size_t k = 0; k < bfs_end; k++) /* the frontier, in order */
-        if (l.out[k].count == 0 && bvh->triangle_count && (k != 1 || !pad) && l.depth[k] >= bfs_levels)
+    for (size_t k = lb; k < le; k++) /* the frontier below the breadth-first levels */
+        if (l.out[k].count == 0)
             place_dfs(&l, k);
     bvh->node_count = l.next;
     layout_stats(bvh, l.depth);
@@ -311,20 +341,8 @@ static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const floa
     prism_result r = PRISM_ERROR_OUT_OF_MEMORY;
     if (b->refs && b->nodes && (b->tmp || !(n >= PRISM__BVH_PAR_MIN && b->threads > 1))) {
         prism__bvh_build_nodes(b, positions, indices);
-        prism_result r1 = PRISM_SUCCESS, r2 = PRISM_SUCCESS;
-        uint32_t *map = NULL;
-        /* Both are serial and independent: side by side on two threads. */
-#pragma omp parallel sections num_threads(b->threads > 1 ? 2 : 1)
-        {
-#pragma omp section
-            r1 = fill_triangles(bvh, b->refs, indices, &map);
-#pragma omp section
-            r2 = reorder(bvh, b->nodes, n ? 2 * n - 1 : 1, b->bfs_levels);
-        }
-        if (r1 == PRISM_SUCCESS)
-            copy_vertices(bvh, positions, map, b->threads);
-        free(map);
-        r = r1 != PRISM_SUCCESS ? r1 : r2;
+        fill_triangles(bvh, b->refs, positions, indices, b->threads);
+        r = reorder(bvh, b->nodes, n ? 2 * n - 1 : 1, b->bfs_levels, b->threads);
     }
     free(b->refs);
     free(b->nodes);
@@ -340,8 +358,11 @@ prism_result prism_bvh_build(const float *positions, size_t vertex_count, const 
     *out = NULL;
     double t0 = omp_get_wtime();
     prism_result r = check_desc(desc);
-    if (r == PRISM_SUCCESS)
-        r = check_arrays(positions, vertex_count, indices, triangle_count, desc);
+    prism__bvh_builder b = {0};
+    if (r == PRISM_SUCCESS) {
+        resolve_desc(desc, &b);
+        r = check_arrays(positions, vertex_count, indices, triangle_count, desc, b.threads);
+    }
     if (r != PRISM_SUCCESS)
         return r;
     prism_bvh *bvh = alloc_bvh(vertex_count, triangle_count);
@@ -349,8 +370,6 @@ prism_result prism_bvh_build(const float *positions, size_t vertex_count, const 
         build_log(desc, PRISM_LOG_ERROR, "bvh: out of memory for %zu triangles", triangle_count);
         return PRISM_ERROR_OUT_OF_MEMORY;
     }
-    prism__bvh_builder b = {0};
-    resolve_desc(desc, &b);
     r = build_tree(&b, bvh, positions, indices);
     if (r != PRISM_SUCCESS) {
         build_log(desc, PRISM_LOG_ERROR, "bvh: out of memory for %zu triangles", triangle_count);

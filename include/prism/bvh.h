@@ -98,9 +98,7 @@ typedef struct prism_bvh_stats {
 
 /* A BVH owns reordered copies of the geometry, ready to upload:
  *   nodes      node_count x prism_bvh_node
- *   vertices   vertex_count x 3 floats (metres), renumbered by first use in
- *              leaf order (unused vertices last) for cache locality: index
- *              them through `triangles`, not with the scene's indices
+ *   vertices   vertex_count x 3 floats (metres), in the input's order
  *   triangles  triangle_count x 3 uint32 vertex indices, in leaf order
  *   triangle_ids  triangle_count x uint32: original (scene) triangle id of
  *              each reordered triangle; use it for solid/material lookups. */
