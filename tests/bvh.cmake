@@ -16,3 +16,10 @@ endforeach()
 if(TARGET prism-gen-detector)
   add_dependencies(test_bvh_scenes prism-gen-detector)
 endif()
+# prism-bench bvh runs and reports (figures are not checked: CI timing is noise).
+if(TARGET prism-bench)
+  add_test(NAME bench_bvh_smoke COMMAND prism-bench bvh soup:3000 --repeat 1 --json
+           --width 32 --height 24 --rays 2000)
+  set_tests_properties(bench_bvh_smoke PROPERTIES LABELS host TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "\"prism\":\\{\"build_s\":")
+endif()

@@ -23,7 +23,7 @@ typedef struct options {
     const char *file;
     bool json;
     int threads, ray_threads, repeat;
-    unsigned leaf, quality;
+    unsigned leaf, quality, order;
     int width, height;
     size_t random_rays;
 } options;
@@ -40,7 +40,8 @@ typedef struct owned_scene {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench bvh FILE.dae|soup:N [--json] [--threads N] [--ray-threads N]\n"
-               "       [--repeat N] [--leaf N] [--quality 0..3] [--width W] [--height H] [--rays N]\n"
+               "       [--repeat N] [--leaf N] [--quality 0..3] [--order bfs|dfs] [--width W] [--height H]\n"
+               "       [--rays N]\n"
                "Builds Prism's BVH and Embree 3's on the same triangles (build threads: --threads,\n"
                "default all; best of --repeat, default 3, Prism's and Embree's builds taking turns),\n"
                "then traces the same camera and random rays one at a time\n"
@@ -58,6 +59,10 @@ static bool parse(int argc, char **argv, options *o)
     o->repeat = atoi(prism_bench_option(argc, argv, "--repeat", "3"));
     o->leaf = (unsigned)atoi(prism_bench_option(argc, argv, "--leaf", "4"));
     o->quality = (unsigned)atoi(prism_bench_option(argc, argv, "--quality", "0"));
+    const char *order = prism_bench_option(argc, argv, "--order", "bfs");
+    o->order = strcmp(order, "dfs") == 0 ? PRISM_BVH_ORDER_DFS : PRISM_BVH_ORDER_BFS;
+    if (strcmp(order, "dfs") != 0 && strcmp(order, "bfs") != 0)
+        return false;
     o->width = atoi(prism_bench_option(argc, argv, "--width", "640"));
     o->height = atoi(prism_bench_option(argc, argv, "--height", "480"));
     o->random_rays = (size_t)atol(prism_bench_option(argc, argv, "--rays", "262144"));
@@ -218,7 +223,8 @@ static prism_bvh *builds(const bvh_bench_scene *s, const options *o, bvh_bench_e
     double tp[32] = {0}, td[32] = {0}, tb[32] = {0};
     int reps = o->repeat > 32 ? 32 : o->repeat < 1 ? 1 : o->repeat;
     prism_bvh *bvh = NULL;
-    prism_bvh_desc d = {.max_leaf_size = o->leaf, .quality = o->quality, .threads = o->threads};
+    prism_bvh_desc d = {.max_leaf_size = o->leaf, .quality = o->quality, .threads = o->threads,
+                        .order = o->order};
     for (int i = 0; i < reps; i++) {
         prism_bvh_free(bvh);
         bvh = NULL;
@@ -293,9 +299,9 @@ static void print_table(const report *r)
     printf("prism-bench bvh: %s: %zu triangles, %zu vertices; build threads %d, ray threads %d, "
            "best of %d builds\n", r->o->file, r->s->nt, r->s->nv, r->o->threads, r->o->ray_threads,
            r->o->repeat);
-    printf("Prism BVH: %zu nodes, %zu leaves, depth %u, %.2f tri/leaf (max %u), leaf limit %u\n",
-           st->nodes, st->leaves, st->max_depth, st->mean_leaf_triangles, st->max_leaf_triangles,
-           r->o->leaf);
+    printf("Prism BVH: %zu nodes, %zu leaves, depth %u, %.2f tri/leaf (max %u), leaf limit %u, "
+           "%s order\n", st->nodes, st->leaves, st->max_depth, st->mean_leaf_triangles,
+           st->max_leaf_triangles, r->o->leaf, r->o->order == PRISM_BVH_ORDER_DFS ? "dfs" : "bfs");
     printf("  bytes: nodes %zu, vertices %zu, triangles %zu, ids %zu\n", st->node_bytes,
            st->vertex_bytes, st->triangle_bytes, st->id_bytes);
     if (!em->available) {
@@ -316,7 +322,8 @@ static void print_table(const report *r)
            em->binary_build_s, ratio(r->build_s, em->binary_build_s));
     printf("%-36s %14.3f %14.3f %10.3f\n", "SAH cost (Prism's formula)", st->sah_cost, em->binary_sah,
            ratio(st->sah_cost, em->binary_sah));
-    printf("%-36s %14s %14s\n", "SAH cost of the default scene's tree", "", "not readable");
+    printf("%-36s %14s %14s\n", "SAH cost of the default scene's tree", "",
+           "not readable"); /* BVH4/8 internals are not exposed by Embree 3's API */
     printf("%-36s %14zu %14zu\n", "nodes / leaves (2-wide trees)", st->nodes, em->binary_nodes);
     for (int k = 0; k < 2; k++) {
         char label[64];
@@ -329,14 +336,30 @@ static void print_table(const report *r)
     }
 }
 
+/* The file name as a JSON string body: quotes, backslashes and control
+ * characters escaped. */
+static void json_string(const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c < 0x20)
+            printf("\\u%04x", *c);
+        else
+            putchar(*c);
+    }
+}
+
 static void print_json(const report *r)
 {
     const prism_bvh_stats *st = &r->bvh->stats;
     const bvh_bench_embree *em = r->em;
-    printf("{\"file\":\"%s\",\"triangles\":%zu,\"vertices\":%zu,\"threads\":%d,\"ray_threads\":%d,"
+    printf("{\"file\":\"");
+    json_string(r->o->file);
+    printf("\",\"triangles\":%zu,\"vertices\":%zu,\"threads\":%d,\"ray_threads\":%d,"
            "\"prism\":{\"build_s\":%.6f,\"sah\":%.4f,\"nodes\":%zu,\"leaves\":%zu,\"max_depth\":%u,"
            "\"node_bytes\":%zu,\"camera_rays_per_s\":%.0f,\"random_rays_per_s\":%.0f},",
-           r->o->file, r->s->nt, r->s->nv, r->o->threads, r->o->ray_threads, r->build_s,
+           r->s->nt, r->s->nv, r->o->threads, r->o->ray_threads, r->build_s,
            st->sah_cost, st->nodes, st->leaves, st->max_depth, st->node_bytes,
            r->trace[0].rays_per_second, r->trace[1].rays_per_second);
     if (!em->available) {
