@@ -96,6 +96,14 @@ static prism_result check_desc(prism_context *ctx, const prism_render_desc *d)
     if (d->material_colors_count > 0 && d->material_colors == NULL)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "render: %zu material colours but no array", d->material_colors_count);
+    if (d->hidden_solids_count > 0 && d->hidden_solids == NULL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "render: %zu hidden solids but no array", d->hidden_solids_count);
+    for (size_t i = 0; i < d->hidden_solids_count; i++)
+        if (d->hidden_solids[i] >= PRISM_RENDER_MAX_SOLID_ID)
+            return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                                "render: hidden solid %zu has id %u (at most %u)", i,
+                                d->hidden_solids[i], PRISM_RENDER_MAX_SOLID_ID - 1u);
     return PRISM_SUCCESS;
 }
 
@@ -121,7 +129,26 @@ prism_result prism__render_params(prism_context *ctx, const prism_camera *camera
     p->color_count = 0;
     p->bottom_row_first = desc->bottom_row_first;
     p->row_pixels = desc->width;
+    p->hidden = NULL;
+    p->hidden_bits = 0;
+    p->max_hidden_crossings = PRISM_RENDER_MAX_HIDDEN_CROSSINGS;
     return PRISM_SUCCESS;
+}
+
+uint32_t prism__render_hidden_words(const prism_render_desc *desc)
+{
+    uint32_t bits = 0;
+    for (size_t i = 0; i < desc->hidden_solids_count; i++)
+        if (desc->hidden_solids[i] >= bits)
+            bits = desc->hidden_solids[i] + 1u;
+    return (bits + 31u) / 32u;
+}
+
+void prism__render_hidden_mask(const prism_render_desc *desc, uint32_t *mask, uint32_t words)
+{
+    memset(mask, 0, words * sizeof *mask);
+    for (size_t i = 0; i < desc->hidden_solids_count; i++)
+        mask[desc->hidden_solids[i] >> 5] |= 1u << (desc->hidden_solids[i] & 31u);
 }
 
 uint32_t *prism__render_colors(const prism_render_desc *desc, uint32_t count)
@@ -166,8 +193,10 @@ prism_result prism__render_launch(prism_context *ctx, const prism_geometry_view 
     return PRISM_SUCCESS;
 }
 
-/* The colour table where the kernels can read it, uploaded only when it
- * changed since the last frame (kept in the context's kernel state). */
+/* The colour table, followed by the hidden-solid mask, where the kernels
+ * can read them, uploaded only when either changed since the last frame
+ * (kept in the context's kernel state as one table, so hiding the world
+ * costs no allocation or copy per frame). */
 static prism_result place_colors(prism_context *ctx, const prism_geometry *geometry,
                                  const prism_render_desc *desc, prism_render_params *p)
 {
@@ -177,27 +206,31 @@ static prism_result place_colors(prism_context *ctx, const prism_geometry *geome
         count = desc->material_colors_count > 65535u ? 65535u : (uint32_t)desc->material_colors_count;
     if (count < 64)
         count = 64;
-    uint32_t *host = prism__render_colors(desc, count);
+    uint32_t words = prism__render_hidden_words(desc), total = count + words;
+    uint32_t *host = prism__render_colors(desc, total);
     if (host == NULL)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "render: colour table");
+    prism__render_hidden_mask(desc, host + count, words);
     struct prism_kernel_state *k = ctx->kernels;
     prism_result r = PRISM_SUCCESS;
-    if (k->colors_count != count || memcmp(k->colors_host, host, count * sizeof *host) != 0) {
+    if (k->colors_count != total || memcmp(k->colors_host, host, total * sizeof *host) != 0) {
         if (k->colors.pointer != NULL)
             prism__scratch_release(&k->colors);
         free(k->colors_host);
         k->colors_host = NULL;
         k->colors_count = 0;
-        r = prism__scratch_upload(ctx, &k->colors, host, count * sizeof *host, "render.colors");
+        r = prism__scratch_upload(ctx, &k->colors, host, total * sizeof *host, "render.colors");
         if (r == PRISM_SUCCESS) {
             k->colors_host = host;
-            k->colors_count = count;
+            k->colors_count = total;
             host = NULL;
         }
     }
     free(host);
     p->colors = k->colors.pointer;
-    p->color_count = k->colors_count;
+    p->color_count = count;
+    p->hidden = words > 0 && p->colors != NULL ? p->colors + count : NULL;
+    p->hidden_bits = p->hidden != NULL ? words * 32u : 0u;
     return r;
 }
 

@@ -21,6 +21,10 @@ prism_result prism__render_params(prism_context *ctx, const prism_camera *camera
 /* The packed colour table for `count` materials (desc colours, then the
  * palette). The caller frees it. */
 uint32_t *prism__render_colors(const prism_render_desc *desc, uint32_t count);
+/* The hidden-solid bit mask: its size in 32-bit words (0 = none hidden),
+ * and the mask itself written into `words` words. */
+uint32_t prism__render_hidden_words(const prism_render_desc *desc);
+void prism__render_hidden_mask(const prism_render_desc *desc, uint32_t *mask, uint32_t words);
 /* Launch bands of rows over `image` (backend memory, p->row_pixels apart). */
 prism_result prism__render_launch(prism_context *ctx, const prism_geometry_view *g,
                                   const prism_render_params *p, uint32_t *image,

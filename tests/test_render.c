@@ -1,7 +1,8 @@
 /* Ray-traced rendering on the host backend: a known scene gives known
  * pixels (the cube's face colour in the middle, background at the
  * corners), x-ray layers blend as computed by hand, the matrix camera
- * equals the look-at camera, row order and strides, and the errors. */
+ * equals the look-at camera, row order and strides, hidden solids (the
+ * world box) seen through, and the errors. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -286,6 +287,84 @@ static void test_placement_policies(void **state)
     kt_free(&s, ctx);
 }
 
+/* A red world box (solid 0) around a green cube (solid 1), seen from
+ * outside the world. Hiding solid 0 shows the cube in the middle and the
+ * background where only the world was; the crossing limit stops a ray
+ * that has crossed too many hidden surfaces; the mask is rebuilt when the
+ * list changes between frames. */
+static void test_hidden_solids(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    const float wlo[3] = {-3, -3, -3}, whi[3] = {3, 3, 3}, lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
+    kt_box(&s, wlo, whi, 0, 0, PRISM_NONE, PRISM_NONE);
+    kt_box(&s, lo, hi, 1, 1, 0, PRISM_NONE);
+    assert_int_equal(kt_build(&s, ctx), 0);
+    prism_geometry *g = kt_upload(&s, ctx, PRISM_PLACEMENT_AUTO, false);
+    assert_non_null(g);
+    const prism_camera cam = {.eye = {0, 0, 10}, .look_at = {0, 0, 0}, .vfov_degrees = 40};
+    const uint32_t world[1] = {0}, both[2] = {1, 0};
+    prism_render_desc d = {.width = 32, .height = 32, .background = {10, 20, 30, 255},
+                           .material_colors = colors, .material_colors_count = 2};
+    uint32_t img[32 * 32];
+    prism_target t = {.kind = PRISM_TARGET_HOST, .host = img};
+    const uint32_t red = rgba(255, 0, 0, 255), green = rgba(0, 255, 0, 255),
+                   bg = rgba(10, 20, 30, 255);
+    assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
+    assert_int_equal(img[16 * 32 + 16], red);  /* the world's face hides all */
+    assert_int_equal(img[1 * 32 + 16] & 0xFFFFFF00u, 0xFF000000u); /* red, seen at an angle */
+    assert_true((img[1 * 32 + 16] & 0xFFu) > 200);
+    d.hidden_solids = world;
+    d.hidden_solids_count = 1;
+    assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
+    assert_int_equal(img[16 * 32 + 16], green);
+    assert_int_equal(img[1 * 32 + 16], bg);      /* through both world faces */
+    d.mode = PRISM_RENDER_XRAY;                  /* x-ray: the world adds no layer */
+    d.xray_layers = 1;
+    d.xray_alpha = 1.0f;
+    assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
+    assert_int_equal(img[16 * 32 + 16], green);
+    d.mode = PRISM_RENDER_SHADED;
+    d.hidden_solids = both;
+    d.hidden_solids_count = 2;
+    assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
+    assert_int_equal(img[16 * 32 + 16], bg);     /* 4 hidden crossings, all allowed */
+    d.hidden_solids_count = 0;                   /* a changed list reaches the kernels */
+    assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
+    assert_int_equal(img[16 * 32 + 16], red);
+    /* The internal path: past the limit a ray sees nothing more. */
+    prism_render_params p;
+    d.hidden_solids = world;
+    d.hidden_solids_count = 1;
+    assert_int_equal(prism__render_params(ctx, &cam, &d, &p), PRISM_SUCCESS);
+    assert_int_equal(p.max_hidden_crossings, PRISM_RENDER_MAX_HIDDEN_CROSSINGS);
+    uint32_t *table = prism__render_colors(&d, 64 + prism__render_hidden_words(&d));
+    prism__render_hidden_mask(&d, table + 64, prism__render_hidden_words(&d));
+    assert_int_equal(table[64], 1u);
+    p.colors = table;
+    p.color_count = 64;
+    p.hidden = table + 64;
+    p.hidden_bits = 32;
+    p.max_hidden_crossings = 0;
+    assert_int_equal(prism__render_launch(ctx, &s.view, &p, img, NULL), PRISM_SUCCESS);
+    assert_int_equal(img[16 * 32 + 16], bg);
+    p.max_hidden_crossings = 1;
+    assert_int_equal(prism__render_launch(ctx, &s.view, &p, img, NULL), PRISM_SUCCESS);
+    assert_int_equal(img[16 * 32 + 16], green);
+    free(table);
+    /* Bad lists. */
+    d.hidden_solids = NULL;
+    assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "1 hidden solids but no array"));
+    const uint32_t huge[2] = {0, PRISM_RENDER_MAX_SOLID_ID};
+    d.hidden_solids = huge;
+    d.hidden_solids_count = 2;
+    assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "hidden solid 1 has id"));
+    prism_geometry_destroy(g);
+    kt_free(&s, ctx);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -326,7 +405,7 @@ int main(void)
         cmocka_unit_test(test_row_order),    cmocka_unit_test(test_palette),
         cmocka_unit_test(test_bands),
         cmocka_unit_test(test_public_path), cmocka_unit_test(test_placement_policies),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_hidden_solids), cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

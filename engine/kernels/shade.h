@@ -21,6 +21,11 @@ typedef struct prism_render_params {
     uint32_t color_count;
     uint32_t bottom_row_first;
     uint32_t row_pixels;         /* distance between rows, in pixels */
+    /* Solids rays pass through: bit s of hidden[s / 32] for solid s <
+     * hidden_bits (hidden_bits 0: none, hidden may be NULL). */
+    const uint32_t *hidden;
+    uint32_t hidden_bits;
+    uint32_t max_hidden_crossings; /* hidden surfaces a ray may pass */
 } prism_render_params;
 
 PRISM_HD uint32_t prism_pack_rgba(float r, float g, float b, float a)
@@ -75,7 +80,15 @@ PRISM_HD float prism_headlight(const prism_geometry_view *g, const prism_render_
     return p->ambient + (1.0f - p->ambient) * c;
 }
 
-/* Colour of the pixel at column x, row y (row 0 = top of the picture). */
+PRISM_HD int prism_solid_hidden(const prism_render_params *p, uint32_t solid)
+{
+    return solid < p->hidden_bits && ((p->hidden[solid >> 5] >> (solid & 31u)) & 1u);
+}
+
+/* Colour of the pixel at column x, row y (row 0 = top of the picture).
+ * A hidden solid's surface is stepped over like an x-ray layer that adds
+ * nothing: the ray goes on from just past it, at most
+ * max_hidden_crossings times, and past that sees nothing more. */
 PRISM_HD uint32_t prism_shade_pixel(const prism_geometry_view *g, const prism_render_params *p,
                                     uint32_t x, uint32_t y)
 {
@@ -84,10 +97,21 @@ PRISM_HD uint32_t prism_shade_pixel(const prism_geometry_view *g, const prism_re
     uint32_t skip = PRISM_TRACE_NONE;
     uint32_t layers = p->mode == PRISM_SHADE_XRAY ? p->layers : 1u;
     float alpha = p->mode == PRISM_SHADE_XRAY ? p->alpha : 1.0f;
-    for (uint32_t layer = 0; layer < layers; layer++) {
+    uint32_t crossings = 0;
+    for (uint32_t layer = 0; layer < layers;) {
         prism_trace_hit hit;
         if (!prism_trace_closest(g, p->camera.eye, d, tmin, p->max_distance, skip, &hit))
             break;
+        /* Past this surface: a ray through an edge hits both triangles at
+         * the same t, which must count as one layer. */
+        tmin = hit.t + 1e-6f * (1.0f + hit.t);
+        skip = hit.index;
+        if (p->hidden_bits != 0 && prism_solid_hidden(p, g->triangle_info[hit.index].solid)) {
+            if (++crossings > p->max_hidden_crossings)
+                break;
+            continue;
+        }
+        layer++;
         uint32_t color =
             prism_material_color(p, g->triangle_info[hit.index].materials & 0xFFFFu);
         float light = prism_headlight(g, p, hit.index, d);
@@ -95,10 +119,6 @@ PRISM_HD uint32_t prism_shade_pixel(const prism_geometry_view *g, const prism_re
         for (int i = 0; i < 3; i++)
             acc[i] += w * light * prism_channel(color, i);
         acc_a += w;
-        /* Past this surface: a ray through an edge hits both triangles at
-         * the same t, which must count as one layer. */
-        tmin = hit.t + 1e-6f * (1.0f + hit.t);
-        skip = hit.index;
     }
     float rest = 1.0f - acc_a, ba = prism_channel(p->background, 3);
     return prism_pack_rgba(acc[0] + rest * ba * prism_channel(p->background, 0),

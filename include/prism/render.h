@@ -60,8 +60,8 @@ typedef enum prism_render_mode {
  * Defaults (all-zero): shaded mode; transparent black background; colours
  * from a fixed palette indexed by material (prism_render_palette_color);
  * ambient 0.2; 4 x-ray layers of alpha 0.3; rays unlimited in length; rows
- * stored top row first (as PNG); the context's stream. width and height
- * must be set (1 .. 16384 each). */
+ * stored top row first (as PNG); no solid hidden; the context's stream.
+ * width and height must be set (1 .. 16384 each). */
 typedef struct prism_render_desc {
     uint32_t width, height;
     prism_render_mode mode;
@@ -77,7 +77,22 @@ typedef struct prism_render_desc {
     /* Store the bottom row first, as glTexSubImage2D from a pixel-unpack
      * buffer expects, so a GL viewer draws the image without flipping. */
     bool bottom_row_first;
+    /* Solids (scene solid ids: indices into prism_scene.solids, as
+     * prism_triangle_info.solid holds them) whose surfaces rays pass
+     * through as if they were not there, e.g. the world volume, a closed
+     * box around the whole detector that would otherwise be all one sees.
+     * A ray goes on through at most PRISM_RENDER_MAX_HIDDEN_CROSSINGS
+     * hidden surfaces (then it stops as if it had hit nothing), so hide
+     * a few enclosing volumes, not thousands of solids in a row. Ids
+     * must be below PRISM_RENDER_MAX_SOLID_ID; the list is copied during
+     * the call (the engine keeps a bit mask of it between frames). */
+    const uint32_t *hidden_solids;
+    size_t hidden_solids_count;
 } prism_render_desc;
+
+/* Limits of prism_render_desc.hidden_solids. */
+#define PRISM_RENDER_MAX_HIDDEN_CROSSINGS 8u
+#define PRISM_RENDER_MAX_SOLID_ID (1u << 24)
 
 typedef enum prism_target_kind {
     PRISM_TARGET_HOST = 0, /* `host`: memory the caller owns */
@@ -115,13 +130,15 @@ typedef struct prism_render_stats {
  *
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/camera/desc, a
  *   geometry uploaded with another context, a zero or oversized image, eye == look_at, up parallel to the view, a bad
- *   field of view, alpha or layer count, a host target without `host`, a
+ *   field of view, alpha or layer count, hidden_solids_count without
+ *   hidden_solids or a hidden solid id >= PRISM_RENDER_MAX_SOLID_ID, a
+ *   host target without `host`, a
  *   buffer target without `buffer`, row_bytes < width * 4),
  *   PRISM_ERROR_OUT_OF_RANGE (the image does not fit the buffer),
  *   PRISM_ERROR_CUDA, PRISM_ERROR_GL, PRISM_ERROR_OUT_OF_MEMORY.
  * @thread_safety as the context: one thread at a time.
- * @pointer_lifetime desc->material_colors and target->host are used during
- *   the call only. */
+ * @pointer_lifetime desc->material_colors, desc->hidden_solids and
+ *   target->host are used during the call only. */
 PRISM_API prism_result prism_render(prism_context *ctx, const prism_geometry *geometry,
                                     const prism_camera *camera, const prism_render_desc *desc,
                                     const prism_target *target, prism_render_stats *stats);
