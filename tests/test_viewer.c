@@ -27,6 +27,7 @@ static void test_help_documents_every_option(void **state)
                              "--photons N", "--source point:", "beam:", "--mode vbo|copy",
                              "--view raster|raytrace", "--camera", "--backend auto|cuda|host",
                              "--placement auto|device|mapped|chroma", "--reserve MB",
+                             "--show-world",
                              "--bench", "--json", "--help"};
     for (size_t i = 0; i < sizeof options / sizeof *options; i++)
         if (!strstr(r.output, options[i]))
@@ -352,6 +353,57 @@ static void test_keys_v_p_space_scrub(void **state)
     assert_true(png_difference(a, b) > 1e-4); /* P restarted time: photons elsewhere */
 }
 
+/* A headless run of tiny_detector.dae (an Air world box around a tank) with
+ * `keys` pressed from the second frame on and up to two extra options. */
+static void detector_run(const char *png, const char *keys, const char *extra1,
+                         const char *extra2)
+{
+    if (keys)
+        setenv("PRISM_VIEW_KEYS", keys, 1);
+    const char *args[16] = {"--headless", "--backend", "host", "--size", "160x120",
+                            "--photons", "0", "--frames", "3", "--screenshot", png};
+    int k = 11;
+    if (extra1)
+        args[k++] = extra1;
+    if (extra2)
+        args[k++] = extra2;
+    args[k++] = PRISM_ASSETS "/tiny_detector.dae";
+    args[k] = NULL;
+    viewer_run r;
+    viewer_exec(&r, args);
+    unsetenv("PRISM_VIEW_KEYS");
+    assert_int_equal(r.signal, 0);
+    assert_int_equal(r.exit_code, 0);
+}
+
+/* The world box is hidden by default in both views: the centre shows the
+ * detector inside (not the world's colour, not background) and the
+ * corners background; --show-world and the G key show it again. */
+static void test_world_hidden(void **state)
+{
+    const char *views[2] = {"--view=raster", "--view=raytrace"};
+    for (int v = 0; v < 2; v++) {
+        char hidden[160], shown[160], keyed[160];
+        snprintf(hidden, sizeof hidden, "%s/world_hidden%d.png", viewer_tmpdir(), v);
+        snprintf(shown, sizeof shown, "%s/world_shown%d.png", viewer_tmpdir(), v);
+        snprintf(keyed, sizeof keyed, "%s/world_key_g%d.png", viewer_tmpdir(), v);
+        detector_run(hidden, NULL, views[v], NULL);
+        detector_run(shown, NULL, views[v], "--show-world");
+        detector_run(keyed, "G", views[v], NULL);
+        viewer_image a, b;
+        assert_true(viewer_image_read(hidden, &a));
+        assert_true(viewer_image_read(shown, &b));
+        const uint8_t *in = viewer_pixel(&a, 80, 60), *world = viewer_pixel(&b, 80, 60);
+        assert_false(viewer_pixel_near(world, VIEWER_BACKGROUND, 8));
+        assert_false(viewer_pixel_near(in, VIEWER_BACKGROUND, 8));
+        assert_false(viewer_pixel_near(in, world, 8));
+        assert_true(viewer_pixel_near(viewer_pixel(&a, 0, 0), VIEWER_BACKGROUND, 2));
+        viewer_image_free(&a);
+        viewer_image_free(&b);
+        assert_true(png_difference(keyed, shown) < 1e-4);
+    }
+}
+
 static void test_bench_json(void **state)
 {
     viewer_run r;
@@ -385,6 +437,7 @@ int main(void)
         cmocka_unit_test_setup(test_key_f_filters, hide_hud),
         cmocka_unit_test_setup(test_keys_h_and_s, hide_hud),
         cmocka_unit_test_setup(test_keys_v_p_space_scrub, hide_hud),
+        cmocka_unit_test_setup(test_world_hidden, hide_hud),
         cmocka_unit_test(test_bench_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

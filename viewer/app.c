@@ -55,6 +55,35 @@ static int load_scene(viewer_app *app)
     return 0;
 }
 
+/* The world: solids without a parent that are the parent of another, so
+ * a scene of one solid, or of side-by-side solids, hides nothing. */
+static int find_world(viewer_app *app)
+{
+    const prism_scene *s = app->scene;
+    bool *encloses = calloc(s->solids_count + 1, sizeof *encloses);
+    app->world = malloc((s->solids_count + 1) * sizeof *app->world);
+    if (!encloses || !app->world) {
+        free(encloses);
+        fprintf(stderr, "prism-view: out of memory\n");
+        return -1;
+    }
+    for (size_t i = 0; i < s->solids_count; i++)
+        if (s->solids[i].parent < s->solids_count)
+            encloses[s->solids[i].parent] = true;
+    for (size_t i = 0; i < s->solids_count; i++)
+        if (s->solids[i].parent == PRISM_NONE && encloses[i])
+            app->world[app->world_count++] = (uint32_t)i;
+    free(encloses);
+    return 0;
+}
+
+void viewer_app_sync_world(viewer_app *app)
+{
+    app->raster.show_hidden = app->show_world;
+    app->raytrace.hidden = app->show_world ? NULL : app->world;
+    app->raytrace.hidden_count = app->show_world ? 0 : app->world_count;
+}
+
 static int build_bvh(viewer_app *app)
 {
     viewer_progress progress;
@@ -173,19 +202,30 @@ static int upload(viewer_app *app)
 }
 
 /* The raster view draws the BVH's reordered arrays, the ones the engine
- * uploads, coloured by the material of each original triangle. */
+ * uploads, coloured by the material of each original triangle; the
+ * world's triangles get alpha 0, which the raster view hides. */
 static int make_raster(viewer_app *app)
 {
     const prism_bvh *b = app->bvh;
+    const prism_scene *s = app->scene;
     uint8_t *rgba = malloc(b->triangle_count * 4 + 4);
-    if (!rgba)
+    bool *world = calloc(s->solids_count + 1, sizeof *world);
+    if (!rgba || !world) {
+        free(rgba);
+        free(world);
         return -1;
+    }
+    for (size_t i = 0; i < app->world_count; i++)
+        world[app->world[i]] = true;
     for (size_t i = 0; i < b->triangle_count; i++) {
         uint32_t t = b->triangle_ids[i];
-        uint32_t m = app->scene->triangle_material_inner ? app->scene->triangle_material_inner[t]
-                                                         : PRISM_NONE;
+        uint32_t m = s->triangle_material_inner ? s->triangle_material_inner[t] : PRISM_NONE;
         prism_render_palette_color(m, rgba + i * 4);
+        uint32_t solid = s->triangle_solid ? s->triangle_solid[t] : PRISM_NONE;
+        if (solid < s->solids_count && world[solid])
+            rgba[i * 4 + 3] = 0;
     }
+    free(world);
     int r = viewer_raster_create(&app->raster, b->vertices, b->vertex_count, b->triangles,
                                  b->triangle_count, rgba);
     free(rgba);
@@ -275,12 +315,14 @@ int viewer_app_init(viewer_app *app, const viewer_options *opt)
     app->opt = *opt;
     app->view = opt->view;
     double t0 = viewer_clock();
-    if (load_scene(app) || build_bvh(app) || open_display(app) || open_engine(app) ||
-        upload(app))
+    app->show_world = opt->show_world;
+    if (load_scene(app) || find_world(app) || build_bvh(app) || open_display(app) ||
+        open_engine(app) || upload(app))
         return -1;
     set_camera(app);
     if (make_views(app))
         return -1;
+    viewer_app_sync_world(app);
     app->sim_time = app->opt.headless ? 0.5 * app->photons.time_max : 0.0;
     if (getenv("PRISM_VIEW_VERBOSE"))
         fprintf(stderr, "prism-view: interop: ray-traced image %s, photons %s (%s mode)\n",
@@ -307,5 +349,6 @@ void viewer_app_destroy(viewer_app *app)
     viewer_egl_destroy(app->egl);
     prism_bvh_free(app->bvh);
     prism_scene_free(app->scene);
+    free(app->world);
     memset(app, 0, sizeof *app);
 }

@@ -49,6 +49,13 @@ typedef struct viewer_app {
     viewer_hud hud;
     viewer_input input;
 
+    /* The world: outermost solids that enclose others (a closed box around
+     * the detector), hidden in both views unless show_world (--show-world,
+     * G key). Found at load; none in a scene of one solid. */
+    uint32_t *world;
+    size_t world_count;
+    bool show_world;
+
     viewer_view view;
     bool paused, help, screenshot_wanted;
     double sim_time;          /* ns */
@@ -75,6 +82,9 @@ void viewer_frame_present(viewer_app *app);
 int viewer_bench_run(viewer_app *app);
 /* Propagate the photons again (start, P and V keys). Returns 0 or -1. */
 int viewer_app_propagate(viewer_app *app);
+
+/* Hand the world's visibility (app->show_world) to both views. */
+void viewer_app_sync_world(viewer_app *app);
 
 /* The GL loader the engine needs for GL buffers on the copy path. */
 prism_gl_get_proc_address_fn viewer_app_gl_loader(const viewer_app *app);

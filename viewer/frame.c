@@ -20,7 +20,7 @@ static const uint8_t BACKGROUND[4] = {26, 31, 41, 255};
 
 /* The help overlay (H): every key, in two columns. */
 static const char *HELP_KEYS =
-    "left drag\nright drag\nwheel\nW A S D\nR\nV\nP\nspace\n[  ]\nF\nH\nS\nEsc";
+    "left drag\nright drag\nwheel\nW A S D\nR\nV\nP\nspace\n[  ]\nF\nG\nH\nS\nEsc";
 static const char *HELP_WHAT =
     "orbit\n"
     "pan (middle drag too)\n"
@@ -32,6 +32,7 @@ static const char *HELP_WHAT =
     "pause\n"
     "scrub time back / forward\n"
     "filter photons by history flag\n"
+    "show / hide the world volume\n"
     "this help\n"
     "screenshot (tap; hold: fly back)\n"
     "quit";
@@ -81,6 +82,12 @@ static void on_key(viewer_app *app, int key, bool *screenshot)
               break;
     case ']': app->paused = true; app->sim_time += step; break;
     case 'F': app->photons.filter = (app->photons.filter + 1) % VIEWER_FILTER_COUNT; break;
+    case 'G':
+        app->show_world = !app->show_world;
+        viewer_app_sync_world(app);
+        snprintf(app->status, sizeof app->status, "world volume %s",
+                 !app->world_count ? "(none in this scene)" : app->show_world ? "shown" : "hidden");
+        break;
     case 'H': app->help = !app->help; break;
     case 'S': *screenshot = true; break;
     case VIEWER_KEY_ESCAPE: if (app->window) viewer_window_close(app->window); break;
@@ -247,6 +254,7 @@ static void follow_resize(viewer_app *app)
         fprintf(stderr, "prism-view: %s: raster view only\n", err);
         app->view = VIEW_RASTER;
     }
+    viewer_app_sync_world(app);
 }
 
 int viewer_app_run(viewer_app *app)

@@ -42,6 +42,9 @@ void viewer_options_usage(FILE *out)
         "                          where the geometry arrays go (default auto)\n"
         "  --reserve MB            device memory left free by placement\n"
         "                          (default: the engine's, 300 MB)\n"
+        "  --show-world            draw the world volume too: the outermost solid\n"
+        "                          that encloses the others (a closed box around\n"
+        "                          the detector), hidden by default in both views\n"
         "  --bench                 headless benchmark: median time of each stage\n"
         "  --json                  with --bench: one JSON object on stdout\n"
         "  --help                  this text\n"
@@ -51,6 +54,7 @@ void viewer_options_usage(FILE *out)
         "  R raster / ray-traced / ray-traced x-ray, V VBO/copy photons,\n"
         "  P propagate again,\n"
         "  space pause, [ ] scrub time, F filter photons by history flag,\n"
+        "  G show / hide the world volume,\n"
         "  H help overlay, S screenshot (tap; held, S flies back), Esc quit\n"
         "\n"
         "environment:\n"
@@ -242,6 +246,8 @@ static bool is_flag(viewer_options *o, const char *a)
 {
     if (!strcmp(a, "--headless"))
         o->headless = o->headless_forced = true;
+    else if (!strcmp(a, "--show-world"))
+        o->show_world = true;
     else if (!strcmp(a, "--bench"))
         o->bench = true;
     else if (!strcmp(a, "--json"))

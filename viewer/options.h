@@ -42,6 +42,7 @@ typedef struct viewer_options {
     viewer_backend backend;
     viewer_placement placement;
     double reserve_mb;         /* <0 = engine default */
+    bool show_world;           /* draw the outermost volume(s) (hidden by default) */
     bool bench;
     bool json;
     bool help;

@@ -8,7 +8,8 @@
 /* The face normal comes from screen-space derivatives of the view-space
  * position, so vertices shared between faces need no normals; the colour
  * comes from a buffer texture indexed by gl_PrimitiveID, so triangles
- * keep their material without duplicating vertices. */
+ * keep their material without duplicating vertices. A colour of alpha 0
+ * marks a hidden triangle (the world volume's), discarded unless shown. */
 static const char *VERTEX =
     "#version 330 core\n"
     "layout(location = 0) in vec3 position;\n"
@@ -23,11 +24,13 @@ static const char *FRAGMENT =
     "#version 330 core\n"
     "in vec3 view_pos;\n"
     "uniform samplerBuffer colours;\n"
+    "uniform bool show_hidden;\n"
     "out vec4 colour;\n"
     "void main() {\n"
     "  vec3 n = normalize(cross(dFdx(view_pos), dFdy(view_pos)));\n"
     "  float headlight = abs(dot(n, normalize(view_pos)));\n"
     "  vec4 c = texelFetch(colours, gl_PrimitiveID);\n"
+    "  if (c.a < 0.5 && !show_hidden) discard;\n"
     "  colour = vec4(c.rgb * (0.25 + 0.75 * headlight), 1.0);\n"
     "}\n";
 
@@ -60,6 +63,7 @@ int viewer_raster_create(viewer_raster *r, const float *positions, size_t vertex
     r->u_mvp = glGetUniformLocation(r->program, "mvp");
     r->u_modelview = glGetUniformLocation(r->program, "modelview");
     r->u_colours = glGetUniformLocation(r->program, "colours");
+    r->u_show_hidden = glGetUniformLocation(r->program, "show_hidden");
     glGenVertexArrays(1, &r->vao);
     glBindVertexArray(r->vao);
     glGenBuffers(1, &r->vertices);
@@ -96,6 +100,7 @@ void viewer_raster_draw(const viewer_raster *r, const float view[16], const floa
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_BUFFER, r->colour_texture);
     glUniform1i(r->u_colours, 0);
+    glUniform1i(r->u_show_hidden, r->show_hidden);
     glBindVertexArray(r->vao);
     glDrawElements(GL_TRIANGLES, r->index_count, GL_UNSIGNED_INT, NULL);
     glBindVertexArray(0);

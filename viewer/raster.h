@@ -4,6 +4,7 @@
 #ifndef VIEWER_RASTER_H
 #define VIEWER_RASTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,11 +13,13 @@
 typedef struct viewer_raster {
     GLuint program, vao, vertices, indices, colour_buffer, colour_texture;
     GLsizei index_count;
-    GLint u_mvp, u_modelview, u_colours;
+    GLint u_mvp, u_modelview, u_colours, u_show_hidden;
+    bool show_hidden;      /* draw triangles whose colour has alpha 0 */
 } viewer_raster;
 
 /* Upload positions (3 floats each), triangles (3 indices each) and one
- * RGBA8 colour per triangle. Returns 0, or -1 (shader or GL failure). */
+ * RGBA8 colour per triangle; alpha 0 hides a triangle unless show_hidden.
+ * Returns 0, or -1 (shader or GL failure). */
 int viewer_raster_create(viewer_raster *r, const float *positions, size_t vertex_count,
                          const uint32_t *triangles, size_t triangle_count,
                          const uint8_t *triangle_rgba);

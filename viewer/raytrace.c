@@ -77,7 +77,8 @@ int viewer_raytrace_render(viewer_raytrace *rt, prism_context *ctx, const prism_
     memcpy(camera.up, cam->up, sizeof camera.up);
     prism_render_desc desc = {.width = (uint32_t)rt->width, .height = (uint32_t)rt->height,
                               .mode = rt->xray ? PRISM_RENDER_XRAY : PRISM_RENDER_SHADED,
-                              .bottom_row_first = true};
+                              .bottom_row_first = true, .hidden_solids = rt->hidden,
+                              .hidden_solids_count = rt->hidden_count};
     memcpy(desc.background, background, 4);
     prism_target target = {.kind = PRISM_TARGET_BUFFER, .buffer = rt->buffer};
     prism_render_stats stats = {0};

@@ -21,6 +21,8 @@ typedef struct viewer_raytrace {
     int width, height;
     bool interop;           /* written in place through CUDA-GL interop */
     bool xray;              /* a few layers blended: the inside of a closed detector shows */
+    const uint32_t *hidden; /* scene solids rays pass through (the world), not owned */
+    size_t hidden_count;    /* 0: none hidden */
     double render_seconds;  /* the engine's last prism_render */
 } viewer_raytrace;
 
