@@ -116,6 +116,7 @@ static void resolve_desc(const prism_bvh_desc *d, prism__bvh_builder *b)
     unsigned quality = d ? d->quality : 0;
     b->leaf = d && d->max_leaf_size ? d->max_leaf_size : 4;
     b->bins = d && d->bins ? d->bins : bins_of_quality[quality];
+    b->sample = quality != PRISM_BVH_QUALITY_HIGH;
     b->threads = d && d->threads > 0 ? d->threads : omp_get_max_threads();
     b->bfs_levels = d && d->order == PRISM_BVH_ORDER_DFS ? PRISM_BVH_DFS_BFS_LEVELS : UINT_MAX;
 }

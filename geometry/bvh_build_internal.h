@@ -36,6 +36,7 @@ typedef struct prism__bvh_builder {
     prism_bvh_node *nodes;  /* 2n-1 slots; inner node i: children i+1 and `first` */
     size_t n;
     unsigned leaf, bins;
+    int sample;             /* bin a sample of very large nodes (not at quality HIGH) */
     unsigned bfs_levels;    /* node order: breadth-first above this depth, depth-first below */
     int threads;
 } prism__bvh_builder;

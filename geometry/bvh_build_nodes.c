@@ -19,6 +19,7 @@
 #define PRISM__BVH_SSE 1
 #endif
 
+
 typedef struct box3 {
     float lo[3], hi[3];
 } box3;
@@ -44,6 +45,7 @@ typedef struct mapping {
 typedef struct split {
     int axis, pos;  /* left = bins [0, pos) of axis; axis SMALL_SPLIT: see mask */
     unsigned mask;  /* SMALL_SPLIT: bit i set = reference begin+i goes left */
+    int sampled;    /* binned from a sample: l and r are the partition's to fill */
     double cost;    /* sum of area * count over both sides */
     box3 l, r;
     size_t nl;
@@ -108,12 +110,16 @@ static void bins_clear(binning *bn, int bins)
 #ifdef PRISM__BVH_SSE
 /* The same bins as bin_of (the same float operations in the same order, so
  * partition() puts each reference on the side its bin was counted on). */
-static void bins_fill(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n)
+static void bins_fill(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n,
+                      size_t step)
 {
     const __m128 base = _mm_setr_ps(m->base[0], m->base[1], m->base[2], 0.0f);
     const __m128 scale = _mm_setr_ps(m->scale[0], m->scale[1], m->scale[2], 0.0f);
     const __m128 top = _mm_set1_ps((float)(m->bins - 1)), zero = _mm_setzero_ps();
+    const uint32_t skip = (uint32_t)step - 1;
     for (size_t k = 0; k < n; k++) {
+        if (refs[k].id & skip)
+            continue;
         const __m128 lo = _mm_loadu_ps(refs[k].lo), hi = _mm_loadu_ps(refs[k].hi);
         __m128 f = _mm_mul_ps(_mm_sub_ps(_mm_add_ps(lo, hi), base), scale);
         f = _mm_min_ps(_mm_max_ps(f, zero), top); /* NaN: 0, as in bin_of */
@@ -157,13 +163,17 @@ static void bins_fill2(binning *bn, const mapping *m, const prism__bvh_ref *refs
             }
         }
     }
-    bins_fill(bn, m, refs + k, n - k);
+    bins_fill(bn, m, refs + k, n - k, 1);
 }
 #else
-static void bins_fill(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n)
+static void bins_fill(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n,
+                      size_t step)
 {
+    const uint32_t skip = (uint32_t)step - 1;
     for (size_t k = 0; k < n; k++) {
         const prism__bvh_ref *r = &refs[k];
+        if (r->id & skip)
+            continue;
         for (int a = 0; a < 3; a++) {
             int i = bin_of(m, r, a);
             bin *x = &bn->b[a][i];
@@ -264,12 +274,12 @@ static int chunk_count(const prism__bvh_builder *b, size_t n)
 
 /* Bin with one task per chunk; falls back to one thread without memory. */
 static void bins_fill_parallel(binning *bn, const mapping *m, const prism__bvh_ref *refs,
-                               size_t n, const prism__bvh_builder *b)
+                               size_t n, size_t step, const prism__bvh_builder *b)
 {
     int k = chunk_count(b, n);
     binning *part = malloc((size_t)k * sizeof *part);
     if (!part) {
-        bins_fill(bn, m, refs, n);
+        bins_fill(bn, m, refs, n, step);
         return;
     }
     for (int c = 0; c < k; c++) {
@@ -277,7 +287,7 @@ static void bins_fill_parallel(binning *bn, const mapping *m, const prism__bvh_r
         {
             size_t lo = n * c / k, hi = n * (c + 1) / k;
             bins_clear(&part[c], m->bins);
-            bins_fill(&part[c], m, refs + lo, hi - lo);
+            bins_fill(&part[c], m, refs + lo, hi - lo, step);
         }
     }
 #pragma omp taskwait
@@ -303,39 +313,66 @@ static int widest_axis(const box3 *cb)
     return axis;
 }
 
+/* Nodes this large bin a sample, the references whose triangle id is a
+ * multiple of SAMPLE_STEP (a power of two): a quarter of them places the
+ * split about as well, and the sample does not depend on the order the
+ * references are in, so neither does the tree. Their child boxes are then
+ * computed by the partition. */
+#define SAMPLE_MIN ((size_t)1 << 17)
+#define SAMPLE_STEP 4
+
 static int find_split(const prism__bvh_builder *b, size_t begin, size_t end, const box3 *cb,
                       split *s)
 {
     mapping m;
     binning bn; /* ~27 KB of stack in this frame only, popped before recursing */
-    make_mapping(&m, cb, bins_for(b, end - begin));
+    const size_t n = end - begin, step = n >= SAMPLE_MIN && b->sample ? SAMPLE_STEP : 1;
+    make_mapping(&m, cb, bins_for(b, n));
     bins_clear(&bn, m.bins);
-    if (par_node(b, end - begin)) {
-        bins_fill_parallel(&bn, &m, b->refs + begin, end - begin, b);
+    if (par_node(b, n)) {
+        bins_fill_parallel(&bn, &m, b->refs + begin, n, step, b);
+    } else if (step > 1) {
+        bins_fill(&bn, &m, b->refs + begin, n, step);
 #ifdef PRISM__BVH_SSE
-    } else if (end - begin >= 256) {
+    } else if (n >= 256) {
         binning other;
         bins_clear(&other, m.bins);
-        bins_fill2(&bn, &m, b->refs + begin, end - begin, &other);
+        bins_fill2(&bn, &m, b->refs + begin, n, &other);
         bins_merge(&bn, &other, m.bins);
 #endif
     } else {
-        bins_fill(&bn, &m, b->refs + begin, end - begin);
+        bins_fill(&bn, &m, b->refs + begin, n, 1);
     }
-    return sweep(&bn, &m, s);
+    const int ok = sweep(&bn, &m, s);
+    s->sampled = step > 1;
+    s->nl *= step; /* an estimate, for the depth guard */
+    return ok;
 }
 
 /* ---- partitions -------------------------------------------------------- */
 
+/* Hoare partition by the split's bin; grows the children's centroid boxes
+ * and, for a split found on a sample, their boxes (s->l, s->r). */
 static size_t partition(prism__bvh_ref *r, size_t begin, size_t end, const mapping *m,
-                        const split *s, box3 *lc, box3 *rc)
+                        split *s, box3 *lc, box3 *rc)
 {
     size_t i = begin, j = end;
+    const int boxes = s->sampled;
+    if (boxes) {
+        box_empty(&s->l);
+        box_empty(&s->r);
+    }
     for (;;) {
-        while (i < j && bin_of(m, &r[i], s->axis) < s->pos)
-            box_grow_centroid(lc, &r[i++]);
-        while (i < j && bin_of(m, &r[j - 1], s->axis) >= s->pos)
-            box_grow_centroid(rc, &r[--j]);
+        for (; i < j && bin_of(m, &r[i], s->axis) < s->pos; i++) {
+            box_grow_centroid(lc, &r[i]);
+            if (boxes)
+                box_grow(&s->l, r[i].lo, r[i].hi);
+        }
+        for (; i < j && bin_of(m, &r[j - 1], s->axis) >= s->pos; j--) {
+            box_grow_centroid(rc, &r[j - 1]);
+            if (boxes)
+                box_grow(&s->r, r[j - 1].lo, r[j - 1].hi);
+        }
         if (i >= j)
             return i;
         prism__bvh_ref t = r[i];
@@ -346,11 +383,11 @@ static size_t partition(prism__bvh_ref *r, size_t begin, size_t end, const mappi
 
 /* Chunked partition through b->tmp: count, scatter, copy back. */
 static size_t partition_parallel(prism__bvh_builder *b, size_t begin, size_t end,
-                                 const mapping *m, const split *s, box3 *lc, box3 *rc)
+                                 const mapping *m, split *s, box3 *lc, box3 *rc)
 {
     size_t n = end - begin, nl_at[65], nl = 0;
     int k = chunk_count(b, n);
-    box3 cl[64], cr[64];
+    box3 cl[64], cr[64], bl[64], br[64];
     prism__bvh_ref *src = b->refs + begin, *dst = b->tmp + begin;
     for (int c = 0; c < k; c++) {
 #pragma omp task firstprivate(c) shared(nl_at)
@@ -368,15 +405,19 @@ static size_t partition_parallel(prism__bvh_builder *b, size_t begin, size_t end
         nl += cnt;
     }
     for (int c = 0; c < k; c++) {
-#pragma omp task firstprivate(c) shared(nl_at, cl, cr)
+#pragma omp task firstprivate(c) shared(nl_at, cl, cr, bl, br)
         {
             size_t lo = n * c / k, hi = n * (c + 1) / k;
             size_t li = nl_at[c], ri = nl + (lo - nl_at[c]);
             box_empty(&cl[c]);
             box_empty(&cr[c]);
+            box_empty(&bl[c]);
+            box_empty(&br[c]);
             for (size_t i = lo; i < hi; i++) {
                 int left = bin_of(m, &src[i], s->axis) < s->pos;
                 box_grow_centroid(left ? &cl[c] : &cr[c], &src[i]);
+                if (s->sampled)
+                    box_grow(left ? &bl[c] : &br[c], src[i].lo, src[i].hi);
                 dst[left ? li++ : ri++] = src[i];
             }
         }
@@ -386,9 +427,17 @@ static size_t partition_parallel(prism__bvh_builder *b, size_t begin, size_t end
 #pragma omp task firstprivate(c)
         memcpy(src + n * c / k, dst + n * c / k, (n * (c + 1) / k - n * c / k) * sizeof *src);
     }
+    if (s->sampled) {
+        box_empty(&s->l);
+        box_empty(&s->r);
+    }
     for (int c = 0; c < k; c++) {
         box_grow(lc, cl[c].lo, cl[c].hi);
         box_grow(rc, cr[c].lo, cr[c].hi);
+        if (s->sampled) {
+            box_grow(&s->l, bl[c].lo, bl[c].hi);
+            box_grow(&s->r, br[c].lo, br[c].hi);
+        }
     }
 #pragma omp taskwait
     return begin + nl;
@@ -470,6 +519,7 @@ static int small_split(const prism__bvh_builder *b, size_t begin, size_t end, sp
         }
     s->cost = DBL_MAX;
     s->axis = -1;
+    s->sampled = 0;
     /* the last reference always goes right: each partition is tried once */
     for (unsigned mask = 1; mask < (1u << (n - 1)); mask++) {
         box3 l, rt;

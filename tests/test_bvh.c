@@ -439,14 +439,16 @@ static void test_stats_and_sah(void **state)
     soup_free(&s);
 }
 
-/* One thread and several build the same tree: binning and the sweep do not
- * depend on the order of references, and the node order is breadth-first. */
+/* One thread and several build the same tree: binning, the sample of large
+ * nodes and the sweep do not depend on the order of references, and the node
+ * order is breadth-first. */
 static void test_threads_agree(void **state)
 {
     (void)state;
     rng r = {15};
     soup s = {0};
-    soup_random(&s, SOUP_SMALL, 70000, &r, 1.0f, NULL); /* above the parallel-partition size */
+    /* above the parallel-partition and the sampled-binning sizes */
+    soup_random(&s, SOUP_SMALL, 140000, &r, 1.0f, NULL);
     prism_bvh *one = build_soup(&s, 0, 0, 1), *two = build_soup(&s, 0, 0, 2);
     check_invariants(two, &s, 4);
     assert_int_equal(one->node_count, two->node_count);
