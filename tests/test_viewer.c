@@ -378,29 +378,36 @@ static void detector_run(const char *png, const char *keys, const char *extra1,
 
 /* The world box is hidden by default in both views: the centre shows the
  * detector inside (not the world's colour, not background) and the
- * corners background; --show-world and the G key show it again. */
+ * corners background; --show-world and the G key show it again (G keeps
+ * the camera framed on the detector, so the world fills the centre with
+ * the same face), and G again hides it. */
 static void test_world_hidden(void **state)
 {
     const char *views[2] = {"--view=raster", "--view=raytrace"};
     for (int v = 0; v < 2; v++) {
-        char hidden[160], shown[160], keyed[160];
+        char hidden[160], shown[160], keyed[160], twice[160];
         snprintf(hidden, sizeof hidden, "%s/world_hidden%d.png", viewer_tmpdir(), v);
         snprintf(shown, sizeof shown, "%s/world_shown%d.png", viewer_tmpdir(), v);
         snprintf(keyed, sizeof keyed, "%s/world_key_g%d.png", viewer_tmpdir(), v);
+        snprintf(twice, sizeof twice, "%s/world_key_gg%d.png", viewer_tmpdir(), v);
         detector_run(hidden, NULL, views[v], NULL);
         detector_run(shown, NULL, views[v], "--show-world");
         detector_run(keyed, "G", views[v], NULL);
-        viewer_image a, b;
+        detector_run(twice, "GG", views[v], NULL);
+        viewer_image a, b, c;
         assert_true(viewer_image_read(hidden, &a));
         assert_true(viewer_image_read(shown, &b));
+        assert_true(viewer_image_read(keyed, &c));
         const uint8_t *in = viewer_pixel(&a, 80, 60), *world = viewer_pixel(&b, 80, 60);
         assert_false(viewer_pixel_near(world, VIEWER_BACKGROUND, 8));
         assert_false(viewer_pixel_near(in, VIEWER_BACKGROUND, 8));
         assert_false(viewer_pixel_near(in, world, 8));
         assert_true(viewer_pixel_near(viewer_pixel(&a, 0, 0), VIEWER_BACKGROUND, 2));
+        assert_true(viewer_pixel_near(viewer_pixel(&c, 80, 60), world, 8));
         viewer_image_free(&a);
         viewer_image_free(&b);
-        assert_true(png_difference(keyed, shown) < 1e-4);
+        viewer_image_free(&c);
+        assert_true(png_difference(twice, hidden) < 1e-4);
     }
 }
 

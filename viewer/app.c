@@ -1,9 +1,12 @@
-/* Start-up and shut-down of the viewer: load the file, build its BVH, open
- * the display (window, else headless EGL), create the engine context on the
- * GL context's device, upload, and make the views. Each stage is timed for
- * the benchmark. */
+/* Start-up and shut-down of the viewer: load the file and build its BVH
+ * (scene_job.c, on its own thread) while the display (window, else
+ * headless EGL) and the engine context on the GL context's device open,
+ * make the views, upload. Photons are propagated after the first frame in
+ * a window (viewer_app_first_photons), so it does not wait on them. Each
+ * stage is timed for the benchmark. */
 #include "app.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +15,7 @@
 #include <prism/render.h>
 
 #include "clock.h"
-#include "progress.h"
+#include "scene_job.h"
 
 #include <EGL/egl.h>
 #include <GLFW/glfw3.h>
@@ -29,79 +32,11 @@ static void on_engine_log(void *user, prism_log_level level, const char *message
     fprintf(stderr, "prism: %s\n", message);
 }
 
-static int load_scene(viewer_app *app)
-{
-    char error[1024] = "";
-    viewer_progress progress;
-    viewer_progress_begin(&progress, "loading");
-    prism_load_desc desc = {.progress = viewer_progress_update, .progress_user = &progress,
-                            .error = error, .error_size = sizeof error};
-    double t0 = viewer_clock();
-    prism_result r = prism_scene_load(app->opt.file, &desc, &app->scene);
-    app->startup.load = viewer_clock() - t0;
-    if (r != PRISM_SUCCESS) {
-        viewer_progress_end(&progress, "failed");
-        fprintf(stderr, "prism-view: %s\n", error[0] ? error : prism_result_string(r));
-        return -1;
-    }
-    char note[96];
-    snprintf(note, sizeof note, "%zu triangles in %.2f s", app->scene->triangles_count,
-             app->startup.load);
-    viewer_progress_end(&progress, note);
-    if (app->scene->triangles_count == 0) {
-        fprintf(stderr, "prism-view: %s: no triangles to show\n", app->opt.file);
-        return -1;
-    }
-    return 0;
-}
-
-/* The world: solids without a parent that are the parent of another, so
- * a scene of one solid, or of side-by-side solids, hides nothing. */
-static int find_world(viewer_app *app)
-{
-    const prism_scene *s = app->scene;
-    bool *encloses = calloc(s->solids_count + 1, sizeof *encloses);
-    app->world = malloc((s->solids_count + 1) * sizeof *app->world);
-    if (!encloses || !app->world) {
-        free(encloses);
-        fprintf(stderr, "prism-view: out of memory\n");
-        return -1;
-    }
-    for (size_t i = 0; i < s->solids_count; i++)
-        if (s->solids[i].parent < s->solids_count)
-            encloses[s->solids[i].parent] = true;
-    for (size_t i = 0; i < s->solids_count; i++)
-        if (s->solids[i].parent == PRISM_NONE && encloses[i])
-            app->world[app->world_count++] = (uint32_t)i;
-    free(encloses);
-    return 0;
-}
-
 void viewer_app_sync_world(viewer_app *app)
 {
     app->raster.show_hidden = app->show_world;
     app->raytrace.hidden = app->show_world ? NULL : app->world;
     app->raytrace.hidden_count = app->show_world ? 0 : app->world_count;
-}
-
-static int build_bvh(viewer_app *app)
-{
-    viewer_progress progress;
-    viewer_progress_begin(&progress, "building BVH"); /* no progress callback: 0 then 100% */
-    double t0 = viewer_clock();
-    prism_result r = prism_bvh_build(app->scene->positions, app->scene->vertices_count,
-                                     app->scene->indices, app->scene->triangles_count, NULL,
-                                     &app->bvh);
-    app->startup.bvh = viewer_clock() - t0;
-    if (r != PRISM_SUCCESS) {
-        viewer_progress_end(&progress, "failed");
-        fprintf(stderr, "prism-view: BVH: %s\n", prism_result_string(r));
-        return -1;
-    }
-    char note[96];
-    snprintf(note, sizeof note, "%zu nodes in %.2f s", app->bvh->node_count, app->startup.bvh);
-    viewer_progress_end(&progress, note);
-    return 0;
 }
 
 static int open_headless(viewer_app *app)
@@ -201,36 +136,64 @@ static int upload(viewer_app *app)
     return 0;
 }
 
-/* The raster view draws the BVH's reordered arrays, the ones the engine
- * uploads, coloured by the material of each original triangle; the
- * world's triangles get alpha 0, which the raster view hides. */
-static int make_raster(viewer_app *app)
+/* One colour per scene triangle (a table per material, so millions of
+ * triangles cost a lookup each), alpha 0 for the world's, which the raster
+ * view hides; and the box around the rest, the part the camera frames. */
+static uint8_t *raster_colours(viewer_app *app)
 {
-    const prism_bvh *b = app->bvh;
     const prism_scene *s = app->scene;
-    uint8_t *rgba = malloc(b->triangle_count * 4 + 4);
+    uint8_t *rgba = malloc(s->triangles_count * 4 + 4);
+    uint8_t(*table)[4] = malloc((s->materials_count + 1) * sizeof *table);
     bool *world = calloc(s->solids_count + 1, sizeof *world);
-    if (!rgba || !world) {
+    if (!rgba || !table || !world) {
         free(rgba);
+        free(table);
         free(world);
-        return -1;
+        return NULL;
     }
+    for (size_t m = 0; m < s->materials_count; m++)
+        prism_render_palette_color((uint32_t)m, table[m]);
+    prism_render_palette_color(PRISM_NONE, table[s->materials_count]);
     for (size_t i = 0; i < app->world_count; i++)
         world[app->world[i]] = true;
-    for (size_t i = 0; i < b->triangle_count; i++) {
-        uint32_t t = b->triangle_ids[i];
-        uint32_t m = s->triangle_material_inner ? s->triangle_material_inner[t] : PRISM_NONE;
-        prism_render_palette_color(m, rgba + i * 4);
-        uint32_t solid = s->triangle_solid ? s->triangle_solid[t] : PRISM_NONE;
-        if (solid < s->solids_count && world[solid])
-            rgba[i * 4 + 3] = 0;
+    for (int k = 0; k < 3; k++) {
+        app->shown_min[k] = INFINITY;
+        app->shown_max[k] = -INFINITY;
     }
+    for (size_t t = 0; t < s->triangles_count; t++) {
+        uint32_t m = s->triangle_material_inner ? s->triangle_material_inner[t] : PRISM_NONE;
+        memcpy(rgba + t * 4, table[m < s->materials_count ? m : s->materials_count], 4);
+        uint32_t solid = s->triangle_solid ? s->triangle_solid[t] : PRISM_NONE;
+        if (solid < s->solids_count && world[solid]) {
+            rgba[t * 4 + 3] = 0;
+            continue;
+        }
+        for (int v = 0; v < 3; v++)
+            for (int k = 0; k < 3; k++) {
+                float x = s->positions[3 * (size_t)s->indices[3 * t + v] + k];
+                app->shown_min[k] = fminf(app->shown_min[k], x);
+                app->shown_max[k] = fmaxf(app->shown_max[k], x);
+            }
+    }
+    free(table);
     free(world);
-    int r = viewer_raster_create(&app->raster, b->vertices, b->vertex_count, b->triangles,
-                                 b->triangle_count, rgba);
+    return rgba;
+}
+
+/* The raster view draws the scene's own arrays, so it can be made while
+ * the BVH is still building (the engine's copy is in the BVH's order). */
+static int make_raster(viewer_app *app)
+{
+    double t0 = viewer_clock();
+    const prism_scene *s = app->scene;
+    uint8_t *rgba = raster_colours(app);
+    int r = rgba ? viewer_raster_create(&app->raster, s->positions, s->vertices_count, s->indices,
+                                        s->triangles_count, rgba)
+                 : -1;
     free(rgba);
     if (r)
-        fprintf(stderr, "prism-view: raster view: GL failure\n");
+        fprintf(stderr, "prism-view: raster view: %s\n", rgba ? "GL failure" : "out of memory");
+    app->startup.raster = viewer_clock() - t0;
     return r;
 }
 
@@ -272,10 +235,13 @@ prism_gl_get_proc_address_fn viewer_app_gl_loader(const viewer_app *app)
                        : (prism_gl_get_proc_address_fn)eglGetProcAddress;
 }
 
-static int make_views(viewer_app *app)
+/* The views that need the GL context and the engine but not the scene:
+ * made while the scene job still runs. */
+static int make_gl_views(viewer_app *app)
 {
+    double t0 = viewer_clock();
     char err[512];
-    if (make_raster(app) || viewer_hud_create(&app->hud))
+    if (viewer_hud_create(&app->hud))
         return -1;
     /* Without the ray-traced view the raster view still shows the scene. */
     if (viewer_raytrace_create(&app->raytrace, app->ctx, app->width, app->height,
@@ -293,14 +259,18 @@ static int make_views(viewer_app *app)
         fprintf(stderr, "prism-view: %s\n", err);
         return -1;
     }
-    return viewer_app_propagate(app);
+    app->startup.views = viewer_clock() - t0;
+    return 0;
 }
 
+/* Frame the part that is shown (the world hidden: what it holds). */
 static void set_camera(viewer_app *app)
 {
     const prism_scene *s = app->scene;
     int up = s->up_axis == PRISM_UP_X ? 0 : s->up_axis == PRISM_UP_Z ? 2 : 1;
-    viewer_camera_frame(&app->camera, s->bbox_min, s->bbox_max, up, 45.0f);
+    bool shown = !app->show_world && app->world_count && app->shown_min[0] <= app->shown_max[0];
+    viewer_camera_frame(&app->camera, shown ? app->shown_min : s->bbox_min,
+                        shown ? app->shown_max : s->bbox_max, up, 45.0f);
     if (app->opt.camera_given) {
         memcpy(app->camera.eye, app->opt.eye, sizeof app->camera.eye);
         memcpy(app->camera.target, app->opt.target, sizeof app->camera.target);
@@ -309,27 +279,56 @@ static void set_camera(viewer_app *app)
     }
 }
 
+/* Display, engine and the scene-free views on this thread while the scene
+ * job loads and builds; the raster view as soon as the scene is loaded;
+ * then the upload, which needs the BVH. */
+static int start(viewer_app *app)
+{
+    viewer_scene_job job;
+    if (viewer_scene_job_start(&job, app))
+        return -1;
+    double t0 = viewer_clock();
+    int r = open_display(app) || open_engine(app) || make_gl_views(app);
+    app->startup.engine = viewer_clock() - t0 - app->startup.gl - app->startup.views;
+    if (r == 0)
+        r = viewer_scene_job_wait_loaded(&job) || make_raster(app);
+    double t1 = viewer_clock();
+    if (viewer_scene_job_join(&job))
+        r = -1;
+    app->startup.wait_bvh = viewer_clock() - t1;
+    return r || upload(app) ? -1 : 0;
+}
+
 int viewer_app_init(viewer_app *app, const viewer_options *opt)
 {
     memset(app, 0, sizeof *app);
     app->opt = *opt;
     app->view = opt->view;
-    double t0 = viewer_clock();
     app->show_world = opt->show_world;
-    if (load_scene(app) || find_world(app) || build_bvh(app) || open_display(app) ||
-        open_engine(app) || upload(app))
+    double t0 = viewer_clock();
+    if (start(app))
         return -1;
     set_camera(app);
-    if (make_views(app))
-        return -1;
     viewer_app_sync_world(app);
-    app->sim_time = app->opt.headless ? 0.5 * app->photons.time_max : 0.0;
+    app->photons_pending = true;
     if (getenv("PRISM_VIEW_VERBOSE"))
         fprintf(stderr, "prism-view: interop: ray-traced image %s, photons %s (%s mode)\n",
                 app->raytrace.interop ? "yes" : "no", app->photons.gl_buffer ? "yes" : "no",
                 viewer_photon_mode_name(app->photons.mode));
     app->startup.total = viewer_clock() - t0;
     return 0;
+}
+
+int viewer_app_first_photons(viewer_app *app)
+{
+    if (!app->photons_pending)
+        return 0;
+    app->photons_pending = false;
+    double t0 = viewer_clock();
+    int r = viewer_app_propagate(app);
+    app->startup.photons = viewer_clock() - t0;
+    app->sim_time = app->opt.headless ? 0.5 * app->photons.time_max : 0.0;
+    return r;
 }
 
 void viewer_app_destroy(viewer_app *app)

@@ -24,9 +24,12 @@
 #include "raytrace.h"
 #include "window_glfw.h"
 
-/* Start-up stage times, seconds (the benchmark's first rows). */
+/* Start-up stage times, seconds (the benchmark's first rows). load and
+ * bvh run on the scene job's thread while gl, engine, views and raster
+ * run on the main one; wait_bvh is how long the main thread then waited
+ * for the BVH. total: start to ready for the first frame. */
 typedef struct viewer_startup {
-    double load, bvh, gl, upload, first_frame, total;
+    double load, bvh, gl, engine, views, raster, wait_bvh, upload, photons, total;
 } viewer_startup;
 
 typedef struct viewer_app {
@@ -55,6 +58,8 @@ typedef struct viewer_app {
     uint32_t *world;
     size_t world_count;
     bool show_world;
+    float shown_min[3], shown_max[3]; /* box of the triangles not in the world */
+    bool photons_pending;     /* not propagated yet (viewer_app_first_photons) */
 
     viewer_view view;
     bool paused, help, screenshot_wanted;
@@ -80,7 +85,11 @@ void viewer_frame_input(viewer_app *app, double dt);
  * before this. */
 void viewer_frame_present(viewer_app *app);
 int viewer_bench_run(viewer_app *app);
-/* Propagate the photons again (start, P and V keys). Returns 0 or -1. */
+/* Propagate the photons the first time (headless: before the first
+ * frame; window: after it, so the detector shows without waiting on them).
+ * Returns 0 or -1; does nothing the second time. */
+int viewer_app_first_photons(viewer_app *app);
+/* Propagate the photons again (P and V keys). Returns 0 or -1. */
 int viewer_app_propagate(viewer_app *app);
 
 /* Hand the world's visibility (app->show_world) to both views. */

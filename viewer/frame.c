@@ -260,8 +260,16 @@ static void follow_resize(viewer_app *app)
 int viewer_app_run(viewer_app *app)
 {
     long frames = app->opt.frames ? app->opt.frames : app->window ? 0 : 1;
+    /* In a window the first frame shows the detector without waiting on
+     * the photons, which come from the second frame on; a headless or
+     * single frame is a picture, so it has them. */
+    bool photons_later = app->window && frames != 1;
+    if (!photons_later)
+        viewer_app_first_photons(app);
     double prev = viewer_clock();
     for (app->frame = 0; frames == 0 || app->frame < frames; app->frame++) {
+        if (app->frame == 1 && photons_later)
+            viewer_app_first_photons(app);
         if (app->window) {
             viewer_window_poll(app->window);
             if (viewer_window_should_close(app->window))

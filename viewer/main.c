@@ -4,13 +4,17 @@
 #include <stdio.h>
 
 #include "app.h"
+#include "clock.h"
 #include "options.h"
 
 int main(int argc, char **argv)
 {
+    double start = viewer_clock();
     viewer_options opt;
     char err[512];
-    if (viewer_options_parse(argc, argv, &opt, err, sizeof err)) {
+    int parsed = viewer_options_parse(argc, argv, &opt, err, sizeof err);
+    opt.start_clock = start;
+    if (parsed) {
         fprintf(stderr, "prism-view: %s\n", err);
         return 2;
     }

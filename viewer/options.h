@@ -46,6 +46,7 @@ typedef struct viewer_options {
     bool bench;
     bool json;
     bool help;
+    double start_clock;        /* viewer_clock() when main began (not an option) */
 } viewer_options;
 
 /* Fill `opts` from argv. Returns 0 on success, -1 on a mistake with the

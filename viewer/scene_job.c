@@ -1,0 +1,141 @@
+/* The scene side of start-up (load, world volume, BVH) on a thread of its
+ * own, so that the display and the engine open meanwhile. The BVH build's
+ * OpenMP threads are this thread's team: the loader's parallel loops have
+ * already started them by the time the build runs. */
+#include "scene_job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "app.h"
+#include "clock.h"
+#include "progress.h"
+
+static int load_scene(viewer_app *app)
+{
+    char error[1024] = "";
+    viewer_progress progress;
+    viewer_progress_begin(&progress, "loading");
+    prism_load_desc desc = {.progress = viewer_progress_update, .progress_user = &progress,
+                            .error = error, .error_size = sizeof error};
+    double t0 = viewer_clock();
+    prism_result r = prism_scene_load(app->opt.file, &desc, &app->scene);
+    app->startup.load = viewer_clock() - t0;
+    if (r != PRISM_SUCCESS) {
+        viewer_progress_end(&progress, "failed");
+        fprintf(stderr, "prism-view: %s\n", error[0] ? error : prism_result_string(r));
+        return -1;
+    }
+    char note[96];
+    snprintf(note, sizeof note, "%zu triangles in %.2f s", app->scene->triangles_count,
+             app->startup.load);
+    viewer_progress_end(&progress, note);
+    if (app->scene->triangles_count == 0) {
+        fprintf(stderr, "prism-view: %s: no triangles to show\n", app->opt.file);
+        return -1;
+    }
+    return 0;
+}
+
+/* The world: solids without a parent that are the parent of another, so
+ * a scene of one solid, or of side-by-side solids, hides nothing. */
+static int find_world(viewer_app *app)
+{
+    const prism_scene *s = app->scene;
+    bool *encloses = calloc(s->solids_count + 1, sizeof *encloses);
+    app->world = malloc((s->solids_count + 1) * sizeof *app->world);
+    if (!encloses || !app->world) {
+        free(encloses);
+        fprintf(stderr, "prism-view: out of memory\n");
+        return -1;
+    }
+    for (size_t i = 0; i < s->solids_count; i++)
+        if (s->solids[i].parent < s->solids_count)
+            encloses[s->solids[i].parent] = true;
+    for (size_t i = 0; i < s->solids_count; i++)
+        if (s->solids[i].parent == PRISM_NONE && encloses[i])
+            app->world[app->world_count++] = (uint32_t)i;
+    free(encloses);
+    return 0;
+}
+
+static int build_bvh(viewer_app *app)
+{
+    viewer_progress progress;
+    viewer_progress_begin(&progress, "building BVH"); /* no progress callback: 0 then 100% */
+    double t0 = viewer_clock();
+    prism_result r = prism_bvh_build(app->scene->positions, app->scene->vertices_count,
+                                     app->scene->indices, app->scene->triangles_count, NULL,
+                                     &app->bvh);
+    app->startup.bvh = viewer_clock() - t0;
+    if (r != PRISM_SUCCESS) {
+        viewer_progress_end(&progress, "failed");
+        fprintf(stderr, "prism-view: BVH: %s\n", prism_result_string(r));
+        return -1;
+    }
+    char note[96];
+    snprintf(note, sizeof note, "%zu nodes in %.2f s", app->bvh->node_count, app->startup.bvh);
+    viewer_progress_end(&progress, note);
+    return 0;
+}
+
+static void set_loaded(viewer_scene_job *job, int loaded)
+{
+    pthread_mutex_lock(&job->lock);
+    job->loaded = loaded;
+    pthread_cond_broadcast(&job->cond);
+    pthread_mutex_unlock(&job->lock);
+}
+
+static void *run(void *arg)
+{
+    viewer_scene_job *job = arg;
+    viewer_app *app = job->app;
+    if (load_scene(app) || find_world(app)) {
+        set_loaded(job, -1);
+        job->result = -1;
+        return NULL;
+    }
+    set_loaded(job, 1);
+    job->result = build_bvh(app);
+    return NULL;
+}
+
+int viewer_scene_job_start(viewer_scene_job *job, viewer_app *app)
+{
+    job->app = app;
+    job->loaded = 0;
+    job->result = 0;
+    job->running = false;
+    if (pthread_mutex_init(&job->lock, NULL))
+        return -1;
+    if (pthread_cond_init(&job->cond, NULL)) {
+        pthread_mutex_destroy(&job->lock);
+        return -1;
+    }
+    if (pthread_create(&job->thread, NULL, run, job) == 0)
+        job->running = true;
+    else
+        run(job); /* no thread: the same work, one stage after the other */
+    return 0;
+}
+
+int viewer_scene_job_wait_loaded(viewer_scene_job *job)
+{
+    pthread_mutex_lock(&job->lock);
+    while (job->loaded == 0)
+        pthread_cond_wait(&job->cond, &job->lock);
+    int loaded = job->loaded;
+    pthread_mutex_unlock(&job->lock);
+    return loaded > 0 ? 0 : -1;
+}
+
+int viewer_scene_job_join(viewer_scene_job *job)
+{
+    if (job->running)
+        pthread_join(job->thread, NULL);
+    job->running = false;
+    pthread_cond_destroy(&job->cond);
+    pthread_mutex_destroy(&job->lock);
+    return job->result;
+}
