@@ -419,10 +419,16 @@ static void test_bench_json(void **state)
     assert_int_equal(r.exit_code, 0);
     const char *keys[] = {"\"load_ms\":", "\"bvh_ms\":", "\"upload_ms\":", "\"first_frame_ms\":",
                           "\"render_ms\":", "\"raster_ms\":", "\"copy\":{\"propagate_ms\":",
-                          "\"vbo\":null"};
+                          "\"vbo\":null", "\"engine_ms\":", "\"wait_bvh_ms\":",
+                          "\"first_propagate_ms\":", "\"first_complete_frame_ms\":"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (!strstr(r.output, keys[i]))
             fail_msg("no %s in: %s", keys[i], r.output);
+    /* The first frame (raster, as soon as the scene is loaded) comes no
+     * later than the first complete one (BVH, upload, photons). */
+    double first = strtod(strstr(r.output, "\"first_frame_ms\":") + 17, NULL);
+    double complete = strtod(strstr(r.output, "\"first_complete_frame_ms\":") + 26, NULL);
+    assert_true(first > 0 && first <= complete);
 }
 
 int main(void)

@@ -1,8 +1,10 @@
 /* Start-up and shut-down of the viewer: load the file and build its BVH
  * (scene_job.c, on its own thread) while the display (window, else
  * headless EGL) and the engine context on the GL context's device open,
- * make the views, upload. Photons are propagated after the first frame in
- * a window (viewer_app_first_photons), so it does not wait on them. Each
+ * make the views; the raster view as soon as the scene is loaded. What
+ * needs the BVH (upload, so the ray-traced view and photons) comes in
+ * viewer_app_ready: in a window the first frame is drawn before it, so
+ * it shows the detector without waiting on the BVH or the photons. Each
  * stage is timed for the benchmark. */
 #include "app.h"
 
@@ -214,9 +216,12 @@ static void source_from_options(const viewer_app *app, prism_photon_source *src)
         memcpy(src->position, s->pos, sizeof src->position);
 }
 
-/* Propagate once more (P key, V key, start). */
+/* Propagate once more (P key, V key, start). Before the first photons
+ * (viewer_app_first_photons) there is nothing to redo. */
 int viewer_app_propagate(viewer_app *app)
 {
+    if (app->photons_pending)
+        return 0;
     prism_photon_source src;
     source_from_options(app, &src);
     char err[512];
@@ -280,23 +285,23 @@ static void set_camera(viewer_app *app)
 }
 
 /* Display, engine and the scene-free views on this thread while the scene
- * job loads and builds; the raster view as soon as the scene is loaded;
- * then the upload, which needs the BVH. */
+ * job loads and builds; the raster view as soon as the scene is loaded.
+ * The job may still be building the BVH on return. */
 static int start(viewer_app *app)
 {
-    viewer_scene_job job;
-    if (viewer_scene_job_start(&job, app))
+    app->job = calloc(1, sizeof *app->job);
+    if (!app->job || viewer_scene_job_start(app->job, app)) {
+        free(app->job);
+        app->job = NULL;
+        fprintf(stderr, "prism-view: out of memory\n");
         return -1;
+    }
     double t0 = viewer_clock();
     int r = open_display(app) || open_engine(app) || make_gl_views(app);
     app->startup.engine = viewer_clock() - t0 - app->startup.gl - app->startup.views;
     if (r == 0)
-        r = viewer_scene_job_wait_loaded(&job) || make_raster(app);
-    double t1 = viewer_clock();
-    if (viewer_scene_job_join(&job))
-        r = -1;
-    app->startup.wait_bvh = viewer_clock() - t1;
-    return r || upload(app) ? -1 : 0;
+        r = viewer_scene_job_wait_loaded(app->job) || make_raster(app);
+    return r ? -1 : 0;
 }
 
 int viewer_app_init(viewer_app *app, const viewer_options *opt)
@@ -305,24 +310,46 @@ int viewer_app_init(viewer_app *app, const viewer_options *opt)
     app->opt = *opt;
     app->view = opt->view;
     app->show_world = opt->show_world;
+    app->photons_pending = true;
     double t0 = viewer_clock();
     if (start(app))
         return -1;
     set_camera(app);
     viewer_app_sync_world(app);
-    app->photons_pending = true;
+    app->startup.total = viewer_clock() - t0;
+    return 0;
+}
+
+/* Wait for the scene job (the BVH) if it still runs. Returns its result. */
+static int join_job(viewer_app *app)
+{
+    if (!app->job)
+        return 0;
+    double t0 = viewer_clock();
+    int r = viewer_scene_job_join(app->job);
+    app->startup.wait_bvh = viewer_clock() - t0;
+    free(app->job);
+    app->job = NULL;
+    return r;
+}
+
+int viewer_app_ready(viewer_app *app)
+{
+    if (app->geometry)
+        return 0;
+    if (join_job(app) || upload(app))
+        return -1;
     if (getenv("PRISM_VIEW_VERBOSE"))
         fprintf(stderr, "prism-view: interop: ray-traced image %s, photons %s (%s mode)\n",
                 app->raytrace.interop ? "yes" : "no", app->photons.gl_buffer ? "yes" : "no",
                 viewer_photon_mode_name(app->photons.mode));
-    app->startup.total = viewer_clock() - t0;
     return 0;
 }
 
 int viewer_app_first_photons(viewer_app *app)
 {
-    if (!app->photons_pending)
-        return 0;
+    if (!app->photons_pending || viewer_app_ready(app))
+        return app->photons_pending ? -1 : 0;
     app->photons_pending = false;
     double t0 = viewer_clock();
     int r = viewer_app_propagate(app);
@@ -333,6 +360,7 @@ int viewer_app_first_photons(viewer_app *app)
 
 void viewer_app_destroy(viewer_app *app)
 {
+    join_job(app); /* an early failure may leave the BVH building */
     if (app->window || app->egl) { /* GL objects need their context */
         viewer_photons_destroy(&app->photons);
         viewer_raytrace_destroy(&app->raytrace);

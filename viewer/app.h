@@ -26,8 +26,8 @@
 
 /* Start-up stage times, seconds (the benchmark's first rows). load and
  * bvh run on the scene job's thread while gl, engine, views and raster
- * run on the main one; wait_bvh is how long the main thread then waited
- * for the BVH. total: start to ready for the first frame. */
+ * run on the main one; wait_bvh is how long viewer_app_ready then waited
+ * for the BVH. total: viewer_app_init, start to ready for the first frame. */
 typedef struct viewer_startup {
     double load, bvh, gl, engine, views, raster, wait_bvh, upload, photons, total;
 } viewer_startup;
@@ -37,7 +37,8 @@ typedef struct viewer_app {
     prism_scene *scene;
     prism_bvh *bvh;
     prism_context *ctx;
-    prism_geometry *geometry;
+    prism_geometry *geometry;     /* NULL until viewer_app_ready */
+    struct viewer_scene_job *job; /* load + BVH thread, until joined */
 
     viewer_window *window;  /* NULL when headless */
     viewer_egl *egl;        /* headless */
@@ -71,9 +72,13 @@ typedef struct viewer_app {
     viewer_startup startup;
 } viewer_app;
 
-/* Load, build, open the display, upload: everything before the first frame.
- * Returns 0, or -1 after printing the error. */
+/* Load, open the display and the engine, make the views: everything the
+ * raster view's first frame needs (the BVH may still be building: no
+ * geometry yet). Returns 0, or -1 after printing the error. */
 int viewer_app_init(viewer_app *app, const viewer_options *opt);
+/* Wait for the BVH and upload: app->geometry is set after it. Returns 0,
+ * or -1 after printing the error; does nothing the second time. */
+int viewer_app_ready(viewer_app *app);
 void viewer_app_destroy(viewer_app *app);
 /* Frames until the window closes or --frames are done. Returns the exit code. */
 int viewer_app_run(viewer_app *app);
@@ -85,9 +90,9 @@ void viewer_frame_input(viewer_app *app, double dt);
  * before this. */
 void viewer_frame_present(viewer_app *app);
 int viewer_bench_run(viewer_app *app);
-/* Propagate the photons the first time (headless: before the first
- * frame; window: after it, so the detector shows without waiting on them).
- * Returns 0 or -1; does nothing the second time. */
+/* Propagate the photons the first time, after viewer_app_ready (headless:
+ * before the first frame; window: after it, so the detector shows without
+ * waiting on them). Returns 0 or -1; does nothing the second time. */
 int viewer_app_first_photons(viewer_app *app);
 /* Propagate the photons again (P and V keys). Returns 0 or -1. */
 int viewer_app_propagate(viewer_app *app);

@@ -192,18 +192,22 @@ void viewer_frame_draw(viewer_app *app, bool hud)
     viewer_camera_view(&app->camera, view);
     viewer_camera_projection(&app->camera, (float)app->width / (float)app->height, proj);
     char err[512];
-    if (app->view == VIEW_RAYTRACE &&
-        viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, BACKGROUND,
-                               err, sizeof err)) {
+    /* Before viewer_app_ready (a window's first frame) there is no
+     * geometry to ray trace yet: that frame is raster. */
+    bool traced = app->view == VIEW_RAYTRACE && app->geometry;
+    if (traced && viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera,
+                                         BACKGROUND, err, sizeof err)) {
         fprintf(stderr, "prism-view: %s: back to the raster view\n", err);
         snprintf(app->status, sizeof app->status, "%s", err);
         app->view = VIEW_RASTER;
+        traced = false;
     }
-    if (app->view == VIEW_RAYTRACE)
+    if (traced)
         viewer_raytrace_draw(&app->raytrace);
     else
         viewer_raster_draw(&app->raster, view, proj);
-    viewer_photons_draw(&app->photons, view, proj, app->sim_time);
+    if (!app->photons_pending)
+        viewer_photons_draw(&app->photons, view, proj, app->sim_time);
     if (!hud)
         return;
     const char *hud_env = getenv("PRISM_VIEW_HUD"); /* "0": pictures to compare */
@@ -260,16 +264,17 @@ static void follow_resize(viewer_app *app)
 int viewer_app_run(viewer_app *app)
 {
     long frames = app->opt.frames ? app->opt.frames : app->window ? 0 : 1;
-    /* In a window the first frame shows the detector without waiting on
-     * the photons, which come from the second frame on; a headless or
-     * single frame is a picture, so it has them. */
-    bool photons_later = app->window && frames != 1;
-    if (!photons_later)
-        viewer_app_first_photons(app);
+    /* In a window the first frame shows the detector (raster) as soon as
+     * the scene is loaded, without waiting on the BVH, the upload or the
+     * photons, which come from the second frame on; a headless or single
+     * frame is a picture, so it has everything. */
+    bool early = app->window && frames != 1;
+    if (!early && (viewer_app_ready(app) || viewer_app_first_photons(app)))
+        return 1;
     double prev = viewer_clock();
     for (app->frame = 0; frames == 0 || app->frame < frames; app->frame++) {
-        if (app->frame == 1 && photons_later)
-            viewer_app_first_photons(app);
+        if (app->frame == 1 && early && (viewer_app_ready(app) || viewer_app_first_photons(app)))
+            return 1;
         if (app->window) {
             viewer_window_poll(app->window);
             if (viewer_window_should_close(app->window))
