@@ -121,6 +121,11 @@ struct prism_memory_state {
     size_t async_current, async_high;   /* host backend's figures */
     unsigned inject_device_failures; /* tests: fail the next N device allocations */
     prism_pool *staging_pool;  /* pinned chunks the uploads reuse */
+    /* Staged-copy tuning (prism-bench upload sets them; zero = default):
+     * buffers in the ring, no chunk ramp, ordinary stores in the fills. */
+    unsigned staging_buffers;
+    bool staging_no_ramp;
+    bool staging_plain_stores;
 };
 
 static inline const prism__memory_backend *prism__mem(const prism_context *ctx)
@@ -178,12 +183,18 @@ prism_result prism__memory_read_bandwidth(prism_context *ctx, const prism_buffer
                                           double *gbps);
 
 /* ---- staged_copy.c: the upload's transfer engine */
-/* Write bytes [first, first+n) of some data, in its GPU layout, to dst. */
+/* Write bytes [first, first+n) of some data, in its GPU layout, to dst.
+ * Fills should write with prism__stream_store (or other stores that do not
+ * leave the lines in the cache: the DMA engine reads them next). */
 typedef void (*prism__fill_fn)(void *user, size_t first, size_t n, void *dst);
+#define PRISM__STAGING_BUFFERS 4 /* default; ctx->memory->staging_buffers */
+#define PRISM__STAGING_MAX 8
 typedef struct prism__staging {
-    prism_buffer *buf[2];      /* pinned, `chunk` bytes each */
-    prism_stream *stream[2];
-    size_t chunk;
+    prism_buffer *buf[PRISM__STAGING_MAX];   /* pinned, `chunk` bytes each */
+    prism_stream *stream[PRISM__STAGING_MAX]; /* one per buffer */
+    unsigned count;            /* buffers in use */
+    size_t chunk;              /* the largest chunk */
+    bool ramp;                 /* first chunks small, doubling up to `chunk` */
 } prism__staging;
 prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__staging *st);
 void prism__staging_close(prism__staging *st);
@@ -195,6 +206,9 @@ prism_result prism__staged_copy(prism__staging *st, prism_buffer *dst, size_t n,
 /* fill over [first, first+n) into dst with all threads, granule-aligned. */
 void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t n, size_t granule,
                           unsigned char *dst);
+/* memcpy with streaming (non-temporal) stores where the CPU has them: the
+ * lines go to memory, not into this core's cache. The callers above fence. */
+void prism__stream_store(void *dst, const void *src, size_t n);
 
 /* The mapped-memory refusal, one wording everywhere. */
 prism_result prism__mapped_not_allowed(prism_context *ctx, const char *what);

@@ -1,13 +1,69 @@
-/* The staged copy of promoted arrays: a producer fills chunk i of the data
- * into pinned staging buffer i%2 (CPU threads in parallel, each on its own
- * whole-element range) while chunk i-1 is copied to the device on stream
- * (i-1)%2, so conversion and transfer overlap. Used by the geometry upload
- * and measured as such by prism-bench upload. Also the parallel streaming
- * fill of mapped memory. */
+/* The staged copy of promoted arrays: all threads fill chunk i of the data
+ * into pinned staging buffer i%N (N = 4 by default, each with its own
+ * stream) while earlier chunks cross the bus, so conversion and transfer
+ * overlap. Used by the geometry upload and measured as such by prism-bench
+ * upload. Also the parallel streaming fill of mapped memory.
+ *
+ * Two things make it keep up with PCIe (issue 5, measured on an H100 host
+ * with 2 MiB of L2 per core):
+ * - The fills write with streaming (non-temporal) stores. With ordinary
+ *   stores the chunk just written sits modified in the cores' caches, and
+ *   the DMA engine reading it must snoop every line out of them: the copy
+ *   then ran at half speed or worse, and most slowly for chunks that fit in
+ *   the caches (8-32 MiB), so that the pipeline was no faster than fill and
+ *   copy one after the other.
+ * - One parallel region per copy (not one per chunk), and chunks that start
+ *   small and double up to the staging size, so the unoverlapped first fill
+ *   is short. */
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "memory_internal.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* The first chunk of a staged copy; later ones double up to the staging
+ * size. Small enough that the unoverlapped first fill is a few µs. */
+#define PRISM__RAMP_START ((size_t)256 << 10)
+
+void prism__stream_store(void *dst, const void *src, size_t n)
+{
+#if defined(__SSE2__)
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > n)
+        head = n;
+    memcpy(d, s, head);
+    d += head, s += head, n -= head;
+    for (; n >= 64; n -= 64, d += 64, s += 64) { /* one cache line a step */
+        __m128i a = _mm_loadu_si128((const __m128i *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+        _mm_stream_si128((__m128i *)d, a);
+        _mm_stream_si128((__m128i *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(d + 48), e);
+    }
+    memcpy(d, s, n);
+#else
+    memcpy(dst, src, n);
+#endif
+}
+
+/* Streaming stores are weakly ordered: each thread fences its own before
+ * the copy that reads them is issued. */
+static void store_fence(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
 
 /* Run fill over [first, first+n) in `granule`-aligned pieces on all
  * threads; small ranges stay on this thread. */
@@ -17,6 +73,7 @@ void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t 
     size_t units = n / granule, piece_min = ((size_t)1 << 20) / granule + 1;
     if (units < 2 * piece_min) {
         fill(user, first, n, dst);
+        store_fence();
         return;
     }
 #pragma omp parallel
@@ -29,6 +86,7 @@ void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t 
             if (end > a * granule)
                 fill(user, first + a * granule, end - a * granule, dst + a * granule);
         }
+        store_fence();
     }
 }
 
@@ -36,16 +94,19 @@ prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__stagin
 {
     memset(st, 0, sizeof *st);
     st->chunk = chunk;
+    struct prism_memory_state *m = ctx->memory;
+    unsigned nbuf = m->staging_buffers ? m->staging_buffers : PRISM__STAGING_BUFFERS;
+    st->count = nbuf < 2 ? 2 : nbuf > PRISM__STAGING_MAX ? PRISM__STAGING_MAX : nbuf;
+    st->ramp = !m->staging_no_ramp;
     prism_result r = PRISM_SUCCESS;
     /* Pinned memory is slow to allocate: the chunks come from a pool the
      * context keeps, so repeated uploads pay for them once (the memory
      * report shows them as "upload.staging.held" between uploads). */
-    struct prism_memory_state *m = ctx->memory;
     if (!m->staging_pool) {
         prism_pool_desc pd = {PRISM_POOL_PINNED, 0, "upload.staging"};
         r = prism_pool_create(ctx, &pd, &m->staging_pool);
     }
-    for (int k = 0; k < 2 && r == PRISM_SUCCESS; k++) {
+    for (unsigned k = 0; k < st->count && r == PRISM_SUCCESS; k++) {
         r = prism_pool_allocate(m->staging_pool, chunk, "upload.staging", &st->buf[k]);
         if (r == PRISM_SUCCESS)
             r = prism_stream_create(ctx, &st->stream[k]);
@@ -57,7 +118,7 @@ prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__stagin
 
 void prism__staging_close(prism__staging *st)
 {
-    for (int k = 0; k < 2; k++) {
+    for (unsigned k = 0; k < PRISM__STAGING_MAX; k++) {
         if (st->stream[k])
             prism_stream_synchronize(st->stream[k]);
         prism_stream_destroy(st->stream[k]);
@@ -67,21 +128,78 @@ void prism__staging_close(prism__staging *st)
     }
 }
 
+/* Thread t of nt fills its slice of the chunk [off, off+len): whole
+ * granules, slice starts on a cache line where the granule allows. */
+static void fill_slice(prism__fill_fn fill, void *user, size_t off, size_t len, size_t unit,
+                       int t, int nt, unsigned char *host)
+{
+    size_t units = len / unit;
+    size_t a = units * (size_t)t / (size_t)nt * unit;
+    size_t b = t == nt - 1 ? len : units * (size_t)(t + 1) / (size_t)nt * unit;
+    if (b > a)
+        fill(user, off + a, b - a, host + a);
+    store_fence();
+}
+
+/* The slice unit: whole granules and, where a granule allows, whole
+ * 64-byte lines (lcm), so threads never share a line. */
+static size_t slice_unit(size_t granule)
+{
+    size_t a = granule, b = 64;
+    while (b) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return granule / a * 64;
+}
+
+/* Length of chunk i starting at off: PRISM__RAMP_START doubling up to the
+ * staging size, whole granules. */
+static size_t chunk_len(const prism__staging *st, size_t i, size_t off, size_t n, size_t granule)
+{
+    size_t len = st->chunk;
+    if (st->ramp && i < 30) {
+        size_t ramp = (PRISM__RAMP_START << i) / granule * granule;
+        if (ramp >= granule && ramp < len)
+            len = ramp;
+    }
+    return n - off < len ? n - off : len;
+}
+
 prism_result prism__staged_copy(prism__staging *st, prism_buffer *dst, size_t n,
                                 prism__fill_fn fill, void *user, size_t granule)
 {
     prism_result r = PRISM_SUCCESS;
-    for (size_t off = 0, i = 0; off < n && r == PRISM_SUCCESS; off += st->chunk, i++) {
-        int k = (int)(i & 1);
-        size_t len = n - off < st->chunk ? n - off : st->chunk;
-        r = prism_stream_synchronize(st->stream[k]); /* its last copy is done */
-        if (r != PRISM_SUCCESS)
-            break;
-        unsigned char *host = prism_buffer_host_pointer(st->buf[k]);
-        prism__parallel_fill(fill, user, off, len, granule, host);
-        r = prism_buffer_write_async(dst, off, host, len, st->stream[k]);
+    size_t unit = slice_unit(granule);
+    int threads = omp_get_max_threads();
+    if ((size_t)threads > st->chunk / unit)
+        threads = (int)(st->chunk / unit) > 0 ? (int)(st->chunk / unit) : 1;
+    /* One region for the whole copy: thread 0 waits for a buffer's last
+     * copy and issues the next; a chunk's fill is all threads' (two
+     * barriers a chunk, no fork and join). r is written by thread 0 only,
+     * between the barriers where no other thread reads it. */
+#pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        size_t off = 0;
+        for (size_t i = 0; off < n; i++) {
+            unsigned k = (unsigned)(i % st->count);
+            size_t len = chunk_len(st, i, off, n, granule);
+            unsigned char *host = prism_buffer_host_pointer(st->buf[k]);
+            if (t == 0 && r == PRISM_SUCCESS) /* the buffer's last copy is done */
+                r = prism_stream_synchronize(st->stream[k]);
+#pragma omp barrier
+            if (r != PRISM_SUCCESS)
+                break;
+            fill_slice(fill, user, off, len, unit, t, nt, host);
+#pragma omp barrier
+            if (t == 0)
+                r = prism_buffer_write_async(dst, off, host, len, st->stream[k]);
+            off += len;
+        }
     }
-    for (int k = 0; k < 2; k++) {
+    for (unsigned k = 0; k < st->count; k++) {
         prism_result rs = prism_stream_synchronize(st->stream[k]);
         if (r == PRISM_SUCCESS)
             r = rs;

@@ -1,8 +1,9 @@
 /* The geometry upload: plan the placement of the BVH's arrays, then carry
- * the plan out. Device parts are converted into two pinned staging buffers
- * in turn and copied on two streams, so converting one chunk overlaps the
- * copy of the last; mapped parts are written once, front to back, into
- * mapped write-combined memory (stores only, never a read). The kernels'
+ * the plan out. Device parts are converted into a ring of pinned staging
+ * buffers and copied on one stream each (engine/staged_copy.c), so
+ * converting one chunk overlaps the copies of the last; mapped parts are
+ * written once, front to back, into mapped write-combined memory (streaming
+ * stores only, never a read). The kernels'
  * geometry view is then filled from wherever each array ended. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
@@ -28,6 +29,7 @@ struct prism_geometry {
 typedef struct source {
     const prism_scene *scene;
     const prism_bvh *bvh;
+    bool plain; /* ordinary stores (prism-bench's comparison), not streaming */
 } source;
 
 static double now(void)
@@ -42,21 +44,41 @@ static uint32_t material16(uint32_t m)
     return m == PRISM_NONE ? 0xFFFFu : m;
 }
 
-/* Bytes [first, first+n) of the triangle_info array, element-aligned. */
+/* Staging and mapped memory are written, never read back: streaming
+ * stores keep the lines out of the cache, which the DMA engine would
+ * otherwise have to snoop them out of (engine/staged_copy.c). */
+static void store(const source *s, void *dst, const void *src, size_t n)
+{
+    if (s->plain)
+        memcpy(dst, src, n);
+    else
+        prism__stream_store(dst, src, n);
+}
+
+/* Bytes [first, first+n) of the triangle_info array, element-aligned,
+ * converted a block at a time and stored sequentially. */
 static void convert_info(const source *s, size_t first, size_t n, unsigned char *dst)
 {
     const prism_scene *sc = s->scene;
-    for (size_t i = first / 16, end = (first + n) / 16; i < end; i++, dst += 16) {
-        uint32_t id = s->bvh->triangle_ids[i];
-        prism_triangle_info t = {id, PRISM_NONE, 0xFFFFFFFFu, PRISM_NONE};
-        if (sc) {
-            t.solid = sc->triangle_solid ? sc->triangle_solid[id] : PRISM_NONE;
-            uint32_t inner = sc->triangle_material_inner ? sc->triangle_material_inner[id] : PRISM_NONE;
-            uint32_t outer = sc->triangle_material_outer ? sc->triangle_material_outer[id] : PRISM_NONE;
-            t.materials = material16(inner) | material16(outer) << 16;
-            t.surface = sc->triangle_surface ? sc->triangle_surface[id] : PRISM_NONE;
+    prism_triangle_info block[64];
+    size_t i = first / 16, end = (first + n) / 16;
+    while (i < end) {
+        size_t count = end - i < 64 ? end - i : 64;
+        for (size_t j = 0; j < count; j++) {
+            uint32_t id = s->bvh->triangle_ids[i + j];
+            prism_triangle_info t = {id, PRISM_NONE, 0xFFFFFFFFu, PRISM_NONE};
+            if (sc) {
+                t.solid = sc->triangle_solid ? sc->triangle_solid[id] : PRISM_NONE;
+                uint32_t inner = sc->triangle_material_inner ? sc->triangle_material_inner[id] : PRISM_NONE;
+                uint32_t outer = sc->triangle_material_outer ? sc->triangle_material_outer[id] : PRISM_NONE;
+                t.materials = material16(inner) | material16(outer) << 16;
+                t.surface = sc->triangle_surface ? sc->triangle_surface[id] : PRISM_NONE;
+            }
+            block[j] = t;
         }
-        memcpy(dst, &t, sizeof t); /* one sequential 16-byte store */
+        store(s, dst, block, count * 16);
+        dst += count * 16;
+        i += count;
     }
 }
 
@@ -67,13 +89,13 @@ static void convert(const source *s, int which, size_t first, size_t n, void *ds
     const prism_bvh *b = s->bvh;
     switch (which) {
     case NODES:
-        memcpy(dst, (const char *)b->nodes + first, n);
+        store(s, dst, (const char *)b->nodes + first, n);
         break;
     case TRIANGLES:
-        memcpy(dst, (const char *)b->triangles + first, n);
+        store(s, dst, (const char *)b->triangles + first, n);
         break;
     case VERTICES:
-        memcpy(dst, (const char *)b->vertices + first, n);
+        store(s, dst, (const char *)b->vertices + first, n);
         break;
     default:
         convert_info(s, first, n, dst);
@@ -161,15 +183,12 @@ static prism_result upload_device(const source *s, int which, prism_buffer *dst,
     return prism__staged_copy(st, dst, n, fill_part, &a, GRANULE);
 }
 
-static prism_result place_mapped(prism_geometry *g, const source *s, int which, size_t first,
-                                 size_t n, const char *name)
+/* Mapped parts are written once, front to back, by all threads (each on
+ * its own sequential range), with streaming stores. */
+static void fill_mapped(prism_geometry *g, const source *s, int which, size_t first, size_t n)
 {
-    prism_result r = prism_buffer_create_pinned(
-        g->ctx, n, PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED, name, &g->mapped[which]);
     array_source a = {s, which, first};
-    if (r == PRISM_SUCCESS) /* parallel, but each thread's stores are sequential */
-        prism__parallel_fill(fill_part, &a, 0, n, GRANULE, prism_buffer_host_pointer(g->mapped[which]));
-    return r;
+    prism__parallel_fill(fill_part, &a, 0, n, GRANULE, prism_buffer_host_pointer(g->mapped[which]));
 }
 
 static void demote(prism_geometry *g, prism_upload_entry *e)
@@ -186,22 +205,39 @@ static void demote(prism_geometry *g, prism_upload_entry *e)
     snprintf(e->reason + len, sizeof e->reason - len, "; demoted to mapped: device allocation failed");
 }
 
-static prism_result place_array(prism_geometry *g, const source *s, int which, prism__staging *st)
+/* The array's memory: device (demoted to mapped when that runs out) and
+ * mapped parts. */
+static prism_result allocate_array(prism_geometry *g, int which)
 {
     prism_upload_entry *e = &g->report.arrays[which];
-    double t0 = now();
     prism_result r = PRISM_SUCCESS;
     if (e->device_bytes) {
         r = prism_buffer_create_device(g->ctx, e->device_bytes, e->name, &g->device[which]);
         if (r == PRISM_ERROR_OUT_OF_DEVICE_MEMORY) {
             demote(g, e);
             r = PRISM_SUCCESS;
-        } else if (r == PRISM_SUCCESS) {
-            r = upload_device(s, which, g->device[which], e->device_bytes, st);
         }
     }
     if (r == PRISM_SUCCESS && e->mapped_bytes)
-        r = place_mapped(g, s, which, e->device_bytes, e->mapped_bytes, e->name);
+        r = prism_buffer_create_pinned(g->ctx, e->mapped_bytes,
+                                       PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED, e->name,
+                                       &g->mapped[which]);
+    return r;
+}
+
+/* Allocate, then convert and transfer: the report's seconds and GB/s are
+ * the latter's (the allocations count in the upload's total). */
+static prism_result place_array(prism_geometry *g, const source *s, int which, prism__staging *st)
+{
+    prism_upload_entry *e = &g->report.arrays[which];
+    prism_result r = allocate_array(g, which);
+    if (r != PRISM_SUCCESS)
+        return r;
+    double t0 = now();
+    if (e->device_bytes)
+        r = upload_device(s, which, g->device[which], e->device_bytes, st);
+    if (r == PRISM_SUCCESS && e->mapped_bytes)
+        fill_mapped(g, s, which, e->device_bytes, e->mapped_bytes);
     e->seconds = now() - t0;
     e->gbps = e->seconds > 0 ? (double)e->bytes / e->seconds / 1e9 : 0;
     return r;
@@ -308,7 +344,7 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
     if (!g)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "geometry upload: out of host memory");
     g->ctx = ctx;
-    source s = {scene, bvh};
+    source s = {scene, bvh, ctx->memory->staging_plain_stores};
     r = plan(g, bvh, &d);
     if (r == PRISM_SUCCESS)
         r = carry_out(g, &s, &d);

@@ -1,14 +1,16 @@
 /* `prism-bench upload FILE`: how fast geometry reaches the GPU. Side by
  * side on the same bytes (the file's whole GPU layout): pageable cudaMemcpy
  * (Chroma's ga.to_gpu), one pinned copy (the host-to-device peak), the
- * pinned chunked double-buffered copy the upload uses, and streaming
- * writes into mapped write-combined memory; then the total upload time under
+ * pinned chunked staged copy the upload uses (a ring of pinned buffers),
+ * and streaming writes into mapped write-combined memory; then the total upload time under
  * each placement policy, and a kernel's read bandwidth from device and from
  * mapped memory. On the host backend every path is heap memory: the table
  * is printed all the same and says that the GPU rows need a device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <omp.h>
 
 #include "bench_util.h"
 #include "memory_internal.h"
@@ -35,6 +37,8 @@ typedef struct upload_bench {
     const char *file;
     int repeat;
     size_t budget, chunk;
+    unsigned buffers;      /* staging ring; 0 = the library's default */
+    bool no_ramp, plain;   /* staging variants, for comparison */
     bool json;
     prism_context *ctx;
     size_t bytes;          /* the geometry's GPU layout, all arrays */
@@ -47,12 +51,15 @@ typedef struct upload_bench {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench upload FILE.dae [--repeat N] [--budget BYTES] [--chunk BYTES]\n"
-               "                          [--json]\n"
-               "GB/s of pageable cudaMemcpy, a pinned copy, the pinned chunked double-buffered\n"
+               "                          [--buffers N] [--no-ramp] [--plain-stores] [--json]\n"
+               "GB/s of pageable cudaMemcpy, a pinned copy, the pinned chunked staged copy of the\n"
                "upload and streaming writes into mapped write-combined memory; total upload time\n"
                "per placement policy (auto, device, mapped, chroma); a kernel's read bandwidth from\n"
                "device and mapped memory. Medians of N runs (default 5). --budget pretends the\n"
-               "device has only BYTES free, so placement splits and maps.\n");
+               "device has only BYTES free, so placement splits and maps. --chunk is the staging\n"
+               "buffers' size (default 8 MiB), --buffers their count (default 4); --no-ramp starts\n"
+               "with full chunks instead of 256 KiB doubling; --plain-stores fills staging and\n"
+               "mapped memory with ordinary stores instead of streaming ones (the old way).\n");
 }
 
 /* ---- the transfer paths, each on `bytes` bytes of `src` */
@@ -84,21 +91,32 @@ static prism_result copy_rate(upload_bench *b, const void *src, prism_buffer *ds
 
 /* The upload's own transfer engine (engine/staged_copy.c): threads fill
  * pinned chunk i (here with a plain copy, the layout being final) while
- * chunk i-1 crosses the bus. */
+ * earlier chunks cross the bus. Staging and mapped memory are written with
+ * streaming stores, as the upload does (or ordinary ones, --plain-stores). */
+typedef struct fill_src {
+    const char *src;
+    bool plain;
+} fill_src;
+
 static void fill_copy(void *user, size_t first, size_t n, void *dst)
 {
-    memcpy(dst, (const char *)user + first, n);
+    const fill_src *f = user;
+    if (f->plain)
+        memcpy(dst, f->src + first, n);
+    else
+        prism__stream_store(dst, f->src + first, n);
 }
 
 static prism_result chunked_rate(upload_bench *b, const char *src, prism_buffer *dst, double *gbps)
 {
     prism__staging st;
     prism_result r = prism__staging_open(b->ctx, b->chunk, &st);
+    fill_src f = {src, b->plain};
     double t[64];
     int n = b->repeat < 64 ? b->repeat : 64;
     for (int i = 0; i < n && r == PRISM_SUCCESS; i++) {
         double t0 = prism_bench_now();
-        r = prism__staged_copy(&st, dst, b->bytes, fill_copy, (void *)src, 96);
+        r = prism__staged_copy(&st, dst, b->bytes, fill_copy, &f, 96);
         t[i] = prism_bench_now() - t0;
     }
     if (r == PRISM_SUCCESS)
@@ -109,20 +127,16 @@ static prism_result chunked_rate(upload_bench *b, const char *src, prism_buffer 
 
 /* Streaming stores into mapped write-combined memory, as the upload writes
  * mapped parts (threads on separate sequential ranges). */
-static void fill_stream(void *user, size_t first, size_t n, void *dst)
-{
-    memcpy(dst, (const char *)user + first, n);
-}
-
 static prism_result mapped_write_rate(upload_bench *b, const char *src, prism_buffer *mapped,
                                       double *gbps)
 {
     double t[64];
     int n = b->repeat < 64 ? b->repeat : 64;
     unsigned char *dst = prism_buffer_host_pointer(mapped);
+    fill_src f = {src, b->plain};
     for (int i = 0; i < n; i++) {
         double t0 = prism_bench_now();
-        prism__parallel_fill(fill_stream, (void *)src, 0, b->bytes, 96, dst);
+        prism__parallel_fill(fill_copy, &f, 0, b->bytes, 96, dst);
         t[i] = prism_bench_now() - t0;
     }
     *gbps = rate(b->bytes, median_of(t, n));
@@ -146,7 +160,7 @@ static prism_result measure_paths(upload_bench *b)
                                        "bench.mapped", &mapped);
     b->paths[0].name = "pageable cudaMemcpy (ga.to_gpu)";
     b->paths[1].name = "pinned cudaMemcpy (peak)";
-    b->paths[2].name = "pinned chunked, double-buffered";
+    b->paths[2].name = "pinned chunked, staged (upload's)";
     b->paths[3].name = "streaming writes, mapped WC";
     if (r == PRISM_SUCCESS)
         r = copy_rate(b, src, dev, &b->paths[0].gbps);
@@ -217,6 +231,10 @@ static void print_table(const upload_bench *b)
     if (b->paths[1].gbps > 0)
         printf("  chunked / pinned peak: %.0f%% (goal >= 90%%)\n",
                100.0 * b->paths[2].gbps / b->paths[1].gbps);
+    unsigned nbuf = b->buffers ? b->buffers : PRISM__STAGING_BUFFERS;
+    printf("  staging: %u pinned buffers of %zu bytes, %s, %s stores, %d threads\n", nbuf, b->chunk,
+           b->no_ramp ? "full chunks" : "chunks from 256 KiB doubling", b->plain ? "ordinary" : "streaming",
+           omp_get_max_threads());
     printf("\n  %-8s %10s %12s %12s  %s\n", "policy", "seconds", "device MB", "mapped MB",
            "nodes placement");
     for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
@@ -279,6 +297,9 @@ static int run(upload_bench *b, const prism_scene *scene, const prism_bvh *bvh)
         fprintf(stderr, "prism-bench upload: no context: %s\n", prism_result_string(r));
         return 1;
     }
+    b->ctx->memory->staging_buffers = b->buffers;
+    b->ctx->memory->staging_no_ramp = b->no_ramp;
+    b->ctx->memory->staging_plain_stores = b->plain;
     r = measure_paths(b);
     if (r != PRISM_SUCCESS) {
         fprintf(stderr, "prism-bench upload: %s\n", prism_context_last_error(b->ctx));
@@ -304,7 +325,10 @@ int prism_bench_upload(int argc, char **argv)
     b.budget = (size_t)strtoull(prism_bench_option(argc, argv, "--budget", "0"), NULL, 10);
     b.chunk = (size_t)strtoull(prism_bench_option(argc, argv, "--chunk", "8388608"), NULL, 10);
     b.chunk = b.chunk / 96 * 96; /* whole elements of every array */
-    if (b.repeat < 1 || b.chunk < 4096) {
+    b.buffers = (unsigned)atoi(prism_bench_option(argc, argv, "--buffers", "0"));
+    b.no_ramp = prism_bench_has_flag(argc, argv, "--no-ramp");
+    b.plain = prism_bench_has_flag(argc, argv, "--plain-stores");
+    if (b.repeat < 1 || b.chunk < 4096 || b.buffers == 1 || b.buffers > PRISM__STAGING_MAX) {
         usage(stderr);
         return 2;
     }

@@ -28,8 +28,29 @@
 enum { MAXBUF = 4, REPS = 5 };
 static size_t bytes;
 static char *src, *dev;
-static char *wb[MAXBUF], *wc[MAXBUF]; /* 128 MiB each */
+static char *wb[MAXBUF], *wc[MAXBUF], *heap[MAXBUF]; /* 128 MiB each */
 static cudaStream_t streams[MAXBUF];
+static int nt_stores;    /* fills use streaming stores */
+static char **scratch;   /* non-NULL: fills go here, copies read clean bufs */
+
+#include <emmintrin.h>
+static void put(char *d, const char *s, size_t n)
+{
+    if (!nt_stores) {
+        memcpy(d, s, n);
+        return;
+    }
+    for (; n >= 64; n -= 64, d += 64, s += 64) { /* d is 64-aligned here */
+        __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32)), e = _mm_loadu_si128((const __m128i *)(s + 48));
+        _mm_stream_si128((__m128i *)d, a);
+        _mm_stream_si128((__m128i *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(d + 48), e);
+    }
+    memcpy(d, s, n);
+    _mm_sfence();
+}
 
 static double now(void)
 {
@@ -84,7 +105,7 @@ static void fill64(char *dst, const char *from, size_t n)
 #pragma omp parallel for schedule(static)
     for (long long t = 0; t < 64; t++) {
         size_t a = n * (size_t)t / 64 / 64 * 64, b = t == 63 ? n : n * (size_t)(t + 1) / 64 / 64 * 64;
-        memcpy(dst + a, from + a, b - a);
+        put(dst + a, from + a, b - a);
     }
 }
 
@@ -124,7 +145,7 @@ static void pipe_one(size_t chunk, int nbuf, char **bufs)
                 CK(cudaStreamSynchronize(streams[k]));
 #pragma omp barrier
             size_t a = len * t / nt / 64 * 64, b = t == nt - 1 ? len : len * (t + 1) / nt / 64 * 64;
-            memcpy(bufs[k] + a, src + off + a, b - a);
+            put((scratch ? scratch : bufs)[k] + a, src + off + a, b - a);
 #pragma omp barrier
             if (t == 0)
                 CK(cudaMemcpyAsync(dev + off, bufs[k], len, cudaMemcpyDefault, streams[k]));
@@ -157,6 +178,8 @@ int main(int argc, char **argv)
         CK(cudaHostAlloc((void **)&wc[k], (size_t)128 << 20, cudaHostAllocWriteCombined));
         memset(wb[k], 1, (size_t)128 << 20);
         memset(wc[k], 1, (size_t)128 << 20);
+        heap[k] = malloc((size_t)128 << 20);
+        memset(heap[k], 1, (size_t)128 << 20);
         CK(cudaStreamCreateWithFlags(&streams[k], cudaStreamNonBlocking));
     }
     char *whole;
@@ -180,6 +203,21 @@ int main(int argc, char **argv)
         row("pipeline old, WB", pipe_old, 2, wb);
         row("pipeline old, WB", pipe_old, 4, wb);
         row("pipeline old, WC", pipe_old, 2, wc);
+    }
+    if (!only || strstr(only, "nt")) {
+        nt_stores = 1;
+        row("fill only NT, WB", fill_only, 2, wb);
+        row("pipeline old NT, WB", pipe_old, 2, wb);
+        row("pipeline one region NT, WB", pipe_one, 2, wb);
+        row("pipeline one region NT, WB", pipe_one, 4, wb);
+        row("pipeline one region NT, WC", pipe_one, 4, wc);
+        nt_stores = 0;
+        scratch = heap;
+        row("one region, fill elsewhere", pipe_one, 4, wb);
+        nt_stores = 1;
+        row("one region NT, fill elsewh", pipe_one, 4, wb);
+        nt_stores = 0;
+        scratch = NULL;
     }
     if (!only || strstr(only, "one")) {
         row("pipeline one region, WB", pipe_one, 2, wb);
