@@ -227,10 +227,12 @@ PRISM__TRAV_INLINE int prism__trav_next(const prism_geometry_view *g, const pris
     return 0;
 }
 
-/* Closest hit in [ray->tmin, ray->tmax]. Returns 1 on a hit, with hit->triangle
- * the leaf-order index; on a miss returns 0, hit->triangle = PRISM_BVH_MISS
- * and hit->t = ray->tmax. */
-PRISM_HD int prism_bvh_closest(const prism_geometry_view *g, const prism_ray *ray, prism_hit *hit)
+/* Closest hit in [ray->tmin, ray->tmax] on any triangle but leaf-order index
+ * `skip` (the surface a photon starts on; PRISM_BVH_MISS skips nothing).
+ * Returns 1 on a hit, with hit->triangle the leaf-order index; on a miss
+ * returns 0, hit->triangle = PRISM_BVH_MISS and hit->t = ray->tmax. */
+PRISM_HD int prism_bvh_closest_skip(const prism_geometry_view *g, const prism_ray *ray,
+                                    uint32_t skip, prism_hit *hit)
 {
     prism_ray_pre p;
     prism_ray_prepare(ray, &p);
@@ -251,7 +253,7 @@ PRISM_HD int prism_bvh_closest(const prism_geometry_view *g, const prism_ray *ra
     do {
         for (uint32_t i = first; i < first + count; i++) {
             float t, u, v;
-            if (prism_view_triangle(g, &p, i, p.tmin, hit->t, &t, &u, &v)) {
+            if (i != skip && prism_view_triangle(g, &p, i, p.tmin, hit->t, &t, &u, &v)) {
                 hit->t = t;
                 hit->triangle = i;
                 hit->u = u;
@@ -260,6 +262,12 @@ PRISM_HD int prism_bvh_closest(const prism_geometry_view *g, const prism_ray *ra
         }
     } while (prism__trav_next(g, &p, &br, &first, &count, hit->t, stack, &sp));
     return hit->triangle != PRISM_BVH_MISS;
+}
+
+/* Closest hit in [ray->tmin, ray->tmax]; as prism_bvh_closest_skip. */
+PRISM_HD int prism_bvh_closest(const prism_geometry_view *g, const prism_ray *ray, prism_hit *hit)
+{
+    return prism_bvh_closest_skip(g, ray, PRISM_BVH_MISS, hit);
 }
 
 /* Any hit in [ray->tmin, ray->tmax]: returns the leaf-order index of some hit

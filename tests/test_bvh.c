@@ -459,6 +459,50 @@ static void test_threads_agree(void **state)
     soup_free(&s);
 }
 
+/* Closest hit skipping one triangle (the one a photon stands on) agrees with
+ * brute force over the others. */
+static void test_skip(void **state)
+{
+    (void)state;
+    rng r = {17};
+    soup s = {0};
+    soup_random(&s, SOUP_SMALL, 3000, &r, 1.0f, NULL);
+    prism_bvh *bvh = build_soup(&s, 0, 0, 0);
+    prism_geometry_view v;
+    prism__bvh_view(bvh, &v);
+    size_t checked = 0;
+    for (int i = 0; i < 1000; i++) {
+        prism_ray ray = {.org = {rng_range(&r, -1, 1), rng_range(&r, -1, 1), rng_range(&r, -1, 1)},
+                         .dir = {rng_range(&r, -1, 1), rng_range(&r, -1, 1), rng_range(&r, -1, 1)},
+                         .tmax = INFINITY};
+        prism_hit first, next;
+        if (!prism_bvh_closest(&v, &ray, &first))
+            continue;
+        /* brute force without the first triangle: leave it out of a copy */
+        soup rest = s;
+        uint32_t id = bvh->triangle_ids[first.triangle];
+        rest.idx = malloc(3 * s.nt * sizeof *rest.idx);
+        assert_non_null(rest.idx);
+        memcpy(rest.idx, s.idx, 3 * s.nt * sizeof *rest.idx);
+        rest.idx[3 * id + 1] = rest.idx[3 * id + 2] = rest.idx[3 * id]; /* degenerate: no hit */
+        prism_hit b;
+        bool bhit = brute_closest(&rest, &ray, &b);
+        bool hit = prism_bvh_closest_skip(&v, &ray, first.triangle, &next);
+        assert_int_equal(hit, bhit);
+        if (hit) {
+            assert_int_not_equal(next.triangle, first.triangle);
+            assert_true(next.t == b.t);
+            assert_true(bvh->triangle_ids[next.triangle] == b.triangle ||
+                        brute_hits_at(&rest, &ray, bvh->triangle_ids[next.triangle], next.t));
+        }
+        free(rest.idx);
+        checked++;
+    }
+    assert_true(checked > 100);
+    prism_bvh_free(bvh);
+    soup_free(&s);
+}
+
 /* The depth-first order: the same tree, the same hits, every child still
  * after its parent, breadth-first down to PRISM_BVH_DFS_BFS_LEVELS. */
 static void test_dfs_order(void **state)
@@ -497,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_axis_aligned_edges), cmocka_unit_test(test_watertight),
         cmocka_unit_test(test_split_view),     cmocka_unit_test(test_stats_and_sah),
         cmocka_unit_test(test_threads_agree),  cmocka_unit_test(test_dfs_order),
+        cmocka_unit_test(test_skip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
