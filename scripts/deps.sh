@@ -3,7 +3,7 @@
 # As root it runs apt-get; otherwise it prints the exact line to run.
 set -euo pipefail
 packages=(
-  cmake ninja-build gcc make pkg-config
+  cmake ninja-build gcc g++ make pkg-config
   libexpat1-dev libpng-dev zlib1g-dev libglfw3-dev libglew-dev libcglm-dev libcmocka-dev libstb-dev
   libegl-dev libgl-dev libgl1-mesa-dri libegl-mesa0 libglx-mesa0 xvfb xauth
   libassimp-dev assimp-testmodels libembree-dev

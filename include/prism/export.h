@@ -11,4 +11,11 @@
 #define PRISM_API
 #endif
 
+/* Layout checks that hold in C and in C++ embedders alike. */
+#ifdef __cplusplus
+#define PRISM_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define PRISM_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 #endif

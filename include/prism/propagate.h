@@ -64,7 +64,7 @@ typedef struct prism_photon {
 } prism_photon;
 
 #ifndef __cplusplus
-_Static_assert(sizeof(prism_photon) == 64, "prism_photon is four 16-byte loads");
+PRISM_STATIC_ASSERT(sizeof(prism_photon) == 64, "prism_photon is four 16-byte loads");
 #endif
 
 /* One step record: where a photon was, and when. 32 bytes, ready to draw.
@@ -93,7 +93,7 @@ typedef struct prism_step_record {
 } prism_step_record;
 
 #ifndef __cplusplus
-_Static_assert(sizeof(prism_step_record) == 32, "prism_step_record has a 32-byte stride");
+PRISM_STATIC_ASSERT(sizeof(prism_step_record) == 32, "prism_step_record has a 32-byte stride");
 #endif
 
 typedef enum prism_source_kind {

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <prism/context.h>
+#include <prism/prism.h>
 
 int main(void)
 {
