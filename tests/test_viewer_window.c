@@ -17,19 +17,24 @@
 
 #define CUBE PRISM_ASSETS "/cube.dae"
 
-static void render(const char *png, bool headless)
+static void render_view(const char *png, bool headless, const char *view)
 {
     viewer_run r;
     const char *window_args[] = {"--backend", "host", "--size", "320x240", "--frames", "3",
-                                 "--photons", "0", "--screenshot", png, CUBE, NULL};
+                                 "--photons", "0", view, "--screenshot", png, CUBE, NULL};
     const char *headless_args[] = {"--headless", "--backend", "host", "--size", "320x240",
-                                   "--frames", "3", "--photons", "0", "--screenshot", png,
+                                   "--frames", "3", "--photons", "0", view, "--screenshot", png,
                                    CUBE, NULL};
     viewer_exec(&r, headless ? headless_args : window_args);
     assert_int_equal(r.signal, 0);
     assert_int_equal(r.exit_code, 0);
     if (!headless)
         assert_non_null(strstr(r.output, "GLFW window")); /* not silently headless */
+}
+
+static void render(const char *png, bool headless)
+{
+    render_view(png, headless, "--view=raster");
 }
 
 static void test_window_renders_the_scene(void **state)
@@ -71,6 +76,25 @@ static void test_headless_matches_window(void **state)
     assert_true(d < 0.005);
 }
 
+/* A window draws its first frame before the BVH is built (raster, even
+ * when the ray-traced view is asked for); by the last frame the ray-traced
+ * view is there and matches the headless one, which waits for it. */
+static void test_window_raytrace_after_early_frame(void **state)
+{
+    char win[160], egl[160];
+    snprintf(win, sizeof win, "%s/window_rt.png", viewer_tmpdir());
+    snprintf(egl, sizeof egl, "%s/egl_rt.png", viewer_tmpdir());
+    render_view(win, false, "--view=raytrace");
+    render_view(egl, true, "--view=raytrace");
+    viewer_image a, b;
+    assert_true(viewer_image_read(win, &a));
+    assert_true(viewer_image_read(egl, &b));
+    double d = viewer_image_difference(&a, &b, 2);
+    viewer_image_free(&a);
+    viewer_image_free(&b);
+    assert_true(d < 1e-4);
+}
+
 int main(int argc, char **argv)
 {
     if (!viewer_path()) {
@@ -83,6 +107,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_window_renders_the_scene),
         cmocka_unit_test(test_headless_matches_window),
+        cmocka_unit_test(test_window_raytrace_after_early_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
