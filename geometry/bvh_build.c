@@ -7,6 +7,9 @@
  * This file checks the input, runs that, and lays out the result: a
  * breadth-first pass renumbers the nodes so that every prefix of the array
  * is the top of the tree, and the triangles are copied in leaf order. */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* madvise */
+#endif
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -16,6 +19,9 @@
 #include <string.h>
 
 #include <omp.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "bvh_build_internal.h"
 #include "bvh_traverse.h" /* prism_bvh_empty_root */
@@ -123,6 +129,23 @@ static void resolve_desc(const prism_bvh_desc *d, prism__bvh_builder *b)
 
 /* ---- output ---------------------------------------------------------- */
 
+/* Large arrays on 2 MB pages where the system offers them (Linux's
+ * transparent huge pages, on request): a traversal of a tree of tens of MB
+ * otherwise pays a TLB miss on most node visits, and the build a page fault
+ * per 4 KB. Smaller ones 64-byte aligned. Freed with free(). */
+static void *alloc_big(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 2 * huge)
+        return aligned_alloc(64, (bytes + 63) / 64 * 64);
+    void *p = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p)
+        madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); /* a hint: failure is fine */
+#endif
+    return p;
+}
+
 static prism_bvh *alloc_bvh(size_t vertex_count, size_t triangle_count)
 {
     prism_bvh *bvh = calloc(1, sizeof *bvh);
@@ -131,10 +154,10 @@ static prism_bvh *alloc_bvh(size_t vertex_count, size_t triangle_count)
     /* 2n-1 nodes and the padding node; 64-byte aligned, so that each pair
      * of siblings (at an even index) is one cache line. */
     size_t max_nodes = triangle_count ? 2 * triangle_count : 1;
-    bvh->nodes = aligned_alloc(64, (max_nodes * sizeof *bvh->nodes + 63) / 64 * 64);
-    bvh->vertices = malloc((vertex_count ? vertex_count : 1) * 3 * sizeof(float));
-    bvh->triangles = malloc((triangle_count ? triangle_count : 1) * 3 * sizeof(uint32_t));
-    bvh->triangle_ids = malloc((triangle_count ? triangle_count : 1) * sizeof(uint32_t));
+    bvh->nodes = alloc_big(max_nodes * sizeof *bvh->nodes);
+    bvh->vertices = alloc_big((vertex_count ? vertex_count : 1) * 3 * sizeof(float));
+    bvh->triangles = alloc_big((triangle_count ? triangle_count : 1) * 3 * sizeof(uint32_t));
+    bvh->triangle_ids = alloc_big((triangle_count ? triangle_count : 1) * sizeof(uint32_t));
     if (!bvh->nodes || !bvh->vertices || !bvh->triangles || !bvh->triangle_ids) {
         prism_bvh_free(bvh);
         return NULL;
@@ -336,9 +359,9 @@ static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const floa
     size_t n = bvh->triangle_count;
     size_t cap = n ? 2 * n - 1 : 1;
     b->n = n;
-    b->refs = malloc((n ? n : 1) * sizeof *b->refs);
-    b->nodes = malloc(cap * sizeof *b->nodes);
-    b->tmp = n >= PRISM__BVH_PAR_MIN && b->threads > 1 ? malloc(n * sizeof *b->tmp) : NULL;
+    b->refs = alloc_big((n ? n : 1) * sizeof *b->refs);
+    b->nodes = alloc_big(cap * sizeof *b->nodes);
+    b->tmp = n >= PRISM__BVH_PAR_MIN && b->threads > 1 ? alloc_big(n * sizeof *b->tmp) : NULL;
     prism_result r = PRISM_ERROR_OUT_OF_MEMORY;
     if (b->refs && b->nodes && (b->tmp || !(n >= PRISM__BVH_PAR_MIN && b->threads > 1))) {
         prism__bvh_build_nodes(b, positions, indices);
