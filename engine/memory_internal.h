@@ -105,6 +105,18 @@ extern const prism__memory_backend prism__host_memory_backend;
 extern const prism__memory_backend prism__cuda_memory_backend;
 #endif
 
+/* How fills store into staging buffers (engine/fill_store.c says why). */
+typedef enum prism__stores {
+    PRISM__STORES_DEFAULT,       /* PRISM__STAGING_STORES */
+    PRISM__STORES_STREAM,        /* streaming (non-temporal) stores */
+    PRISM__STORES_PLAIN,         /* ordinary stores */
+    PRISM__STORES_PLAIN_DEMOTE,  /* ordinary stores, then cldemote */
+    PRISM__STORES_HYBRID,        /* streaming for ramp chunks, ordinary for full ones */
+    PRISM__STORES_HYBRID_DEMOTE, /* the same, full chunks demoted */
+    PRISM__STORES_COUNT_
+} prism__stores;
+#define PRISM__STAGING_STORES PRISM__STORES_HYBRID_DEMOTE
+
 struct prism_memory_state {
     const prism__memory_backend *backend;
     prism__allocation *allocations;
@@ -122,10 +134,10 @@ struct prism_memory_state {
     unsigned inject_device_failures; /* tests: fail the next N device allocations */
     prism_pool *staging_pool;  /* pinned chunks the uploads reuse */
     /* Staged-copy tuning (prism-bench upload sets them; zero = default):
-     * buffers in the ring, no chunk ramp, ordinary stores in the fills. */
+     * buffers in the ring, no chunk ramp, how fills store. */
     unsigned staging_buffers;
     bool staging_no_ramp;
-    bool staging_plain_stores;
+    prism__stores staging_stores;
 };
 
 static inline const prism__memory_backend *prism__mem(const prism_context *ctx)
@@ -184,8 +196,7 @@ prism_result prism__memory_read_bandwidth(prism_context *ctx, const prism_buffer
 
 /* ---- staged_copy.c: the upload's transfer engine */
 /* Write bytes [first, first+n) of some data, in its GPU layout, to dst.
- * Fills should write with prism__stream_store (or other stores that do not
- * leave the lines in the cache: the DMA engine reads them next). */
+ * Fills should write through prism__fill_store (fill_store.c). */
 typedef void (*prism__fill_fn)(void *user, size_t first, size_t n, void *dst);
 #define PRISM__STAGING_BUFFERS 4 /* default; ctx->memory->staging_buffers */
 #define PRISM__STAGING_MAX 8
@@ -195,6 +206,7 @@ typedef struct prism__staging {
     unsigned count;            /* buffers in use */
     size_t chunk;              /* the largest chunk */
     bool ramp;                 /* first chunks small, doubling up to `chunk` */
+    prism__stores stores;
 } prism__staging;
 prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__staging *st);
 void prism__staging_close(prism__staging *st);
@@ -206,9 +218,19 @@ prism_result prism__staged_copy(prism__staging *st, prism_buffer *dst, size_t n,
 /* fill over [first, first+n) into dst with all threads, granule-aligned. */
 void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t n, size_t granule,
                           unsigned char *dst);
+
+/* ---- fill_store.c: how fills store into staging and mapped memory */
 /* memcpy with streaming (non-temporal) stores where the CPU has them: the
- * lines go to memory, not into this core's cache. The callers above fence. */
+ * lines go to memory, not into this core's cache. */
 void prism__stream_store(void *dst, const void *src, size_t n);
+/* What fill functions call: streaming or ordinary stores, as the staged
+ * copy or parallel fill running them set for this thread. */
+void prism__fill_store(void *dst, const void *src, size_t n);
+void prism__fill_store_mode(bool plain);
+/* Order this thread's streaming stores before a copy is issued. */
+void prism__store_fence(void);
+/* Push the lines of [p, p+n) from this core's caches to the shared L3. */
+void prism__demote_lines(const void *p, size_t n);
 
 /* The mapped-memory refusal, one wording everywhere. */
 prism_result prism__mapped_not_allowed(prism_context *ctx, const char *what);

@@ -4,17 +4,17 @@
  * overlap. Used by the geometry upload and measured as such by prism-bench
  * upload. Also the parallel streaming fill of mapped memory.
  *
- * Two things make it keep up with PCIe (issue 5, measured on an H100 host
- * with 2 MiB of L2 per core):
- * - The fills write with streaming (non-temporal) stores. With ordinary
- *   stores the chunk just written sits modified in the cores' caches, and
- *   the DMA engine reading it must snoop every line out of them: the copy
- *   then ran at half speed or worse, and most slowly for chunks that fit in
- *   the caches (8-32 MiB), so that the pipeline was no faster than fill and
- *   copy one after the other.
- * - One parallel region per copy (not one per chunk), and chunks that start
- *   small and double up to the staging size, so the unoverlapped first fill
- *   is short. */
+ * What makes it keep up with PCIe (issue 5, measured on the H100 host):
+ * - Where the staged lines are when the DMA engine reads them
+ *   (fill_store.c). With ordinary stores into small chunks, the DMA engine
+ *   read lines still modified in the cores' L2 and ran at half speed, so
+ *   the old double-buffered pipeline was no faster than fill and copy one
+ *   after the other; bigger chunks overlapped but had long unoverlapped
+ *   first fills and last copies.
+ * - One parallel region per copy (not one per chunk), a ring of buffers so
+ *   that the fill runs ahead of the copies, and chunks that start small and
+ *   double up to the staging size, so the unoverlapped first fill is
+ *   short. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,48 +22,9 @@
 
 #include "memory_internal.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 /* The first chunk of a staged copy; later ones double up to the staging
  * size. Small enough that the unoverlapped first fill is a few µs. */
 #define PRISM__RAMP_START ((size_t)256 << 10)
-
-void prism__stream_store(void *dst, const void *src, size_t n)
-{
-#if defined(__SSE2__)
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-    if (head > n)
-        head = n;
-    memcpy(d, s, head);
-    d += head, s += head, n -= head;
-    for (; n >= 64; n -= 64, d += 64, s += 64) { /* one cache line a step */
-        __m128i a = _mm_loadu_si128((const __m128i *)s);
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
-        _mm_stream_si128((__m128i *)d, a);
-        _mm_stream_si128((__m128i *)(d + 16), b);
-        _mm_stream_si128((__m128i *)(d + 32), c);
-        _mm_stream_si128((__m128i *)(d + 48), e);
-    }
-    memcpy(d, s, n);
-#else
-    memcpy(dst, src, n);
-#endif
-}
-
-/* Streaming stores are weakly ordered: each thread fences its own before
- * the copy that reads them is issued. */
-static void store_fence(void)
-{
-#if defined(__SSE2__)
-    _mm_sfence();
-#endif
-}
 
 /* Run fill over [first, first+n) in `granule`-aligned pieces on all
  * threads; small ranges stay on this thread. */
@@ -71,13 +32,15 @@ void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t 
                           unsigned char *dst)
 {
     size_t units = n / granule, piece_min = ((size_t)1 << 20) / granule + 1;
+    prism__fill_store_mode(false); /* mapped memory: streaming stores */
     if (units < 2 * piece_min) {
         fill(user, first, n, dst);
-        store_fence();
+        prism__store_fence();
         return;
     }
 #pragma omp parallel
     {
+        prism__fill_store_mode(false);
         /* static split: each thread writes one contiguous, sequential range */
 #pragma omp for schedule(static)
         for (long long t = 0; t < 64; t++) {
@@ -86,7 +49,7 @@ void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t 
             if (end > a * granule)
                 fill(user, first + a * granule, end - a * granule, dst + a * granule);
         }
-        store_fence();
+        prism__store_fence();
     }
 }
 
@@ -98,6 +61,7 @@ prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__stagin
     unsigned nbuf = m->staging_buffers ? m->staging_buffers : PRISM__STAGING_BUFFERS;
     st->count = nbuf < 2 ? 2 : nbuf > PRISM__STAGING_MAX ? PRISM__STAGING_MAX : nbuf;
     st->ramp = !m->staging_no_ramp;
+    st->stores = m->staging_stores ? m->staging_stores : PRISM__STAGING_STORES;
     prism_result r = PRISM_SUCCESS;
     /* Pinned memory is slow to allocate: the chunks come from a pool the
      * context keeps, so repeated uploads pay for them once (the memory
@@ -128,17 +92,43 @@ void prism__staging_close(prism__staging *st)
     }
 }
 
+/* How chunk i is stored (fill_store.c says why): hybrid streams the small
+ * ramp chunks, which the DMA engine reads at once, and stores the full ones
+ * plainly, which it reads after a few more have been filled. */
+typedef struct chunk_stores {
+    bool plain, demote;
+} chunk_stores;
+
+static chunk_stores stores_for(const prism__staging *st, bool ramp_chunk)
+{
+    switch (st->stores) {
+    case PRISM__STORES_PLAIN:
+        return (chunk_stores){true, false};
+    case PRISM__STORES_PLAIN_DEMOTE:
+        return (chunk_stores){true, true};
+    case PRISM__STORES_HYBRID:
+        return (chunk_stores){!ramp_chunk, false};
+    case PRISM__STORES_HYBRID_DEMOTE:
+        return (chunk_stores){!ramp_chunk, !ramp_chunk};
+    default:
+        return (chunk_stores){false, false};
+    }
+}
+
 /* Thread t of nt fills its slice of the chunk [off, off+len): whole
  * granules, slice starts on a cache line where the granule allows. */
 static void fill_slice(prism__fill_fn fill, void *user, size_t off, size_t len, size_t unit,
-                       int t, int nt, unsigned char *host)
+                       int t, int nt, unsigned char *host, chunk_stores how)
 {
     size_t units = len / unit;
     size_t a = units * (size_t)t / (size_t)nt * unit;
     size_t b = t == nt - 1 ? len : units * (size_t)(t + 1) / (size_t)nt * unit;
+    prism__fill_store_mode(how.plain);
     if (b > a)
         fill(user, off + a, b - a, host + a);
-    store_fence();
+    if (how.demote && b > a)
+        prism__demote_lines(host + a, b - a);
+    prism__store_fence();
 }
 
 /* The slice unit: whole granules and, where a granule allows, whole
@@ -155,14 +145,18 @@ static size_t slice_unit(size_t granule)
 }
 
 /* Length of chunk i starting at off: PRISM__RAMP_START doubling up to the
- * staging size, whole granules. */
-static size_t chunk_len(const prism__staging *st, size_t i, size_t off, size_t n, size_t granule)
+ * staging size, whole granules. *ramp_chunk: shorter than the staging. */
+static size_t chunk_len(const prism__staging *st, size_t i, size_t off, size_t n, size_t granule,
+                        bool *ramp_chunk)
 {
     size_t len = st->chunk;
+    *ramp_chunk = false;
     if (st->ramp && i < 30) {
         size_t ramp = (PRISM__RAMP_START << i) / granule * granule;
-        if (ramp >= granule && ramp < len)
+        if (ramp >= granule && ramp < len) {
             len = ramp;
+            *ramp_chunk = true;
+        }
     }
     return n - off < len ? n - off : len;
 }
@@ -185,19 +179,21 @@ prism_result prism__staged_copy(prism__staging *st, prism_buffer *dst, size_t n,
         size_t off = 0;
         for (size_t i = 0; off < n; i++) {
             unsigned k = (unsigned)(i % st->count);
-            size_t len = chunk_len(st, i, off, n, granule);
+            bool ramp_chunk;
+            size_t len = chunk_len(st, i, off, n, granule, &ramp_chunk);
             unsigned char *host = prism_buffer_host_pointer(st->buf[k]);
             if (t == 0 && r == PRISM_SUCCESS) /* the buffer's last copy is done */
                 r = prism_stream_synchronize(st->stream[k]);
 #pragma omp barrier
             if (r != PRISM_SUCCESS)
                 break;
-            fill_slice(fill, user, off, len, unit, t, nt, host);
+            fill_slice(fill, user, off, len, unit, t, nt, host, stores_for(st, ramp_chunk));
 #pragma omp barrier
             if (t == 0)
                 r = prism_buffer_write_async(dst, off, host, len, st->stream[k]);
             off += len;
         }
+        prism__fill_store_mode(false);
     }
     for (unsigned k = 0; k < st->count; k++) {
         prism_result rs = prism_stream_synchronize(st->stream[k]);

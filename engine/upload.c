@@ -29,7 +29,6 @@ struct prism_geometry {
 typedef struct source {
     const prism_scene *scene;
     const prism_bvh *bvh;
-    bool plain; /* ordinary stores (prism-bench's comparison), not streaming */
 } source;
 
 static double now(void)
@@ -44,19 +43,10 @@ static uint32_t material16(uint32_t m)
     return m == PRISM_NONE ? 0xFFFFu : m;
 }
 
-/* Staging and mapped memory are written, never read back: streaming
- * stores keep the lines out of the cache, which the DMA engine would
- * otherwise have to snoop them out of (engine/staged_copy.c). */
-static void store(const source *s, void *dst, const void *src, size_t n)
-{
-    if (s->plain)
-        memcpy(dst, src, n);
-    else
-        prism__stream_store(dst, src, n);
-}
-
 /* Bytes [first, first+n) of the triangle_info array, element-aligned,
- * converted a block at a time and stored sequentially. */
+ * converted a block at a time and stored sequentially. Staging and mapped
+ * memory are written through prism__fill_store, never read back: the
+ * staged copy chooses the stores that the DMA engine reads fastest. */
 static void convert_info(const source *s, size_t first, size_t n, unsigned char *dst)
 {
     const prism_scene *sc = s->scene;
@@ -76,7 +66,7 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
             }
             block[j] = t;
         }
-        store(s, dst, block, count * 16);
+        prism__fill_store(dst, block, count * 16);
         dst += count * 16;
         i += count;
     }
@@ -89,13 +79,13 @@ static void convert(const source *s, int which, size_t first, size_t n, void *ds
     const prism_bvh *b = s->bvh;
     switch (which) {
     case NODES:
-        store(s, dst, (const char *)b->nodes + first, n);
+        prism__fill_store(dst, (const char *)b->nodes + first, n);
         break;
     case TRIANGLES:
-        store(s, dst, (const char *)b->triangles + first, n);
+        prism__fill_store(dst, (const char *)b->triangles + first, n);
         break;
     case VERTICES:
-        store(s, dst, (const char *)b->vertices + first, n);
+        prism__fill_store(dst, (const char *)b->vertices + first, n);
         break;
     default:
         convert_info(s, first, n, dst);
@@ -344,7 +334,7 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
     if (!g)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "geometry upload: out of host memory");
     g->ctx = ctx;
-    source s = {scene, bvh, ctx->memory->staging_plain_stores};
+    source s = {scene, bvh};
     r = plan(g, bvh, &d);
     if (r == PRISM_SUCCESS)
         r = carry_out(g, &s, &d);

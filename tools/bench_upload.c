@@ -38,7 +38,8 @@ typedef struct upload_bench {
     int repeat;
     size_t budget, chunk;
     unsigned buffers;      /* staging ring; 0 = the library's default */
-    bool no_ramp, plain;   /* staging variants, for comparison */
+    bool no_ramp;          /* staging variants, for comparison */
+    prism__stores stores;
     bool json;
     prism_context *ctx;
     size_t bytes;          /* the geometry's GPU layout, all arrays */
@@ -48,18 +49,21 @@ typedef struct upload_bench {
     double read_device, read_mapped;
 } upload_bench;
 
+static const char *const store_names[PRISM__STORES_COUNT_] = {
+    "default", "stream", "plain", "plain+demote", "hybrid", "hybrid+demote"};
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench upload FILE.dae [--repeat N] [--budget BYTES] [--chunk BYTES]\n"
-               "                          [--buffers N] [--no-ramp] [--plain-stores] [--json]\n"
+               "                          [--buffers N] [--no-ramp] [--stores WAY] [--json]\n"
                "GB/s of pageable cudaMemcpy, a pinned copy, the pinned chunked staged copy of the\n"
                "upload and streaming writes into mapped write-combined memory; total upload time\n"
                "per placement policy (auto, device, mapped, chroma); a kernel's read bandwidth from\n"
                "device and mapped memory. Medians of N runs (default 5). --budget pretends the\n"
                "device has only BYTES free, so placement splits and maps. --chunk is the staging\n"
                "buffers' size (default 8 MiB), --buffers their count (default 4); --no-ramp starts\n"
-               "with full chunks instead of 256 KiB doubling; --plain-stores fills staging and\n"
-               "mapped memory with ordinary stores instead of streaming ones (the old way).\n");
+               "with full chunks instead of 256 KiB doubling; --stores is how staging is written:\n"
+               "stream, plain (the old way), plain+demote, hybrid, hybrid+demote (the default).\n");
 }
 
 /* ---- the transfer paths, each on `bytes` bytes of `src` */
@@ -91,32 +95,21 @@ static prism_result copy_rate(upload_bench *b, const void *src, prism_buffer *ds
 
 /* The upload's own transfer engine (engine/staged_copy.c): threads fill
  * pinned chunk i (here with a plain copy, the layout being final) while
- * earlier chunks cross the bus. Staging and mapped memory are written with
- * streaming stores, as the upload does (or ordinary ones, --plain-stores). */
-typedef struct fill_src {
-    const char *src;
-    bool plain;
-} fill_src;
-
+ * earlier chunks cross the bus, storing as the upload does. */
 static void fill_copy(void *user, size_t first, size_t n, void *dst)
 {
-    const fill_src *f = user;
-    if (f->plain)
-        memcpy(dst, f->src + first, n);
-    else
-        prism__stream_store(dst, f->src + first, n);
+    prism__fill_store(dst, (const char *)user + first, n);
 }
 
 static prism_result chunked_rate(upload_bench *b, const char *src, prism_buffer *dst, double *gbps)
 {
     prism__staging st;
     prism_result r = prism__staging_open(b->ctx, b->chunk, &st);
-    fill_src f = {src, b->plain};
     double t[64];
     int n = b->repeat < 64 ? b->repeat : 64;
     for (int i = 0; i < n && r == PRISM_SUCCESS; i++) {
         double t0 = prism_bench_now();
-        r = prism__staged_copy(&st, dst, b->bytes, fill_copy, &f, 96);
+        r = prism__staged_copy(&st, dst, b->bytes, fill_copy, (void *)src, 96);
         t[i] = prism_bench_now() - t0;
     }
     if (r == PRISM_SUCCESS)
@@ -133,10 +126,9 @@ static prism_result mapped_write_rate(upload_bench *b, const char *src, prism_bu
     double t[64];
     int n = b->repeat < 64 ? b->repeat : 64;
     unsigned char *dst = prism_buffer_host_pointer(mapped);
-    fill_src f = {src, b->plain};
     for (int i = 0; i < n; i++) {
         double t0 = prism_bench_now();
-        prism__parallel_fill(fill_copy, &f, 0, b->bytes, 96, dst);
+        prism__parallel_fill(fill_copy, (void *)src, 0, b->bytes, 96, dst);
         t[i] = prism_bench_now() - t0;
     }
     *gbps = rate(b->bytes, median_of(t, n));
@@ -232,8 +224,9 @@ static void print_table(const upload_bench *b)
         printf("  chunked / pinned peak: %.0f%% (goal >= 90%%)\n",
                100.0 * b->paths[2].gbps / b->paths[1].gbps);
     unsigned nbuf = b->buffers ? b->buffers : PRISM__STAGING_BUFFERS;
+    prism__stores way = b->stores ? b->stores : PRISM__STAGING_STORES;
     printf("  staging: %u pinned buffers of %zu bytes, %s, %s stores, %d threads\n", nbuf, b->chunk,
-           b->no_ramp ? "full chunks" : "chunks from 256 KiB doubling", b->plain ? "ordinary" : "streaming",
+           b->no_ramp ? "full chunks" : "chunks from 256 KiB doubling", store_names[way],
            omp_get_max_threads());
     printf("\n  %-8s %10s %12s %12s  %s\n", "policy", "seconds", "device MB", "mapped MB",
            "nodes placement");
@@ -299,7 +292,7 @@ static int run(upload_bench *b, const prism_scene *scene, const prism_bvh *bvh)
     }
     b->ctx->memory->staging_buffers = b->buffers;
     b->ctx->memory->staging_no_ramp = b->no_ramp;
-    b->ctx->memory->staging_plain_stores = b->plain;
+    b->ctx->memory->staging_stores = b->stores;
     r = measure_paths(b);
     if (r != PRISM_SUCCESS) {
         fprintf(stderr, "prism-bench upload: %s\n", prism_context_last_error(b->ctx));
@@ -327,8 +320,12 @@ int prism_bench_upload(int argc, char **argv)
     b.chunk = b.chunk / 96 * 96; /* whole elements of every array */
     b.buffers = (unsigned)atoi(prism_bench_option(argc, argv, "--buffers", "0"));
     b.no_ramp = prism_bench_has_flag(argc, argv, "--no-ramp");
-    b.plain = prism_bench_has_flag(argc, argv, "--plain-stores");
-    if (b.repeat < 1 || b.chunk < 4096 || b.buffers == 1 || b.buffers > PRISM__STAGING_MAX) {
+    const char *way = prism_bench_option(argc, argv, "--stores", "");
+    for (int i = 1; i < PRISM__STORES_COUNT_; i++)
+        if (strcmp(way, store_names[i]) == 0)
+            b.stores = (prism__stores)i;
+    if (b.repeat < 1 || b.chunk < 4096 || b.buffers == 1 || b.buffers > PRISM__STAGING_MAX ||
+        (*way && !b.stores)) {
         usage(stderr);
         return 2;
     }

@@ -25,12 +25,13 @@
         }                                                                                          \
     } while (0)
 
-enum { MAXBUF = 4, REPS = 5 };
+enum { MAXBUF = 8, REPS = 5 };
 static size_t bytes;
 static char *src, *dev;
 static char *wb[MAXBUF], *wc[MAXBUF], *heap[MAXBUF]; /* 128 MiB each */
 static cudaStream_t streams[MAXBUF];
 static int nt_stores;    /* fills use streaming stores */
+static int demote;       /* ordinary stores, then cldemote each line */
 static char **scratch;   /* non-NULL: fills go here, copies read clean bufs */
 
 #include <emmintrin.h>
@@ -38,6 +39,8 @@ static void put(char *d, const char *s, size_t n)
 {
     if (!nt_stores) {
         memcpy(d, s, n);
+        for (size_t i = 0; demote && i < n; i += 64)
+            __asm__ volatile(".byte 0x0f, 0x1c, 0x07" : : "D"(d + i) : "memory"); /* cldemote */
         return;
     }
     for (; n >= 64; n -= 64, d += 64, s += 64) { /* d is 64-aligned here */
@@ -218,6 +221,17 @@ int main(int argc, char **argv)
         row("one region NT, fill elsewh", pipe_one, 4, wb);
         nt_stores = 0;
         scratch = NULL;
+    }
+    if (!only || strstr(only, "demote")) {
+        row("one region, WB", pipe_one, 8, wb);
+        demote = 1;
+        row("one region demote, WB", pipe_one, 4, wb);
+        row("one region demote, WB", pipe_one, 8, wb);
+        row("old pipeline demote, WB", pipe_old, 2, wb);
+        demote = 0;
+        nt_stores = 1;
+        row("one region NT, WB", pipe_one, 8, wb);
+        nt_stores = 0;
     }
     if (!only || strstr(only, "one")) {
         row("pipeline one region, WB", pipe_one, 2, wb);
