@@ -111,7 +111,9 @@ static double time_buffer_made_as(viewer_app *app, GLenum target, long n)
         memcpy(cam.look_at, app->camera.target, sizeof cam.look_at);
         memcpy(cam.up, app->camera.up, sizeof cam.up);
         prism_render_desc desc = {.width = (uint32_t)app->width,
-                                  .height = (uint32_t)app->height, .bottom_row_first = true};
+                                  .height = (uint32_t)app->height, .bottom_row_first = true,
+                                  .hidden_solids = app->raytrace.hidden,
+                                  .hidden_solids_count = app->raytrace.hidden_count};
         prism_target tgt = {.kind = PRISM_TARGET_BUFFER, .buffer = buf};
         long i = 0;
         for (; i < n; i++) {
