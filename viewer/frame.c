@@ -136,6 +136,8 @@ static void megabytes(double bytes, char *out, size_t size)
 /* "placement auto (1.2 MB device, 0 KB mapped): bvh.nodes device, ..." */
 static int placement_summary(const viewer_app *app, char *out, size_t size)
 {
+    if (!app->geometry) /* a window's first frame */
+        return snprintf(out, size, "placement: not yet (BVH building)");
     const prism_upload_report *rep = prism_geometry_report(app->geometry);
     if (!rep)
         return snprintf(out, size, "placement: no report");
