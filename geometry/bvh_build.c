@@ -361,16 +361,14 @@ static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const floa
     b->n = n;
     b->refs = alloc_big((n ? n : 1) * sizeof *b->refs);
     b->nodes = alloc_big(cap * sizeof *b->nodes);
-    b->tmp = n >= PRISM__BVH_PAR_MIN && b->threads > 1 ? alloc_big(n * sizeof *b->tmp) : NULL;
     prism_result r = PRISM_ERROR_OUT_OF_MEMORY;
-    if (b->refs && b->nodes && (b->tmp || !(n >= PRISM__BVH_PAR_MIN && b->threads > 1))) {
+    if (b->refs && b->nodes) {
         prism__bvh_build_nodes(b, positions, indices);
         fill_triangles(bvh, b->refs, positions, indices, b->threads);
         r = reorder(bvh, b->nodes, n ? 2 * n - 1 : 1, b->bfs_levels, b->threads);
     }
     free(b->refs);
     free(b->nodes);
-    free(b->tmp);
     return r;
 }
 

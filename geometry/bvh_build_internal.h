@@ -30,9 +30,11 @@ typedef struct prism__bvh_ref {
     uint32_t pad;
 } prism__bvh_ref;
 
+/* Parallel partitions use a node's own node slots as scratch references. */
+_Static_assert(sizeof(prism__bvh_ref) == sizeof(prism_bvh_node), "a reference fits a node slot");
+
 typedef struct prism__bvh_builder {
     prism__bvh_ref *refs;   /* n references, partitioned in place into leaf order */
-    prism__bvh_ref *tmp;    /* n scratch references for parallel partitions, or NULL */
     prism_bvh_node *nodes;  /* 2n-1 slots; inner node i: children i+1 and `first` */
     size_t n;
     unsigned leaf, bins;

@@ -263,7 +263,7 @@ static int sweep(const binning *bn, const mapping *m, split *s)
  * the threads busy, and the fork-join would only cost). */
 static int par_node(const prism__bvh_builder *b, size_t n)
 {
-    return b->tmp && n >= PRISM__BVH_PAR_MIN && n * (size_t)b->threads >= b->n;
+    return b->threads > 1 && n >= PRISM__BVH_PAR_MIN && n * (size_t)b->threads >= b->n;
 }
 
 static int chunk_count(const prism__bvh_builder *b, size_t n)
@@ -381,14 +381,17 @@ static size_t partition(prism__bvh_ref *r, size_t begin, size_t end, const mappi
     }
 }
 
-/* Chunked partition through b->tmp: count, scatter, copy back. */
-static size_t partition_parallel(prism__bvh_builder *b, size_t begin, size_t end,
+/* Chunked partition of node idx's references: count, scatter, copy back.
+ * The scratch is the node's own slots idx+1 .. idx+n of b->nodes (its
+ * subtree owns 2n-1 slots from idx, none written before this partition
+ * returns), so no extra array is allocated (and zeroed by the system). */
+static size_t partition_parallel(prism__bvh_builder *b, size_t idx, size_t begin, size_t end,
                                  const mapping *m, split *s, box3 *lc, box3 *rc)
 {
     size_t n = end - begin, nl_at[65], nl = 0;
     int k = chunk_count(b, n);
     box3 cl[64], cr[64], bl[64], br[64];
-    prism__bvh_ref *src = b->refs + begin, *dst = b->tmp + begin;
+    prism__bvh_ref *src = b->refs + begin, *dst = (prism__bvh_ref *)(void *)(b->nodes + idx + 1);
     for (int c = 0; c < k; c++) {
 #pragma omp task firstprivate(c) shared(nl_at)
         {
@@ -617,7 +620,7 @@ static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t e
         mapping m;
         make_mapping(&m, &cb, bins_for(b, end - begin));
         mid = par_node(b, end - begin)
-                  ? partition_parallel(b, begin, end, &m, &s, &lc, &rc)
+                  ? partition_parallel(b, idx, begin, end, &m, &s, &lc, &rc)
                   : partition(b->refs, begin, end, &m, &s, &lc, &rc);
     }
     /* No shared counter: a subtree over n references has at most 2n-1

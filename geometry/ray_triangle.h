@@ -82,7 +82,7 @@ PRISM_HD void prism_ray_prepare(const prism_ray *r, prism_ray_pre *p)
     p->kx = kx;
     p->ky = ky;
     p->kz = kz;
-    p->sz = 1.0f / r->dir[kz];
+    p->sz = prism__comp(p->inv, kz); /* 1/dir[kz]: dir[kz] is the largest, so not 0 unless all are */
     p->sx = r->dir[kx] * p->sz;
     p->sy = r->dir[ky] * p->sz;
 }
