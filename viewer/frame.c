@@ -165,11 +165,12 @@ static void hud_text(const viewer_app *app, char *t, size_t size)
                  app->last_frame_seconds * 1e3);
     int n = snprintf(t, size,
         "%s\n"
-        "view %s   photons: %s\n"
+        "view %s%s   photons: %s\n"
         "%zu photons  t = %.2f / %.2f ns  filter %s%s\n"
         "backend %s  device %s  (%s)\n",
         rate, app->view == VIEW_RASTER ? "raster" : app->raytrace.xray ? "ray-traced x-ray"
                                                                         : "ray-traced",
+        !app->world_count ? "" : app->show_world ? ", world shown (G)" : ", world hidden (G)",
         !ph->count ? "none" : ph->mode == PHOTONS_VBO ? "VBO mode" : "copy mode",
         ph->count, app->sim_time, ph->time_max, viewer_photons_filter_name(ph->filter),
         app->paused ? "  [paused]" : "", prism_backend_name(prism_context_backend(app->ctx)),
