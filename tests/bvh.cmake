@@ -1,7 +1,7 @@
 # The BVH suites: builder invariants, CPU queries against brute force, edge
 # cases, watertightness (bvh_test_util.c holds the soups and the reference),
 # and the same checks on the bundled assets and a generated detector.
-prism_test(NAME bvh SOURCES test_bvh.c bvh_test_util.c TIMEOUT 600)
+prism_test(NAME bvh SOURCES test_bvh.c bvh_test_util.c bvh_scalar.c TIMEOUT 600)
 prism_test(NAME bvh_scenes SOURCES test_bvh_scenes.c bvh_test_util.c TIMEOUT 600)
 # The scene cases need the COLLADA loader (geometry/) and the generator
 # (tools/); until they are in the tree those cases skip.

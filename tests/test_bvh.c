@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "bvh_internal.h"
+#include "bvh_scalar.h"
 #include "bvh_test_util.h"
 #include "bvh_traverse.h"
 
@@ -503,6 +504,45 @@ static void test_skip(void **state)
     soup_free(&s);
 }
 
+/* The host's SSE box tests and the plain C ones the GPU runs give the same
+ * hits, bit for bit, on general and axis-aligned rays. */
+static void test_scalar_path(void **state)
+{
+    (void)state;
+    rng r = {18};
+    soup s = {0};
+    soup_random(&s, SOUP_MIXED, 3000, &r, 1.0f, NULL);
+    const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
+    soup_box(&s, lo, hi, 4);
+    prism_bvh *bvh = build_soup(&s, 0, 0, 0);
+    prism_geometry_view v;
+    prism__bvh_view(bvh, &v);
+    size_t hits = 0;
+    for (int i = 0; i < 3000; i++) {
+        prism_ray ray = {.org = {rng_range(&r, -1.2f, 1.2f), rng_range(&r, -1.2f, 1.2f),
+                                 rng_range(&r, -1.2f, 1.2f)},
+                         .tmax = INFINITY};
+        if (i % 3 == 0) { /* along an axis, from lattice points on the box's faces */
+            int a = i / 3 % 3;
+            ray.dir[a] = i % 2 ? 1.0f : -1.0f;
+            ray.org[(a + 1) % 3] = 0.5f * (float)(i / 9 % 5 - 2);
+        } else {
+            for (int a = 0; a < 3; a++)
+                ray.dir[a] = rng_range(&r, -1, 1);
+        }
+        prism_hit a, b;
+        int ha = prism_bvh_closest(&v, &ray, &a), hb = scalar_closest(&v, &ray, &b);
+        assert_int_equal(ha, hb);
+        assert_int_equal(a.triangle, b.triangle);
+        assert_memory_equal(&a, &b, sizeof a);
+        assert_int_equal(prism_bvh_any(&v, &ray) == PRISM_BVH_MISS, scalar_any(&v, &ray) == PRISM_BVH_MISS);
+        hits += (size_t)ha;
+    }
+    assert_true(hits > 1000);
+    prism_bvh_free(bvh);
+    soup_free(&s);
+}
+
 /* The depth-first order: the same tree, the same hits, every child still
  * after its parent, breadth-first down to PRISM_BVH_DFS_BFS_LEVELS. */
 static void test_dfs_order(void **state)
@@ -541,7 +581,7 @@ int main(void)
         cmocka_unit_test(test_axis_aligned_edges), cmocka_unit_test(test_watertight),
         cmocka_unit_test(test_split_view),     cmocka_unit_test(test_stats_and_sah),
         cmocka_unit_test(test_threads_agree),  cmocka_unit_test(test_dfs_order),
-        cmocka_unit_test(test_skip),
+        cmocka_unit_test(test_skip),           cmocka_unit_test(test_scalar_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
