@@ -30,6 +30,7 @@
  * for the BVH. total: viewer_app_init, start to ready for the first frame. */
 typedef struct viewer_startup {
     double load, bvh, gl, engine, views, raster, wait_bvh, upload, photons, total;
+    int bvh_threads;   /* OpenMP threads the BVH build had */
 } viewer_startup;
 
 typedef struct viewer_app {

@@ -187,7 +187,8 @@ static void print_table(const viewer_app *app, const bench_result *b)
     const viewer_startup *s = &app->startup;
     printf("%-34s %12s\n", "stage", "ms");
     printf("%-34s %12.3f  (scene thread)\n", "load", s->load * 1e3);
-    printf("%-34s %12.3f  (scene thread)\n", "BVH build", s->bvh * 1e3);
+    printf("%-34s %12.3f  (scene thread, %d OpenMP threads)\n", "BVH build", s->bvh * 1e3,
+           s->bvh_threads);
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "GL context", s->gl * 1e3);
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "engine context", s->engine * 1e3);
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "views (HUD, PBO, photon buffers)",
@@ -260,6 +261,7 @@ static void print_json(const viewer_app *app, const bench_result *b)
     printf(",\"display\":");
     json_string(app->display_name);
     const viewer_startup *s = &app->startup;
+    printf(",\"bvh_threads\":%d", s->bvh_threads);
     printf(",\"engine_ms\":%.4f,\"views_ms\":%.4f,\"raster_view_ms\":%.4f,\"wait_bvh_ms\":%.4f,"
            "\"first_propagate_ms\":%.4f,\"first_complete_frame_ms\":%.4f", s->engine * 1e3,
            s->views * 1e3, s->raster * 1e3, s->wait_bvh * 1e3, s->photons * 1e3,

@@ -1,9 +1,10 @@
 /* The scene side of start-up (load, world volume, BVH) on a thread of its
  * own, so that the display and the engine open meanwhile. The BVH build's
- * OpenMP threads are this thread's team: the loader's parallel loops have
- * already started them by the time the build runs. */
+ * OpenMP threads are this thread's team (the loader's parallel loops have
+ * already started them), one fewer than the cores: see bvh_threads. */
 #include "scene_job.h"
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -59,13 +60,28 @@ static int find_world(viewer_app *app)
     return 0;
 }
 
+/* All cores but one: the main thread opens GL and CUDA and makes the
+ * raster view meanwhile, and an OpenMP team that shares a core with it
+ * waits for the slow thread at every barrier (seen: a 468-triangle build
+ * from 0.2 ms to 15-95 ms on 2 cores). $PRISM_VIEW_BVH_THREADS overrides. */
+static int bvh_threads(void)
+{
+    const char *env = getenv("PRISM_VIEW_BVH_THREADS");
+    if (env && atoi(env) > 0)
+        return atoi(env);
+    int n = omp_get_max_threads();
+    return n > 1 ? n - 1 : 1;
+}
+
 static int build_bvh(viewer_app *app)
 {
     viewer_progress progress;
     viewer_progress_begin(&progress, "building BVH"); /* no progress callback: 0 then 100% */
+    prism_bvh_desc desc = {.threads = bvh_threads()};
+    app->startup.bvh_threads = desc.threads;
     double t0 = viewer_clock();
     prism_result r = prism_bvh_build(app->scene->positions, app->scene->vertices_count,
-                                     app->scene->indices, app->scene->triangles_count, NULL,
+                                     app->scene->indices, app->scene->triangles_count, &desc,
                                      &app->bvh);
     app->startup.bvh = viewer_clock() - t0;
     if (r != PRISM_SUCCESS) {
