@@ -1,13 +1,17 @@
 /* The binned SAH recursion of the BVH builder.
  *
  * Centroids are kept doubled (lo + hi) so binning needs no multiply by 0.5.
- * A node bins its references per axis, sweeps the bins for the split of
- * least SAH cost, and either becomes a leaf (when that is cheaper and the
- * leaf-size limit allows) or partitions its references in place and recurses.
- * Large nodes bin and partition with all threads; large subtrees become
- * OpenMP tasks. A depth guard switches to median splits where the SAH split
- * could push a leaf below PRISM_BVH_MAX_DEPTH, which bounds the traversal
- * stack. */
+ * A node bins its references per axis (SSE where there is SSE), sweeps the
+ * bins for the split of least SAH cost, and either becomes a leaf (when that
+ * is cheaper and the leaf-size limit allows) or partitions its references in
+ * place and recurses. Nodes of up to 4 references try every partition
+ * instead; nodes of more than 2^17 bin a quarter sample. Nodes holding more
+ * than a thread's share bin and partition with all threads; large subtrees
+ * become OpenMP tasks. A subtree over n references owns 2n-1 node slots, so
+ * no counter is shared between threads. A depth guard switches to median
+ * splits where the SAH split could push a leaf below PRISM_BVH_MAX_DEPTH,
+ * which bounds the traversal stack. Nothing depends on the order the
+ * references are in, so the tree does not depend on the thread count. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
