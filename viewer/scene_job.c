@@ -1,7 +1,7 @@
 /* The scene side of start-up (load, world volume, BVH) on a thread of its
  * own, so that the display and the engine open meanwhile. The BVH build's
  * OpenMP threads are this thread's team (the loader's parallel loops have
- * already started them), one fewer than the cores: see bvh_threads. */
+ * already started them), one fewer than the cores: see job_threads. */
 #include "scene_job.h"
 
 #include <omp.h>
@@ -63,8 +63,9 @@ static int find_world(viewer_app *app)
 /* All cores but one: the main thread opens GL and CUDA and makes the
  * raster view meanwhile, and an OpenMP team that shares a core with it
  * waits for the slow thread at every barrier (seen: a 468-triangle build
- * from 0.2 ms to 15-95 ms on 2 cores). $PRISM_VIEW_BVH_THREADS overrides. */
-static int bvh_threads(void)
+ * from 0.2 ms to 15-95 ms on 2 cores). $PRISM_VIEW_BVH_THREADS overrides.
+ * The loader's parallel loops get as many (this thread's OpenMP setting). */
+static int job_threads(void)
 {
     const char *env = getenv("PRISM_VIEW_BVH_THREADS");
     if (env && atoi(env) > 0)
@@ -77,7 +78,7 @@ static int build_bvh(viewer_app *app)
 {
     viewer_progress progress;
     viewer_progress_begin(&progress, "building BVH"); /* no progress callback: 0 then 100% */
-    prism_bvh_desc desc = {.threads = bvh_threads()};
+    prism_bvh_desc desc = {.threads = omp_get_max_threads()};
     app->startup.bvh_threads = desc.threads;
     double t0 = viewer_clock();
     prism_result r = prism_bvh_build(app->scene->positions, app->scene->vertices_count,
@@ -107,6 +108,8 @@ static void *run(void *arg)
 {
     viewer_scene_job *job = arg;
     viewer_app *app = job->app;
+    if (job->threaded) /* not when run on the main thread: the engine's threads are its */
+        omp_set_num_threads(job_threads());
     if (load_scene(app) || find_world(app)) {
         set_loaded(job, -1);
         job->result = -1;
@@ -129,10 +132,13 @@ int viewer_scene_job_start(viewer_scene_job *job, viewer_app *app)
         pthread_mutex_destroy(&job->lock);
         return -1;
     }
-    if (pthread_create(&job->thread, NULL, run, job) == 0)
+    job->threaded = true;
+    if (pthread_create(&job->thread, NULL, run, job) == 0) {
         job->running = true;
-    else
+    } else {
+        job->threaded = false;
         run(job); /* no thread: the same work, one stage after the other */
+    }
     return 0;
 }
 

@@ -18,7 +18,8 @@ typedef struct viewer_scene_job {
     pthread_cond_t cond;
     int loaded;             /* 0 pending, 1 scene ready, -1 failed */
     int result;             /* the whole job: 0, or -1 (said on stderr) */
-    bool running;
+    bool running;           /* a thread to join */
+    bool threaded;          /* the work runs on a thread of its own */
 } viewer_scene_job;
 
 /* Start the job (or, if no thread can be made, run it here). Returns 0,
