@@ -165,14 +165,6 @@ PRISM_HD int prism_view_triangle(const prism_geometry_view *g, const prism_ray_p
     return prism_ray_triangle(p, a, b, c, tmin, tmax, t, u, v);
 }
 
-/* What visiting node n reads first: its children, or its leaf's triangles. */
-PRISM__TRAV_INLINE const void *prism__trav_line(const prism_geometry_view *g,
-                                                const prism_bvh_node *n)
-{
-    return n->count ? (const void *)(g->triangles + 3u * (uint64_t)n->first)
-                    : (const void *)prism_view_node_ptr(g, n->first);
-}
-
 /* A deferred far child: its own (first, count), so popping it reads no
  * node, and its entry distance, so it is skipped once a closer hit is found. */
 typedef struct prism__trav_entry {
@@ -191,14 +183,8 @@ PRISM__TRAV_INLINE int prism__trav_next(const prism_geometry_view *g, const pris
     if (*count == 0) {
         const uint32_t i0 = *first;
         const prism_bvh_node *c0 = prism_view_node_ptr(g, i0);
-        const prism_bvh_node *c1 = prism_view_node_ptr(g, i0 + 1);
-#ifdef PRISM__TRAV_SSE
-        /* Start fetching the grandchildren while the boxes are tested: one
-         * of the two lines is wanted next (or from the stack) more often
-         * than not, and a miss costs more than the box test. */
-        _mm_prefetch((const char *)prism__trav_line(g, c0), _MM_HINT_T0);
-        _mm_prefetch((const char *)prism__trav_line(g, c1), _MM_HINT_T0);
-#endif
+        /* the second child is the next node, unless the split falls between */
+        const prism_bvh_node *c1 = i0 + 1 == g->nodes_split ? g->nodes_tail : c0 + 1;
         float t0, t1;
         const int h = prism__box2(br, p, c0, c1, p->tmin, tmax, &t0, &t1);
         if (h) {
