@@ -63,7 +63,7 @@ void viewer_options_usage(FILE *out)
         "                          frame on (scripted runs, tests)\n"
         "  PRISM_VIEW_VERBOSE=1    say which GL context and interop are in use\n"
         "  PRISM_VIEW_BVH_THREADS=N  threads of the load and BVH build (default:\n"
-        "                          all cores but one, left to GL and CUDA start-up)\n"
+        "                          from 4 cores, all but one, left to GL and CUDA)\n"
         "  PRISM_EGL_PLATFORM=device|surfaceless  force the headless EGL platform\n"
         "\n"
         "exit status: 0 success, 1 failure (file, GL, engine), 2 bad command line\n",

@@ -60,18 +60,21 @@ static int find_world(viewer_app *app)
     return 0;
 }
 
-/* All cores but one: the main thread opens GL and CUDA and makes the
- * raster view meanwhile, and an OpenMP team that shares a core with it
- * waits for the slow thread at every barrier (seen: a 468-triangle build
- * from 0.2 ms to 15-95 ms on 2 cores). $PRISM_VIEW_BVH_THREADS overrides.
- * The loader's parallel loops get as many (this thread's OpenMP setting). */
+/* All cores but one from 4 cores up: the main thread opens GL and CUDA
+ * and makes the raster view meanwhile, and an OpenMP team that shares a
+ * core with it waits for the slow thread at every barrier (seen: a
+ * 468-triangle build from 0.2 ms to 15-95 ms on 2 cores). On 2 or 3 cores
+ * a core less would cost the build a third to a half, more than the
+ * stalls while the main thread is busy (a fraction of the build).
+ * $PRISM_VIEW_BVH_THREADS overrides. The loader's parallel loops get as
+ * many (this thread's OpenMP setting). */
 static int job_threads(void)
 {
     const char *env = getenv("PRISM_VIEW_BVH_THREADS");
     if (env && atoi(env) > 0)
         return atoi(env);
     int n = omp_get_max_threads();
-    return n > 1 ? n - 1 : 1;
+    return n >= 4 ? n - 1 : n;
 }
 
 static int build_bvh(viewer_app *app)
