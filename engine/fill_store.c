@@ -1,13 +1,19 @@
 /* How the upload's fills store into staging and mapped memory: memory that
  * the CPU writes once and a device then reads (a DMA copy, or a kernel
  * through the bus). Where the lines sit when the device reads them decides
- * the speed (issue 5, measured on an H100 host with 2 MiB of L2 per core):
- * modified in a core's L2, every line must be snooped out of it and the DMA
- * engine ran at half speed; written to DRAM with streaming stores, the DMA
- * reads compete with those writes (about 80% of the peak); in the shared L3
- * (ordinary stores, then cldemote or time for them to be evicted) it runs at
- * the peak. The staged copy picks a way per chunk; fill functions store
- * through prism__fill_store, which follows that choice. */
+ * the speed. Measured on the H100 host (tools/probe_staging.c, issue 5):
+ * - ordinary stores into chunks that the DMA engine reads at once (1-8 MiB,
+ *   lines still modified in the cores' L2): the copy ran at 20-35 GB/s of
+ *   55, no faster than fill and copy one after the other;
+ * - streaming (non-temporal) stores: 42-45 GB/s at any chunk size (the DMA
+ *   reads compete with their DRAM writes, but never snoop a core);
+ * - ordinary stores into big chunks (8-32 MiB x 4 buffers), read after a
+ *   few more have been filled: up to 47-49 GB/s, but half that for small
+ *   chunks, and less steady from run to run;
+ * - ordinary stores then cldemote: worse (28-33 GB/s).
+ * Streaming is the default; the others stay selectable (prism-bench upload
+ * --stores) for other machines. Fill functions store through
+ * prism__fill_store, which follows the choice of the copy running them. */
 #include <string.h>
 
 #include "memory_internal.h"

@@ -115,7 +115,7 @@ typedef enum prism__stores {
     PRISM__STORES_HYBRID_DEMOTE, /* the same, full chunks demoted */
     PRISM__STORES_COUNT_
 } prism__stores;
-#define PRISM__STAGING_STORES PRISM__STORES_HYBRID_DEMOTE
+#define PRISM__STAGING_STORES PRISM__STORES_STREAM
 
 struct prism_memory_state {
     const prism__memory_backend *backend;
@@ -134,8 +134,9 @@ struct prism_memory_state {
     unsigned inject_device_failures; /* tests: fail the next N device allocations */
     prism_pool *staging_pool;  /* pinned chunks the uploads reuse */
     /* Staged-copy tuning (prism-bench upload sets them; zero = default):
-     * buffers in the ring, no chunk ramp, how fills store. */
+     * buffers in the ring, fill threads, no chunk ramp, how fills store. */
     unsigned staging_buffers;
+    unsigned staging_threads;
     bool staging_no_ramp;
     prism__stores staging_stores;
 };
@@ -207,6 +208,7 @@ typedef struct prism__staging {
     size_t chunk;              /* the largest chunk */
     bool ramp;                 /* first chunks small, doubling up to `chunk` */
     prism__stores stores;
+    unsigned threads;          /* fill threads; 0 = OpenMP's default */
 } prism__staging;
 prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__staging *st);
 void prism__staging_close(prism__staging *st);

@@ -4,17 +4,19 @@
  * overlap. Used by the geometry upload and measured as such by prism-bench
  * upload. Also the parallel streaming fill of mapped memory.
  *
- * What makes it keep up with PCIe (issue 5, measured on the H100 host):
- * - Where the staged lines are when the DMA engine reads them
- *   (fill_store.c). With ordinary stores into small chunks, the DMA engine
- *   read lines still modified in the cores' L2 and ran at half speed, so
- *   the old double-buffered pipeline was no faster than fill and copy one
- *   after the other; bigger chunks overlapped but had long unoverlapped
- *   first fills and last copies.
- * - One parallel region per copy (not one per chunk), a ring of buffers so
- *   that the fill runs ahead of the copies, and chunks that start small and
- *   double up to the staging size, so the unoverlapped first fill is
- *   short. */
+ * Why the old double-buffered version got slower with bigger chunks, and
+ * never near the PCIe peak (issue 5, measured on the H100 host):
+ * - Small chunks: filled with ordinary stores, a chunk's lines were still
+ *   modified in the cores' L2 when the DMA engine read them, and every line
+ *   had to be snooped out: the copy ran at half speed, so the pipeline was
+ *   no faster than fill and copy one after the other. The fills now use
+ *   streaming stores (fill_store.c).
+ * - Big chunks: with two buffers the first fill and the last copy do not
+ *   overlap anything; at 128 MiB that is most of a 168 MB upload. Chunks
+ *   now start at 256 KiB and double up to the staging size, and a ring of
+ *   buffers lets the fill run ahead of the copies.
+ * - One parallel region per copy (two barriers a chunk), not one per
+ *   chunk. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +63,7 @@ prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__stagin
     unsigned nbuf = m->staging_buffers ? m->staging_buffers : PRISM__STAGING_BUFFERS;
     st->count = nbuf < 2 ? 2 : nbuf > PRISM__STAGING_MAX ? PRISM__STAGING_MAX : nbuf;
     st->ramp = !m->staging_no_ramp;
+    st->threads = m->staging_threads;
     st->stores = m->staging_stores ? m->staging_stores : PRISM__STAGING_STORES;
     prism_result r = PRISM_SUCCESS;
     /* Pinned memory is slow to allocate: the chunks come from a pool the
@@ -161,19 +164,34 @@ static size_t chunk_len(const prism__staging *st, size_t i, size_t off, size_t n
     return n - off < len ? n - off : len;
 }
 
+/* Threads for a copy of n bytes: the caller's (st->threads), else one per
+ * MiB up to OpenMP's count, so that a small copy does not wake (and wait
+ * at barriers for) threads it has no work for; never more than a chunk has
+ * slice units. */
+static int fill_threads(const prism__staging *st, size_t n, size_t unit)
+{
+    size_t threads = st->threads;
+    if (!threads) {
+        threads = n >> 20;
+        if (threads > (size_t)omp_get_max_threads())
+            threads = (size_t)omp_get_max_threads();
+    }
+    if (threads > st->chunk / unit)
+        threads = st->chunk / unit;
+    return threads ? (int)threads : 1;
+}
+
 prism_result prism__staged_copy(prism__staging *st, prism_buffer *dst, size_t n,
                                 prism__fill_fn fill, void *user, size_t granule)
 {
     prism_result r = PRISM_SUCCESS;
     size_t unit = slice_unit(granule);
-    int threads = omp_get_max_threads();
-    if ((size_t)threads > st->chunk / unit)
-        threads = (int)(st->chunk / unit) > 0 ? (int)(st->chunk / unit) : 1;
+    int threads = fill_threads(st, n, unit);
     /* One region for the whole copy: thread 0 waits for a buffer's last
      * copy and issues the next; a chunk's fill is all threads' (two
      * barriers a chunk, no fork and join). r is written by thread 0 only,
      * between the barriers where no other thread reads it. */
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         size_t off = 0;
