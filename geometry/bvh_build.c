@@ -56,6 +56,11 @@ static prism_result check_desc(const prism_bvh_desc *d)
         build_log(d, PRISM_LOG_ERROR, "bvh: bins %u is outside 2..%d", d->bins, PRISM__BVH_MAX_BINS);
         return PRISM_ERROR_INVALID_ARGUMENT;
     }
+    if (d->bfs_levels > PRISM_BVH_MAX_DEPTH) {
+        build_log(d, PRISM_LOG_ERROR, "bvh: bfs_levels %u is outside 0..%d", d->bfs_levels,
+                  PRISM_BVH_MAX_DEPTH);
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    }
     if (d->order > PRISM_BVH_ORDER_DFS) {
         build_log(d, PRISM_LOG_ERROR, "bvh: order %u is not a PRISM_BVH_ORDER_*", d->order);
         return PRISM_ERROR_INVALID_ARGUMENT;
@@ -124,7 +129,8 @@ static void resolve_desc(const prism_bvh_desc *d, prism__bvh_builder *b)
     b->bins = d && d->bins ? d->bins : bins_of_quality[quality];
     b->sample = quality != PRISM_BVH_QUALITY_HIGH;
     b->threads = d && d->threads > 0 ? d->threads : omp_get_max_threads();
-    b->bfs_levels = d && d->order == PRISM_BVH_ORDER_DFS ? PRISM_BVH_DFS_BFS_LEVELS : UINT_MAX;
+    b->bfs_levels = !d || d->order != PRISM_BVH_ORDER_DFS ? UINT_MAX
+                    : d->bfs_levels ? d->bfs_levels : PRISM_BVH_DFS_BFS_LEVELS;
 }
 
 /* ---- output ---------------------------------------------------------- */

@@ -560,9 +560,19 @@ static void test_dfs_order(void **state)
     assert_int_equal(dfs->stats.max_depth, bfs->stats.max_depth);
     assert_float_equal(dfs->stats.sah_cost, bfs->stats.sah_cost, 1e-9 * bfs->stats.sah_cost);
     compare_random_rays(dfs, &s, 1000, &r, 0.2f, false);
-    prism_bvh_desc bad = {.order = 2};
-    prism_bvh *none = NULL;
-    assert_int_equal(prism_bvh_build(s.pos, s.nv, s.idx, s.nt, &bad, &none), PRISM_ERROR_INVALID_ARGUMENT);
+    prism_bvh_desc three = {.order = PRISM_BVH_ORDER_DFS, .bfs_levels = 3};
+    prism_bvh *shallow = NULL;
+    assert_int_equal(prism_bvh_build(s.pos, s.nv, s.idx, s.nt, &three, &shallow), PRISM_SUCCESS);
+    check_invariants_order(shallow, &s, 4, 3);
+    compare_random_rays(shallow, &s, 300, &r, 0.2f, false);
+    prism_bvh_free(shallow);
+    prism_bvh_desc bad[] = {{.order = 2}, {.order = PRISM_BVH_ORDER_DFS, .bfs_levels = 65}};
+    for (int i = 0; i < 2; i++) {
+        prism_bvh *none = NULL;
+        assert_int_equal(prism_bvh_build(s.pos, s.nv, s.idx, s.nt, &bad[i], &none),
+                         PRISM_ERROR_INVALID_ARGUMENT);
+        assert_null(none);
+    }
     prism_bvh_free(dfs);
     prism_bvh_free(bfs);
     soup_free(&s);

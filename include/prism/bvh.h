@@ -55,7 +55,8 @@ _Static_assert(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte load
  * node array is a top part of the tree (closed under parents) and a split
  * placement stays valid. BFS (the default): a prefix is the top levels, the
  * nodes most rays visit, which is what a device-memory head wants.
- * DFS: breadth-first for the top PRISM_BVH_DFS_BFS_LEVELS levels, then each
+ * DFS: breadth-first for the top levels (desc.bfs_levels, default
+ * PRISM_BVH_DFS_BFS_LEVELS), then each
  * subtree below depth-first (each sibling pair followed by its first child's
  * subtree), so a ray's path down the tree stays within nearby cache lines
  * and pages (on the 2.56M-triangle synthetic detector, ~10% more random
@@ -90,6 +91,8 @@ typedef struct prism_bvh_desc {
     unsigned bins;            /* SAH bins per axis, 2..256; 0 = from quality */
     int threads;              /* 0 = OpenMP default */
     unsigned order;           /* PRISM_BVH_ORDER_*; 0 = breadth-first */
+    unsigned bfs_levels;      /* ORDER_DFS: levels kept breadth-first, 1..64; 0 = 12. A
+                               * placement can size them to its device-memory head */
     prism_log_fn log;
     void *log_user;
 } prism_bvh_desc;
