@@ -206,24 +206,49 @@ static double sah_term(const prism_bvh_node *n, double root_area)
     return a * (n->count ? PRISM_BVH_SAH_ISECT * n->count : PRISM_BVH_SAH_TRAV);
 }
 
+/* The SAH over all nodes, summed in SAH_CHUNKS fixed chunks in order, so
+ * the sum is the same whatever the thread count (and the build's stats agree
+ * with prism_bvh_sah_cost to the last bit). */
+#define SAH_CHUNKS 64
+
+static double sah_sum(const prism_bvh_node *nodes, size_t count, int threads)
+{
+    const double root = sah_root_area(&nodes[0]);
+    double part[SAH_CHUNKS];
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int c = 0; c < SAH_CHUNKS; c++) {
+        double sum = 0.0;
+        for (size_t i = count * c / SAH_CHUNKS; i < count * (c + 1) / SAH_CHUNKS; i++)
+            sum += sah_term(&nodes[i], root);
+        part[c] = sum;
+    }
+    double sum = 0.0;
+    for (int c = 0; c < SAH_CHUNKS; c++)
+        sum += part[c];
+    return sum;
+}
+
 /* The structural stats and the SAH, from the laid-out nodes (the SAH in
  * array order, as prism_bvh_sah_cost sums it). */
-static void layout_stats(prism_bvh *bvh, const uint8_t *depth)
+static void layout_stats(prism_bvh *bvh, const uint8_t *depth, int threads)
 {
     prism_bvh_stats *s = &bvh->stats;
-    const double root = sah_root_area(&bvh->nodes[0]);
-    double sah = 0.0;
-    for (size_t k = 0; k < bvh->node_count; k++) {
+    const long count = (long)bvh->node_count;
+    size_t leaves = 0;
+    unsigned max_leaf = 0, max_depth = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) \
+    reduction(+ : leaves) reduction(max : max_leaf, max_depth)
+    for (long k = 0; k < count; k++) {
         const prism_bvh_node *n = &bvh->nodes[k];
-        sah += sah_term(n, root);
-        if (n->count) {
-            s->leaves++;
-            s->max_leaf_triangles = n->count > s->max_leaf_triangles ? n->count : s->max_leaf_triangles;
-        }
-        s->max_depth = depth[k] > s->max_depth ? depth[k] : s->max_depth;
+        leaves += n->count != 0;
+        max_leaf = n->count > max_leaf ? n->count : max_leaf;
+        max_depth = depth[k] > max_depth ? depth[k] : max_depth;
     }
+    s->leaves = leaves;
+    s->max_leaf_triangles = max_leaf;
+    s->max_depth = max_depth;
     s->nodes = bvh->node_count;
-    s->sah_cost = root > 0.0 || bvh->triangle_count ? sah : 0.0;
+    s->sah_cost = bvh->triangle_count ? sah_sum(bvh->nodes, bvh->node_count, threads) : 0.0;
     s->mean_leaf_triangles = s->leaves ? (double)bvh->triangle_count / (double)s->leaves : 0.0;
 }
 
@@ -330,7 +355,7 @@ static prism_result reorder(prism_bvh *bvh, const prism_bvh_node *tmp, size_t ca
         if (l.out[k].count == 0)
             place_dfs(&l, k);
     bvh->node_count = l.next;
-    layout_stats(bvh, l.depth);
+    layout_stats(bvh, l.depth, threads);
     free(l.order);
     free(l.depth);
     return PRISM_SUCCESS;
@@ -350,11 +375,7 @@ double prism_bvh_sah_cost(const prism_bvh_node *nodes, size_t node_count)
 {
     if (!nodes || node_count == 0 || prism_bvh_empty_root(&nodes[0]))
         return 0.0;
-    const double root = sah_root_area(&nodes[0]);
-    double sum = 0.0;
-    for (size_t i = 0; i < node_count; i++)
-        sum += sah_term(&nodes[i], root);
-    return sum;
+    return sah_sum(nodes, node_count, omp_get_max_threads());
 }
 
 /* ---- entry points ---------------------------------------------------- */
