@@ -263,7 +263,7 @@ typedef struct layout {
 /* Place node k's children as the pair at positions q, q + 1. */
 static void place_pair(layout *l, size_t k, size_t q)
 {
-    const uint32_t c0 = l->order[k] + 1, c1 = l->tmp[l->order[k]].first;
+    const uint32_t c0 = l->tmp[l->order[k]].first, c1 = c0 + 1;
     l->order[q] = c0;
     l->order[q + 1] = c1;
     l->out[q] = l->tmp[c0];
@@ -324,7 +324,7 @@ static void place_level(layout *l, size_t lb, size_t le, int threads)
     l->next = q;
 }
 
-/* Renumber the builder's nodes (`cap` slots, see prism__bvh_build_nodes)
+/* Renumber the builder's nodes (`cap` slots used, see prism__bvh_build_nodes)
  * into bvh->nodes: breadth-first down to depth `bfs_levels`, then each
  * subtree below depth-first. Node 1 is padding so that sibling pairs start
  * at even indices. Either way a child comes after its parent. */
@@ -384,18 +384,23 @@ static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const floa
                                const uint32_t *indices)
 {
     size_t n = bvh->triangle_count;
-    size_t cap = n ? 2 * n - 1 : 1;
     b->n = n;
     b->refs = alloc_big((n ? n : 1) * sizeof *b->refs);
-    b->nodes = alloc_big(cap * sizeof *b->nodes);
+    b->nodes = alloc_big(prism__bvh_nodes_capacity(n, b->threads) * sizeof *b->nodes);
+    b->blocks = calloc((size_t)b->threads, sizeof *b->blocks);
+    /* The output node array (2n slots, untouched until reorder) is the
+     * parallel partitions' scratch: no n-reference array to allocate. */
+    _Static_assert(sizeof(prism__bvh_ref) == sizeof(prism_bvh_node), "a reference fits a node slot");
+    b->scratch = (prism__bvh_ref *)(void *)bvh->nodes;
     prism_result r = PRISM_ERROR_OUT_OF_MEMORY;
-    if (b->refs && b->nodes) {
+    if (b->refs && b->nodes && b->blocks) {
         prism__bvh_build_nodes(b, positions, indices);
         fill_triangles(bvh, b->refs, positions, indices, b->threads);
-        r = reorder(bvh, b->nodes, n ? 2 * n - 1 : 1, b->bfs_levels, b->threads);
+        r = reorder(bvh, b->nodes, b->node_next, b->bfs_levels, b->threads);
     }
     free(b->refs);
     free(b->nodes);
+    free(b->blocks);
     return r;
 }
 

@@ -30,12 +30,20 @@ typedef struct prism__bvh_ref {
     uint32_t pad;
 } prism__bvh_ref;
 
-/* Parallel partitions use a node's own node slots as scratch references. */
-_Static_assert(sizeof(prism__bvh_ref) == sizeof(prism_bvh_node), "a reference fits a node slot");
+/* A thread's current block of node slots (a cache line each, not shared). */
+typedef struct prism__bvh_block {
+    size_t next, end;
+    char pad[64 - 2 * sizeof(size_t)];
+} prism__bvh_block;
+
+#define PRISM__BVH_NODE_BLOCK ((size_t)1024)
 
 typedef struct prism__bvh_builder {
     prism__bvh_ref *refs;   /* n references, partitioned in place into leaf order */
-    prism_bvh_node *nodes;  /* 2n-1 slots; inner node i: children i+1 and `first` */
+    prism_bvh_node *nodes;  /* see prism__bvh_nodes_capacity; inner: children first, first+1 */
+    prism__bvh_ref *scratch; /* n references' room for parallel partitions */
+    prism__bvh_block *blocks; /* one per thread */
+    size_t node_next;       /* slots handed out in blocks so far (atomic) */
     size_t n;
     unsigned leaf, bins;
     int sample;             /* bin a sample of very large nodes (not at quality HIGH) */
@@ -53,8 +61,15 @@ static inline double prism__bvh_area(const float *lo, const float *hi)
 }
 
 /* Make the references from the triangles and build the tree into b->nodes
- * (root at 0; an inner node i has children i + 1 and nodes[i].first), leaving
- * b->refs in leaf order. */
+ * (root at 0; an inner node's children at first, first + 1; b->node_next the
+ * slots used, some of them unused ends of blocks), leaving b->refs in leaf
+ * order. */
 void prism__bvh_build_nodes(prism__bvh_builder *b, const float *positions, const uint32_t *indices);
+
+/* Node slots the builder may use for n references with `threads` threads. */
+static inline size_t prism__bvh_nodes_capacity(size_t n, int threads)
+{
+    return (n ? 2 * n : 2) + (size_t)threads * PRISM__BVH_NODE_BLOCK;
+}
 
 #endif

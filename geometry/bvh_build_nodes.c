@@ -7,14 +7,16 @@
  * place and recurses. Nodes of up to 4 references try every partition
  * instead; nodes of more than 2^17 bin a quarter sample. Nodes holding more
  * than a thread's share bin and partition with all threads; large subtrees
- * become OpenMP tasks. A subtree over n references owns 2n-1 node slots, so
- * no counter is shared between threads. A depth guard switches to median
+ * become OpenMP tasks. Each thread takes node pairs from its own block of
+ * slots. A depth guard switches to median
  * splits where the SAH split could push a leaf below PRISM_BVH_MAX_DEPTH,
  * which bounds the traversal stack. Nothing depends on the order the
  * references are in, so the tree does not depend on the thread count. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <omp.h>
 
 #include "bvh_build_internal.h"
 
@@ -385,17 +387,14 @@ static size_t partition(prism__bvh_ref *r, size_t begin, size_t end, const mappi
     }
 }
 
-/* Chunked partition of node idx's references: count, scatter, copy back.
- * The scratch is the node's own slots idx+1 .. idx+n of b->nodes (its
- * subtree owns 2n-1 slots from idx, none written before this partition
- * returns), so no extra array is allocated (and zeroed by the system). */
-static size_t partition_parallel(prism__bvh_builder *b, size_t idx, size_t begin, size_t end,
+/* Chunked partition: count, scatter into b->scratch, copy back. */
+static size_t partition_parallel(prism__bvh_builder *b, size_t begin, size_t end,
                                  const mapping *m, split *s, box3 *lc, box3 *rc)
 {
     size_t n = end - begin, nl_at[65], nl = 0;
     int k = chunk_count(b, n);
     box3 cl[64], cr[64], bl[64], br[64];
-    prism__bvh_ref *src = b->refs + begin, *dst = (prism__bvh_ref *)(void *)(b->nodes + idx + 1);
+    prism__bvh_ref *src = b->refs + begin, *dst = b->scratch + begin;
     for (int c = 0; c < k; c++) {
 #pragma omp task firstprivate(c) shared(nl_at)
         {
@@ -599,6 +598,27 @@ static int choose(prism__bvh_builder *b, size_t begin, size_t end, const box3 *b
     return 0;
 }
 
+/* A pair of node slots from the calling thread's block; a block of
+ * PRISM__BVH_NODE_BLOCK slots from the shared counter when it runs out, so
+ * threads rarely touch the counter and never share a cache line of nodes. */
+static size_t alloc_pair(prism__bvh_builder *b)
+{
+    prism__bvh_block *blk = &b->blocks[omp_get_thread_num()];
+    if (blk->next == blk->end) {
+        size_t base;
+#pragma omp atomic capture
+        {
+            base = b->node_next;
+            b->node_next += PRISM__BVH_NODE_BLOCK;
+        }
+        blk->next = base;
+        blk->end = base + PRISM__BVH_NODE_BLOCK;
+    }
+    size_t first = blk->next;
+    blk->next += 2;
+    return first;
+}
+
 static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t end, box3 bounds,
                        box3 cb, unsigned depth)
 {
@@ -624,15 +644,11 @@ static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t e
         mapping m;
         make_mapping(&m, &cb, bins_for(b, end - begin));
         mid = par_node(b, end - begin)
-                  ? partition_parallel(b, idx, begin, end, &m, &s, &lc, &rc)
+                  ? partition_parallel(b, begin, end, &m, &s, &lc, &rc)
                   : partition(b->refs, begin, end, &m, &s, &lc, &rc);
     }
-    /* No shared counter: a subtree over n references has at most 2n-1
-     * nodes, so it owns indices [idx, idx + 2n - 1): the left child's
-     * subtree starts at idx + 1, the right child's at idx + 2 * (mid - begin).
-     * Here `first` holds the right child; reorder() lays out the pairs. */
-    const size_t left = idx + 1, right = idx + 2 * (mid - begin);
-    node->first = (uint32_t)right;
+    const size_t left = alloc_pair(b), right = left + 1;
+    node->first = (uint32_t)left;
     node->count = 0;
     if (end - begin >= PRISM__BVH_TASK_MIN) {
 #pragma omp task
@@ -683,6 +699,7 @@ void prism__bvh_build_nodes(prism__bvh_builder *b, const float *positions, const
 {
     box3 bounds, cb;
     make_refs(b, positions, indices, &bounds, &cb);
+    b->node_next = 1;
     if (b->n == 0) {
         memcpy(b->nodes[0].lo, bounds.lo, sizeof bounds.lo);
         memcpy(b->nodes[0].hi, bounds.hi, sizeof bounds.hi);
