@@ -185,6 +185,13 @@ PRISM__TRAV_INLINE int prism__trav_next(const prism_geometry_view *g, const pris
         const prism_bvh_node *c0 = prism_view_node_ptr(g, i0);
         /* the second child is the next node, unless the split falls between */
         const prism_bvh_node *c1 = i0 + 1 == g->nodes_split ? g->nodes_tail : c0 + 1;
+#ifdef PRISM__TRAV_SSE
+        /* Start fetching the grandchildren while the boxes are tested, with
+         * no branch: for a leaf child (or a tail node) the line is a wasted
+         * fetch, never a fault (the address is formed as an integer). */
+        _mm_prefetch((const char *)((uintptr_t)g->nodes_head + (uintptr_t)c0->first * 32u), _MM_HINT_T0);
+        _mm_prefetch((const char *)((uintptr_t)g->nodes_head + (uintptr_t)c1->first * 32u), _MM_HINT_T0);
+#endif
         float t0, t1;
         const int h = prism__box2(br, p, c0, c1, p->tmin, tmax, &t0, &t1);
         if (h) {
