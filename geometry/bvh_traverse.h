@@ -232,11 +232,12 @@ PRISM_HD int prism_bvh_closest_skip(const prism_geometry_view *g, const prism_ra
     hit->t = ray->tmax;
     hit->triangle = PRISM_BVH_MISS;
     hit->u = hit->v = 0.0f;
-    float t_root;
     if (g->triangle_count == 0 || g->node_count == 0)
         return 0;
+    /* No test of the root's own box: its children's boxes lie inside it and
+     * are tested first thing (most rays start inside the scene anyway). */
     const prism_bvh_node root = prism_view_node(g, 0);
-    if (prism_bvh_empty_root(&root) || !prism_ray_box(&p, &root, p.tmin, p.tmax, &t_root))
+    if (prism_bvh_empty_root(&root))
         return 0;
     prism__trav_entry stack[PRISM_BVH_STACK];
     int sp = 0;
@@ -269,11 +270,10 @@ PRISM_HD uint32_t prism_bvh_any(const prism_geometry_view *g, const prism_ray *r
 {
     prism_ray_pre p;
     prism_ray_prepare(ray, &p);
-    float t_root;
     if (g->triangle_count == 0 || g->node_count == 0)
         return PRISM_BVH_MISS;
     const prism_bvh_node root = prism_view_node(g, 0);
-    if (prism_bvh_empty_root(&root) || !prism_ray_box(&p, &root, p.tmin, p.tmax, &t_root))
+    if (prism_bvh_empty_root(&root)) /* no root box test: as in closest */
         return PRISM_BVH_MISS;
     prism__trav_entry stack[PRISM_BVH_STACK];
     int sp = 0;
