@@ -22,16 +22,145 @@ extern "C" {
 #include "kernel_state.h"
 }
 #include "kernel_backend.h"
+#include "kernels/render_tuning.h"
+#include "kernels/traverse_gpu.h"
 
 #define PRISM_RENDER_BLOCK 256
 #define PRISM_PHOTON_BLOCK 128
 
+/* The render kernel as first written: prism_render_one, the host's code. */
 __global__ void prism_render_kernel(prism_geometry_view g, prism_render_params p,
                                     uint32_t *image, uint32_t y0, uint32_t rows, uint32_t count)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < count)
         prism_render_one(&g, &p, image, y0, rows, k);
+}
+
+/* Pixel k on the GPU traversal (kernels/traverse_gpu.h): the same pixels
+ * and shading as prism_render_one, the ray prepared once per pixel. */
+template <bool PACKED, int BOX>
+__device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
+                                                 const prism_render_params &p, uint32_t *image,
+                                                 uint32_t y0, uint32_t rows, uint32_t k)
+{
+    uint32_t x, y;
+    size_t at;
+    if (!prism_render_pixel(&p, y0, rows, k, &x, &y, &at))
+        return;
+    prism_shade_state s;
+    prism_shade_begin(&p, x, y, &s);
+    prism_ray ray;
+    pv3_store(p.camera.eye, ray.org);
+    pv3_store(s.d, ray.dir);
+    ray.tmin = 0.0f;
+    ray.tmax = p.max_distance;
+    prism_ray_pre pre;
+    prism_ray_prepare(&ray, &pre);
+    /* fminf/fmaxf slabs only where no slab product can be NaN */
+    const uint32_t e = 0x7F800000u;
+    const bool finite = (__float_as_uint(pre.inv[0]) & e) != e &&
+                        (__float_as_uint(pre.inv[1]) & e) != e &&
+                        (__float_as_uint(pre.inv[2]) & e) != e;
+    for (int more = s.layers > 0; more;) {
+        pre.tmin = s.tmin;
+        prism_trace_hit hit;
+        const bool h = BOX != 0 && finite
+                           ? prism_gpu_closest<PACKED, BOX>(g, pre, p.max_distance, s.skip, hit)
+                           : prism_gpu_closest<PACKED, 0>(g, pre, p.max_distance, s.skip, hit);
+        more = prism_shade_hit(&g, &p, &s, h ? &hit : NULL);
+    }
+    image[at] = prism_shade_end(&p, &s);
+}
+
+/* The next 32 threads' worth of pixels for persistent warps. */
+__device__ uint32_t prism_render_next;
+
+/* The render kernel on the GPU traversal, at most PRISM_RENDER_BLOCK
+ * threads a block with MINB blocks an SM asked of the register allocator
+ * (4 at 256 threads: 64 registers, half occupancy). PERSIST: as many warps
+ * as fit on the GPU, each taking 32 pixels at a time from a counter, so no
+ * SM idles on a slow tile while others wait in the launch queue. */
+template <int MINB, bool PACKED, int BOX, bool PERSIST>
+__global__ void __launch_bounds__(PRISM_RENDER_BLOCK, MINB)
+    prism_render_tuned(prism_geometry_view g, prism_render_params p, uint32_t *image,
+                       uint32_t y0, uint32_t rows, uint32_t count)
+{
+    if (!PERSIST) {
+        uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+        if (k < count)
+            prism_render_gpu<PACKED, BOX>(g, p, image, y0, rows, k);
+        return;
+    }
+    const uint32_t lane = threadIdx.x & 31u;
+    for (;;) {
+        uint32_t base = 0;
+        if (lane == 0)
+            base = atomicAdd(&prism_render_next, 32u);
+        base = __shfl_sync(0xFFFFFFFFu, base, 0);
+        if (base >= count)
+            return;
+        if (base + lane < count)
+            prism_render_gpu<PACKED, BOX>(g, p, image, y0, rows, base + lane);
+    }
+}
+
+typedef void (*prism_render_fn)(prism_geometry_view, prism_render_params, uint32_t *, uint32_t,
+                                uint32_t, uint32_t);
+
+/* The render kernels the bench compares (prism__cuda_render_tuning). A
+ * packed variant falls back to `unpacked` where indices do not fit. */
+static const struct {
+    prism_render_fn f;
+    bool packed, persist;
+    int unpacked;
+} prism_render_variants[] = {
+    {prism_render_kernel, false, false, 0},                        /* 0: host code */
+    {prism_render_tuned<4, false, 0, false>, false, false, 1},     /* 1: GPU traversal */
+    {prism_render_tuned<4, true, 0, false>, true, false, 1},       /* 2: + 8-byte entries */
+    {prism_render_tuned<4, true, 1, false>, true, false, 4},       /* 3: + fminf/fmaxf */
+    {prism_render_tuned<4, false, 1, false>, false, false, 4},     /* 4: 3, 12-byte entries */
+    {prism_render_tuned<5, true, 1, false>, true, false, 4},       /* 5: 3, <= 48 registers */
+    {prism_render_tuned<6, true, 1, false>, true, false, 4},       /* 6: 3, <= 40 registers */
+    {prism_render_tuned<8, true, 1, false>, true, false, 4},       /* 7: 3, <= 32 registers */
+    {prism_render_tuned<4, true, 2, false>, true, false, 8},       /* 8: 3, fma slabs (not robust) */
+    {prism_render_tuned<4, true, 1, true>, true, true, 4},         /* 9: 3, persistent */
+    {prism_render_tuned<5, true, 1, true>, true, true, 4},         /* 10: 5, persistent */
+};
+#define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
+
+static int render_variant = 3;
+static unsigned render_block = PRISM_RENDER_BLOCK;
+
+extern "C" int prism__cuda_render_tuning(int variant, unsigned block)
+{
+    if (variant < 0 || variant >= PRISM_RENDER_VARIANTS || block < 32 ||
+        block > PRISM_RENDER_BLOCK || block % 32 != 0)
+        return 0;
+    render_variant = variant;
+    render_block = block;
+    return 1;
+}
+
+extern "C" int prism__cuda_render_variants(void)
+{
+    return PRISM_RENDER_VARIANTS;
+}
+
+extern "C" void prism__cuda_render_tuning_get(int *variant, unsigned *block)
+{
+    *variant = render_variant;
+    *block = render_block;
+}
+
+static int render_variant_for(const prism_geometry_view *g)
+{
+    int v = render_variant;
+    /* no geometry (kernel attributes): the variant as chosen */
+    if (prism_render_variants[v].packed && g != NULL &&
+        (g->node_count >= PRISM_GPU_PACK_LIMIT || g->triangle_count >= PRISM_GPU_PACK_LIMIT))
+        v = prism_render_variants[v].unpacked;
+    return v;
 }
 
 __global__ void prism_generate_kernel(prism_source_params s, prism_propagate_params q,
@@ -90,8 +219,24 @@ extern "C" prism_result prism__cuda_render(prism_context *ctx, const prism_geome
     uint32_t count = prism_render_threads(p->width, rows);
     if (r != PRISM_SUCCESS || count == 0)
         return r;
-    prism_render_kernel<<<blocks(count, PRISM_RENDER_BLOCK), PRISM_RENDER_BLOCK, 0,
-                          stream_of(ctx)>>>(*g, *p, image, y0, rows, count);
+    int v = render_variant_for(g);
+    prism_render_fn f = prism_render_variants[v].f;
+    unsigned grid = blocks(count, render_block);
+    if (prism_render_variants[v].persist) {
+        /* as many blocks as stay resident, and the counter zeroed */
+        int dev = 0, sms = 0, per_sm = 0;
+        void *next = NULL;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)f,
+                                                          (int)render_block, 0) != cudaSuccess ||
+            cudaGetSymbolAddress(&next, prism_render_next) != cudaSuccess ||
+            cudaMemsetAsync(next, 0, sizeof(uint32_t), stream_of(ctx)) != cudaSuccess)
+            return finish(ctx, "render (persistent setup)");
+        unsigned resident = (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
+        grid = grid < resident ? grid : resident;
+    }
+    f<<<grid, render_block, 0, stream_of(ctx)>>>(*g, *p, image, y0, rows, count);
     return finish(ctx, "render");
 }
 
@@ -146,7 +291,7 @@ extern "C" prism_result prism__cuda_kernel_attributes(prism_context *ctx, const 
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS)
         return r;
-    const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_kernel
+    const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_variants[render_variant_for(NULL)].f
                     : strcmp(name, "generate") == 0 ? (const void *)prism_generate_kernel
                                                     : (const void *)prism_propagate_kernel;
     cudaFuncAttributes a;

@@ -21,6 +21,7 @@
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/render.h"
+#include "kernels/render_tuning.h"
 
 enum { W = 640, H = 480 };
 
@@ -153,6 +154,60 @@ static void test_targets_identical(void **state)
     prism_buffer_release(mapped);
 }
 
+#ifdef PRISM_HAVE_CUDA
+/* Every CUDA render kernel variant (kernels/render_tuning.h), in blocks of
+ * 256, 128 and 64, against the host, shaded and x-ray, from both cameras,
+ * and with the hall hidden (rays step over its surfaces). */
+static void test_every_kernel_variant(void **state)
+{
+    (void)state;
+    int v0;
+    unsigned b0;
+    prism__cuda_render_tuning_get(&v0, &b0);
+    const prism_camera *cams[2] = {&outside, &inside};
+    const uint32_t hall = 0;
+    uint32_t *ref[5];
+    for (int i = 0; i < 4; i++)
+        ref[i] = render(host, host_geom, cams[i / 2], (prism_render_mode)(i % 2));
+    prism_render_desc hd = {.width = W, .height = H, .background = {20, 20, 40, 255},
+                            .hidden_solids = &hall, .hidden_solids_count = 1};
+    ref[4] = calloc(W * H, 4);
+    prism_target ht = {.kind = PRISM_TARGET_HOST, .host = ref[4]};
+    assert_int_equal(prism_render(host, host_geom, &outside, &hd, &ht, NULL), PRISM_SUCCESS);
+    const unsigned blocks[3] = {256, 128, 64};
+    for (int v = 0; v < prism__cuda_render_variants(); v++)
+        for (int b = 0; b < 3; b++) {
+            assert_true(prism__cuda_render_tuning(v, blocks[b]));
+            char what[64];
+            for (int i = 0; i < 4; i++) {
+                uint32_t *img = render(cuda, cuda_geom, cams[i / 2], (prism_render_mode)(i % 2));
+                snprintf(what, sizeof what, "variant %d/%u view %d", v, blocks[b], i);
+                compare(ref[i], img, what);
+                free(img);
+            }
+            uint32_t *img = calloc(W * H, 4);
+            prism_target t = {.kind = PRISM_TARGET_HOST, .host = img};
+            assert_int_equal(prism_render(cuda, cuda_geom, &outside, &hd, &t, NULL), PRISM_SUCCESS);
+            snprintf(what, sizeof what, "variant %d/%u hall hidden", v, blocks[b]);
+            compare(ref[4], img, what);
+            free(img);
+        }
+    for (int i = 0; i < 5; i++)
+        free(ref[i]);
+    /* out of range: refused, the choice unchanged */
+    assert_true(prism__cuda_render_tuning(v0, b0));
+    assert_false(prism__cuda_render_tuning(prism__cuda_render_variants(), 256));
+    assert_false(prism__cuda_render_tuning(-1, 256));
+    assert_false(prism__cuda_render_tuning(0, 48));
+    assert_false(prism__cuda_render_tuning(0, 512));
+    int v;
+    unsigned b;
+    prism__cuda_render_tuning_get(&v, &b);
+    assert_int_equal(v, v0);
+    assert_int_equal(b, b0);
+}
+#endif
+
 static void test_occupancy_report(void **state)
 {
     (void)state;
@@ -183,6 +238,9 @@ int main(void)
         cmocka_unit_test(test_same_images_both_backends),
         cmocka_unit_test(test_placement_policies_identical),
         cmocka_unit_test(test_targets_identical),
+#ifdef PRISM_HAVE_CUDA
+        cmocka_unit_test(test_every_kernel_variant),
+#endif
         cmocka_unit_test(test_occupancy_report),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

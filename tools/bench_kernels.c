@@ -6,7 +6,8 @@
 
 #include "bench_util.h"
 
-bool bench_scene_load(const char *file, bench_scene *out, char *why, size_t why_size)
+bool bench_scene_load(const char *file, unsigned bvh_order, bench_scene *out, char *why,
+                      size_t why_size)
 {
     memset(out, 0, sizeof *out);
 #ifdef PRISM_BENCH_KERNELS_LOADER
@@ -22,8 +23,10 @@ bool bench_scene_load(const char *file, bench_scene *out, char *why, size_t why_
         return false;
     }
     t0 = prism_bench_now();
+    prism_bvh_desc bd = {0};
+    bd.order = bvh_order;
     r = prism_bvh_build(out->scene->positions, out->scene->vertices_count, out->scene->indices,
-                        out->scene->triangles_count, NULL, &out->bvh);
+                        out->scene->triangles_count, &bd, &out->bvh);
     out->bvh_seconds = prism_bench_now() - t0;
     if (r != PRISM_SUCCESS) {
         snprintf(why, why_size, "BVH build: %s", prism_result_string(r));
@@ -33,6 +36,7 @@ bool bench_scene_load(const char *file, bench_scene *out, char *why, size_t why_
     return true;
 #else
     (void)file;
+    (void)bvh_order;
     snprintf(why, why_size, "this build has no COLLADA loader");
     return false;
 #endif

@@ -38,6 +38,7 @@ typedef struct prop_bench {
     unsigned max_steps;
     int repeat;
     bool json, no_host, no_cuda;
+    unsigned bvh_order;
     prop_result results[MAX_RESULTS];
     int count;
     char skipped[6][300];
@@ -51,6 +52,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench propagate FILE.dae [--counts N,M] [--host-count N]\n"
                "                             [--max-steps S] [--repeat R] [--no-host] [--no-cuda] [--json]\n"
+               "                             [--bvh-order bfs|dfs]\n"
                "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
                "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
                "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n");
@@ -274,6 +276,8 @@ static bool parse(int argc, char **argv, prop_bench *b)
     b->json = prism_bench_has_flag(argc, argv, "--json");
     b->no_host = prism_bench_has_flag(argc, argv, "--no-host") || b->host_count == 0;
     b->no_cuda = prism_bench_has_flag(argc, argv, "--no-cuda");
+    const char *order = prism_bench_option(argc, argv, "--bvh-order", "bfs");
+    b->bvh_order = strcmp(order, "dfs") == 0 ? PRISM_BVH_ORDER_DFS : PRISM_BVH_ORDER_BFS;
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] != '-') {
             b->file = argv[i];
@@ -282,7 +286,8 @@ static bool parse(int argc, char **argv, prop_bench *b)
         if (strcmp(argv[i], "--json") && strcmp(argv[i], "--no-host") && strcmp(argv[i], "--no-cuda"))
             i++;
     }
-    return b->file != NULL && b->repeat >= 1 && b->repeat <= 64 && b->max_steps >= 1;
+    return b->file != NULL && b->repeat >= 1 && b->repeat <= 64 && b->max_steps >= 1 &&
+           (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0);
 }
 
 int prism_bench_propagate(int argc, char **argv)
@@ -295,7 +300,7 @@ int prism_bench_propagate(int argc, char **argv)
     }
     bench_scene s;
     char why[600];
-    if (!bench_scene_load(b->file, &s, why, sizeof why)) {
+    if (!bench_scene_load(b->file, b->bvh_order, &s, why, sizeof why)) {
         fprintf(stderr, "prism-bench propagate: %s: %s\n", b->file, why);
         free(b);
         return 1;

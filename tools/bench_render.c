@@ -18,11 +18,14 @@
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/render.h"
+#include "kernels/render_tuning.h"
 
-#define MAX_RESULTS 32
+#define MAX_RESULTS 160
+#define MAX_TUNINGS 24
 
 typedef struct render_result {
     const char *backend, *policy, *view;
+    char variant[16]; /* CUDA render variant and block ("v3/256"), or "" */
     double seconds, rays_per_second;
     size_t device_bytes, mapped_bytes; /* where the geometry went */
 } render_result;
@@ -31,7 +34,13 @@ typedef struct render_bench {
     const char *file;
     unsigned width, height;
     int repeat, host_repeat;
-    bool json, no_host, no_cuda;
+    bool json, no_host, no_cuda, device_only;
+    unsigned bvh_order;
+    int variants[MAX_TUNINGS], variant_count; /* --variants: CUDA kernels to compare */
+    unsigned blocks[MAX_TUNINGS];
+    int block_count;
+    int tuned_registers[MAX_TUNINGS * MAX_TUNINGS];
+    double tuned_occupancy[MAX_TUNINGS * MAX_TUNINGS];
     render_result results[MAX_RESULTS];
     int count;
     char skipped[4][300];
@@ -45,9 +54,15 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench render FILE.dae [--width W] [--height H] [--repeat N]\n"
                "                          [--host-repeat N] [--no-host] [--no-cuda] [--json]\n"
+               "                          [--device-only] [--bvh-order bfs|dfs]\n"
+               "                          [--variants V,V..] [--blocks B,B..]\n"
                "Primary rays per second at WxH (default 1920x1080), outside and inside the\n"
                "detector, for placement policies device, mapped and chroma on CUDA and on the\n"
-               "host backend. Median of N renders (default 5; host 1) after a warm-up.\n");
+               "host backend. Median of N renders (default 5; host 1) after a warm-up.\n"
+               "--device-only: CUDA on the device policy only. --variants: CUDA render\n"
+               "kernel variants to compare (device policy; engine/cuda_kernels.cu lists\n"
+               "them), each with every --blocks size (default 256). --bvh-order: the BVH's\n"
+               "node order (default bfs).\n");
 }
 
 static void skip(render_bench *b, const char *why)
@@ -97,15 +112,12 @@ static double time_view(prism_context *ctx, prism_geometry *g, const prism_camer
     return prism_bench_median(times, (size_t)repeat);
 }
 
-static void measure_policy(render_bench *b, prism_context *ctx, const bench_scene *s,
-                           prism_placement_policy policy, const prism_target *t, int repeat)
+/* The four views of `g`, one result each, labelled with `variant`. */
+static void measure_views(render_bench *b, prism_context *ctx, const bench_scene *s,
+                          prism_geometry *g, prism_placement_policy policy,
+                          const prism_target *t, int repeat, const char *variant)
 {
     char why[600];
-    prism_geometry *g = bench_upload(ctx, s, policy, why, sizeof why);
-    if (g == NULL) {
-        skip(b, why);
-        return;
-    }
     prism_camera cam[2];
     cameras(s->scene, cam);
     static const char *views[4] = {"outside", "inside", "outside-xray", "inside-xray"};
@@ -122,12 +134,70 @@ static void measure_policy(render_bench *b, prism_context *ctx, const bench_scen
         r->backend = prism_backend_name(prism_context_backend(ctx));
         r->policy = bench_policy_name(policy);
         r->view = views[v];
+        snprintf(r->variant, sizeof r->variant, "%s", variant);
         r->seconds = sec;
         r->rays_per_second = (double)b->width * b->height / sec;
         r->device_bytes = prism_geometry_report(g)->device_bytes;
         r->mapped_bytes = prism_geometry_report(g)->mapped_bytes;
     }
+}
+
+static void measure_policy(render_bench *b, prism_context *ctx, const bench_scene *s,
+                           prism_placement_policy policy, const prism_target *t, int repeat)
+{
+    char why[600];
+    prism_geometry *g = bench_upload(ctx, s, policy, why, sizeof why);
+    if (g == NULL) {
+        skip(b, why);
+        return;
+    }
+    measure_views(b, ctx, s, g, policy, t, repeat, "");
     prism_geometry_destroy(g);
+}
+
+/* --variants x --blocks on the device policy, one upload; the kernel
+ * choice is put back as it was. */
+static void measure_variants(render_bench *b, prism_context *ctx, const bench_scene *s,
+                             const prism_target *t)
+{
+#ifdef PRISM_HAVE_CUDA
+    char why[600];
+    prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_DEVICE, why, sizeof why);
+    if (g == NULL) {
+        skip(b, why);
+        return;
+    }
+    int v0;
+    unsigned b0;
+    prism__cuda_render_tuning_get(&v0, &b0);
+    for (int i = 0; i < b->variant_count; i++)
+        for (int j = 0; j < b->block_count; j++) {
+            char label[16];
+            snprintf(label, sizeof label, "v%d/%u", b->variants[i], b->blocks[j]);
+            if (!prism__cuda_render_tuning(b->variants[i], b->blocks[j])) {
+                snprintf(why, sizeof why, "variant %s: no such variant or block", label);
+                skip(b, why);
+                continue;
+            }
+            prism_occupancy o;
+            int k = i * MAX_TUNINGS + j;
+            b->tuned_registers[k] = 0;
+            b->tuned_occupancy[k] = 0;
+            if (prism_kernel_resources(ctx, "render", &b->tuned_registers[k], NULL) ==
+                    PRISM_SUCCESS &&
+                prism_kernel_occupancy(ctx, "render", (int)b->blocks[j], &o) == PRISM_SUCCESS)
+                b->tuned_occupancy[k] = o.occupancy;
+            measure_views(b, ctx, s, g, PRISM_PLACEMENT_DEVICE, t, b->repeat, label);
+        }
+    prism__cuda_render_tuning(v0, b0);
+    prism_geometry_destroy(g);
+#else
+    (void)ctx;
+    (void)s;
+    (void)t;
+    if (b->variant_count > 0)
+        skip(b, "--variants: this build has no CUDA");
+#endif
 }
 
 static void measure_cuda(render_bench *b, const bench_scene *s)
@@ -144,11 +214,12 @@ static void measure_cuda(render_bench *b, const bench_scene *s)
         prism_target t = {.kind = PRISM_TARGET_BUFFER, .buffer = image};
         const prism_placement_policy p[3] = {PRISM_PLACEMENT_DEVICE, PRISM_PLACEMENT_MAPPED,
                                              PRISM_PLACEMENT_CHROMA};
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < (b->device_only ? 1 : 3); i++)
             measure_policy(b, ctx, s, p[i], &t, b->repeat);
         b->have_occupancy =
             prism_kernel_resources(ctx, "render", &b->registers, NULL) == PRISM_SUCCESS &&
             prism_kernel_occupancy(ctx, "render", 256, &b->occupancy) == PRISM_SUCCESS;
+        measure_variants(b, ctx, s, &t);
     } else {
         skip(b, "cuda: no device memory for the image");
     }
@@ -176,14 +247,22 @@ static void print_table(const render_bench *b, const bench_scene *s)
 {
     printf("prism-bench render %s: %zu triangles, %ux%u, load %.2f s, BVH %.2f s\n", b->file,
            s->scene->triangles_count, b->width, b->height, s->load_seconds, s->bvh_seconds);
-    printf("%-8s %-8s %-13s %12s %14s %10s %10s\n", "backend", "policy", "view", "ms/frame",
-           "Mrays/s", "device MB", "mapped MB");
+    printf("BVH order %s: %zu nodes, SAH cost %.1f\n",
+           b->bvh_order == PRISM_BVH_ORDER_DFS ? "dfs" : "bfs", s->bvh->stats.nodes,
+           s->bvh->stats.sah_cost);
+    printf("%-8s %-8s %-8s %-13s %12s %14s %10s %10s\n", "backend", "policy", "variant", "view",
+           "ms/frame", "Mrays/s", "device MB", "mapped MB");
     for (int i = 0; i < b->count; i++) {
         const render_result *r = &b->results[i];
-        printf("%-8s %-8s %-13s %12.3f %14.1f %10.1f %10.1f\n", r->backend, r->policy, r->view,
-               r->seconds * 1e3, r->rays_per_second / 1e6, r->device_bytes / 1e6,
-               r->mapped_bytes / 1e6);
+        printf("%-8s %-8s %-8s %-13s %12.3f %14.1f %10.1f %10.1f\n", r->backend, r->policy,
+               r->variant[0] ? r->variant : "-", r->view, r->seconds * 1e3,
+               r->rays_per_second / 1e6, r->device_bytes / 1e6, r->mapped_bytes / 1e6);
     }
+    for (int i = 0; i < b->variant_count; i++)
+        for (int j = 0; j < b->block_count; j++)
+            printf("variant v%d/%u: %d registers/thread, occupancy %.2f\n", b->variants[i],
+                   b->blocks[j], b->tuned_registers[i * MAX_TUNINGS + j],
+                   b->tuned_occupancy[i * MAX_TUNINGS + j]);
     if (b->have_occupancy)
         printf("render kernel: %d registers/thread, occupancy %.2f at 256 threads (limited by %s)\n",
                b->registers, b->occupancy.occupancy,
@@ -200,9 +279,11 @@ static void print_json(const render_bench *b, const bench_scene *s)
            b->width, b->height);
     for (int i = 0; i < b->count; i++) {
         const render_result *r = &b->results[i];
-        printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"view\":\"%s\",\"seconds\":%.6g,"
+        printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"variant\":\"%s\","
+               "\"view\":\"%s\",\"seconds\":%.6g,"
                "\"rays_per_second\":%.6g,\"device_bytes\":%zu,\"mapped_bytes\":%zu}",
-               i ? "," : "", r->backend, r->policy, r->view, r->seconds, r->rays_per_second,
+               i ? "," : "", r->backend, r->policy, r->variant, r->view, r->seconds,
+               r->rays_per_second,
                r->device_bytes, r->mapped_bytes);
     }
     printf("]");
@@ -218,6 +299,23 @@ static void print_json(const render_bench *b, const bench_scene *s)
     printf("]}\n");
 }
 
+/* "3,5,7" into out[]; the count, or -1 for a malformed list. */
+static int parse_list(const char *text, int out[MAX_TUNINGS])
+{
+    int n = 0;
+    while (*text != '\0') {
+        char *end;
+        long v = strtol(text, &end, 10);
+        if (end == text || n == MAX_TUNINGS || v < 0 || v > 4096)
+            return -1;
+        out[n++] = (int)v;
+        text = *end == ',' ? end + 1 : end;
+        if (*end != ',' && *end != '\0')
+            return -1;
+    }
+    return n;
+}
+
 static bool parse(int argc, char **argv, render_bench *b)
 {
     memset(b, 0, sizeof *b);
@@ -228,17 +326,27 @@ static bool parse(int argc, char **argv, render_bench *b)
     b->json = prism_bench_has_flag(argc, argv, "--json");
     b->no_host = prism_bench_has_flag(argc, argv, "--no-host");
     b->no_cuda = prism_bench_has_flag(argc, argv, "--no-cuda");
+    b->device_only = prism_bench_has_flag(argc, argv, "--device-only");
+    const char *order = prism_bench_option(argc, argv, "--bvh-order", "bfs");
+    b->bvh_order = strcmp(order, "dfs") == 0 ? PRISM_BVH_ORDER_DFS : PRISM_BVH_ORDER_BFS;
+    b->variant_count = parse_list(prism_bench_option(argc, argv, "--variants", ""), b->variants);
+    int blocks[MAX_TUNINGS];
+    b->block_count = parse_list(prism_bench_option(argc, argv, "--blocks", "256"), blocks);
+    for (int i = 0; i < b->block_count; i++)
+        b->blocks[i] = blocks[i] > 0 ? (unsigned)blocks[i] : 0u;
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] != '-') {
             b->file = argv[i];
             break;
         }
-        if (strcmp(argv[i], "--json") && strcmp(argv[i], "--no-host") && strcmp(argv[i], "--no-cuda"))
+        if (strcmp(argv[i], "--json") && strcmp(argv[i], "--no-host") &&
+            strcmp(argv[i], "--no-cuda") && strcmp(argv[i], "--device-only"))
             i++; /* an option's value */
     }
     return b->file != NULL && b->width >= 1 && b->width <= 16384 && b->height >= 1 &&
            b->height <= 16384 && b->repeat >= 1 && b->repeat <= 64 && b->host_repeat >= 1 &&
-           b->host_repeat <= 64;
+           b->host_repeat <= 64 && b->variant_count >= 0 && b->block_count >= 1 &&
+           (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0);
 }
 
 int prism_bench_render(int argc, char **argv)
@@ -251,7 +359,7 @@ int prism_bench_render(int argc, char **argv)
     }
     bench_scene s;
     char why[600];
-    if (!bench_scene_load(b->file, &s, why, sizeof why)) {
+    if (!bench_scene_load(b->file, b->bvh_order, &s, why, sizeof why)) {
         fprintf(stderr, "prism-bench render: %s: %s\n", b->file, why);
         free(b);
         return 1;

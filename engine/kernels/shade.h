@@ -85,46 +85,80 @@ PRISM_HD int prism_solid_hidden(const prism_render_params *p, uint32_t solid)
     return solid < p->hidden_bits && ((p->hidden[solid >> 5] >> (solid & 31u)) & 1u);
 }
 
-/* Colour of the pixel at column x, row y (row 0 = top of the picture).
- * A hidden solid's surface is stepped over like an x-ray layer that adds
- * nothing: the ray goes on from just past it, at most
+/* A pixel's state between traces: its ray, where the next trace starts,
+ * and the colour blended so far. A pixel is prism_shade_begin, then a
+ * trace and prism_shade_hit for as long as that returns 1, then
+ * prism_shade_end; the CUDA backend runs the same steps with its own
+ * traversal (kernels/traverse_gpu.h). */
+typedef struct prism_shade_state {
+    pv3 d;
+    float tmin;
+    uint32_t skip;
+    uint32_t layer, layers, crossings;
+    float alpha, acc[3], acc_a;
+} prism_shade_state;
+
+PRISM_HD void prism_shade_begin(const prism_render_params *p, uint32_t x, uint32_t y,
+                                prism_shade_state *s)
+{
+    s->d = prism_camera_ray(&p->camera, x, y, p->width, p->height);
+    s->tmin = 0.0f;
+    s->skip = PRISM_TRACE_NONE;
+    s->layer = 0;
+    s->layers = p->mode == PRISM_SHADE_XRAY ? p->layers : 1u;
+    s->crossings = 0;
+    s->alpha = p->mode == PRISM_SHADE_XRAY ? p->alpha : 1.0f;
+    s->acc[0] = s->acc[1] = s->acc[2] = s->acc_a = 0.0f;
+}
+
+/* Take the trace's result (`hit` NULL: missed). Returns whether to trace
+ * again. A hidden solid's surface is stepped over like an x-ray layer
+ * that adds nothing: the ray goes on from just past it, at most
  * max_hidden_crossings times, and past that sees nothing more. */
+PRISM_HD int prism_shade_hit(const prism_geometry_view *g, const prism_render_params *p,
+                             prism_shade_state *s, const prism_trace_hit *hit)
+{
+    if (hit == NULL)
+        return 0;
+    /* Past this surface: a ray through an edge hits both triangles at
+     * the same t, which must count as one layer. */
+    s->tmin = hit->t + 1e-6f * (1.0f + hit->t);
+    s->skip = hit->index;
+    /* triangle_info is read once per hit, not per triangle tested */
+    const prism_triangle_info info = g->triangle_info[hit->index];
+    if (p->hidden_bits != 0 && prism_solid_hidden(p, info.solid))
+        return ++s->crossings <= p->max_hidden_crossings;
+    s->layer++;
+    uint32_t color = prism_material_color(p, info.materials & 0xFFFFu);
+    float light = prism_headlight(g, p, hit->index, s->d);
+    float w = (1.0f - s->acc_a) * s->alpha * prism_channel(color, 3);
+    for (int i = 0; i < 3; i++)
+        s->acc[i] += w * light * prism_channel(color, i);
+    s->acc_a += w;
+    return s->layer < s->layers;
+}
+
+PRISM_HD uint32_t prism_shade_end(const prism_render_params *p, const prism_shade_state *s)
+{
+    float rest = 1.0f - s->acc_a, ba = prism_channel(p->background, 3);
+    return prism_pack_rgba(s->acc[0] + rest * ba * prism_channel(p->background, 0),
+                           s->acc[1] + rest * ba * prism_channel(p->background, 1),
+                           s->acc[2] + rest * ba * prism_channel(p->background, 2),
+                           s->acc_a + rest * ba);
+}
+
+/* Colour of the pixel at column x, row y (row 0 = top of the picture). */
 PRISM_HD uint32_t prism_shade_pixel(const prism_geometry_view *g, const prism_render_params *p,
                                     uint32_t x, uint32_t y)
 {
-    pv3 d = prism_camera_ray(&p->camera, x, y, p->width, p->height);
-    float acc[3] = {0.0f, 0.0f, 0.0f}, acc_a = 0.0f, tmin = 0.0f;
-    uint32_t skip = PRISM_TRACE_NONE;
-    uint32_t layers = p->mode == PRISM_SHADE_XRAY ? p->layers : 1u;
-    float alpha = p->mode == PRISM_SHADE_XRAY ? p->alpha : 1.0f;
-    uint32_t crossings = 0;
-    for (uint32_t layer = 0; layer < layers;) {
+    prism_shade_state s;
+    prism_shade_begin(p, x, y, &s);
+    for (int more = s.layers > 0; more;) {
         prism_trace_hit hit;
-        if (!prism_trace_closest(g, p->camera.eye, d, tmin, p->max_distance, skip, &hit))
-            break;
-        /* Past this surface: a ray through an edge hits both triangles at
-         * the same t, which must count as one layer. */
-        tmin = hit.t + 1e-6f * (1.0f + hit.t);
-        skip = hit.index;
-        if (p->hidden_bits != 0 && prism_solid_hidden(p, g->triangle_info[hit.index].solid)) {
-            if (++crossings > p->max_hidden_crossings)
-                break;
-            continue;
-        }
-        layer++;
-        uint32_t color =
-            prism_material_color(p, g->triangle_info[hit.index].materials & 0xFFFFu);
-        float light = prism_headlight(g, p, hit.index, d);
-        float w = (1.0f - acc_a) * alpha * prism_channel(color, 3);
-        for (int i = 0; i < 3; i++)
-            acc[i] += w * light * prism_channel(color, i);
-        acc_a += w;
+        int h = prism_trace_closest(g, p->camera.eye, s.d, s.tmin, p->max_distance, s.skip, &hit);
+        more = prism_shade_hit(g, p, &s, h ? &hit : NULL);
     }
-    float rest = 1.0f - acc_a, ba = prism_channel(p->background, 3);
-    return prism_pack_rgba(acc[0] + rest * ba * prism_channel(p->background, 0),
-                           acc[1] + rest * ba * prism_channel(p->background, 1),
-                           acc[2] + rest * ba * prism_channel(p->background, 2),
-                           acc_a + rest * ba);
+    return prism_shade_end(p, &s);
 }
 
 /* Threads map to pixels in tiles of 8 x 4, so the 32 rays of a warp leave
@@ -141,18 +175,30 @@ PRISM_HD uint32_t prism_render_threads(uint32_t width, uint32_t rows)
     return tx * ty * PRISM_TILE_W * PRISM_TILE_H;
 }
 
-PRISM_HD void prism_render_one(const prism_geometry_view *g, const prism_render_params *p,
-                               uint32_t *image, uint32_t y0, uint32_t rows, uint32_t k)
+/* Thread k's pixel: column *x and row *y of the picture, and where it goes
+ * in the image; 0 when the tile sticks out of the band. */
+PRISM_HD int prism_render_pixel(const prism_render_params *p, uint32_t y0, uint32_t rows,
+                                uint32_t k, uint32_t *x, uint32_t *y, size_t *at)
 {
     uint32_t tiles_x = (p->width + PRISM_TILE_W - 1u) / PRISM_TILE_W;
     uint32_t tile = k / (PRISM_TILE_W * PRISM_TILE_H), in = k % (PRISM_TILE_W * PRISM_TILE_H);
-    uint32_t x = (tile % tiles_x) * PRISM_TILE_W + in % PRISM_TILE_W;
+    *x = (tile % tiles_x) * PRISM_TILE_W + in % PRISM_TILE_W;
     uint32_t dy = (tile / tiles_x) * PRISM_TILE_H + in / PRISM_TILE_W;
-    if (x >= p->width || dy >= rows)
-        return;
-    uint32_t y = y0 + dy;
-    uint32_t row = p->bottom_row_first ? p->height - 1u - y : y;
-    image[(size_t)row * p->row_pixels + x] = prism_shade_pixel(g, p, x, y);
+    if (*x >= p->width || dy >= rows)
+        return 0;
+    *y = y0 + dy;
+    uint32_t row = p->bottom_row_first ? p->height - 1u - *y : *y;
+    *at = (size_t)row * p->row_pixels + *x;
+    return 1;
+}
+
+PRISM_HD void prism_render_one(const prism_geometry_view *g, const prism_render_params *p,
+                               uint32_t *image, uint32_t y0, uint32_t rows, uint32_t k)
+{
+    uint32_t x, y;
+    size_t at;
+    if (prism_render_pixel(p, y0, rows, k, &x, &y, &at))
+        image[at] = prism_shade_pixel(g, p, x, y);
 }
 
 #endif
