@@ -8,7 +8,7 @@ prism_test(NAME context_gpu SOURCES test_context_gpu.c LABELS gpu)
 find_package(glfw3 3.3 QUIET)
 find_package(OpenGL QUIET COMPONENTS OpenGL EGL)
 if(glfw3_FOUND AND TARGET OpenGL::EGL AND TARGET OpenGL::GL)
-  prism_test(NAME context_gl SOURCES test_context_gl.c LABELS gpu
+  prism_test(NAME context_gl SOURCES test_context_gl.c egl_test_util.c LABELS gpu
              LIBRARIES glfw OpenGL::EGL OpenGL::GL)
 endif()
 if(TARGET test_context_gl)

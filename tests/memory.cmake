@@ -10,7 +10,7 @@ endif()
 # backend (Mesa surfaceless, runs in CI), interop on the NVIDIA EGL device.
 find_package(OpenGL QUIET COMPONENTS EGL)
 if(TARGET OpenGL::EGL)
-  prism_test(NAME memory_gl SOURCES test_memory_gl.c LIBRARIES OpenGL::EGL)
+  prism_test(NAME memory_gl SOURCES test_memory_gl.c egl_test_util.c LIBRARIES OpenGL::EGL)
   if(PRISM_HAVE_CUDA)
     add_test(NAME memory_gl_gpu COMMAND test_memory_gl --cuda)
     set_tests_properties(memory_gl_gpu PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu)

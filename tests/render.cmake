@@ -6,7 +6,7 @@ prism_test(NAME render_gpu SOURCES test_render_gpu.c kernels_test_scene.c LABELS
 # GL interop targets (PBO, VBO) through headless EGL: only where EGL is found.
 find_package(OpenGL QUIET COMPONENTS EGL)
 if(TARGET OpenGL::EGL)
-  prism_test(NAME kernels_gl SOURCES test_kernels_gl.c kernels_test_scene.c LABELS gpu
+  prism_test(NAME kernels_gl SOURCES test_kernels_gl.c kernels_test_scene.c egl_test_util.c LABELS gpu
              LIBRARIES OpenGL::EGL TIMEOUT 600)
 endif()
 if(TARGET test_kernels_gl)

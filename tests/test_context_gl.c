@@ -14,10 +14,9 @@
 
 #include <cmocka.h>
 
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
 #include <GLFW/glfw3.h>
 
+#include "egl_test_util.h"
 #include "prism/context.h"
 
 static int window_device = -2, egl_device = -2;
@@ -73,60 +72,18 @@ static void test_glfw_window(void **state)
     glfwTerminate();
 }
 
-/* The EGL device of the NVIDIA driver: glvnd may list Mesa's software
- * device too, so pick the one that names a CUDA device. */
-static EGLDisplay device_display(void)
-{
-    PFNEGLQUERYDEVICESEXTPROC query =
-        (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
-    PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
-        (PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
-    PFNEGLGETPLATFORMDISPLAYEXTPROC platform =
-        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
-    EGLDeviceEXT devices[8];
-    EGLint n = 0;
-    if (!query || !query_string || !platform || !query(8, devices, &n))
-        return EGL_NO_DISPLAY;
-    for (EGLint i = 0; i < n; i++) {
-        const char *ext = query_string(devices[i], EGL_EXTENSIONS);
-        printf("EGL device %d: %s\n", (int)i, ext ? ext : "(no extensions)");
-        if (ext && strstr(ext, "EGL_NV_device_cuda"))
-            return platform(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
-    }
-    return EGL_NO_DISPLAY;
-}
-
 static void test_egl_headless(void **state)
 {
     (void)state;
     if (expect_not_cuda)
         skip();
-    EGLDisplay dpy = device_display();
-    EGLint major, minor;
-    if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, &major, &minor))
+    test_egl egl;
+    if (!test_egl_open(&egl, TEST_EGL_CUDA, 4, 5))
         skip();
-    const EGLint config_attrs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
-                                   EGL_OPENGL_BIT, EGL_NONE};
-    EGLConfig config;
-    EGLint count = 0;
-    assert_true(eglChooseConfig(dpy, config_attrs, &config, 1, &count) && count == 1);
-    const EGLint pb_attrs[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
-    EGLSurface surface = eglCreatePbufferSurface(dpy, config, pb_attrs);
-    assert_true(surface != EGL_NO_SURFACE);
-    assert_true(eglBindAPI(EGL_OPENGL_API));
-    const EGLint ctx_attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
-                                EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                                EGL_NONE};
-    EGLContext ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, ctx_attrs);
-    assert_true(ctx != EGL_NO_CONTEXT);
-    if (!eglMakeCurrent(dpy, surface, surface, ctx))
-        fail_msg("eglMakeCurrent: EGL error 0x%x", (unsigned)eglGetError());
     assert_int_equal(share(&egl_device), PRISM_SUCCESS);
-    printf("share_gl through headless EGL (%s): cuda:%d\n", eglQueryString(dpy, EGL_VENDOR), egl_device);
-    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    eglDestroyContext(dpy, ctx);
-    eglDestroySurface(dpy, surface);
-    eglTerminate(dpy);
+    printf("share_gl through headless EGL (%s): cuda:%d\n", eglQueryString(egl.display, EGL_VENDOR),
+           egl_device);
+    test_egl_close(&egl);
 }
 
 static void test_same_device(void **state)

@@ -14,10 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
 #include <cmocka.h>
 
+#include "egl_test_util.h"
 #include "kernels_test_scene.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
@@ -38,64 +37,13 @@ static buffer_data_fn buffer_data;
 static get_buffer_sub_data_fn get_buffer_sub_data;
 static delete_buffers_fn delete_buffers;
 
-static EGLDisplay dpy = EGL_NO_DISPLAY;
-static EGLContext egl_ctx = EGL_NO_CONTEXT;
-static EGLSurface surface = EGL_NO_SURFACE;
+static test_egl egl;
 static prism_context *host;
-
-static EGLDisplay nvidia_display(void)
-{
-    PFNEGLQUERYDEVICESEXTPROC query =
-        (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
-    PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
-        (PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
-    PFNEGLGETPLATFORMDISPLAYEXTPROC platform =
-        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
-    EGLDeviceEXT devices[8];
-    EGLint n = 0;
-    if (!query || !query_string || !platform || !query(8, devices, &n))
-        return EGL_NO_DISPLAY;
-    for (EGLint i = 0; i < n; i++) {
-        const char *ext = query_string(devices[i], EGL_EXTENSIONS);
-        if (ext && strstr(ext, "EGL_NV_device_cuda"))
-            return platform(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
-    }
-    return EGL_NO_DISPLAY;
-}
-
-static EGLDisplay surfaceless_display(void)
-{
-    const char *ext = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-    PFNEGLGETPLATFORMDISPLAYEXTPROC platform =
-        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
-    if (!ext || !strstr(ext, "EGL_MESA_platform_surfaceless") || !platform)
-        return EGL_NO_DISPLAY;
-    return platform(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
-}
 
 static bool egl_start(bool any)
 {
-    dpy = nvidia_display();
-    if (dpy == EGL_NO_DISPLAY && any)
-        dpy = surfaceless_display();
-    EGLint major, minor, count = 0;
-    if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, &major, &minor))
+    if (!test_egl_open(&egl, any ? TEST_EGL_ANY : TEST_EGL_CUDA, 0, 0))
         return false;
-    const EGLint config_attrs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
-                                   EGL_OPENGL_BIT, EGL_NONE};
-    EGLConfig config;
-    const EGLint pb_attrs[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
-    if (!eglChooseConfig(dpy, config_attrs, &config, 1, &count) || count != 1 ||
-        !eglBindAPI(EGL_OPENGL_API))
-        return false;
-    egl_ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, NULL);
-    if (egl_ctx == EGL_NO_CONTEXT)
-        return false;
-    if (!eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, egl_ctx)) {
-        surface = eglCreatePbufferSurface(dpy, config, pb_attrs);
-        if (surface == EGL_NO_SURFACE || !eglMakeCurrent(dpy, surface, surface, egl_ctx))
-            return false;
-    }
     gen_buffers = (gen_buffers_fn)eglGetProcAddress("glGenBuffers");
     bind_buffer = (bind_buffer_fn)eglGetProcAddress("glBindBuffer");
     buffer_data = (buffer_data_fn)eglGetProcAddress("glBufferData");
@@ -227,10 +175,6 @@ int main(int argc, char **argv)
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     prism_context_destroy(host);
     prism_result r = prism_context_destroy(subject);
-    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    eglDestroyContext(dpy, egl_ctx);
-    if (surface != EGL_NO_SURFACE)
-        eglDestroySurface(dpy, surface);
-    eglTerminate(dpy);
+    test_egl_close(&egl);
     return r == PRISM_SUCCESS ? failed : 1;
 }

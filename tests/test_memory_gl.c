@@ -15,15 +15,10 @@
 
 #include <cmocka.h>
 
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
-
+#include "egl_test_util.h"
 #include "prism/context.h"
 #include "prism/memory.h"
 
-#ifndef EGL_PLATFORM_SURFACELESS_MESA
-#define EGL_PLATFORM_SURFACELESS_MESA 0x31DD
-#endif
 
 #define GL_ARRAY_BUFFER 0x8892u
 #define GL_DYNAMIC_DRAW 0x88E8u
@@ -36,73 +31,7 @@ typedef void (*get_buffer_sub_data_fn)(unsigned, ptrdiff_t, ptrdiff_t, void *);
 typedef void (*finish_fn)(void);
 
 static bool use_cuda;
-static EGLDisplay dpy = EGL_NO_DISPLAY;
-static EGLContext egl_ctx = EGL_NO_CONTEXT;
-static EGLSurface surface = EGL_NO_SURFACE;
-
-static EGLDisplay cuda_display(void)
-{
-    PFNEGLQUERYDEVICESEXTPROC query =
-        (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
-    PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
-        (PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
-    PFNEGLGETPLATFORMDISPLAYEXTPROC platform =
-        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
-    EGLDeviceEXT devices[8];
-    EGLint n = 0;
-    if (!query || !query_string || !platform || !query(8, devices, &n))
-        return EGL_NO_DISPLAY;
-    for (EGLint i = 0; i < n; i++) {
-        const char *ext = query_string(devices[i], EGL_EXTENSIONS);
-        if (ext && strstr(ext, "EGL_NV_device_cuda"))
-            return platform(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
-    }
-    return EGL_NO_DISPLAY;
-}
-
-static EGLDisplay mesa_display(void)
-{
-    PFNEGLGETPLATFORMDISPLAYEXTPROC platform =
-        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
-    return platform ? platform(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL)
-                    : EGL_NO_DISPLAY;
-}
-
-/* A current GL context, or false (the suite is then skipped). */
-static bool open_gl(void)
-{
-    EGLint major, minor;
-    dpy = use_cuda ? cuda_display() : mesa_display();
-    if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, &major, &minor))
-        return false;
-    const EGLint config_attrs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
-                                   EGL_OPENGL_BIT, EGL_NONE};
-    EGLConfig config;
-    EGLint count = 0;
-    if (!eglChooseConfig(dpy, config_attrs, &config, 1, &count) || count < 1 ||
-        !eglBindAPI(EGL_OPENGL_API))
-        return false;
-    egl_ctx = eglCreateContext(dpy, config, EGL_NO_CONTEXT, NULL);
-    if (egl_ctx == EGL_NO_CONTEXT)
-        return false;
-    const EGLint pb_attrs[] = {EGL_WIDTH, 1, EGL_HEIGHT, 1, EGL_NONE};
-    if (eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, egl_ctx))
-        return true;
-    surface = eglCreatePbufferSurface(dpy, config, pb_attrs);
-    return surface != EGL_NO_SURFACE && eglMakeCurrent(dpy, surface, surface, egl_ctx);
-}
-
-static void close_gl(void)
-{
-    if (dpy == EGL_NO_DISPLAY)
-        return;
-    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    if (surface != EGL_NO_SURFACE)
-        eglDestroySurface(dpy, surface);
-    if (egl_ctx != EGL_NO_CONTEXT)
-        eglDestroyContext(dpy, egl_ctx);
-    eglTerminate(dpy);
-}
+static test_egl egl;
 
 static void test_round_trip(void **state)
 {
@@ -134,7 +63,7 @@ static void test_round_trip(void **state)
     assert_int_equal(prism_buffer_create_gl(ctx, vbo, sizeof words, PRISM_GL_NONE,
                                             eglGetProcAddress, "test.vbo", &b),
                      PRISM_SUCCESS);
-    printf("GL buffer through %s: interop %s\n", eglQueryString(dpy, EGL_VENDOR),
+    printf("GL buffer through %s: interop %s\n", eglQueryString(egl.display, EGL_VENDOR),
            prism_buffer_gl_interop(b) ? "active" : "unavailable (copy path)");
     assert_int_equal(prism_buffer_gl_interop(b), use_cuda);
     void *k = NULL;
@@ -165,15 +94,15 @@ int main(int argc, char **argv)
         printf("no CUDA device: skipped\n");
         return 77;
     }
-    if (!open_gl()) {
+    if (!test_egl_open(&egl, use_cuda ? TEST_EGL_CUDA : TEST_EGL_SURFACELESS, 0, 0)) {
         printf("no %s EGL display: skipped\n", use_cuda ? "NVIDIA" : "Mesa surfaceless");
-        close_gl();
+        test_egl_close(&egl);
         return 77;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    close_gl();
+    test_egl_close(&egl);
     return rc;
 }

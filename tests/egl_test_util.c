@@ -1,0 +1,102 @@
+/* Headless GL contexts for the test suites (see egl_test_util.h). */
+#include "egl_test_util.h"
+
+#include <string.h>
+
+#include <EGL/eglext.h>
+
+#ifndef EGL_PLATFORM_SURFACELESS_MESA
+#define EGL_PLATFORM_SURFACELESS_MESA 0x31DD
+#endif
+
+static PFNEGLGETPLATFORMDISPLAYEXTPROC platform_display(void)
+{
+    return (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+}
+
+/* glvnd may list Mesa's software device too: take the one naming CUDA. */
+static EGLDisplay cuda_display(void)
+{
+    PFNEGLQUERYDEVICESEXTPROC query =
+        (PFNEGLQUERYDEVICESEXTPROC)eglGetProcAddress("eglQueryDevicesEXT");
+    PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
+        (PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
+    PFNEGLGETPLATFORMDISPLAYEXTPROC platform = platform_display();
+    EGLDeviceEXT devices[8];
+    EGLint n = 0;
+    if (!query || !query_string || !platform || !query(8, devices, &n))
+        return EGL_NO_DISPLAY;
+    for (EGLint i = 0; i < n; i++) {
+        const char *ext = query_string(devices[i], EGL_EXTENSIONS);
+        if (ext && strstr(ext, "EGL_NV_device_cuda"))
+            return platform(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
+    }
+    return EGL_NO_DISPLAY;
+}
+
+static EGLDisplay surfaceless_display(void)
+{
+    const char *ext = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    PFNEGLGETPLATFORMDISPLAYEXTPROC platform = platform_display();
+    if (!ext || !strstr(ext, "EGL_MESA_platform_surfaceless") || !platform)
+        return EGL_NO_DISPLAY;
+    return platform(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
+}
+
+static bool make_current(test_egl *egl, int major, int minor)
+{
+    const EGLint config_attrs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
+                                   EGL_OPENGL_BIT, EGL_NONE};
+    const EGLint core[] = {EGL_CONTEXT_MAJOR_VERSION, major, EGL_CONTEXT_MINOR_VERSION, minor,
+                           EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                           EGL_NONE};
+    const EGLint pbuffer[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
+    EGLConfig config;
+    EGLint count = 0;
+    if (!eglChooseConfig(egl->display, config_attrs, &config, 1, &count) || count < 1 ||
+        !eglBindAPI(EGL_OPENGL_API))
+        return false;
+    egl->context = eglCreateContext(egl->display, config, EGL_NO_CONTEXT, major > 0 ? core : NULL);
+    if (egl->context == EGL_NO_CONTEXT)
+        return false;
+    if (eglMakeCurrent(egl->display, EGL_NO_SURFACE, EGL_NO_SURFACE, egl->context))
+        return true;
+    egl->surface = eglCreatePbufferSurface(egl->display, config, pbuffer);
+    return egl->surface != EGL_NO_SURFACE &&
+           eglMakeCurrent(egl->display, egl->surface, egl->surface, egl->context);
+}
+
+bool test_egl_open(test_egl *egl, test_egl_platform platform, int major, int minor)
+{
+    egl->display = EGL_NO_DISPLAY;
+    egl->context = EGL_NO_CONTEXT;
+    egl->surface = EGL_NO_SURFACE;
+    if (platform != TEST_EGL_SURFACELESS)
+        egl->display = cuda_display();
+    if (egl->display == EGL_NO_DISPLAY && platform != TEST_EGL_CUDA)
+        egl->display = surfaceless_display();
+    EGLint got_major, got_minor;
+    if (egl->display == EGL_NO_DISPLAY || !eglInitialize(egl->display, &got_major, &got_minor)) {
+        egl->display = EGL_NO_DISPLAY;
+        return false;
+    }
+    if (make_current(egl, major, minor))
+        return true;
+    test_egl_close(egl);
+    return false;
+}
+
+void test_egl_close(test_egl *egl)
+{
+    if (egl->display == EGL_NO_DISPLAY)
+        return;
+    eglMakeCurrent(egl->display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    if (egl->surface != EGL_NO_SURFACE)
+        eglDestroySurface(egl->display, egl->surface);
+    if (egl->context != EGL_NO_CONTEXT)
+        eglDestroyContext(egl->display, egl->context);
+    eglTerminate(egl->display);
+    egl->display = EGL_NO_DISPLAY;
+    egl->context = EGL_NO_CONTEXT;
+    egl->surface = EGL_NO_SURFACE;
+}
