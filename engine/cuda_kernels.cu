@@ -39,7 +39,7 @@ __global__ void prism_render_kernel(prism_geometry_view g, prism_render_params p
 
 /* Pixel k on the GPU traversal (kernels/traverse_gpu.h): the same pixels
  * and shading as prism_render_one, the ray prepared once per pixel. */
-template <bool PACKED, int BOX>
+template <bool PACKED, int BOX, int LOOP>
 __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
                                                  const prism_render_params &p, uint32_t *image,
                                                  uint32_t y0, uint32_t rows, uint32_t k)
@@ -66,8 +66,8 @@ __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
         pre.tmin = s.tmin;
         prism_trace_hit hit;
         const bool h = BOX != 0 && finite
-                           ? prism_gpu_closest<PACKED, BOX>(g, pre, p.max_distance, s.skip, hit)
-                           : prism_gpu_closest<PACKED, 0>(g, pre, p.max_distance, s.skip, hit);
+                           ? prism_gpu_closest<PACKED, BOX, LOOP>(g, pre, p.max_distance, s.skip, hit)
+                           : prism_gpu_closest<PACKED, 0, LOOP>(g, pre, p.max_distance, s.skip, hit);
         more = prism_shade_hit(&g, &p, &s, h ? &hit : NULL);
     }
     image[at] = prism_shade_end(&p, &s);
@@ -81,7 +81,7 @@ __device__ uint32_t prism_render_next;
  * (4 at 256 threads: 64 registers, half occupancy). PERSIST: as many warps
  * as fit on the GPU, each taking 32 pixels at a time from a counter, so no
  * SM idles on a slow tile while others wait in the launch queue. */
-template <int MINB, bool PACKED, int BOX, bool PERSIST>
+template <int MINB, bool PACKED, int BOX, bool PERSIST, int LOOP = 0>
 __global__ void __launch_bounds__(PRISM_RENDER_BLOCK, MINB)
     prism_render_tuned(prism_geometry_view g, prism_render_params p, uint32_t *image,
                        uint32_t y0, uint32_t rows, uint32_t count)
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(PRISM_RENDER_BLOCK, MINB)
     if (!PERSIST) {
         uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
         if (k < count)
-            prism_render_gpu<PACKED, BOX>(g, p, image, y0, rows, k);
+            prism_render_gpu<PACKED, BOX, LOOP>(g, p, image, y0, rows, k);
         return;
     }
     const uint32_t lane = threadIdx.x & 31u;
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(PRISM_RENDER_BLOCK, MINB)
         if (base >= count)
             return;
         if (base + lane < count)
-            prism_render_gpu<PACKED, BOX>(g, p, image, y0, rows, base + lane);
+            prism_render_gpu<PACKED, BOX, LOOP>(g, p, image, y0, rows, base + lane);
     }
 }
 
@@ -126,6 +126,11 @@ static const struct {
     {prism_render_tuned<4, true, 2, false>, true, false, 8},       /* 8: 3, fma slabs (not robust) */
     {prism_render_tuned<4, true, 1, true>, true, true, 4},         /* 9: 3, persistent */
     {prism_render_tuned<5, true, 1, true>, true, true, 4},         /* 10: 5, persistent */
+    {prism_render_tuned<4, true, 1, false, 1>, true, false, 4},    /* 11: 3, while-while */
+    {prism_render_tuned<4, true, 1, false, 2>, true, false, 4},    /* 12: 3, speculative */
+    {prism_render_tuned<4, true, 1, true, 1>, true, true, 4},      /* 13: 11, persistent */
+    {prism_render_tuned<4, true, 1, true, 2>, true, true, 4},      /* 14: 12, persistent */
+    {prism_render_tuned<4, true, 2, true, 1>, true, true, 8},      /* 15: 13, fma slabs */
 };
 #define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
 

@@ -139,9 +139,71 @@ template <> struct prism_gpu_entry<true> {
     }
 };
 
-/* Closest hit along `p` (p.tmin .. tmax) on any triangle but `skip`; the
- * hit's t and index (u, v are not computed). */
+/* An inner node's children: the nearer one hit becomes (first, count), the
+ * other, if also hit, is pushed. Returns whether either was hit. */
 template <bool PACKED, int BOX>
+__device__ __forceinline__ bool prism_gpu_inner(const prism_geometry_view &g,
+                                                const prism_ray_pre &p, float tmax,
+                                                uint32_t &first, uint32_t &count,
+                                                prism_gpu_entry<PACKED> *stack, int &sp)
+{
+    const float4 *c0 = prism_gpu_node(g, first);
+    const float4 *c1 = first + 1 == g.nodes_split ? (const float4 *)g.nodes_tail : c0 + 2;
+    const float4 a0 = __ldg(c0), b0 = __ldg(c0 + 1), a1 = __ldg(c1), b1 = __ldg(c1 + 1);
+    float t0, t1;
+    const bool h0 = prism_gpu_box<BOX>(p, a0, b0, p.tmin, tmax, t0);
+    const bool h1 = prism_gpu_box<BOX>(p, a1, b1, p.tmin, tmax, t1);
+    if (!(h0 || h1))
+        return false;
+    const bool swap = !h0 || (h1 && t1 < t0);
+    if (h0 && h1)
+        stack[sp++].set(__float_as_uint(swap ? a0.w : a1.w), __float_as_uint(swap ? b0.w : b1.w),
+                        swap ? t0 : t1);
+    first = __float_as_uint(swap ? a1.w : a0.w);
+    count = __float_as_uint(swap ? b1.w : b0.w);
+    return true;
+}
+
+/* The nearest deferred node not beyond tmax into (first, count); false
+ * when there is none. */
+template <bool PACKED>
+__device__ __forceinline__ bool prism_gpu_pop(prism_gpu_entry<PACKED> *stack, int &sp, float tmax,
+                                              uint32_t &first, uint32_t &count)
+{
+    while (sp > 0) {
+        uint32_t f, c;
+        if (stack[--sp].get(f, c) <= tmax) {
+            first = f;
+            count = c;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A leaf's triangles but `skip` against the hit so far. */
+__device__ __forceinline__ void prism_gpu_leaf(const prism_geometry_view &g,
+                                               const prism_ray_pre &p, uint32_t first,
+                                               uint32_t count, uint32_t skip,
+                                               prism_trace_hit &hit)
+{
+    for (uint32_t i = first; i < first + count; i++) {
+        float t;
+        if (i != skip && prism_gpu_triangle(g, p, i, p.tmin, hit.t, t)) {
+            hit.t = t;
+            hit.index = i;
+        }
+    }
+}
+
+/* Closest hit along `p` (p.tmin .. tmax) on any triangle but `skip`; the
+ * hit's t and index (u, v are not computed). LOOP picks how a warp's lanes
+ * step (Aila and Laine, "Understanding the Efficiency of Ray Traversal on
+ * GPUs", 2009): 0, a node or a leaf per step; 1, inner nodes until each
+ * lane holds a leaf, then leaves ("while-while"); 2, as 1, a lane that
+ * found a leaf going on down the tree, the leaf put off, until every lane
+ * has one (speculative). */
+template <bool PACKED, int BOX, int LOOP>
 __device__ __forceinline__ bool prism_gpu_closest(const prism_geometry_view &g,
                                                   const prism_ray_pre &p, float tmax,
                                                   uint32_t skip, prism_trace_hit &hit)
@@ -153,49 +215,59 @@ __device__ __forceinline__ bool prism_gpu_closest(const prism_geometry_view &g,
         return false;
     const float4 *r = prism_gpu_node(g, 0);
     const float4 ra = __ldg(r), rb = __ldg(r + 1);
-    float t0, t1;
+    float t_root;
     if ((__float_as_uint(rb.w) == 0 && __float_as_uint(ra.w) == 0) ||
-        !prism_gpu_box<0>(p, ra, rb, p.tmin, p.tmax, t0))
+        !prism_gpu_box<0>(p, ra, rb, p.tmin, p.tmax, t_root))
         return false;
     prism_gpu_entry<PACKED> stack[PRISM_BVH_STACK];
     int sp = 0;
     uint32_t first = __float_as_uint(ra.w), count = __float_as_uint(rb.w);
-    for (;;) {
-        if (count == 0) {
-            const float4 *c0 = prism_gpu_node(g, first);
-            const float4 *c1 = first + 1 == g.nodes_split ? (const float4 *)g.nodes_tail : c0 + 2;
-            const float4 a0 = __ldg(c0), b0 = __ldg(c0 + 1), a1 = __ldg(c1), b1 = __ldg(c1 + 1);
-            const bool h0 = prism_gpu_box<BOX>(p, a0, b0, p.tmin, hit.t, t0);
-            const bool h1 = prism_gpu_box<BOX>(p, a1, b1, p.tmin, hit.t, t1);
-            if (h0 || h1) {
-                const bool swap = !h0 || (h1 && t1 < t0);
-                if (h0 && h1)
-                    stack[sp++].set(__float_as_uint(swap ? a0.w : a1.w),
-                                    __float_as_uint(swap ? b0.w : b1.w), swap ? t0 : t1);
-                first = __float_as_uint(swap ? a1.w : a0.w);
-                count = __float_as_uint(swap ? b1.w : b0.w);
-                continue;
+    if (LOOP == 0) {
+        for (;;) {
+            if (count == 0) {
+                if (prism_gpu_inner<PACKED, BOX>(g, p, hit.t, first, count, stack, sp))
+                    continue;
+            } else {
+                prism_gpu_leaf(g, p, first, count, skip, hit);
             }
-        } else {
-            for (uint32_t i = first; i < first + count; i++) {
-                float t;
-                if (i != skip && prism_gpu_triangle(g, p, i, p.tmin, hit.t, t)) {
-                    hit.t = t;
-                    hit.index = i;
+            if (!prism_gpu_pop<PACKED>(stack, sp, hit.t, first, count))
+                break;
+        }
+    } else if (LOOP == 1) {
+        for (;;) {
+            while (count == 0)
+                if (!prism_gpu_inner<PACKED, BOX>(g, p, hit.t, first, count, stack, sp) &&
+                    !prism_gpu_pop<PACKED>(stack, sp, hit.t, first, count))
+                    return hit.index != PRISM_TRACE_NONE;
+            prism_gpu_leaf(g, p, first, count, skip, hit);
+            if (!prism_gpu_pop<PACKED>(stack, sp, hit.t, first, count))
+                break;
+        }
+    } else {
+        bool have = true;      /* (first, count) is a node still to visit */
+        uint32_t lf = 0, lc = 0; /* the leaf put off; lc 0: none */
+        for (;;) {
+            while (have && count == 0) {
+                have = prism_gpu_inner<PACKED, BOX>(g, p, hit.t, first, count, stack, sp) ||
+                       prism_gpu_pop<PACKED>(stack, sp, hit.t, first, count);
+                if (have && count > 0 && lc == 0) {
+                    lf = first;
+                    lc = count;
+                    have = prism_gpu_pop<PACKED>(stack, sp, hit.t, first, count);
                 }
+                if (!__any_sync(__activemask(), lc == 0))
+                    break;
+            }
+            if (lc > 0) {
+                prism_gpu_leaf(g, p, lf, lc, skip, hit);
+                lc = 0;
+            } else if (have && count > 0) {
+                prism_gpu_leaf(g, p, first, count, skip, hit);
+                have = prism_gpu_pop<PACKED>(stack, sp, hit.t, first, count);
+            } else if (!have) {
+                break;
             }
         }
-        bool popped = false;
-        while (sp > 0 && !popped) {
-            uint32_t f, c;
-            if (stack[--sp].get(f, c) <= hit.t) {
-                first = f;
-                count = c;
-                popped = true;
-            }
-        }
-        if (!popped)
-            break;
     }
     return hit.index != PRISM_TRACE_NONE;
 }
