@@ -65,16 +65,13 @@ __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
     for (int more = s.layers > 0; more;) {
         pre.tmin = s.tmin;
         prism_trace_hit hit;
-        const bool h = BOX != 0 && finite
+        const bool h = BOX == 3 || (BOX != 0 && finite)
                            ? prism_gpu_closest<PACKED, BOX, LOOP>(g, pre, p.max_distance, s.skip, hit)
                            : prism_gpu_closest<PACKED, 0, LOOP>(g, pre, p.max_distance, s.skip, hit);
         more = prism_shade_hit(&g, &p, &s, h ? &hit : NULL);
     }
     image[at] = prism_shade_end(&p, &s);
 }
-
-/* The next 32 threads' worth of pixels for persistent warps. */
-__device__ uint32_t prism_render_next;
 
 /* The render kernel on the GPU traversal, at most PRISM_RENDER_BLOCK
  * threads a block with MINB blocks an SM asked of the register allocator
@@ -96,7 +93,7 @@ __global__ void __launch_bounds__(PRISM_RENDER_BLOCK, MINB)
     for (;;) {
         uint32_t base = 0;
         if (lane == 0)
-            base = atomicAdd(&prism_render_next, 32u);
+            base = atomicAdd(p.work, 32u);
         base = __shfl_sync(0xFFFFFFFFu, base, 0);
         if (base >= count)
             return;
@@ -113,29 +110,23 @@ typedef void (*prism_render_fn)(prism_geometry_view, prism_render_params, uint32
 static const struct {
     prism_render_fn f;
     bool packed, persist;
-    int unpacked;
+    int fallback; /* where indices do not fit (packed) or there is no work counter */
 } prism_render_variants[] = {
-    {prism_render_kernel, false, false, 0},                        /* 0: host code */
-    {prism_render_tuned<4, false, 0, false>, false, false, 1},     /* 1: GPU traversal */
-    {prism_render_tuned<4, true, 0, false>, true, false, 1},       /* 2: + 8-byte entries */
-    {prism_render_tuned<4, true, 1, false>, true, false, 4},       /* 3: + fminf/fmaxf */
-    {prism_render_tuned<4, false, 1, false>, false, false, 4},     /* 4: 3, 12-byte entries */
-    {prism_render_tuned<5, true, 1, false>, true, false, 4},       /* 5: 3, <= 48 registers */
-    {prism_render_tuned<6, true, 1, false>, true, false, 4},       /* 6: 3, <= 40 registers */
-    {prism_render_tuned<8, true, 1, false>, true, false, 4},       /* 7: 3, <= 32 registers */
-    {prism_render_tuned<4, true, 2, false>, true, false, 8},       /* 8: 3, fma slabs (not robust) */
-    {prism_render_tuned<4, true, 1, true>, true, true, 4},         /* 9: 3, persistent */
-    {prism_render_tuned<5, true, 1, true>, true, true, 4},         /* 10: 5, persistent */
-    {prism_render_tuned<4, true, 1, false, 1>, true, false, 4},    /* 11: 3, while-while */
-    {prism_render_tuned<4, true, 1, false, 2>, true, false, 4},    /* 12: 3, speculative */
-    {prism_render_tuned<4, true, 1, true, 1>, true, true, 4},      /* 13: 11, persistent */
-    {prism_render_tuned<4, true, 1, true, 2>, true, true, 4},      /* 14: 12, persistent */
-    {prism_render_tuned<4, true, 2, true, 1>, true, true, 8},      /* 15: 13, fma slabs */
+    {prism_render_kernel, false, false, 0},                      /* 0: host code */
+    {prism_render_tuned<4, false, 0, false, 0>, false, false, 1}, /* 1: GPU traversal */
+    {prism_render_tuned<4, false, 1, false, 0>, false, false, 2}, /* 2: + fminf/fmaxf */
+    {prism_render_tuned<4, false, 1, false, 1>, false, false, 3}, /* 3: + while-while */
+    {prism_render_tuned<4, false, 1, true, 1>, false, true, 3},   /* 4: + persistent */
+    {prism_render_tuned<4, true, 1, true, 1>, true, true, 3},     /* 5: 4, 8-byte entries */
+    {prism_render_tuned<3, false, 1, true, 1>, false, true, 3},   /* 6: 4, <= 80 registers */
+    {prism_render_tuned<5, false, 1, true, 1>, false, true, 3},   /* 7: 4, <= 48 registers */
+    {prism_render_tuned<4, false, 3, true, 1>, false, true, 3},   /* 8: 4, one slab path */
+    {prism_render_tuned<4, false, 1, true, 2>, false, true, 3},   /* 9: 4, speculative */
 };
 #define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
 
-static int render_variant = 3;
-static unsigned render_block = PRISM_RENDER_BLOCK;
+static int render_variant = 4;
+static unsigned render_block = 128;
 
 extern "C" int prism__cuda_render_tuning(int variant, unsigned block)
 {
@@ -158,13 +149,15 @@ extern "C" void prism__cuda_render_tuning_get(int *variant, unsigned *block)
     *block = render_block;
 }
 
-static int render_variant_for(const prism_geometry_view *g)
+static int render_variant_for(const prism_geometry_view *g, const prism_render_params *p)
 {
     int v = render_variant;
     /* no geometry (kernel attributes): the variant as chosen */
     if (prism_render_variants[v].packed && g != NULL &&
         (g->node_count >= PRISM_GPU_PACK_LIMIT || g->triangle_count >= PRISM_GPU_PACK_LIMIT))
-        v = prism_render_variants[v].unpacked;
+        v = prism_render_variants[v].fallback;
+    if (prism_render_variants[v].persist && p != NULL && p->work == NULL)
+        v = prism_render_variants[v].fallback;
     return v;
 }
 
@@ -224,19 +217,17 @@ extern "C" prism_result prism__cuda_render(prism_context *ctx, const prism_geome
     uint32_t count = prism_render_threads(p->width, rows);
     if (r != PRISM_SUCCESS || count == 0)
         return r;
-    int v = render_variant_for(g);
+    int v = render_variant_for(g, p);
     prism_render_fn f = prism_render_variants[v].f;
     unsigned grid = blocks(count, render_block);
     if (prism_render_variants[v].persist) {
         /* as many blocks as stay resident, and the counter zeroed */
         int dev = 0, sms = 0, per_sm = 0;
-        void *next = NULL;
         if (cudaGetDevice(&dev) != cudaSuccess ||
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)f,
                                                           (int)render_block, 0) != cudaSuccess ||
-            cudaGetSymbolAddress(&next, prism_render_next) != cudaSuccess ||
-            cudaMemsetAsync(next, 0, sizeof(uint32_t), stream_of(ctx)) != cudaSuccess)
+            cudaMemsetAsync(p->work, 0, sizeof(uint32_t), stream_of(ctx)) != cudaSuccess)
             return finish(ctx, "render (persistent setup)");
         unsigned resident = (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
         grid = grid < resident ? grid : resident;
@@ -296,7 +287,7 @@ extern "C" prism_result prism__cuda_kernel_attributes(prism_context *ctx, const 
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS)
         return r;
-    const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_variants[render_variant_for(NULL)].f
+    const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_variants[render_variant_for(NULL, NULL)].f
                     : strcmp(name, "generate") == 0 ? (const void *)prism_generate_kernel
                                                     : (const void *)prism_propagate_kernel;
     cudaFuncAttributes a;

@@ -132,6 +132,7 @@ prism_result prism__render_params(prism_context *ctx, const prism_camera *camera
     p->hidden = NULL;
     p->hidden_bits = 0;
     p->max_hidden_crossings = PRISM_RENDER_MAX_HIDDEN_CROSSINGS;
+    p->work = NULL;
     return PRISM_SUCCESS;
 }
 
@@ -193,10 +194,11 @@ prism_result prism__render_launch(prism_context *ctx, const prism_geometry_view 
     return PRISM_SUCCESS;
 }
 
-/* The colour table, followed by the hidden-solid mask, where the kernels
- * can read them, uploaded only when either changed since the last frame
- * (kept in the context's kernel state as one table, so hiding the world
- * costs no allocation or copy per frame). */
+/* The colour table, followed by the hidden-solid mask and the CUDA kernel's
+ * work counter (one word), where the kernels can read them, uploaded only
+ * when the colours or mask changed since the last frame (kept in the
+ * context's kernel state as one table, so hiding the world costs no
+ * allocation or copy per frame). */
 static prism_result place_colors(prism_context *ctx, const prism_geometry *geometry,
                                  const prism_render_desc *desc, prism_render_params *p)
 {
@@ -206,11 +208,12 @@ static prism_result place_colors(prism_context *ctx, const prism_geometry *geome
         count = desc->material_colors_count > 65535u ? 65535u : (uint32_t)desc->material_colors_count;
     if (count < 64)
         count = 64;
-    uint32_t words = prism__render_hidden_words(desc), total = count + words;
+    uint32_t words = prism__render_hidden_words(desc), total = count + words + 1u;
     uint32_t *host = prism__render_colors(desc, total);
     if (host == NULL)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "render: colour table");
     prism__render_hidden_mask(desc, host + count, words);
+    host[count + words] = 0; /* the work counter */
     struct prism_kernel_state *k = ctx->kernels;
     prism_result r = PRISM_SUCCESS;
     if (k->colors_count != total || memcmp(k->colors_host, host, total * sizeof *host) != 0) {
@@ -231,6 +234,7 @@ static prism_result place_colors(prism_context *ctx, const prism_geometry *geome
     p->color_count = count;
     p->hidden = words > 0 && p->colors != NULL ? p->colors + count : NULL;
     p->hidden_bits = p->hidden != NULL ? words * 32u : 0u;
+    p->work = p->colors != NULL ? (uint32_t *)k->colors.pointer + count + words : NULL;
     return r;
 }
 

@@ -26,6 +26,9 @@ typedef struct prism_render_params {
     const uint32_t *hidden;
     uint32_t hidden_bits;
     uint32_t max_hidden_crossings; /* hidden surfaces a ray may pass */
+    /* One word the CUDA kernel's persistent warps count pixels off (zeroed
+     * before each launch); NULL where there is none. */
+    uint32_t *work;
 } prism_render_params;
 
 PRISM_HD uint32_t prism_pack_rgba(float r, float g, float b, float a)

@@ -13,6 +13,9 @@
  *           2: as 1 with each slab distance one fma (lo*inv - org*inv),
  *           cheaper but outside the robust-traversal error bound (kept for
  *           the bench's comparison only).
+ *           3: as 1 for every ray, zero direction components included
+ *           (bench only: is one traversal in the code worth more than the
+ *           exact NaN behaviour).
  * Both leave the hits what prism_trace_closest finds: same boxes entered,
  * same triangle test (less the barycentrics, which shading does not use). */
 #ifndef PRISM_KERNELS_TRAVERSE_GPU_H
@@ -51,7 +54,7 @@ __device__ __forceinline__ bool prism_gpu_box(const prism_ray_pre &p, float4 a, 
         const float hz2 = fmaf(b.z, p.inv_hi[2], -p.org[2] * p.inv_hi[2]);
         tn = fmaxf(fmaxf(fminf(lx2, hx2), fminf(ly2, hy2)), fmaxf(fminf(lz2, hz2), tmin));
         tf = fminf(fminf(fmaxf(lx2, hx2), fmaxf(ly2, hy2)), fminf(fmaxf(lz2, hz2), tfar));
-    } else if (BOX == 1) {
+    } else if (BOX == 1 || BOX == 3) {
         tn = fmaxf(fmaxf(fminf(lx, hx), fminf(ly, hy)), fmaxf(fminf(lz, hz), tmin));
         tf = fminf(fminf(fmaxf(lx, hx), fmaxf(ly, hy)), fminf(fmaxf(lz, hz), tfar));
     } else {
