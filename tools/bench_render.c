@@ -60,9 +60,9 @@ static void usage(FILE *f)
                "detector, for placement policies device, mapped and chroma on CUDA and on the\n"
                "host backend. Median of N renders (default 5; host 1) after a warm-up.\n"
                "--device-only: CUDA on the device policy only. --variants: CUDA render\n"
-               "kernel variants to compare (device policy; engine/cuda_kernels.cu lists\n"
-               "them), each with every --blocks size (default 256). --bvh-order: the BVH's\n"
-               "node order (default bfs).\n");
+               "kernel variants to compare (device and mapped policies; engine/cuda_kernels.cu\n"
+               "lists them), each with every --blocks size (default 256). --bvh-order: the\n"
+               "BVH's node order (default bfs).\n");
 }
 
 static void skip(render_bench *b, const char *why)
@@ -155,14 +155,14 @@ static void measure_policy(render_bench *b, prism_context *ctx, const bench_scen
     prism_geometry_destroy(g);
 }
 
-/* --variants x --blocks on the device policy, one upload; the kernel
- * choice is put back as it was. */
+/* --variants x --blocks on one policy, one upload; the kernel choice is
+ * put back as it was. */
 static void measure_variants(render_bench *b, prism_context *ctx, const bench_scene *s,
-                             const prism_target *t)
+                             prism_placement_policy policy, const prism_target *t)
 {
 #ifdef PRISM_HAVE_CUDA
     char why[600];
-    prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_DEVICE, why, sizeof why);
+    prism_geometry *g = bench_upload(ctx, s, policy, why, sizeof why);
     if (g == NULL) {
         skip(b, why);
         return;
@@ -187,13 +187,14 @@ static void measure_variants(render_bench *b, prism_context *ctx, const bench_sc
                     PRISM_SUCCESS &&
                 prism_kernel_occupancy(ctx, "render", (int)b->blocks[j], &o) == PRISM_SUCCESS)
                 b->tuned_occupancy[k] = o.occupancy;
-            measure_views(b, ctx, s, g, PRISM_PLACEMENT_DEVICE, t, b->repeat, label);
+            measure_views(b, ctx, s, g, policy, t, b->repeat, label);
         }
     prism__cuda_render_tuning(v0, b0);
     prism_geometry_destroy(g);
 #else
     (void)ctx;
     (void)s;
+    (void)policy;
     (void)t;
     if (b->variant_count > 0)
         skip(b, "--variants: this build has no CUDA");
@@ -219,7 +220,9 @@ static void measure_cuda(render_bench *b, const bench_scene *s)
         b->have_occupancy =
             prism_kernel_resources(ctx, "render", &b->registers, NULL) == PRISM_SUCCESS &&
             prism_kernel_occupancy(ctx, "render", 256, &b->occupancy) == PRISM_SUCCESS;
-        measure_variants(b, ctx, s, &t);
+        if (b->variant_count > 0)
+            for (int i = 0; i < (b->device_only ? 1 : 2); i++)
+                measure_variants(b, ctx, s, p[i], &t);
     } else {
         skip(b, "cuda: no device memory for the image");
     }
