@@ -46,6 +46,7 @@ typedef struct render_bench {
     char skipped[4][300];
     int skipped_count;
     int registers;
+    unsigned block; /* the render kernel's block size */
     prism_occupancy occupancy;
     bool have_occupancy;
 } render_bench;
@@ -217,9 +218,14 @@ static void measure_cuda(render_bench *b, const bench_scene *s)
                                              PRISM_PLACEMENT_CHROMA};
         for (int i = 0; i < (b->device_only ? 1 : 3); i++)
             measure_policy(b, ctx, s, p[i], &t, b->repeat);
+        b->block = 256;
+#ifdef PRISM_HAVE_CUDA
+        int v;
+        prism__cuda_render_tuning_get(&v, &b->block);
+#endif
         b->have_occupancy =
             prism_kernel_resources(ctx, "render", &b->registers, NULL) == PRISM_SUCCESS &&
-            prism_kernel_occupancy(ctx, "render", 256, &b->occupancy) == PRISM_SUCCESS;
+            prism_kernel_occupancy(ctx, "render", (int)b->block, &b->occupancy) == PRISM_SUCCESS;
         if (b->variant_count > 0)
             for (int i = 0; i < (b->device_only ? 1 : 2); i++)
                 measure_variants(b, ctx, s, p[i], &t);
@@ -267,8 +273,8 @@ static void print_table(const render_bench *b, const bench_scene *s)
                    b->blocks[j], b->tuned_registers[i * MAX_TUNINGS + j],
                    b->tuned_occupancy[i * MAX_TUNINGS + j]);
     if (b->have_occupancy)
-        printf("render kernel: %d registers/thread, occupancy %.2f at 256 threads (limited by %s)\n",
-               b->registers, b->occupancy.occupancy,
+        printf("render kernel: %d registers/thread, occupancy %.2f at %u threads (limited by %s)\n",
+               b->registers, b->occupancy.occupancy, b->block,
                prism_occupancy_limit_name(b->occupancy.limited_by));
     for (int i = 0; i < b->skipped_count; i++)
         printf("not measured: %s\n", b->skipped[i]);
