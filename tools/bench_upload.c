@@ -189,7 +189,7 @@ static void measure_policy(upload_bench *b, const prism_scene *scene, const pris
 {
     prism_geometry_desc d = {.policy = pt->policy, .budget = b->budget, .chunk_bytes = b->chunk,
                              .skip_optics = true};
-    double t[64], sorted[64];
+    double t[64] = {0}, sorted[64];
     prism_upload_report reports[64];
     for (int i = 0; i < n; i++) {
         prism_geometry *g = NULL;
