@@ -4,12 +4,6 @@
  * launches on the kernels' stream, and waits, so a failing launch is
  * reported by the call that made it. */
 
-/* The shared headers assert layouts with C11's _Static_assert; C++ spells
- * it static_assert. */
-#ifndef _Static_assert
-#define _Static_assert static_assert
-#endif
-
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <string.h>

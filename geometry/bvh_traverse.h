@@ -49,6 +49,23 @@
 
 #define PRISM_BVH_BOX_WIDEN PRISM_RAY_BOX_WIDEN
 
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ prism_bvh_node prism__node_ldg(const prism_bvh_node *n)
+{
+    const float4 a = __ldg((const float4 *)n), b = __ldg((const float4 *)n + 1);
+    prism_bvh_node r;
+    r.lo[0] = a.x;
+    r.lo[1] = a.y;
+    r.lo[2] = a.z;
+    r.first = __float_as_uint(a.w);
+    r.hi[0] = b.x;
+    r.hi[1] = b.y;
+    r.hi[2] = b.z;
+    r.count = __float_as_uint(b.w);
+    return r;
+}
+#endif
+
 /* Node i, wherever its part of the array lives. */
 PRISM_HD const prism_bvh_node *prism_view_node_ptr(const prism_geometry_view *g, uint32_t i)
 {
@@ -185,6 +202,14 @@ PRISM__TRAV_INLINE int prism__trav_next(const prism_geometry_view *g, const pris
         const prism_bvh_node *c0 = prism_view_node_ptr(g, i0);
         /* the second child is the next node, unless the split falls between */
         const prism_bvh_node *c1 = i0 + 1 == g->nodes_split ? g->nodes_tail : c0 + 1;
+#if defined(__CUDA_ARCH__)
+        /* On the device each node is two 16-byte loads through the
+         * read-only cache (every node array is 16-byte aligned, in any kind
+         * of memory, and a split lands on a whole node). */
+        const prism_bvh_node n0 = prism__node_ldg(c0), n1 = prism__node_ldg(c1);
+        c0 = &n0;
+        c1 = &n1;
+#endif
 #ifdef PRISM__TRAV_SSE
         /* Start fetching the grandchildren while the boxes are tested, with
          * no branch: for a leaf child (or a tail node) the line is a wasted

@@ -17,7 +17,7 @@ typedef struct prism_triangle_info {
     uint32_t surface;   /* scene surface, PRISM_NONE if none */
 } prism_triangle_info;
 
-_Static_assert(sizeof(prism_triangle_info) == 16, "one 16-byte load");
+PRISM_STATIC_ASSERT(sizeof(prism_triangle_info) == 16, "one 16-byte load");
 
 typedef struct prism_geometry_view {
     /* Nodes [0, nodes_split) are nodes_head[i]; nodes [nodes_split,

@@ -38,12 +38,7 @@ typedef struct prism_bvh_node {
     uint32_t count;
 } prism_bvh_node;
 
-/* nvcc compiles this header as C++, where _Static_assert is not a keyword. */
-#ifdef __cplusplus
-static_assert(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte loads");
-#else
-_Static_assert(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte loads");
-#endif
+PRISM_STATIC_ASSERT(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte loads");
 
 /* The builder keeps every leaf at depth <= PRISM_BVH_MAX_DEPTH (root = 0), so
  * a traversal stack of PRISM_BVH_MAX_DEPTH entries never overflows (a
