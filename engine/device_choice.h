@@ -19,7 +19,7 @@ typedef struct prism_device_sources {
 
 typedef struct prism_device_choice {
     int index;                 /* chosen device, or -1: try each in turn */
-    char source[256];          /* "PRISM_DEVICE=1", "~/.cuda-device (/root/.cuda-device) = 0" */
+    char source[256];          /* "PRISM_DEVICE=1", "$HOME/.cuda-device contains \"0\"" */
 } prism_device_choice;
 
 /* The first source that is set decides. An invalid value from it (not an
