@@ -3,16 +3,6 @@
 # and the same checks on the bundled assets and a generated detector.
 prism_test(NAME bvh SOURCES test_bvh.c bvh_test_util.c bvh_scalar.c TIMEOUT 600)
 prism_test(NAME bvh_scenes SOURCES test_bvh_scenes.c bvh_test_util.c TIMEOUT 600)
-# The scene cases need the COLLADA loader (geometry/) and the generator
-# (tools/); until they are in the tree those cases skip.
-file(GLOB _prism_bvh_geometry ${PROJECT_SOURCE_DIR}/geometry/*.c)
-foreach(_f IN LISTS _prism_bvh_geometry)
-  file(STRINGS ${_f} _def REGEX "^(prism_result )?prism_scene_load\\(")
-  if(_def)
-    target_compile_definitions(test_bvh_scenes PRIVATE PRISM_TEST_BVH_LOADER)
-    break()
-  endif()
-endforeach()
 if(TARGET prism-gen-detector)
   add_dependencies(test_bvh_scenes prism-gen-detector)
 endif()

@@ -15,9 +15,7 @@
 #include "bench_bvh.h"
 #include "bench_util.h"
 #include "prism/bvh.h"
-#ifdef PRISM_BENCH_BVH_LOADER
 #include "prism/scene.h"
-#endif
 
 typedef struct options {
     const char *file;
@@ -32,9 +30,7 @@ typedef struct owned_scene {
     bvh_bench_scene s;
     float *pos;
     uint32_t *idx;
-#ifdef PRISM_BENCH_BVH_LOADER
     prism_scene *loaded;
-#endif
 } owned_scene;
 
 static void usage(FILE *f)
@@ -124,7 +120,6 @@ static bool get_scene(const char *file, owned_scene *o)
     memset(o, 0, sizeof *o);
     if (strncmp(file, "soup:", 5) == 0)
         return make_soup((size_t)atol(file + 5), o);
-#ifdef PRISM_BENCH_BVH_LOADER
     char err[512] = "";
     prism_load_desc d = {.error = err, .error_size = sizeof err};
     if (prism_scene_load(file, &d, &o->loaded) != PRISM_SUCCESS) {
@@ -134,19 +129,13 @@ static bool get_scene(const char *file, owned_scene *o)
     o->s = (bvh_bench_scene){o->loaded->positions, o->loaded->vertices_count, o->loaded->indices,
                              o->loaded->triangles_count};
     return true;
-#else
-    fprintf(stderr, "prism-bench bvh: this build has no COLLADA loader yet; use soup:N\n");
-    return false;
-#endif
 }
 
 static void free_scene(owned_scene *o)
 {
     free(o->pos);
     free(o->idx);
-#ifdef PRISM_BENCH_BVH_LOADER
     prism_scene_free(o->loaded);
-#endif
 }
 
 /* ---- rays --------------------------------------------------------------- */

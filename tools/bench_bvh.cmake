@@ -11,13 +11,3 @@ if(embree_FOUND)
 else()
   message(STATUS "prism-bench bvh: Embree 3 not found; the bench will report Prism only")
 endif()
-# Scenes from files need the COLLADA loader (geometry/); until it is in the
-# tree the bench takes soup:N only.
-file(GLOB _prism_bvh_geometry ${PROJECT_SOURCE_DIR}/geometry/*.c)
-foreach(_f IN LISTS _prism_bvh_geometry)
-  file(STRINGS ${_f} _def REGEX "^(prism_result )?prism_scene_load\\(")
-  if(_def)
-    target_compile_definitions(prism-bench PRIVATE PRISM_BENCH_BVH_LOADER)
-    break()
-  endif()
-endforeach()

@@ -10,7 +10,6 @@ bool bench_scene_load(const char *file, unsigned bvh_order, bench_scene *out, ch
                       size_t why_size)
 {
     memset(out, 0, sizeof *out);
-#ifdef PRISM_BENCH_KERNELS_LOADER
     char err[512] = "";
     prism_load_desc ld = {0};
     ld.error = err;
@@ -34,20 +33,12 @@ bool bench_scene_load(const char *file, unsigned bvh_order, bench_scene *out, ch
         return false;
     }
     return true;
-#else
-    (void)file;
-    (void)bvh_order;
-    snprintf(why, why_size, "this build has no COLLADA loader");
-    return false;
-#endif
 }
 
 void bench_scene_free(bench_scene *s)
 {
     prism_bvh_free(s->bvh);
-#ifdef PRISM_BENCH_KERNELS_LOADER
     prism_scene_free(s->scene);
-#endif
     memset(s, 0, sizeof *s);
 }
 

@@ -3,4 +3,3 @@
 target_sources(prism-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bench_render.c
   ${CMAKE_CURRENT_LIST_DIR}/bench_kernels.c)
 target_compile_definitions(prism-bench PRIVATE PRISM_BENCH_RENDER)
-include(${CMAKE_CURRENT_LIST_DIR}/bench_kernels_loader.cmake.inc)
