@@ -278,14 +278,8 @@ static bool parse(int argc, char **argv, prop_bench *b)
     b->no_cuda = prism_bench_has_flag(argc, argv, "--no-cuda");
     const char *order = prism_bench_option(argc, argv, "--bvh-order", "bfs");
     b->bvh_order = strcmp(order, "dfs") == 0 ? PRISM_BVH_ORDER_DFS : PRISM_BVH_ORDER_BFS;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] != '-') {
-            b->file = argv[i];
-            break;
-        }
-        if (strcmp(argv[i], "--json") && strcmp(argv[i], "--no-host") && strcmp(argv[i], "--no-cuda"))
-            i++;
-    }
+    static const char *const flags[] = {"--json", "--no-host", "--no-cuda", NULL};
+    b->file = prism_bench_positional(argc, argv, flags);
     return b->file != NULL && b->repeat >= 1 && b->repeat <= 64 && b->max_steps >= 1 &&
            (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0);
 }

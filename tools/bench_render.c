@@ -343,15 +343,8 @@ static bool parse(int argc, char **argv, render_bench *b)
     b->block_count = parse_list(prism_bench_option(argc, argv, "--blocks", "256"), blocks);
     for (int i = 0; i < b->block_count; i++)
         b->blocks[i] = blocks[i] > 0 ? (unsigned)blocks[i] : 0u;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] != '-') {
-            b->file = argv[i];
-            break;
-        }
-        if (strcmp(argv[i], "--json") && strcmp(argv[i], "--no-host") &&
-            strcmp(argv[i], "--no-cuda") && strcmp(argv[i], "--device-only"))
-            i++; /* an option's value */
-    }
+    static const char *const flags[] = {"--json", "--no-host", "--no-cuda", "--device-only", NULL};
+    b->file = prism_bench_positional(argc, argv, flags);
     return b->file != NULL && b->width >= 1 && b->width <= 16384 && b->height >= 1 &&
            b->height <= 16384 && b->repeat >= 1 && b->repeat <= 64 && b->host_repeat >= 1 &&
            b->host_repeat <= 64 && b->variant_count >= 0 && b->block_count >= 1 &&

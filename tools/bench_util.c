@@ -35,6 +35,25 @@ bool prism_bench_has_flag(int argc, char **argv, const char *flag)
     return false;
 }
 
+static bool is_flag(const char *arg, const char *const *flags)
+{
+    for (; *flags; flags++)
+        if (strcmp(arg, *flags) == 0)
+            return true;
+    return false;
+}
+
+const char *prism_bench_positional(int argc, char **argv, const char *const *flags)
+{
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] != '-')
+            return argv[i];
+        if (!is_flag(argv[i], flags))
+            i++; /* skip the option's value */
+    }
+    return NULL;
+}
+
 const char *prism_bench_option(int argc, char **argv, const char *option, const char *fallback)
 {
     for (int i = 1; i + 1 < argc; i++)

@@ -12,6 +12,10 @@ double prism_bench_now(void);
 double prism_bench_median(double *values, size_t n);
 /* Whether `flag` ("--json") is among argv[1..argc-1]. */
 bool prism_bench_has_flag(int argc, char **argv, const char *flag);
+/* The first argument that is neither an option nor an option's value (the
+ * FILE), or NULL. `flags` (NULL-terminated) names the options that take no
+ * value; every other option is taken to be followed by one. */
+const char *prism_bench_positional(int argc, char **argv, const char *const *flags);
 /* The value after `option` ("--repeat 5"), or `fallback`. */
 const char *prism_bench_option(int argc, char **argv, const char *option, const char *fallback);
 
