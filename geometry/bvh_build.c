@@ -131,6 +131,21 @@ static void resolve_desc(const prism_bvh_desc *d, prism__bvh_builder *b)
     b->threads = d && d->threads > 0 ? d->threads : omp_get_max_threads();
     b->bfs_levels = !d || d->order != PRISM_BVH_ORDER_DFS ? UINT_MAX
                     : d->bfs_levels ? d->bfs_levels : PRISM_BVH_DFS_BFS_LEVELS;
+    b->progress = d ? d->progress : NULL;
+    b->progress_user = d ? d->progress_user : NULL;
+}
+
+/* The progress calls of the build's ends, from the calling thread: (0, n)
+ * before anything is allocated and (n, n) when the BVH is complete; the
+ * ones between come from the recursion (bvh_build_nodes.c), a step
+ * apart, ~100 steps per build. False: cancelled. */
+#define PROGRESS_STEPS 100
+
+static bool progress_end(prism__bvh_builder *b, size_t n, bool last)
+{
+    b->report_step = n / PROGRESS_STEPS ? n / PROGRESS_STEPS : 1;
+    b->next_report = b->report_step;
+    return !b->progress || b->progress(b->progress_user, last ? n : 0, n);
 }
 
 /* ---- output ---------------------------------------------------------- */
@@ -380,6 +395,12 @@ double prism_bvh_sah_cost(const prism_bvh_node *nodes, size_t node_count)
 
 /* ---- entry points ---------------------------------------------------- */
 
+static prism_result cancelled(const prism_bvh_desc *desc)
+{
+    build_log(desc, PRISM_LOG_ERROR, "bvh: cancelled by the progress callback");
+    return PRISM_ERROR_IO;
+}
+
 static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const float *positions,
                                const uint32_t *indices)
 {
@@ -395,8 +416,11 @@ static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const floa
     prism_result r = PRISM_ERROR_OUT_OF_MEMORY;
     if (b->refs && b->nodes && b->blocks) {
         prism__bvh_build_nodes(b, positions, indices);
-        fill_triangles(bvh, b->refs, positions, indices, b->threads);
-        r = reorder(bvh, b->nodes, b->node_next, b->bfs_levels, b->threads);
+        r = PRISM_ERROR_IO; /* cancelled: the tree is incomplete, and discarded */
+        if (!b->cancelled) {
+            fill_triangles(bvh, b->refs, positions, indices, b->threads);
+            r = reorder(bvh, b->nodes, b->node_next, b->bfs_levels, b->threads);
+        }
     }
     free(b->refs);
     free(b->nodes);
@@ -419,14 +443,21 @@ prism_result prism_bvh_build(const float *positions, size_t vertex_count, const 
     }
     if (r != PRISM_SUCCESS)
         return r;
+    if (!progress_end(&b, triangle_count, false))
+        return cancelled(desc);
     prism_bvh *bvh = alloc_bvh(vertex_count, triangle_count);
     if (!bvh) {
         build_log(desc, PRISM_LOG_ERROR, "bvh: out of memory for %zu triangles", triangle_count);
         return PRISM_ERROR_OUT_OF_MEMORY;
     }
     r = build_tree(&b, bvh, positions, indices);
+    if (r == PRISM_SUCCESS && !progress_end(&b, triangle_count, true))
+        r = PRISM_ERROR_IO;
     if (r != PRISM_SUCCESS) {
-        build_log(desc, PRISM_LOG_ERROR, "bvh: out of memory for %zu triangles", triangle_count);
+        if (r == PRISM_ERROR_IO)
+            cancelled(desc);
+        else
+            build_log(desc, PRISM_LOG_ERROR, "bvh: out of memory for %zu triangles", triangle_count);
         prism_bvh_free(bvh);
         return r;
     }

@@ -30,10 +30,13 @@ typedef struct prism__bvh_ref {
     uint32_t pad;
 } prism__bvh_ref;
 
-/* A thread's current block of node slots (a cache line each, not shared). */
+/* A thread's current block of node slots (a cache line each, not shared),
+ * and the triangles it placed into leaves not yet added to the builder's
+ * count (progress). */
 typedef struct prism__bvh_block {
     size_t next, end;
-    char pad[64 - 2 * sizeof(size_t)];
+    size_t placed;
+    char pad[64 - 3 * sizeof(size_t)];
 } prism__bvh_block;
 
 #define PRISM__BVH_NODE_BLOCK ((size_t)1024)
@@ -49,6 +52,17 @@ typedef struct prism__bvh_builder {
     int sample;             /* bin a sample of very large nodes (not at quality HIGH) */
     unsigned bfs_levels;    /* node order: breadth-first above this depth, depth-first below */
     int threads;
+    /* Progress (desc->progress; NULL: none of this is touched). Threads add
+     * their blocks' placed counts to `placed` every `report_step`
+     * triangles; only thread 0 of the team (the caller) reads it and calls
+     * the callback, at most once per report_step. A false return sets
+     * `cancelled`, which turns every node still to build into a leaf. */
+    prism_progress_fn progress;
+    void *progress_user;
+    size_t placed;          /* atomic */
+    size_t report_step;
+    size_t next_report;     /* thread 0 only */
+    int cancelled;          /* atomic */
 } prism__bvh_builder;
 
 /* Surface area (up to the factor 2 that cancels in the SAH); 0 for an empty box. */

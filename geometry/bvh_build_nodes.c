@@ -11,7 +11,9 @@
  * slots. A depth guard switches to median
  * splits where the SAH split could push a leaf below PRISM_BVH_MAX_DEPTH,
  * which bounds the traversal stack. Nothing depends on the order the
- * references are in, so the tree does not depend on the thread count. */
+ * references are in, so the tree does not depend on the thread count.
+ * Leaves count their triangles for the progress callback (the calling
+ * thread reports), which never changes the tree. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -576,13 +578,25 @@ static unsigned levels_needed(size_t n, unsigned leaf)
     return d;
 }
 
+/* Whether a progress callback cancelled the build: every node still to
+ * build then becomes a leaf, and prism_bvh_build discards the tree. */
+static int is_cancelled(prism__bvh_builder *b)
+{
+    if (!b->progress)
+        return 0;
+    int c;
+#pragma omp atomic read
+    c = b->cancelled;
+    return c;
+}
+
 /* Whether the node becomes a leaf; otherwise *s is the split to take and
  * *median tells whether the SAH split must be replaced by a median split. */
 static int choose(prism__bvh_builder *b, size_t begin, size_t end, const box3 *bounds,
                   const box3 *cb, unsigned depth, split *s, int *median)
 {
     size_t n = end - begin;
-    if (n <= 1 || depth >= PRISM_BVH_MAX_DEPTH)
+    if (n <= 1 || depth >= PRISM_BVH_MAX_DEPTH || is_cancelled(b))
         return 1;
     int ok = n <= SMALL_MAX ? small_split(b, begin, end, s) : find_split(b, begin, end, cb, s);
     if (n <= b->leaf) {
@@ -619,6 +633,43 @@ static size_t alloc_pair(prism__bvh_builder *b)
     return first;
 }
 
+/* ---- progress ------------------------------------------------------------ */
+
+/* Thread 0 (the caller: the master of the build's team) reports the
+ * count when it has grown by a step since the last report; below total
+ * only, the final call is prism_bvh_build's. */
+static void report(prism__bvh_builder *b)
+{
+    size_t done;
+#pragma omp atomic read
+    done = b->placed;
+    /* b->cancelled is written by this thread only: no call after a false */
+    if (b->cancelled || done < b->next_report || done >= b->n)
+        return;
+    b->next_report = done + b->report_step;
+    if (!b->progress(b->progress_user, done, b->n)) {
+#pragma omp atomic write
+        b->cancelled = 1;
+    }
+}
+
+/* A leaf of `count` triangles: counted in the thread's block, added to the
+ * shared count a step at a time (so the shared line is written ~100 times
+ * per thread per build, not once per leaf). */
+static void count_placed(prism__bvh_builder *b, size_t count)
+{
+    const int tid = omp_get_thread_num();
+    prism__bvh_block *blk = &b->blocks[tid];
+    blk->placed += count;
+    if (blk->placed >= b->report_step) {
+#pragma omp atomic
+        b->placed += blk->placed;
+        blk->placed = 0;
+    }
+    if (tid == 0)
+        report(b);
+}
+
 static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t end, box3 bounds,
                        box3 cb, unsigned depth)
 {
@@ -630,6 +681,8 @@ static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t e
     if (choose(b, begin, end, &bounds, &cb, depth, &s, &median)) {
         node->first = (uint32_t)begin;
         node->count = (uint32_t)(end - begin);
+        if (b->progress)
+            count_placed(b, end - begin);
         return;
     }
     box3 lc, rc;

@@ -3,6 +3,8 @@
 # and the same checks on the bundled assets and a generated detector.
 prism_test(NAME bvh SOURCES test_bvh.c bvh_test_util.c bvh_scalar.c TIMEOUT 600)
 prism_test(NAME bvh_scenes SOURCES test_bvh_scenes.c bvh_test_util.c TIMEOUT 600)
+# The build's progress callback: calls, cancel, an unchanged tree.
+prism_test(NAME bvh_progress SOURCES test_bvh_progress.c bvh_test_util.c TIMEOUT 300)
 if(TARGET prism-gen-detector)
   add_dependencies(test_bvh_scenes prism-gen-detector)
 endif()

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "result.h"
+#include "scene.h" /* prism_progress_fn */
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,7 +74,7 @@ PRISM_STATIC_ASSERT(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte
 #define PRISM_BVH_QUALITY_HIGH 3u    /* 64 bins */
 
 /* Defaults (all-zero): leaf size 4, quality MEDIUM (16 SAH bins), OpenMP
- * threads as the runtime chooses. SAH cost constants: traversal 1.0,
+ * threads as the runtime chooses, no progress calls. SAH cost constants: traversal 1.0,
  * intersection 1.0 per triangle (cost = sum over inner nodes of
  * area/root_area * C_trav + sum over leaves of area/root_area * count * C_isect).
  * The builder makes a leaf where that is cheaper than splitting, and always
@@ -90,6 +91,18 @@ typedef struct prism_bvh_desc {
                                * placement can size them to its device-memory head */
     prism_log_fn log;
     void *log_user;
+    /* Progress, for a bar: `done` of `total` = the triangle count, counting
+     * triangles placed into leaves. The first call is (0, total) before any
+     * work, the last (total, total) once the BVH is complete, and between
+     * them at most ~100 calls, done strictly growing and below total. Every
+     * call comes from the thread that called prism_bvh_build (the OpenMP
+     * workers only count), so calls never overlap and the callback needs no
+     * lock. Returning false cancels: the build frees what it allocated and
+     * returns PRISM_ERROR_IO, logging "bvh: cancelled" (the code a cancelled
+     * prism_scene_load returns, so one check serves both; no I/O failed).
+     * NULL: no calls, and the same tree as with a callback. */
+    prism_progress_fn progress;
+    void *progress_user;
 } prism_bvh_desc;
 
 typedef struct prism_bvh_stats {
@@ -130,8 +143,9 @@ typedef struct prism_bvh {
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays with nonzero counts, an
  *         index >= vertex_count, a non-finite coordinate used by a triangle,
  *         a bad desc field), PRISM_ERROR_LIMIT (more than 2^31 triangles or
- *         2^32-1 vertices), PRISM_ERROR_OUT_OF_MEMORY. The message names the
- *         triangle and goes to desc->log.
+ *         2^32-1 vertices), PRISM_ERROR_OUT_OF_MEMORY, PRISM_ERROR_IO (cancelled
+ *         by desc->progress). The message names the triangle and goes to
+ *         desc->log.
  * @thread_safety Reentrant; uses desc->threads OpenMP threads. */
 PRISM_API prism_result prism_bvh_build(const float *positions, size_t vertex_count,
                                        const uint32_t *indices, size_t triangle_count,
