@@ -14,7 +14,9 @@ typedef struct viewer_progress {
 } viewer_progress;
 
 void viewer_progress_begin(viewer_progress *p, const char *label);
-/* Usable as a prism_progress_fn: `user` is the viewer_progress. */
+/* Usable as a prism_progress_fn (prism_load_desc, prism_bvh_desc): `user`
+ * is the viewer_progress. Not thread-safe: both call it on the calling
+ * thread only. Never cancels. */
 bool viewer_progress_update(void *user, size_t done, size_t total);
 /* Finish the line with a note ("12.3 MB in 0.45 s"). */
 void viewer_progress_end(viewer_progress *p, const char *note);

@@ -80,8 +80,13 @@ static int job_threads(void)
 static int build_bvh(viewer_app *app)
 {
     viewer_progress progress;
-    viewer_progress_begin(&progress, "building BVH"); /* no progress callback: 0 then 100% */
-    prism_bvh_desc desc = {.threads = omp_get_max_threads()};
+    viewer_progress_begin(&progress, "building BVH");
+    /* The builder calls back on this thread only (its OpenMP workers just
+     * count), so the bar needs no lock: ~100 calls, triangles placed. No
+     * bar (stderr not a terminal): no callback, and no counting. */
+    prism_bvh_desc desc = {.threads = omp_get_max_threads(),
+                           .progress = progress.enabled ? viewer_progress_update : NULL,
+                           .progress_user = &progress};
     app->startup.bvh_threads = desc.threads;
     double t0 = viewer_clock();
     prism_result r = prism_bvh_build(app->scene->positions, app->scene->vertices_count,
