@@ -6,6 +6,7 @@
 #include "geometry_view.h"
 #include "optics.h"
 #include "prism/geometry.h"
+#include "prism/memory.h"
 
 /* The pointers kernels use (device pointers on CUDA, heap on the host
  * backend), valid until prism_geometry_destroy. */
@@ -13,5 +14,18 @@ const prism_geometry_view *prism__geometry_view(const prism_geometry *g);
 /* The optics tables (NULL without a scene or with desc.skip_optics). */
 prism_optics *prism__geometry_optics(const prism_geometry *g);
 prism_context *prism__geometry_context(const prism_geometry *g);
+/* The view for one launch: with vertices shared from a GL buffer, that
+ * buffer is mapped (CUDA may read it, GL must not) and *view points into it
+ * until prism__geometry_unmap; otherwise *view is the geometry's own view
+ * and unmap does nothing. Call unmap after a successful map only. */
+prism_result prism__geometry_map(const prism_geometry *g, prism_geometry_view *view);
+prism_result prism__geometry_unmap(const prism_geometry *g);
+
+/* gl_buffer.c: a GL buffer registered with CUDA-GL interop, or
+ * PRISM_ERROR_INTEROP_UNAVAILABLE with `why` filled and nothing logged (no
+ * copy path): for callers that fall back on their own. */
+prism_result prism__buffer_create_gl_interop(prism_context *ctx, unsigned gl_buffer, size_t size,
+                                             prism_gl_flags flags, const char *tag, char *why,
+                                             size_t why_size, prism_buffer **out);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geometry_internal.h"
 #include "memory_internal.h"
 
 /* The few GL names the copy path needs (values from the GL registry). */
@@ -83,9 +84,12 @@ static void free_state(prism_context *ctx, prism__gl_state *g)
     free(g);
 }
 
-prism_result prism_buffer_create_gl(prism_context *ctx, unsigned gl_buffer, size_t size,
-                                    prism_gl_flags flags, prism_gl_get_proc_address_fn gpa,
-                                    const char *tag, prism_buffer **out)
+/* Wrap and register; without interop, the copy path unless `interop_only`
+ * (then PRISM_ERROR_INTEROP_UNAVAILABLE, nothing logged, `why` says why). */
+static prism_result create_gl(prism_context *ctx, unsigned gl_buffer, size_t size,
+                              prism_gl_flags flags, prism_gl_get_proc_address_fn gpa,
+                              const char *tag, bool interop_only, char *why, size_t why_size,
+                              prism_buffer **out)
 {
     if (!ctx || !out)
         return PRISM_ERROR_INVALID_ARGUMENT;
@@ -105,9 +109,10 @@ prism_result prism_buffer_create_gl(prism_context *ctx, unsigned gl_buffer, size
     *a = (prism__allocation){.kind = PRISM_MEMORY_GL, .flags = flags, .bytes = size};
     prism__copy_tag(a->tag, tag);
     g->name = gl_buffer;
-    char why[256] = "";
-    g->interop = prism__mem(ctx)->gl_register(ctx, a, gl_buffer, why, sizeof why) == PRISM_SUCCESS;
-    prism_result r = g->interop ? PRISM_SUCCESS : copy_path(ctx, g, size, tag, gpa, why);
+    g->interop = prism__mem(ctx)->gl_register(ctx, a, gl_buffer, why, why_size) == PRISM_SUCCESS;
+    prism_result r = g->interop  ? PRISM_SUCCESS
+                     : interop_only ? PRISM_ERROR_INTEROP_UNAVAILABLE
+                                    : copy_path(ctx, g, size, tag, gpa, why);
     if (r != PRISM_SUCCESS) {
         prism__mem(ctx)->free(ctx, a);
         free(a);
@@ -122,6 +127,21 @@ prism_result prism_buffer_create_gl(prism_context *ctx, unsigned gl_buffer, size
     }
     (*out)->gl = g;
     return PRISM_SUCCESS;
+}
+
+prism_result prism_buffer_create_gl(prism_context *ctx, unsigned gl_buffer, size_t size,
+                                    prism_gl_flags flags, prism_gl_get_proc_address_fn gpa,
+                                    const char *tag, prism_buffer **out)
+{
+    char why[256] = "";
+    return create_gl(ctx, gl_buffer, size, flags, gpa, tag, false, why, sizeof why, out);
+}
+
+prism_result prism__buffer_create_gl_interop(prism_context *ctx, unsigned gl_buffer, size_t size,
+                                             prism_gl_flags flags, const char *tag, char *why,
+                                             size_t why_size, prism_buffer **out)
+{
+    return create_gl(ctx, gl_buffer, size, flags, NULL, tag, true, why, why_size, out);
 }
 
 static prism_result gl_error(prism_context *ctx, prism__gl_state *g, const char *what)

@@ -257,9 +257,17 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
                                 "propagate.records", &rec);
     if (r == PRISM_SUCCESS) {
         bool host = ctx->backend == PRISM_BACKEND_HOST;
-        r = prism__propagate_view(ctx, prism__geometry_view(geometry),
-                                  prism__optics_view(prism__geometry_optics(geometry)), source,
-                                  desc, ph.pointer, want_records ? rec.pointer : NULL, host, stats);
+        prism_geometry_view view;
+        r = prism__geometry_map(geometry, &view);
+        if (r == PRISM_SUCCESS) {
+            r = prism__propagate_view(ctx, &view,
+                                      prism__optics_view(prism__geometry_optics(geometry)), source,
+                                      desc, ph.pointer, want_records ? rec.pointer : NULL, host,
+                                      stats);
+            prism_result u = prism__geometry_unmap(geometry);
+            if (r == PRISM_SUCCESS)
+                r = u;
+        }
     }
     prism_result e1 = want_records ? prism__target_end(ctx, &rec, r == PRISM_SUCCESS) : PRISM_SUCCESS;
     prism_result e0 = prism__target_end(ctx, &ph, r == PRISM_SUCCESS);

@@ -260,7 +260,14 @@ prism_result prism_render(prism_context *ctx, const prism_geometry *geometry,
         r = prism__target_begin(ctx, target, desc->width * 4u, desc->height, "render", &map);
     if (r == PRISM_SUCCESS) {
         p.row_pixels = (uint32_t)(map.row_bytes / 4u);
-        r = prism__render_launch(ctx, prism__geometry_view(geometry), &p, map.pointer, &st.launches);
+        prism_geometry_view view;
+        r = prism__geometry_map(geometry, &view);
+        if (r == PRISM_SUCCESS) {
+            r = prism__render_launch(ctx, &view, &p, map.pointer, &st.launches);
+            prism_result u = prism__geometry_unmap(geometry);
+            if (r == PRISM_SUCCESS)
+                r = u;
+        }
         st.interop = map.interop;
         prism_result e = prism__target_end(ctx, &map, r == PRISM_SUCCESS);
         if (r == PRISM_SUCCESS)

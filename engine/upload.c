@@ -3,8 +3,10 @@
  * buffers and copied on one stream each (engine/staged_copy.c), so
  * converting one chunk overlaps the copies of the last; mapped parts are
  * written once, front to back, into mapped write-combined memory (streaming
- * stores only, never a read). The kernels'
- * geometry view is then filled from wherever each array ended. */
+ * stores only, never a read). Vertices a GL buffer already holds are read
+ * from it through interop instead (desc.gl_vertex_buffer), when there is
+ * interop. The kernels' geometry view is then filled from wherever each
+ * array ended. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@ struct prism_geometry {
     prism_context *ctx;
     prism_buffer *device[PRISM_GEOMETRY_ARRAYS];
     prism_buffer *mapped[PRISM_GEOMETRY_ARRAYS];
+    prism_buffer *gl_vertices; /* desc.gl_vertex_buffer, registered read-only */
     prism_geometry_view view;
     prism_optics *optics;
     prism_upload_report report;
@@ -259,12 +262,59 @@ static void fill_view(prism_geometry *g, const prism_bvh *b)
         v->nodes_split = v->node_count;
     }
     v->triangles = whole(g, TRIANGLES);
-    v->vertices = whole(g, VERTICES);
+    v->vertices = g->gl_vertices ? NULL : whole(g, VERTICES); /* NULL: mapped per launch */
     v->triangle_info = whole(g, INFO);
     v->triangle_count = (uint32_t)b->triangle_count;
     v->vertex_count = (uint32_t)b->vertex_count;
     memcpy(v->bbox_lo, b->nodes[0].lo, sizeof v->bbox_lo);
     memcpy(v->bbox_hi, b->nodes[0].hi, sizeof v->bbox_hi);
+}
+
+/* ---- vertices shared with GL */
+
+/* Register the caller's GL buffer for the vertices; the plan then places
+ * nothing for them. Without interop the upload goes on as usual. */
+static void share_vertices(prism_geometry *g, const prism_bvh *b, unsigned gl_buffer)
+{
+    prism_upload_entry *e = &g->report.arrays[VERTICES];
+    char why[256] = "";
+    prism_result r = prism__buffer_create_gl_interop(g->ctx, gl_buffer, e->bytes, PRISM_GL_READ_ONLY,
+                                                     "vertices", why, sizeof why, &g->gl_vertices);
+    if (r != PRISM_SUCCESS) {
+        g->gl_vertices = NULL;
+        g->ctx->last_error[0] = 0;
+        prism__log(g->ctx, PRISM_LOG_WARNING,
+                   "upload: vertices not shared with GL buffer %u (%s): uploaded, 2 copies",
+                   gl_buffer, why);
+        return;
+    }
+    e->device_bytes = e->mapped_bytes = 0;
+    e->gl_shared = true;
+    snprintf(e->reason, sizeof e->reason,
+             "GL buffer %u (interop, read-only): stored once for GL and CUDA", gl_buffer);
+    prism__log(g->ctx, PRISM_LOG_INFO, "upload: %zu vertices read from GL buffer %u in place",
+               b->vertex_count, gl_buffer);
+}
+
+prism_result prism__geometry_map(const prism_geometry *g, prism_geometry_view *view)
+{
+    *view = g->view;
+    if (!g->gl_vertices)
+        return PRISM_SUCCESS;
+    void *p = NULL;
+    prism_result r = prism_buffer_gl_map(g->gl_vertices, NULL, &p);
+    view->vertices = p;
+    return r;
+}
+
+prism_result prism__geometry_unmap(const prism_geometry *g)
+{
+    return g->gl_vertices ? prism_buffer_gl_unmap(g->gl_vertices, NULL) : PRISM_SUCCESS;
+}
+
+bool prism_geometry_vertices_shared(const prism_geometry *g)
+{
+    return g && g->gl_vertices;
 }
 
 /* ---- the entry point */
@@ -336,6 +386,8 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
     g->ctx = ctx;
     source s = {scene, bvh};
     r = plan(g, bvh, &d);
+    if (r == PRISM_SUCCESS && d.gl_vertex_buffer && bvh->vertex_count)
+        share_vertices(g, bvh, d.gl_vertex_buffer);
     if (r == PRISM_SUCCESS)
         r = carry_out(g, &s, &d);
     if (r == PRISM_SUCCESS && scene && !d.skip_optics)
@@ -364,6 +416,7 @@ void prism_geometry_destroy(prism_geometry *g)
         prism_buffer_release(g->device[i]);
         prism_buffer_release(g->mapped[i]);
     }
+    prism_buffer_release(g->gl_vertices);
     free(g);
 }
 

@@ -358,6 +358,44 @@ static void test_bundled_assets(void **state)
 }
 
 /* The threads' pieces cover the range exactly once, on granule boundaries. */
+static void count_warning(void *user, prism_log_level level, const char *message)
+{
+    if (level == PRISM_LOG_WARNING && strstr(message, "vertices not shared with GL buffer 42"))
+        ++*(int *)user;
+}
+
+/* A GL vertex buffer on the host backend (no interop, nor GL needed to see
+ * that): the vertices are uploaded as usual, 2 copies, and the log says so
+ * once; the map around a launch gives the geometry's own view. */
+static void test_gl_vertices_fallback(void **state)
+{
+    (void)state;
+    int warnings = 0;
+    prism_context_desc cd = {.backend = PRISM_BACKEND_HOST, .log = count_warning,
+                             .log_user = &warnings, .log_level = PRISM_LOG_WARNING};
+    prism_context *ctx = NULL;
+    assert_int_equal(prism_context_create(&cd, &ctx), PRISM_SUCCESS);
+    prism_geometry *g = NULL;
+    prism_geometry_desc d = {.gl_vertex_buffer = 42};
+    assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
+    assert_int_equal(warnings, 1);
+    assert_string_equal(prism_context_last_error(ctx), "");
+    assert_false(prism_geometry_vertices_shared(g));
+    assert_false(prism_geometry_vertices_shared(NULL));
+    const prism_upload_entry *e = &prism_geometry_report(g)->arrays[2];
+    assert_string_equal(e->name, "vertices");
+    assert_false(e->gl_shared);
+    assert_int_equal(e->device_bytes + e->mapped_bytes, bvh->vertex_count * 12);
+    check_view(g);
+    prism_geometry_view v;
+    assert_int_equal(prism__geometry_map(g, &v), PRISM_SUCCESS);
+    assert_memory_equal(&v, prism__geometry_view(g), sizeof v);
+    assert_int_equal(prism__geometry_unmap(g), PRISM_SUCCESS);
+    prism_geometry_destroy(g);
+    assert_ledger_empty(ctx);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
 static void fill_index(void *user, size_t first, size_t n, void *dst)
 {
     unsigned *calls = user; /* [0] calls, [1] misaligned pieces: no cmocka in threads */
@@ -414,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_no_scene_and_empty),
         cmocka_unit_test(test_bundled_assets),
         cmocka_unit_test(test_parallel_fill_and_staged_copy),
+        cmocka_unit_test(test_gl_vertices_fallback),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -148,7 +148,10 @@ static int placement_summary(const viewer_app *app, char *out, size_t size)
                      prism_placement_policy_name(rep->policy), dev, map);
     for (size_t i = 0; i < rep->array_count && n >= 0 && (size_t)n < size; i++) {
         const prism_upload_entry *e = &rep->arrays[i];
-        const char *where = !e->mapped_bytes ? "device" : !e->device_bytes ? "mapped" : "split";
+        const char *where = e->gl_shared        ? "GL buffer"
+                            : !e->mapped_bytes  ? "device"
+                            : !e->device_bytes  ? "mapped"
+                                                : "split";
         n += snprintf(out + n, size - (size_t)n, "%s %s %s", i ? "," : "", e->name, where);
     }
     return n;
@@ -176,12 +179,15 @@ static void hud_text(const viewer_app *app, char *t, size_t size)
         app->paused ? "  [paused]" : "", prism_backend_name(prism_context_backend(app->ctx)),
         dev ? dev->name : "?", app->display_name);
     n += placement_summary(app, t + n, size - (size_t)n);
-    /* The raster view keeps its own copy of the vertices: the upload API
-     * takes no GL buffer to share with the kernels (yet). */
-    snprintf(t + n, size - (size_t)n,
-             "\ninterop %s: image %s, photons %s; geometry in GL and engine (2 copies)\n%s%sH: help",
+    /* The kernels read the raster view's vertex buffer when it was shared
+     * (PRISM_VIEW_SHARE_GEOMETRY=1, with interop: see app.c); else the
+     * engine holds its own copy. */
+    bool shared = prism_geometry_vertices_shared(app->geometry);
+    interop = interop || shared;
+    snprintf(t + n, size - (size_t)n, "\ninterop %s: image %s, photons %s; geometry %s\n%s%sH: help",
              interop ? "active" : "off (copy path)", app->raytrace.interop ? "in place" : "copied",
-             !ph->count ? "none" : ph->gl_buffer ? "in place" : "copied", app->status,
+             !ph->count ? "none" : ph->gl_buffer ? "in place" : "copied",
+             shared ? "stored once (GL buffer shared)" : "in GL and engine (2 copies)", app->status,
              app->status[0] ? "\n" : "");
 }
 

@@ -3,7 +3,8 @@
  * plus the optics tables, ready for the kernels. Chroma's GPUGeometry in C.
  *
  * Functions: prism_geometry_upload, prism_geometry_destroy,
- *            prism_geometry_report, prism_geometry_report_format. */
+ *            prism_geometry_report, prism_geometry_report_format,
+ *            prism_geometry_vertices_shared. */
 #ifndef PRISM_GEOMETRY_H
 #define PRISM_GEOMETRY_H
 
@@ -28,8 +29,18 @@ typedef struct prism_geometry prism_geometry;
 #define PRISM_GEOMETRY_ARRAYS 4
 
 /* Defaults (all-zero): policy AUTO, reserve 300 MB, no budget override,
- * 8 MiB staging chunks; on the host backend the free "device" memory is the
- * host's physical memory. */
+ * 8 MiB staging chunks, vertices uploaded (no GL buffer); on the host
+ * backend the free "device" memory is the host's physical memory.
+ *
+ * gl_vertex_buffer: a GL buffer object (its name) that already holds the
+ * BVH's vertices, bvh->vertices (vertex_count x 3 floats, the positions the
+ * BVH was built from, in their order), e.g. a raster view's vertex buffer.
+ * With CUDA-GL interop it is registered read-only and the kernels read the
+ * vertices from it, mapped around each render and propagate call (GL must
+ * not use it during those calls, which the one-thread rule gives): the
+ * geometry is stored once for GL and CUDA. Without interop (host backend,
+ * Mesa, GL on another GPU) the vertices are uploaded as usual and the log
+ * says why once per upload. prism_geometry_vertices_shared tells which. */
 typedef struct prism_geometry_desc {
     prism_placement_policy policy;
     size_t reserve;            /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = none */
@@ -42,6 +53,7 @@ typedef struct prism_geometry_desc {
     size_t host_total_memory;
     size_t chunk_bytes;        /* staging chunk for promoted arrays; 0 = 8 MiB */
     bool skip_optics;          /* do not build optics tables (geometry only) */
+    unsigned gl_vertex_buffer; /* 0 = none; see above */
 } prism_geometry_desc;
 
 /* Where one array went and how fast it got there. */
@@ -54,6 +66,7 @@ typedef struct prism_upload_entry {
     double gbps;               /* bytes / seconds / 1e9 */
     bool demoted;              /* device allocation failed: moved to mapped memory */
     char reason[256];          /* the plan's reason (+ the demotion) */
+    bool gl_shared;            /* read in place from desc.gl_vertex_buffer (no bytes placed) */
 } prism_upload_entry;
 
 typedef struct prism_upload_report {
@@ -81,6 +94,10 @@ PRISM_API prism_result prism_geometry_upload(prism_context *ctx, const prism_sce
 /** Release the geometry's memory and optics. Accepts NULL. */
 PRISM_API void prism_geometry_destroy(prism_geometry *geometry);
 PRISM_API const prism_upload_report *prism_geometry_report(const prism_geometry *geometry);
+/** True when the kernels read the vertices from desc.gl_vertex_buffer
+ * through interop (one copy of the geometry for GL and CUDA); false when
+ * they were uploaded (no GL buffer given, or interop unavailable). */
+PRISM_API bool prism_geometry_vertices_shared(const prism_geometry *geometry);
 /** The report as a table; snprintf semantics. */
 PRISM_API size_t prism_geometry_report_format(const prism_upload_report *report, char *buffer,
                                               size_t size);
