@@ -180,7 +180,7 @@ static void hud_text(const viewer_app *app, char *t, size_t size)
         dev ? dev->name : "?", app->display_name);
     n += placement_summary(app, t + n, size - (size_t)n);
     /* The kernels read the raster view's vertex buffer when it was shared
-     * (PRISM_VIEW_SHARE_GEOMETRY=1, with interop: see app.c); else the
+     * (with interop, unless PRISM_VIEW_SHARE_GEOMETRY=0: see app.c); else the
      * engine holds its own copy. */
     bool shared = prism_geometry_vertices_shared(app->geometry);
     interop = interop || shared;
