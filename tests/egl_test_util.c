@@ -66,6 +66,37 @@ static bool make_current(test_egl *egl, int major, int minor)
            eglMakeCurrent(egl->display, egl->surface, egl->surface, egl->context);
 }
 
+static bool load_gl(test_gl *gl)
+{
+    gl->gen_buffers = (void (*)(int, unsigned *))eglGetProcAddress("glGenBuffers");
+    gl->bind_buffer = (void (*)(unsigned, unsigned))eglGetProcAddress("glBindBuffer");
+    gl->buffer_data =
+        (void (*)(unsigned, ptrdiff_t, const void *, unsigned))eglGetProcAddress("glBufferData");
+    gl->get_buffer_sub_data =
+        (void (*)(unsigned, ptrdiff_t, ptrdiff_t, void *))eglGetProcAddress("glGetBufferSubData");
+    gl->delete_buffers = (void (*)(int, const unsigned *))eglGetProcAddress("glDeleteBuffers");
+    return gl->gen_buffers && gl->bind_buffer && gl->buffer_data && gl->get_buffer_sub_data &&
+           gl->delete_buffers;
+}
+
+unsigned test_egl_buffer(const test_egl *egl, unsigned target, size_t size, const void *data,
+                         unsigned usage)
+{
+    unsigned b = 0;
+    egl->gl.gen_buffers(1, &b);
+    egl->gl.bind_buffer(target, b);
+    egl->gl.buffer_data(target, (ptrdiff_t)size, data, usage);
+    egl->gl.bind_buffer(target, 0);
+    return b;
+}
+
+void test_egl_read(const test_egl *egl, unsigned target, unsigned buffer, size_t size, void *out)
+{
+    egl->gl.bind_buffer(target, buffer);
+    egl->gl.get_buffer_sub_data(target, 0, (ptrdiff_t)size, out);
+    egl->gl.bind_buffer(target, 0);
+}
+
 bool test_egl_open(test_egl *egl, test_egl_platform platform, int major, int minor)
 {
     egl->display = EGL_NO_DISPLAY;
@@ -80,7 +111,7 @@ bool test_egl_open(test_egl *egl, test_egl_platform platform, int major, int min
         egl->display = EGL_NO_DISPLAY;
         return false;
     }
-    if (make_current(egl, major, minor))
+    if (make_current(egl, major, minor) && load_gl(&egl->gl))
         return true;
     test_egl_close(egl);
     return false;

@@ -28,16 +28,6 @@
 /* GL entry points, taken from EGL (no GL library linked). */
 #define GL_ARRAY_BUFFER 0x8892
 #define GL_STATIC_DRAW 0x88E4
-typedef void (*gen_buffers_fn)(int, unsigned *);
-typedef void (*bind_buffer_fn)(unsigned, unsigned);
-typedef void (*buffer_data_fn)(unsigned, ptrdiff_t, const void *, unsigned);
-typedef void (*get_buffer_sub_data_fn)(unsigned, ptrdiff_t, ptrdiff_t, void *);
-typedef void (*delete_buffers_fn)(int, const unsigned *);
-static gen_buffers_fn gen_buffers;
-static bind_buffer_fn bind_buffer;
-static buffer_data_fn buffer_data;
-static get_buffer_sub_data_fn get_buffer_sub_data;
-static delete_buffers_fn delete_buffers;
 
 static test_egl egl;
 static prism_context *host;    /* builds the scenes */
@@ -54,25 +44,13 @@ static void on_log(void *user, prism_log_level level, const char *message)
 
 static bool egl_start(bool any)
 {
-    if (!test_egl_open(&egl, any ? TEST_EGL_ANY : TEST_EGL_CUDA, 0, 0))
-        return false;
-    gen_buffers = (gen_buffers_fn)eglGetProcAddress("glGenBuffers");
-    bind_buffer = (bind_buffer_fn)eglGetProcAddress("glBindBuffer");
-    buffer_data = (buffer_data_fn)eglGetProcAddress("glBufferData");
-    get_buffer_sub_data = (get_buffer_sub_data_fn)eglGetProcAddress("glGetBufferSubData");
-    delete_buffers = (delete_buffers_fn)eglGetProcAddress("glDeleteBuffers");
-    return gen_buffers && bind_buffer && buffer_data && get_buffer_sub_data && delete_buffers;
+    return test_egl_open(&egl, any ? TEST_EGL_ANY : TEST_EGL_CUDA, 0, 0);
 }
 
 /* A GL vertex buffer holding `bytes` of `data`, as a raster view makes it. */
 static unsigned gl_vertices(const void *data, size_t bytes)
 {
-    unsigned b = 0;
-    gen_buffers(1, &b);
-    bind_buffer(GL_ARRAY_BUFFER, b);
-    buffer_data(GL_ARRAY_BUFFER, (ptrdiff_t)bytes, data, GL_STATIC_DRAW);
-    bind_buffer(GL_ARRAY_BUFFER, 0);
-    return b;
+    return test_egl_buffer(&egl, GL_ARRAY_BUFFER, bytes, data, GL_STATIC_DRAW);
 }
 
 static void build(kt_scene *s)
@@ -187,14 +165,12 @@ static void test_shared_equals_uploaded(void **state)
     propagate_both(g, plain);
     /* Read-only: GL still holds the positions, and may draw them now. */
     float *back = malloc(bytes);
-    bind_buffer(GL_ARRAY_BUFFER, gl);
-    get_buffer_sub_data(GL_ARRAY_BUFFER, 0, (ptrdiff_t)bytes, back);
-    bind_buffer(GL_ARRAY_BUFFER, 0);
+    test_egl_read(&egl, GL_ARRAY_BUFFER, gl, bytes, back);
     assert_memory_equal(back, s.positions, bytes);
     free(back);
     prism_geometry_destroy(g); /* unregisters before GL deletes the buffer */
     prism_geometry_destroy(plain);
-    delete_buffers(1, &gl);
+    egl.gl.delete_buffers(1, &gl);
     kt_free(&s, host);
 }
 
@@ -227,7 +203,7 @@ static void test_short_buffer_fails(void **state)
     printf("# %s\n", prism_context_last_error(subject));
     assert_non_null(strstr(prism_context_last_error(subject), "cudaGraphicsResourceGetMappedPointer"));
     prism_geometry_destroy(g);
-    delete_buffers(1, &gl);
+    egl.gl.delete_buffers(1, &gl);
     kt_free(&s, host);
 }
 
@@ -283,19 +259,19 @@ static void test_launch_overhead(void **state)
     storage_fn storage = (storage_fn)eglGetProcAddress("glBufferStorage");
     for (int u = 0; u < 5; u++) {
         unsigned gl = 0;
-        gen_buffers(1, &gl);
-        bind_buffer(GL_ARRAY_BUFFER, gl);
+        egl.gl.gen_buffers(1, &gl);
+        egl.gl.bind_buffer(GL_ARRAY_BUFFER, gl);
         if (usage[u])
-            buffer_data(GL_ARRAY_BUFFER, (ptrdiff_t)big, data, usage[u]);
+            egl.gl.buffer_data(GL_ARRAY_BUFFER, (ptrdiff_t)big, data, usage[u]);
         else if (storage)
             storage(GL_ARRAY_BUFFER, (ptrdiff_t)big, data, 0);
-        bind_buffer(GL_ARRAY_BUFFER, 0);
+        egl.gl.bind_buffer(GL_ARRAY_BUFFER, 0);
         prism_geometry *g = upload(&s, gl);
         assert_true(prism_geometry_vertices_shared(g));
         printf("# tiny render, vertices shared, 16 MB GL buffer made with %s: %.1f us\n", name[u],
                1e6 * tiny_render(g));
         prism_geometry_destroy(g);
-        delete_buffers(1, &gl);
+        egl.gl.delete_buffers(1, &gl);
     }
     prism_geometry_destroy(plain);
     free(data);

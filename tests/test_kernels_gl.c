@@ -26,50 +26,26 @@
 #define GL_ARRAY_BUFFER 0x8892
 #define GL_PIXEL_UNPACK_BUFFER 0x88EC
 #define GL_DYNAMIC_DRAW 0x88E8
-typedef void (*gen_buffers_fn)(int, unsigned *);
-typedef void (*bind_buffer_fn)(unsigned, unsigned);
-typedef void (*buffer_data_fn)(unsigned, ptrdiff_t, const void *, unsigned);
-typedef void (*get_buffer_sub_data_fn)(unsigned, ptrdiff_t, ptrdiff_t, void *);
-typedef void (*delete_buffers_fn)(int, const unsigned *);
-static gen_buffers_fn gen_buffers;
-static bind_buffer_fn bind_buffer;
-static buffer_data_fn buffer_data;
-static get_buffer_sub_data_fn get_buffer_sub_data;
-static delete_buffers_fn delete_buffers;
 
 static test_egl egl;
 static prism_context *host;
 
 static bool egl_start(bool any)
 {
-    if (!test_egl_open(&egl, any ? TEST_EGL_ANY : TEST_EGL_CUDA, 0, 0))
-        return false;
-    gen_buffers = (gen_buffers_fn)eglGetProcAddress("glGenBuffers");
-    bind_buffer = (bind_buffer_fn)eglGetProcAddress("glBindBuffer");
-    buffer_data = (buffer_data_fn)eglGetProcAddress("glBufferData");
-    get_buffer_sub_data = (get_buffer_sub_data_fn)eglGetProcAddress("glGetBufferSubData");
-    delete_buffers = (delete_buffers_fn)eglGetProcAddress("glDeleteBuffers");
-    return gen_buffers && bind_buffer && buffer_data && get_buffer_sub_data && delete_buffers;
+    return test_egl_open(&egl, any ? TEST_EGL_ANY : TEST_EGL_CUDA, 0, 0);
 }
 
 static prism_gl_proc get_proc(const char *name) { return (prism_gl_proc)eglGetProcAddress(name); }
 
 static unsigned gl_buffer(unsigned target, size_t size)
 {
-    unsigned b = 0;
-    gen_buffers(1, &b);
-    bind_buffer(target, b);
-    buffer_data(target, (ptrdiff_t)size, NULL, GL_DYNAMIC_DRAW);
-    bind_buffer(target, 0);
-    return b;
+    return test_egl_buffer(&egl, target, size, NULL, GL_DYNAMIC_DRAW);
 }
 
 static void *gl_read(unsigned target, unsigned b, size_t size)
 {
     void *p = malloc(size);
-    bind_buffer(target, b);
-    get_buffer_sub_data(target, 0, (ptrdiff_t)size, p);
-    bind_buffer(target, 0);
+    test_egl_read(&egl, target, b, size, p);
     return p;
 }
 
@@ -118,7 +94,7 @@ static void test_pbo_equals_device(void **state)
     free(b);
     prism_buffer_release(pbo);
     prism_buffer_release(dev);
-    delete_buffers(1, &gl);
+    egl.gl.delete_buffers(1, &gl);
     prism_geometry_destroy(g);
     kt_free(&s, host);
 }
@@ -151,7 +127,7 @@ static void test_vbo_equals_device(void **state)
     free(b);
     prism_buffer_release(vbo);
     prism_buffer_release(dev);
-    delete_buffers(1, &gl);
+    egl.gl.delete_buffers(1, &gl);
     prism_geometry_destroy(g);
     kt_free(&s, host);
 }
