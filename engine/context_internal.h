@@ -4,6 +4,7 @@
 #define PRISM_CONTEXT_INTERNAL_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #include "prism/context.h"
 
@@ -35,6 +36,11 @@ struct prism_context {
 void prism__log(const prism_context *ctx, prism_log_level level, const char *fmt, ...)
     PRISM_PRINTF(3, 4);
 void prism__vlog(const prism_context *ctx, prism_log_level level, const char *fmt, va_list ap);
+
+/* Append to a report being written into buf[size] (snprintf's rules: the
+ * text is cut to fit and stays NUL-terminated, *len counts what the whole
+ * text needs, so callers can return it and let the caller size a buffer). */
+void prism__appendf(char *buf, size_t size, size_t *len, const char *fmt, ...) PRISM_PRINTF(4, 5);
 
 /* Record `fmt` as the context's last error, log it at ERROR, return `result`. */
 prism_result prism__error(prism_context *ctx, prism_result result, const char *fmt, ...)

@@ -218,8 +218,7 @@ prism_result prism_memory_report_get(const prism_context *cctx, prism_memory_rep
 size_t prism_memory_report_format(const prism_memory_report *r, char *buf, size_t size)
 {
     size_t n = 0;
-#define OUT(...)                                                                                   \
-    n += (size_t)snprintf(n < size ? buf + n : NULL, n < size ? size - n : 0, __VA_ARGS__)
+#define OUT(...) prism__appendf(buf, size, &n, __VA_ARGS__)
     if (size)
         buf[0] = 0;
     if (!r)

@@ -40,3 +40,14 @@ const char *prism_context_last_error(const prism_context *ctx)
 {
     return ctx ? ctx->last_error : "";
 }
+
+void prism__appendf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *at = buf && *len < size ? buf + *len : NULL;
+    int n = vsnprintf(at, at ? size - *len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *len += (size_t)n;
+}

@@ -1,5 +1,4 @@
 /* The startup report (after Warp's) and the public device queries. */
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "devices.h"
@@ -29,17 +28,7 @@ typedef struct report {
     size_t size, len;
 } report;
 
-static void put(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(report *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *at = r->len < r->size ? r->buf + r->len : NULL;
-    int n = vsnprintf(at, at ? r->size - r->len : 0, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        r->len += (size_t)n;
-}
+#define put(r, ...) prism__appendf((r)->buf, (r)->size, &(r)->len, __VA_ARGS__)
 
 static void put_version(report *r, int v)
 {

@@ -443,8 +443,7 @@ prism_context *prism__geometry_context(const prism_geometry *g)
 size_t prism_geometry_report_format(const prism_upload_report *r, char *buf, size_t size)
 {
     size_t n = 0;
-#define OUT(...)                                                                                   \
-    n += (size_t)snprintf(n < size ? buf + n : NULL, n < size ? size - n : 0, __VA_ARGS__)
+#define OUT(...) prism__appendf(buf, size, &n, __VA_ARGS__)
     if (size)
         buf[0] = 0;
     if (!r)
