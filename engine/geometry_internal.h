@@ -21,6 +21,12 @@ prism_context *prism__geometry_context(const prism_geometry *g);
 prism_result prism__geometry_map(const prism_geometry *g, prism_geometry_view *view);
 prism_result prism__geometry_unmap(const prism_geometry *g);
 
+/* The tree as the kernels see it, read back into a host prism_bvh (nodes,
+ * leaf-order triangles, ids from the codes, vertices): for tests that
+ * check a device-built tree with the host's queries. Free with
+ * prism_bvh_free. */
+prism_result prism__geometry_download(const prism_geometry *g, prism_bvh **out);
+
 /* gl_buffer.c: a GL buffer registered with CUDA-GL interop, or
  * PRISM_ERROR_INTEROP_UNAVAILABLE with `why` filled and nothing logged (no
  * copy path): for callers that fall back on their own. */

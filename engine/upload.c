@@ -1,5 +1,8 @@
 /* The geometry upload: plan the placement of the BVH's arrays, then carry
- * the plan out. Device parts are converted into a ring of pinned staging
+ * the plan out. Given no BVH, it builds one (upload_built, below): on the
+ * device from the vertices and triangles it has just uploaded, or on the
+ * host when the context has no device or too little memory for the
+ * builder. Device parts are converted into a ring of pinned staging
  * buffers and copied on one stream each (engine/staged_copy.c), so
  * converting one chunk overlaps the copies of the last; mapped parts are
  * written once, front to back, into mapped write-combined memory (streaming
@@ -13,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bvh_device.h"
+#include "bvh_internal.h"
 #include "geometry_internal.h"
 #include "memory_internal.h"
 
@@ -28,11 +33,20 @@ struct prism_geometry {
     prism_upload_report report;
 };
 
-/* What an upload converts from. */
+/* What an upload converts from: a BVH's arrays (leaf order), or, for the
+ * device build's inputs, the scene's (ids NULL: scene order). */
 typedef struct source {
     const prism_scene *scene;
-    const prism_bvh *bvh;
+    const prism_bvh_node *nodes;
+    const float *vertices;
+    const uint32_t *triangles;
+    const uint32_t *ids;
 } source;
+
+static source source_of_bvh(const prism_scene *scene, const prism_bvh *b)
+{
+    return (source){scene, b->nodes, b->vertices, b->triangles, b->triangle_ids};
+}
 
 static double now(void)
 {
@@ -58,7 +72,7 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
     while (i < end) {
         size_t count = end - i < 64 ? end - i : 64;
         for (size_t j = 0; j < count; j++) {
-            uint32_t id = s->bvh->triangle_ids[i + j];
+            uint32_t id = s->ids ? s->ids[i + j] : (uint32_t)(i + j);
             prism_triangle_info t = {id, PRISM_NONE, 0xFFFFFFFFu, PRISM_NONE};
             if (sc) {
                 t.solid = sc->triangle_solid ? sc->triangle_solid[id] : PRISM_NONE;
@@ -79,16 +93,15 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
  * vertices (float3) and triangles (uint3) already have it in the BVH. */
 static void convert(const source *s, int which, size_t first, size_t n, void *dst)
 {
-    const prism_bvh *b = s->bvh;
     switch (which) {
     case NODES:
-        prism__fill_store(dst, (const char *)b->nodes + first, n);
+        prism__fill_store(dst, (const char *)s->nodes + first, n);
         break;
     case TRIANGLES:
-        prism__fill_store(dst, (const char *)b->triangles + first, n);
+        prism__fill_store(dst, (const char *)s->triangles + first, n);
         break;
     case VERTICES:
-        prism__fill_store(dst, (const char *)b->vertices + first, n);
+        prism__fill_store(dst, (const char *)s->vertices + first, n);
         break;
     default:
         convert_info(s, first, n, dst);
@@ -248,7 +261,21 @@ static const void *whole(const prism_geometry *g, int which)
     return g->device[which] ? part(g->device[which]) : part(g->mapped[which]);
 }
 
-static void fill_view(prism_geometry *g, const prism_bvh *b)
+/* The tree's counts and box, whoever built it. */
+typedef struct shape {
+    size_t node_count, triangle_count, vertex_count;
+    float lo[3], hi[3];
+} shape;
+
+static shape shape_of_bvh(const prism_bvh *b)
+{
+    shape sh = {b->node_count, b->triangle_count, b->vertex_count, {0}, {0}};
+    memcpy(sh.lo, b->nodes[0].lo, sizeof sh.lo);
+    memcpy(sh.hi, b->nodes[0].hi, sizeof sh.hi);
+    return sh;
+}
+
+static void fill_view(prism_geometry *g, const shape *b)
 {
     prism_geometry_view *v = &g->view;
     v->node_count = (uint32_t)b->node_count;
@@ -266,15 +293,15 @@ static void fill_view(prism_geometry *g, const prism_bvh *b)
     v->triangle_info = whole(g, INFO);
     v->triangle_count = (uint32_t)b->triangle_count;
     v->vertex_count = (uint32_t)b->vertex_count;
-    memcpy(v->bbox_lo, b->nodes[0].lo, sizeof v->bbox_lo);
-    memcpy(v->bbox_hi, b->nodes[0].hi, sizeof v->bbox_hi);
+    memcpy(v->bbox_lo, b->lo, sizeof v->bbox_lo);
+    memcpy(v->bbox_hi, b->hi, sizeof v->bbox_hi);
 }
 
 /* ---- vertices shared with GL */
 
 /* Register the caller's GL buffer for the vertices; the plan then places
  * nothing for them. Without interop the upload goes on as usual. */
-static void share_vertices(prism_geometry *g, const prism_bvh *b, unsigned gl_buffer)
+static void share_vertices(prism_geometry *g, size_t vertex_count, unsigned gl_buffer)
 {
     prism_upload_entry *e = &g->report.arrays[VERTICES];
     char why[256] = "";
@@ -293,7 +320,7 @@ static void share_vertices(prism_geometry *g, const prism_bvh *b, unsigned gl_bu
     snprintf(e->reason, sizeof e->reason,
              "GL buffer %u (interop, read-only): stored once for GL and CUDA", gl_buffer);
     prism__log(g->ctx, PRISM_LOG_INFO, "upload: %zu vertices read from GL buffer %u in place",
-               b->vertex_count, gl_buffer);
+               vertex_count, gl_buffer);
 }
 
 prism_result prism__geometry_map(const prism_geometry *g, prism_geometry_view *view)
@@ -317,7 +344,7 @@ bool prism_geometry_vertices_shared(const prism_geometry *g)
     return g && g->gl_vertices;
 }
 
-/* ---- the entry point */
+/* ---- planning */
 
 static prism_result plan(prism_geometry *g, const prism_bvh *b, const prism_geometry_desc *d)
 {
@@ -349,55 +376,59 @@ static prism_result plan(prism_geometry *g, const prism_bvh *b, const prism_geom
     return PRISM_SUCCESS;
 }
 
-static prism_result carry_out(prism_geometry *g, const source *s, const prism_geometry_desc *d)
+/* Staging buffers sized for the largest device part among `which` (or
+ * none when nothing goes to the device). */
+static prism_result open_staging(prism_geometry *g, const prism_geometry_desc *d, const size_t *bytes,
+                                 int count, prism__staging *st)
 {
     size_t chunk = d->chunk_bytes ? d->chunk_bytes : (size_t)8 << 20;
     chunk = chunk < GRANULE ? GRANULE : chunk / GRANULE * GRANULE;
     size_t largest = 0;
-    for (int i = 0; i < PRISM_GEOMETRY_ARRAYS; i++)
-        if (g->report.arrays[i].device_bytes > largest)
-            largest = g->report.arrays[i].device_bytes;
+    for (int i = 0; i < count; i++)
+        largest = bytes[i] > largest ? bytes[i] : largest;
     if (largest < chunk)
         chunk = (largest + GRANULE - 1) / GRANULE * GRANULE;
-    prism__staging st = {0};
-    prism_result r = largest ? prism__staging_open(g->ctx, chunk, &st) : PRISM_SUCCESS;
+    *st = (prism__staging){0};
+    return largest ? prism__staging_open(g->ctx, chunk, st) : PRISM_SUCCESS;
+}
+
+static prism_result carry_out(prism_geometry *g, const source *s, const prism_geometry_desc *d)
+{
+    size_t bytes[PRISM_GEOMETRY_ARRAYS];
+    for (int i = 0; i < PRISM_GEOMETRY_ARRAYS; i++)
+        bytes[i] = g->report.arrays[i].device_bytes;
+    prism__staging st;
+    prism_result r = open_staging(g, d, bytes, PRISM_GEOMETRY_ARRAYS, &st);
     for (int i = 0; i < PRISM_GEOMETRY_ARRAYS && r == PRISM_SUCCESS; i++)
         r = place_array(g, s, i, &st);
     prism__staging_close(&st);
     return r;
 }
 
-prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
-                                   const prism_geometry_desc *desc, prism_geometry **out)
+static prism_geometry *geometry_new(prism_context *ctx)
 {
-    if (!ctx || !bvh || !out)
-        return ctx ? prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
-                                  "geometry upload: NULL bvh or out")
-                   : PRISM_ERROR_INVALID_ARGUMENT;
-    *out = NULL;
-    prism_geometry_desc d = desc ? *desc : (prism_geometry_desc){0};
-    double t0 = now();
-    prism_result r = validate(ctx, scene, bvh);
-    if (r != PRISM_SUCCESS)
-        return r;
     prism_geometry *g = calloc(1, sizeof *g);
     if (!g)
-        return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "geometry upload: out of host memory");
-    g->ctx = ctx;
-    source s = {scene, bvh};
-    r = plan(g, bvh, &d);
-    if (r == PRISM_SUCCESS && d.gl_vertex_buffer && bvh->vertex_count)
-        share_vertices(g, bvh, d.gl_vertex_buffer);
-    if (r == PRISM_SUCCESS)
-        r = carry_out(g, &s, &d);
-    if (r == PRISM_SUCCESS && scene && !d.skip_optics)
-        r = prism__optics_create(ctx, scene, &g->optics);
+        prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "geometry upload: out of host memory");
+    else
+        g->ctx = ctx;
+    return g;
+}
+
+/* The upload's last steps, whoever built the BVH: optics, view, totals. */
+static prism_result finish(prism_geometry *g, const prism_scene *scene, const prism_geometry_desc *d,
+                           const shape *sh, double t0, prism_geometry **out)
+{
+    prism_result r = PRISM_SUCCESS;
+    if (scene && !d->skip_optics)
+        r = prism__optics_create(g->ctx, scene, &g->optics);
     if (r != PRISM_SUCCESS) {
         prism_geometry_destroy(g);
         return r;
     }
-    fill_view(g, bvh);
+    fill_view(g, sh);
     prism_upload_report *rep = &g->report;
+    rep->device_bytes = rep->mapped_bytes = 0;
     for (int i = 0; i < PRISM_GEOMETRY_ARRAYS; i++) {
         rep->device_bytes += rep->arrays[i].device_bytes;
         rep->mapped_bytes += rep->arrays[i].mapped_bytes;
@@ -405,6 +436,328 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
     rep->seconds = now() - t0;
     *out = g;
     return PRISM_SUCCESS;
+}
+
+/* Upload a BVH built by the caller or by the host builder. */
+static prism_result upload_given(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
+                                 const prism_geometry_desc *d, const prism_bvh_build_report *built,
+                                 double t0, prism_geometry **out)
+{
+    prism_result r = validate(ctx, scene, bvh);
+    if (r != PRISM_SUCCESS)
+        return r;
+    prism_geometry *g = geometry_new(ctx);
+    if (!g)
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    source s = source_of_bvh(scene, bvh);
+    r = plan(g, bvh, d);
+    if (r == PRISM_SUCCESS && d->gl_vertex_buffer && bvh->vertex_count)
+        share_vertices(g, bvh->vertex_count, d->gl_vertex_buffer);
+    if (r == PRISM_SUCCESS)
+        r = carry_out(g, &s, d);
+    if (r != PRISM_SUCCESS) {
+        prism_geometry_destroy(g);
+        return r;
+    }
+    g->report.bvh = *built;
+    shape sh = shape_of_bvh(bvh);
+    return finish(g, scene, d, &sh, t0, out);
+}
+
+/* ---- a BVH built for the upload */
+
+const char *prism_bvh_builder_name(prism_bvh_builder b)
+{
+    switch (b) {
+    case PRISM_BVH_BUILDER_AUTO: return "auto";
+    case PRISM_BVH_BUILDER_HOST: return "host";
+    case PRISM_BVH_BUILDER_CUDA: return "cuda";
+    case PRISM_BVH_BUILDER_GIVEN: return "given";
+    }
+    return "unknown";
+}
+
+/* The host builder's log lines go to the caller's log (desc.bvh->log) or
+ * else the context's; its error line becomes the upload's message. */
+typedef struct host_log {
+    prism_context *ctx;
+    const prism_bvh_desc *user;
+    char error[512];
+} host_log;
+
+static void host_log_line(void *p, prism_log_level level, const char *msg)
+{
+    host_log *h = p;
+    if (level == PRISM_LOG_ERROR)
+        snprintf(h->error, sizeof h->error, "%s", msg);
+    if (h->user && h->user->log)
+        h->user->log(h->user->log_user, level, msg);
+    else if (level != PRISM_LOG_ERROR) /* the error is logged once, by prism__error */
+        prism__log(h->ctx, level, "%s", msg);
+}
+
+/* The host build, then the upload of its result. */
+static prism_result upload_host_built(prism_context *ctx, const prism_scene *scene,
+                                      const prism_geometry_desc *d, const char *why, double t0,
+                                      prism_geometry **out)
+{
+    host_log h = {ctx, d->bvh, ""};
+    prism_bvh_desc bd = d->bvh ? *d->bvh : (prism_bvh_desc){0};
+    if (!bd.threads && ctx->host_threads > 0)
+        bd.threads = ctx->host_threads;
+    bd.log = host_log_line;
+    bd.log_user = &h;
+    prism_bvh *bvh = NULL;
+    prism_result r = prism_bvh_build(scene->positions, scene->vertices_count, scene->indices,
+                                     scene->triangles_count, &bd, &bvh);
+    if (r != PRISM_SUCCESS)
+        return prism__error(ctx, r, "geometry upload: host BVH build: %s",
+                            h.error[0] ? h.error : prism_result_string(r));
+    prism_bvh_build_report built = {.builder = PRISM_BVH_BUILDER_HOST, .seconds = bvh->stats.build_seconds,
+                                    .stats = bvh->stats};
+    snprintf(built.why, sizeof built.why, "%s", why);
+    r = upload_given(ctx, scene, bvh, d, &built, t0, out);
+    prism_bvh_free(bvh);
+    return r;
+}
+
+/* Which builder, and why (one sentence for the log and the report).
+ * True: the device's. */
+static bool choose_device(prism_context *ctx, const prism_scene *scene, const prism_geometry_desc *d,
+                          char *why, size_t size)
+{
+    if (d->builder == PRISM_BVH_BUILDER_HOST) {
+        snprintf(why, size, "the host builder was asked for");
+        return false;
+    }
+    if (ctx->backend != PRISM_BACKEND_CUDA) {
+        snprintf(why, size, "the host backend has no device builder");
+        return false;
+    }
+#ifdef PRISM_HAVE_CUDA
+    size_t free_b = 0, total_b = 0;
+    if (memory_figures(ctx, d, &free_b, &total_b) != PRISM_SUCCESS) {
+        ctx->last_error[0] = 0;
+        snprintf(why, size, "device memory could not be measured");
+        return false;
+    }
+    const size_t n = scene->triangles_count;
+    const size_t reserve = d->reserve == 0 ? PRISM_PLACEMENT_DEFAULT_RESERVE
+                           : d->reserve == PRISM_PLACEMENT_NO_RESERVE ? 0 : d->reserve;
+    /* the builder, its scene-order inputs, and the vertices */
+    const size_t need = prism__cuda_bvh_bytes(n) + 28 * n + 12 * scene->vertices_count;
+    if (free_b < reserve || free_b - reserve < need) {
+        snprintf(why, size, "the device builder needs %.1f MB of device memory, %.1f MB are free "
+                 "above the %.1f MB reserve", need / 1e6, free_b > reserve ? (free_b - reserve) / 1e6 : 0.0,
+                 reserve / 1e6);
+        return false;
+    }
+    snprintf(why, size, "built on the device (%.1f MB of temporaries fit)", need / 1e6);
+    return true;
+#else
+    snprintf(why, size, "this build of Prism has no CUDA");
+    return false;
+#endif
+}
+
+#ifdef PRISM_HAVE_CUDA
+/* A device array the builder made, moved where the plan puts it: kept
+ * (all device), copied to mapped memory, or split. Takes `built`. */
+static prism_result adopt(prism_geometry *g, int which, prism_buffer *built)
+{
+    prism_upload_entry *e = &g->report.arrays[which];
+    const size_t bytes = prism_buffer_size(built);
+    const double t0 = now();
+    e->bytes = bytes;
+    e->device_bytes = e->device_bytes < bytes ? e->device_bytes : bytes;
+    e->mapped_bytes = bytes - e->device_bytes;
+    prism_result r = PRISM_SUCCESS;
+    if (e->mapped_bytes == 0) {
+        g->device[which] = built;
+        snprintf(e->reason + strlen(e->reason), sizeof e->reason - strlen(e->reason),
+                 "; built on the device");
+        return PRISM_SUCCESS;
+    }
+    if (e->device_bytes) {
+        r = prism_buffer_create_device(g->ctx, e->device_bytes, e->name, &g->device[which]);
+        if (r == PRISM_SUCCESS)
+            r = prism_buffer_copy(g->device[which], 0, built, 0, e->device_bytes);
+    }
+    if (r == PRISM_SUCCESS)
+        r = prism_buffer_create_pinned(g->ctx, e->mapped_bytes,
+                                       PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED, e->name,
+                                       &g->mapped[which]);
+    if (r == PRISM_SUCCESS)
+        r = prism_buffer_copy(g->mapped[which], 0, built, e->device_bytes, e->mapped_bytes);
+    prism_buffer_release(built);
+    e->seconds = now() - t0;
+    e->gbps = e->seconds > 0 ? (double)e->mapped_bytes / e->seconds / 1e9 : 0;
+    snprintf(e->reason + strlen(e->reason), sizeof e->reason - strlen(e->reason),
+             "; built on the device, %s moved to mapped", e->device_bytes ? "tail" : "all");
+    g->report.bvh.nodes_moved |= which == NODES;
+    return r;
+}
+
+/* Scene-order arrays on the device for the builder, released after it. */
+typedef struct build_inputs {
+    prism_buffer *triangles; /* scene order */
+    prism_buffer *info;      /* scene order, gathered into leaf order */
+} build_inputs;
+
+static prism_result upload_inputs(prism_geometry *g, const source *s, const prism_geometry_desc *d,
+                                  size_t n, build_inputs *in)
+{
+    prism_result r = PRISM_SUCCESS;
+    if (n)
+        r = prism_buffer_create_device(g->ctx, n * 12, "triangles.scene", &in->triangles);
+    if (r == PRISM_SUCCESS && n)
+        r = prism_buffer_create_device(g->ctx, n * 16, "triangle_info.scene", &in->info);
+    if (r != PRISM_SUCCESS)
+        return r;
+    const size_t bytes[3] = {n * 16, g->report.arrays[VERTICES].device_bytes, 0};
+    prism__staging st;
+    r = open_staging(g, d, bytes, 3, &st);
+    /* vertices where the plan puts them (or the GL buffer), then the
+     * builder's inputs, all through the same staging ring */
+    if (r == PRISM_SUCCESS && !g->gl_vertices)
+        r = place_array(g, s, VERTICES, &st);
+    if (r == PRISM_SUCCESS && n)
+        r = upload_device(s, TRIANGLES, in->triangles, n * 12, &st);
+    if (r == PRISM_SUCCESS && n)
+        r = upload_device(s, INFO, in->info, n * 16, &st);
+    prism__staging_close(&st);
+    return r;
+}
+
+static prism_result build_on_device(prism_geometry *g, const prism_scene *scene,
+                                    const prism_geometry_desc *d, const build_inputs *in,
+                                    prism__device_bvh *db)
+{
+    const void *vertices = whole(g, VERTICES);
+    prism_result r = PRISM_SUCCESS;
+    if (g->gl_vertices) {
+        void *p = NULL;
+        r = prism_buffer_gl_map(g->gl_vertices, NULL, &p);
+        vertices = p;
+    }
+    if (r != PRISM_SUCCESS)
+        return r;
+    r = prism__cuda_bvh_build(g->ctx, vertices, (uint32_t)scene->vertices_count,
+                              in->triangles ? prism_buffer_device_pointer(in->triangles) : NULL,
+                              (uint32_t)scene->triangles_count, d->bvh ? d->bvh->max_leaf_size : 0, db);
+    if (g->gl_vertices) {
+        prism_result u = prism_buffer_gl_unmap(g->gl_vertices, NULL);
+        r = r == PRISM_SUCCESS ? u : r;
+    }
+    return r;
+}
+
+/* The device build: vertices and scene-order triangles and codes up, the
+ * tree built there, the arrays kept or moved where the plan puts them. */
+static prism_result upload_device_built(prism_context *ctx, const prism_scene *scene,
+                                        const prism_geometry_desc *d, const char *why, double t0,
+                                        prism_geometry **out)
+{
+    const size_t n = scene->triangles_count;
+    prism_geometry *g = geometry_new(ctx);
+    if (!g)
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    /* planned with the most nodes a tree can have (2n: 2n-1 and the
+     * padding node); the nodes' device part is trimmed to the real count */
+    prism_bvh bound = {.node_count = 2 * (n ? n : 1), .triangle_count = n,
+                       .vertex_count = scene->vertices_count};
+    source s = {scene, NULL, scene->positions, scene->indices, NULL};
+    build_inputs in = {0};
+    prism__device_bvh db = {0};
+    prism_result r = plan(g, &bound, d);
+    if (r == PRISM_SUCCESS && d->gl_vertex_buffer && scene->vertices_count)
+        share_vertices(g, scene->vertices_count, d->gl_vertex_buffer);
+    if (r == PRISM_SUCCESS)
+        r = upload_inputs(g, &s, d, n, &in);
+    if (r == PRISM_SUCCESS)
+        r = build_on_device(g, scene, d, &in, &db);
+    prism_buffer_release(in.triangles);
+    in.triangles = NULL;
+    if (r == PRISM_SUCCESS) {
+        g->report.bvh = db.report;
+        snprintf(g->report.bvh.why, sizeof g->report.bvh.why, "%s", why);
+        r = adopt(g, NODES, db.nodes);
+        db.nodes = NULL;
+    }
+    if (r == PRISM_SUCCESS && n) {
+        r = adopt(g, TRIANGLES, db.triangles);
+        db.triangles = NULL;
+    }
+    if (r == PRISM_SUCCESS && n)
+        r = allocate_array(g, INFO);
+    if (r == PRISM_SUCCESS && n)
+        r = prism__cuda_gather_info(ctx, prism_buffer_device_pointer(in.info),
+                                    prism_buffer_device_pointer(db.ids), (uint32_t)n,
+                                    (void *)whole(g, INFO));
+    prism_buffer_release(in.info);
+    prism_buffer_release(db.nodes);
+    prism_buffer_release(db.triangles);
+    prism_buffer_release(db.ids);
+    if (r != PRISM_SUCCESS) {
+        prism_geometry_destroy(g);
+        return r;
+    }
+    shape sh = {db.node_count, n, scene->vertices_count, {0}, {0}};
+    memcpy(sh.lo, db.bbox_lo, sizeof sh.lo);
+    memcpy(sh.hi, db.bbox_hi, sizeof sh.hi);
+    return finish(g, scene, d, &sh, t0, out);
+}
+#endif
+
+static prism_result upload_built(prism_context *ctx, const prism_scene *scene,
+                                 const prism_geometry_desc *d, double t0, prism_geometry **out)
+{
+    char why[256];
+    bool device = choose_device(ctx, scene, d, why, sizeof why);
+    if (!device && d->builder == PRISM_BVH_BUILDER_CUDA)
+        return prism__error(ctx, ctx->backend == PRISM_BACKEND_CUDA ? PRISM_ERROR_OUT_OF_DEVICE_MEMORY
+                                                                     : PRISM_ERROR_UNSUPPORTED,
+                            "geometry upload: the CUDA BVH builder was asked for, but %s", why);
+    if (scene->materials_count >= 0xFFFF)
+        return prism__error(ctx, PRISM_ERROR_LIMIT,
+                            "geometry upload: %zu materials; triangle codes hold at most 65534",
+                            scene->materials_count);
+    if (scene->triangles_count > UINT32_MAX / 2 || scene->vertices_count >= UINT32_MAX)
+        return prism__error(ctx, PRISM_ERROR_LIMIT,
+                            "geometry upload: %zu triangles on %zu vertices is beyond the limits "
+                            "(2^31 triangles, 2^32-1 vertices)",
+                            scene->triangles_count, scene->vertices_count);
+#ifdef PRISM_HAVE_CUDA
+    if (device)
+        return upload_device_built(ctx, scene, d, why, t0, out);
+#endif
+    prism__log(ctx, ctx->backend == PRISM_BACKEND_CUDA ? PRISM_LOG_WARNING : PRISM_LOG_INFO,
+               "bvh: built on the host: %s", why);
+    return upload_host_built(ctx, scene, d, why, t0, out);
+}
+
+/* ---- the entry point */
+
+prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
+                                   const prism_geometry_desc *desc, prism_geometry **out)
+{
+    if (!ctx || !out || (!bvh && !scene))
+        return ctx ? prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                                  "geometry upload: NULL out, or neither a BVH nor a scene")
+                   : PRISM_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    prism_geometry_desc d = desc ? *desc : (prism_geometry_desc){0};
+    if ((unsigned)d.builder > PRISM_BVH_BUILDER_CUDA)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: builder %d is not a prism_bvh_builder to ask for",
+                            (int)d.builder);
+    double t0 = now();
+    if (!bvh)
+        return upload_built(ctx, scene, &d, t0, out);
+    prism_bvh_build_report given = {.builder = PRISM_BVH_BUILDER_GIVEN, .stats = bvh->stats,
+                                    .seconds = bvh->stats.build_seconds};
+    snprintf(given.why, sizeof given.why, "the caller's BVH");
+    return upload_given(ctx, scene, bvh, &d, &given, t0, out);
 }
 
 void prism_geometry_destroy(prism_geometry *g)
@@ -418,6 +771,64 @@ void prism_geometry_destroy(prism_geometry *g)
     }
     prism_buffer_release(g->gl_vertices);
     free(g);
+}
+
+/* Read one array back whole (device head, then mapped tail). */
+static prism_result read_array(const prism_geometry *g, int which, void *dst)
+{
+    size_t head = g->device[which] ? prism_buffer_size(g->device[which]) : 0;
+    prism_result r = PRISM_SUCCESS;
+    if (head)
+        r = prism_buffer_read(g->device[which], 0, dst, head);
+    if (r == PRISM_SUCCESS && g->mapped[which])
+        r = prism_buffer_read(g->mapped[which], 0, (char *)dst + head,
+                              prism_buffer_size(g->mapped[which]));
+    return r;
+}
+
+prism_result prism__geometry_download(const prism_geometry *g, prism_bvh **out)
+{
+    *out = NULL;
+    const prism_geometry_view *v = &g->view;
+    prism_bvh *b = calloc(1, sizeof *b);
+    if (!b)
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    b->node_count = v->node_count;
+    b->triangle_count = v->triangle_count;
+    b->vertex_count = v->vertex_count;
+    b->nodes = malloc(b->node_count * sizeof *b->nodes);
+    b->triangles = malloc((b->triangle_count ? b->triangle_count : 1) * 12);
+    b->triangle_ids = malloc((b->triangle_count ? b->triangle_count : 1) * 4);
+    b->vertices = malloc((b->vertex_count ? b->vertex_count : 1) * 12);
+    prism_triangle_info *info = malloc((b->triangle_count ? b->triangle_count : 1) * 16);
+    prism_result r = b->nodes && b->triangles && b->triangle_ids && b->vertices && info
+                     ? PRISM_SUCCESS : PRISM_ERROR_OUT_OF_MEMORY;
+    if (r == PRISM_SUCCESS)
+        r = read_array(g, NODES, b->nodes);
+    if (r == PRISM_SUCCESS && b->triangle_count)
+        r = read_array(g, TRIANGLES, b->triangles);
+    if (r == PRISM_SUCCESS && b->triangle_count)
+        r = read_array(g, INFO, info);
+    if (r == PRISM_SUCCESS && b->vertex_count && !g->gl_vertices)
+        r = read_array(g, VERTICES, b->vertices);
+    if (r == PRISM_SUCCESS && b->vertex_count && g->gl_vertices) {
+        void *p = NULL;
+        r = prism_buffer_gl_map(g->gl_vertices, NULL, &p);
+        if (r == PRISM_SUCCESS) {
+            r = prism_buffer_read(g->gl_vertices, 0, b->vertices, b->vertex_count * 12);
+            prism_buffer_gl_unmap(g->gl_vertices, NULL);
+        }
+    }
+    for (size_t i = 0; r == PRISM_SUCCESS && i < b->triangle_count; i++)
+        b->triangle_ids[i] = info[i].id;
+    free(info);
+    if (r != PRISM_SUCCESS) {
+        prism_bvh_free(b);
+        return r;
+    }
+    b->stats = g->report.bvh.stats;
+    *out = b;
+    return PRISM_SUCCESS;
 }
 
 const prism_upload_report *prism_geometry_report(const prism_geometry *g)
@@ -451,6 +862,10 @@ size_t prism_geometry_report_format(const prism_upload_report *r, char *buf, siz
     OUT("upload (policy %s, free %.1f MB of %.1f MB, reserve %.1f MB): %.3f s\n",
         prism_placement_policy_name(r->policy), r->free_bytes / 1e6, r->total_bytes / 1e6,
         r->reserve / 1e6, r->seconds);
+    const prism_bvh_build_report *b = &r->bvh;
+    OUT("  bvh: %s build, %.4f s, %zu nodes, SAH %.2f, depth %u (%s)\n",
+        prism_bvh_builder_name(b->builder), b->seconds, b->stats.nodes, b->stats.sah_cost,
+        b->stats.max_depth, b->why);
     OUT("  %-14s %12s %12s %12s %9s %8s  %s\n", "array", "bytes", "device", "mapped", "seconds",
         "GB/s", "reason");
     for (size_t i = 0; i < r->array_count; i++) {

@@ -285,8 +285,23 @@ static void test_refusals(void **state)
     small.triangles_count = 10;
     assert_int_equal(prism_geometry_upload(ctx, &small, bvh, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "do not match"));
-    assert_int_equal(prism_geometry_upload(ctx, &scene, NULL, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_geometry_upload(ctx, NULL, NULL, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "neither a BVH nor a scene"));
     assert_int_equal(prism_geometry_upload(NULL, &scene, bvh, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    /* no BVH: the CUDA builder cannot run on the host backend; a builder
+     * that is no prism_bvh_builder is refused */
+    d = (prism_geometry_desc){.builder = PRISM_BVH_BUILDER_CUDA};
+    assert_int_equal(prism_geometry_upload(ctx, &scene, NULL, &d, &g), PRISM_ERROR_UNSUPPORTED);
+    assert_non_null(strstr(prism_context_last_error(ctx), "host backend has no device builder"));
+    d = (prism_geometry_desc){.builder = PRISM_BVH_BUILDER_GIVEN};
+    assert_int_equal(prism_geometry_upload(ctx, &scene, NULL, &d, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    /* the host build's own errors come through, with what failed */
+    uint32_t bad[3] = {0, 1, 1u << 30};
+    prism_scene broken = scene;
+    broken.indices = bad;
+    broken.triangles_count = 1;
+    assert_int_equal(prism_geometry_upload(ctx, &broken, NULL, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "host BVH build"));
     assert_ledger_empty(ctx);
     prism_geometry_destroy(NULL);
     assert_null(prism_geometry_report(NULL));
@@ -317,6 +332,48 @@ static void test_no_scene_and_empty(void **state)
     assert_int_equal(prism_geometry_upload(ctx, NULL, bvh, NULL, &g), PRISM_SUCCESS);
     assert_int_equal(prism_context_destroy(ctx), PRISM_ERROR_LIVE_ALLOCATIONS);
     free(g); /* its memory went with the context; only the handle is left */
+}
+
+/* No BVH given: the host backend builds one on the host (AUTO and HOST),
+ * the same tree prism_bvh_build makes with the same descriptor, uploaded
+ * as it would be, and the report says who built it and why. */
+static void test_builds_when_no_bvh(void **state)
+{
+    (void)state;
+    prism_context *ctx = make(false);
+    prism_bvh_desc bd = {.max_leaf_size = 2};
+    for (int builder = PRISM_BVH_BUILDER_AUTO; builder <= PRISM_BVH_BUILDER_HOST; builder++) {
+        prism_geometry_desc d = {.builder = (prism_bvh_builder)builder, .bvh = &bd};
+        prism_geometry *g = NULL;
+        assert_int_equal(prism_geometry_upload(ctx, &scene, NULL, &d, &g), PRISM_SUCCESS);
+        check_view(g); /* bvh was built with the same descriptor in setup */
+        check_traversal(g);
+        const prism_upload_report *r = prism_geometry_report(g);
+        assert_int_equal(r->bvh.builder, PRISM_BVH_BUILDER_HOST);
+        assert_int_equal(r->bvh.stats.nodes, bvh->node_count);
+        assert_true(r->bvh.stats.sah_cost == bvh->stats.sah_cost);
+        assert_non_null(strstr(r->bvh.why, builder == PRISM_BVH_BUILDER_HOST ? "asked for"
+                                                                              : "host backend"));
+        char text[4096];
+        prism_geometry_report_format(r, text, sizeof text);
+        assert_non_null(strstr(text, "bvh: host build"));
+        prism_geometry_destroy(g);
+    }
+    /* a caller's BVH is reported as given */
+    prism_geometry *g = NULL;
+    assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, NULL, &g), PRISM_SUCCESS);
+    assert_int_equal(prism_geometry_report(g)->bvh.builder, PRISM_BVH_BUILDER_GIVEN);
+    assert_string_equal(prism_bvh_builder_name(PRISM_BVH_BUILDER_GIVEN), "given");
+    assert_string_equal(prism_bvh_builder_name(PRISM_BVH_BUILDER_CUDA), "cuda");
+    prism_geometry_destroy(g);
+    /* an empty scene builds the empty BVH */
+    prism_scene empty = {0};
+    assert_int_equal(prism_geometry_upload(ctx, &empty, NULL, NULL, &g), PRISM_SUCCESS);
+    assert_int_equal(prism__geometry_view(g)->triangle_count, 0);
+    assert_int_equal(prism__geometry_view(g)->node_count, 1);
+    prism_geometry_destroy(g);
+    assert_ledger_empty(ctx);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
 /* The bundled assets, loaded and uploaded under each policy and with a
@@ -450,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_demotion),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_no_scene_and_empty),
+        cmocka_unit_test(test_builds_when_no_bvh),
         cmocka_unit_test(test_bundled_assets),
         cmocka_unit_test(test_parallel_fill_and_staged_copy),
         cmocka_unit_test(test_gl_vertices_fallback),

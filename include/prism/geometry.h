@@ -24,13 +24,54 @@ extern "C" {
 
 typedef struct prism_geometry prism_geometry;
 
+/* Who builds the BVH when prism_geometry_upload is given none.
+ * AUTO: CUDA when the context is CUDA and device memory (above the
+ * reserve) holds the builder's temporaries, else the host, with one log
+ * line saying why. HOST: the OpenMP builder (prism_bvh_build). CUDA: the
+ * device builder, or PRISM_ERROR_UNSUPPORTED on the host backend.
+ * GIVEN appears only in reports: the caller passed its own BVH. */
+typedef enum prism_bvh_builder {
+    PRISM_BVH_BUILDER_AUTO = 0,
+    PRISM_BVH_BUILDER_HOST,
+    PRISM_BVH_BUILDER_CUDA,
+    PRISM_BVH_BUILDER_GIVEN
+} prism_bvh_builder;
+
+/* The CUDA build's phases, in order, as prism_bvh_build_report times them:
+ * Morton codes (with the input check), sort, hierarchy (clustering),
+ * optimisation (SAH collapse into leaves, depths), layout (breadth-first
+ * nodes, triangles in leaf order). */
+#define PRISM_BVH_PHASES 5
+
+typedef struct prism_bvh_build_report {
+    prism_bvh_builder builder; /* HOST, CUDA or GIVEN */
+    char why[256];             /* why that builder (the fallback's reason) */
+    double seconds;            /* the build, wall clock (host: prism_bvh_build's) */
+    double phase_seconds[PRISM_BVH_PHASES]; /* CUDA, GPU time of each phase */
+    unsigned iterations;       /* CUDA: clustering passes */
+    bool balanced;             /* CUDA: the clustered tree was deeper than PRISM_BVH_MAX_DEPTH,
+                                * so a balanced tree over the Morton order was built instead */
+    size_t peak_device_bytes;  /* CUDA: temporaries and outputs at their peak */
+    bool nodes_moved;          /* CUDA: built in device memory, then (part) moved to mapped */
+    prism_bvh_stats stats;
+} prism_bvh_build_report;
+
+/** "auto", "host", "cuda" or "given". */
+PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
+
 /* The arrays placed, in this order: "bvh.nodes" (splittable at a node,
  * hottest), "triangles", "vertices", "triangle_info". */
 #define PRISM_GEOMETRY_ARRAYS 4
 
 /* Defaults (all-zero): policy AUTO, reserve 300 MB, no budget override,
- * 8 MiB staging chunks, vertices uploaded (no GL buffer); on the host
- * backend the free "device" memory is the host's physical memory.
+ * 8 MiB staging chunks, vertices uploaded (no GL buffer), BVH builder AUTO
+ * with prism_bvh_desc's defaults; on the host backend the free "device"
+ * memory is the host's physical memory.
+ *
+ * builder, bvh: used when prism_geometry_upload gets no BVH (bvh NULL) and
+ * builds one from the scene. bvh (may be NULL) is the host build's
+ * descriptor; its max_leaf_size applies to the CUDA build too, which always
+ * lays nodes out breadth-first and ignores the other fields.
  *
  * gl_vertex_buffer: a GL buffer object (its name) that already holds the
  * BVH's vertices, bvh->vertices (vertex_count x 3 floats, the positions the
@@ -54,6 +95,8 @@ typedef struct prism_geometry_desc {
     size_t chunk_bytes;        /* staging chunk for promoted arrays; 0 = 8 MiB */
     bool skip_optics;          /* do not build optics tables (geometry only) */
     unsigned gl_vertex_buffer; /* 0 = none; see above */
+    prism_bvh_builder builder; /* AUTO; see above */
+    const prism_bvh_desc *bvh; /* NULL = defaults */
 } prism_geometry_desc;
 
 /* Where one array went and how fast it got there. */
@@ -75,17 +118,27 @@ typedef struct prism_upload_report {
     prism_upload_entry arrays[PRISM_GEOMETRY_ARRAYS];
     size_t array_count;
     size_t device_bytes, mapped_bytes;
-    double seconds;            /* the whole upload, optics included */
+    double seconds;            /* the whole upload, optics included (and the BVH build) */
+    prism_bvh_build_report bvh; /* who built the BVH, how long, its figures */
 } prism_upload_report;
 
 /** Upload `bvh` (and the per-triangle codes of `scene`, mapped through
  * bvh->triangle_ids) by the plan made from `desc`. `scene` may be NULL: no
- * codes (solid and surface PRISM_NONE, materials 0xFFFF) and no optics. An
+ * codes (solid and surface PRISM_NONE, materials 0xFFFF) and no optics.
+ * `bvh` NULL: build one over the scene's triangles (desc->builder): on the
+ * device, the vertices and triangles are uploaded first and the builder
+ * writes the nodes, the triangles in leaf order and their codes where the
+ * kernels read them, so nothing of the tree crosses PCIe (a plan that puts
+ * nodes or triangles in mapped memory gets them copied out after the build);
+ * on the host, prism_bvh_build runs and the result is uploaded as given.
+ * report->bvh says which and why. An
  * out-of-memory error on the device demotes that array to mapped memory and
  * goes on; if that fails too, the upload fails and releases everything.
  * The geometry keeps no pointer into scene or bvh.
- * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/bvh/out, a triangle id
- *   outside the scene, BVH counts beyond 2^32), PRISM_ERROR_PLACEMENT,
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/out, NULL bvh and scene, a
+ *   triangle id outside the scene, BVH counts beyond 2^32, a bad triangle of
+ *   the scene when building), PRISM_ERROR_UNSUPPORTED (builder CUDA on the
+ *   host backend), PRISM_ERROR_PLACEMENT,
  *   PRISM_ERROR_MAPPED_NOT_ALLOWED, PRISM_ERROR_OUT_OF_MEMORY,
  *   PRISM_ERROR_OUT_OF_DEVICE_MEMORY, PRISM_ERROR_CUDA. */
 PRISM_API prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,

@@ -1,0 +1,61 @@
+/* The CUDA BVH builder (engine/cuda_bvh_build.cu): reads the world
+ * vertices and triangles where the upload put them and writes, in device
+ * memory, the BVH in the layout prism/bvh.h describes (32-byte nodes,
+ * breadth-first, node 1 padding, sibling pairs at even indices), the
+ * triangles in leaf order and their scene ids. engine/upload.c calls it
+ * when prism_geometry_upload is given no host BVH. */
+#ifndef PRISM_BVH_DEVICE_H
+#define PRISM_BVH_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context_internal.h"
+#include "prism/bvh.h"
+#include "prism/geometry.h"
+#include "prism/memory.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the builder made: three device buffers the caller owns (release
+ * them, or keep them as the geometry's arrays), the figures of the tree
+ * and of the build. */
+typedef struct prism__device_bvh {
+    prism_buffer *nodes;     /* node_count x prism_bvh_node */
+    prism_buffer *triangles; /* triangle_count x 3 uint32, leaf order */
+    prism_buffer *ids;       /* triangle_count x uint32: scene triangle id */
+    size_t node_count;
+    float bbox_lo[3], bbox_hi[3];
+    prism_bvh_build_report report; /* stats, phases, iterations, peak memory */
+} prism__device_bvh;
+
+#ifdef PRISM_HAVE_CUDA
+/* Device bytes the builder needs for `triangle_count` triangles at most,
+ * temporaries and outputs together (what placement must leave free). */
+size_t prism__cuda_bvh_bytes(size_t triangle_count);
+
+/* Build over `triangles` (a kernel-readable pointer to 3 uint32 per
+ * triangle, scene order) on `vertices` (kernel-readable, 3 floats each:
+ * device, mapped or GL-mapped memory). max_leaf_size 1..64 (0 = 4).
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (an index >= vertex_count or a
+ *   non-finite coordinate: the message names the triangle),
+ *   PRISM_ERROR_OUT_OF_DEVICE_MEMORY, PRISM_ERROR_CUDA. Nothing is left
+ *   allocated on failure. */
+prism_result prism__cuda_bvh_build(prism_context *ctx, const float *vertices, uint32_t vertex_count,
+                                   const uint32_t *triangles, uint32_t triangle_count,
+                                   unsigned max_leaf_size, prism__device_bvh *out);
+/* dst[i] = src[ids[i]] for i < n, 16-byte records (prism_triangle_info):
+ * the scene-order codes into leaf order. Pointers kernel-readable
+ * (dst may be mapped memory). Synchronous. */
+prism_result prism__cuda_gather_info(prism_context *ctx, const void *src, const uint32_t *ids,
+                                     uint32_t n, void *dst);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
