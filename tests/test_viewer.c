@@ -27,7 +27,7 @@ static void test_help_documents_every_option(void **state)
                              "--photons N", "--source point:", "beam:", "--mode vbo|copy",
                              "--view raster|raytrace", "--camera", "--backend auto|cuda|host",
                              "--placement auto|device|mapped|chroma", "--reserve MB",
-                             "--show-world",
+                             "--bvh auto|host|cuda", "--show-world",
                              "--bench", "--json", "--help"};
     for (size_t i = 0; i < sizeof options / sizeof *options; i++)
         if (!strstr(r.output, options[i]))
@@ -49,6 +49,7 @@ static void test_bad_options(void **state)
         {{"--view", "xray", CUBE}, "--view: expected raster or raytrace"},
         {{"--backend", "opencl", CUBE}, "--backend: expected auto, cuda or host"},
         {{"--placement", "gpu", CUBE}, "--placement: expected auto, device, mapped or chroma"},
+        {{"--bvh", "embree", CUBE}, "--bvh: expected auto, host or cuda"},
         {{"--source", "line:1,2", CUBE}, "--source: expected point:x,y,z"},
         {{"--source", "beam:0,0,0,0,0,0", CUBE}, "--source: expected"},
         {{"--camera", "1,2,3", CUBE}, "--camera: expected ten numbers"},
@@ -420,7 +421,8 @@ static void test_bench_json(void **state)
     const char *keys[] = {"\"load_ms\":", "\"bvh_ms\":", "\"upload_ms\":", "\"first_frame_ms\":",
                           "\"render_ms\":", "\"raster_ms\":", "\"copy\":{\"propagate_ms\":",
                           "\"vbo\":null", "\"engine_ms\":", "\"wait_bvh_ms\":",
-                          "\"first_propagate_ms\":", "\"first_complete_frame_ms\":"};
+                          "\"first_propagate_ms\":", "\"first_complete_frame_ms\":",
+                          "\"bvh_builder\":\"host (scene thread)\""};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (!strstr(r.output, keys[i]))
             fail_msg("no %s in: %s", keys[i], r.output);

@@ -2,7 +2,8 @@
  * device): interop is active in a window (Xvfb with NVIDIA GL) and
  * headless (EGL device platform), as the API reports it; VBO and copy
  * modes draw pixel-identical photons for the same seed; the CUDA
- * ray-traced view matches the host backend's. */
+ * ray-traced view matches the host backend's; the BVH is built on the
+ * device by default, and its picture matches the host-built tree's. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -89,6 +90,35 @@ static void test_raytrace_matches_host(void **state)
     assert_true(compare(gpu, host, 2) < 0.001);
 }
 
+/* The default build is the device's (the bench says where, and no scene
+ * thread waits on a host build); --bvh host restores the host build; both
+ * trees draw the same picture. */
+static void test_bvh_on_device(void **state)
+{
+    const char *where[2][2] = {{"auto", "\"bvh_builder\":\"cuda\""},
+                               {"host", "\"bvh_builder\":\"host (scene thread)\""}};
+    for (int i = 0; i < 2; i++) {
+        viewer_run r;
+        viewer_exec(&r, (const char *[]){"--bench", "--json", "--backend", "cuda", "--bvh", where[i][0],
+                                         "--size", "320x240", "--frames", "3", "--photons", "1000",
+                                         SCENE, NULL});
+        assert_int_equal(r.exit_code, 0);
+        if (!strstr(r.output, where[i][1]))
+            fail_msg("--bvh %s: no %s in: %s", where[i][0], where[i][1], r.output);
+    }
+    char dev[160], host[160];
+    snprintf(dev, sizeof dev, "%s/rt_bvh_cuda.png", viewer_tmpdir());
+    snprintf(host, sizeof host, "%s/rt_bvh_host.png", viewer_tmpdir());
+    for (int i = 0; i < 2; i++) {
+        viewer_run r;
+        viewer_exec(&r, (const char *[]){"--headless", "--backend", "cuda", "--bvh", i ? "host" : "cuda",
+                                         "--view", "raytrace", "--size", "640x480", "--photons", "0",
+                                         "--screenshot", i ? host : dev, SCENE, NULL});
+        assert_int_equal(r.exit_code, 0);
+    }
+    assert_true(compare(dev, host, 0) < 0.0001);
+}
+
 int main(void)
 {
     if (!viewer_path() || prism_cuda_device_count() == 0) {
@@ -102,6 +132,7 @@ int main(void)
         cmocka_unit_test(test_window_interop_active),
         cmocka_unit_test(test_vbo_and_copy_identical),
         cmocka_unit_test(test_raytrace_matches_host),
+        cmocka_unit_test(test_bvh_on_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,9 +120,13 @@ static int open_engine(viewer_app *app)
 static const prism_placement_policy POLICIES[] = {PRISM_PLACEMENT_AUTO, PRISM_PLACEMENT_DEVICE,
                                                   PRISM_PLACEMENT_MAPPED, PRISM_PLACEMENT_CHROMA};
 
+static const prism_bvh_builder BUILDERS[] = {PRISM_BVH_BUILDER_AUTO, PRISM_BVH_BUILDER_HOST,
+                                             PRISM_BVH_BUILDER_CUDA};
+
 static int upload(viewer_app *app)
 {
-    prism_geometry_desc desc = {.policy = POLICIES[app->opt.placement]};
+    prism_geometry_desc desc = {.policy = POLICIES[app->opt.placement],
+                                .builder = BUILDERS[app->opt.bvh]};
     if (app->opt.reserve_mb == 0)
         desc.reserve = PRISM_PLACEMENT_NO_RESERVE;
     else if (app->opt.reserve_mb > 0)
@@ -137,8 +141,9 @@ static int upload(viewer_app *app)
     const char *share = getenv("PRISM_VIEW_SHARE_GEOMETRY");
     if (!(share && strcmp(share, "0") == 0) && app->raster.vertices &&
         prism_context_gl_shared(app->ctx) &&
-        app->bvh->vertex_count == app->scene->vertices_count)
+        (!app->bvh || app->bvh->vertex_count == app->scene->vertices_count))
         desc.gl_vertex_buffer = app->raster.vertices;
+    /* No host BVH: the upload builds one, on the device when it can. */
     double t0 = viewer_clock();
     prism_result r = prism_geometry_upload(app->ctx, app->scene, app->bvh, &desc, &app->geometry);
     app->startup.upload = viewer_clock() - t0;
@@ -146,6 +151,11 @@ static int upload(viewer_app *app)
         fprintf(stderr, "prism-view: upload: %s (%s)\n", prism_context_last_error(app->ctx),
                 prism_result_string(r));
         return -1;
+    }
+    const prism_bvh_build_report *b = &prism_geometry_report(app->geometry)->bvh;
+    if (!app->bvh) { /* built by the upload: its time is part of the upload's */
+        app->startup.bvh = b->seconds;
+        app->startup.bvh_where = b->builder;
     }
     return 0;
 }
@@ -311,6 +321,12 @@ static int start(viewer_app *app)
     double t0 = viewer_clock();
     int r = open_display(app) || open_engine(app) || make_gl_views(app);
     app->startup.engine = viewer_clock() - t0 - app->startup.gl - app->startup.views;
+    /* The host builds the BVH only for the host backend or when asked;
+     * otherwise the upload builds it on the device (or, short of device
+     * memory, on the host after all, which it says). */
+    viewer_scene_job_decide(app->job, r == 0 && (app->opt.bvh == BVH_HOST ||
+                                                 (app->opt.bvh == BVH_AUTO &&
+                                                  prism_context_backend(app->ctx) == PRISM_BACKEND_HOST)));
     if (r == 0)
         r = viewer_scene_job_wait_loaded(app->job) || make_raster(app);
     return r ? -1 : 0;

@@ -30,7 +30,9 @@
  * for the BVH. total: viewer_app_init, start to ready for the first frame. */
 typedef struct viewer_startup {
     double load, bvh, gl, engine, views, raster, wait_bvh, upload, photons, total;
-    int bvh_threads;   /* OpenMP threads the BVH build had */
+    int bvh_threads;   /* OpenMP threads the BVH build had (host build) */
+    prism_bvh_builder bvh_where; /* AUTO: on the scene thread; CUDA or HOST: inside
+                                  * the upload (HOST when the device lacked memory) */
 } viewer_startup;
 
 typedef struct viewer_app {

@@ -187,8 +187,12 @@ static void print_table(const viewer_app *app, const bench_result *b)
     const viewer_startup *s = &app->startup;
     printf("%-34s %12s\n", "stage", "ms");
     printf("%-34s %12.3f  (scene thread)\n", "load", s->load * 1e3);
-    printf("%-34s %12.3f  (scene thread, %d OpenMP threads)\n", "BVH build", s->bvh * 1e3,
-           s->bvh_threads);
+    if (s->bvh_where == PRISM_BVH_BUILDER_AUTO)
+        printf("%-34s %12.3f  (scene thread, %d OpenMP threads)\n", "BVH build", s->bvh * 1e3,
+               s->bvh_threads);
+    else
+        printf("%-34s %12.3f  (%s, inside the upload)\n", "BVH build", s->bvh * 1e3,
+               s->bvh_where == PRISM_BVH_BUILDER_CUDA ? "on the device" : "on the host");
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "GL context", s->gl * 1e3);
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "engine context", s->engine * 1e3);
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "views (HUD, PBO, photon buffers)",
@@ -261,7 +265,9 @@ static void print_json(const viewer_app *app, const bench_result *b)
     printf(",\"display\":");
     json_string(app->display_name);
     const viewer_startup *s = &app->startup;
-    printf(",\"bvh_threads\":%d", s->bvh_threads);
+    printf(",\"bvh_threads\":%d,\"bvh_builder\":\"%s\"", s->bvh_threads,
+           s->bvh_where == PRISM_BVH_BUILDER_AUTO ? "host (scene thread)"
+                                                  : prism_bvh_builder_name(s->bvh_where));
     printf(",\"engine_ms\":%.4f,\"views_ms\":%.4f,\"raster_view_ms\":%.4f,\"wait_bvh_ms\":%.4f,"
            "\"first_propagate_ms\":%.4f,\"first_complete_frame_ms\":%.4f", s->engine * 1e3,
            s->views * 1e3, s->raster * 1e3, s->wait_bvh * 1e3, s->photons * 1e3,

@@ -42,6 +42,10 @@ void viewer_options_usage(FILE *out)
         "                          where the geometry arrays go (default auto)\n"
         "  --reserve MB            device memory left free by placement\n"
         "                          (default: the engine's, 300 MB)\n"
+        "  --bvh auto|host|cuda    who builds the BVH: auto (default) builds it on\n"
+        "                          the CUDA device from the uploaded triangles, or\n"
+        "                          on the host (all cores) with the host backend or\n"
+        "                          too little device memory\n"
         "  --show-world            draw the world volume too: the outermost solid\n"
         "                          that encloses the others (a closed box around\n"
         "                          the detector), hidden by default in both views\n"
@@ -181,8 +185,10 @@ static const char *const VIEW_NAMES[] = {"raster", "raytrace", NULL};
 static const char *const MODE_NAMES[] = {"vbo", "copy", NULL};
 static const char *const BACKEND_NAMES[] = {"auto", "cuda", "host", NULL};
 static const char *const PLACEMENT_NAMES[] = {"auto", "device", "mapped", "chroma", NULL};
+static const char *const BVH_NAMES[] = {"auto", "host", "cuda", NULL};
 static const char *const VALUED[] = {"--size", "--frames", "--screenshot", "--photons",
-    "--source", "--mode", "--view", "--camera", "--backend", "--placement", "--reserve", NULL};
+    "--source", "--mode", "--view", "--camera", "--backend", "--placement", "--reserve", "--bvh",
+    NULL};
 
 /* One option that takes a value. Returns 0, or -1 with the message set. */
 static int parse_valued(viewer_options *o, const char *opt, const char *val, char *err,
@@ -226,6 +232,10 @@ static int parse_valued(viewer_options *o, const char *opt, const char *val, cha
             return fail(err, size, "--placement: expected auto, device, mapped or chroma, "
                         "got '%s'", val);
         o->placement = (viewer_placement)c;
+    } else if (!strcmp(opt, "--bvh")) {
+        if ((c = parse_choice(val, BVH_NAMES)) < 0)
+            return fail(err, size, "--bvh: expected auto, host or cuda, got '%s'", val);
+        o->bvh = (viewer_bvh)c;
     } else if (!strcmp(opt, "--reserve")) {
         char *end;
         errno = 0;

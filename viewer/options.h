@@ -11,6 +11,9 @@ typedef enum viewer_view { VIEW_RASTER = 0, VIEW_RAYTRACE } viewer_view;
 typedef enum viewer_photon_mode { PHOTONS_VBO = 0, PHOTONS_COPY } viewer_photon_mode;
 typedef enum viewer_source_kind { SOURCE_AUTO = 0, SOURCE_POINT, SOURCE_BEAM } viewer_source_kind;
 typedef enum viewer_backend { BACKEND_AUTO = 0, BACKEND_CUDA, BACKEND_HOST } viewer_backend;
+/* Who builds the BVH: auto (the device when the engine is CUDA and has the
+ * memory, else the host), the host (OpenMP, on the scene thread), cuda. */
+typedef enum viewer_bvh { BVH_AUTO = 0, BVH_HOST, BVH_CUDA } viewer_bvh;
 typedef enum viewer_placement {
     PLACEMENT_AUTO = 0, PLACEMENT_DEVICE, PLACEMENT_MAPPED, PLACEMENT_CHROMA
 } viewer_placement;
@@ -41,6 +44,7 @@ typedef struct viewer_options {
     float eye[3], target[3], up[3], fov; /* fov in degrees */
     viewer_backend backend;
     viewer_placement placement;
+    viewer_bvh bvh;
     double reserve_mb;         /* <0 = engine default */
     bool show_world;           /* draw the outermost volume(s) (hidden by default) */
     bool bench;

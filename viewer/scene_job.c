@@ -1,5 +1,6 @@
-/* The scene side of start-up (load, world volume, BVH) on a thread of its
- * own, so that the display and the engine open meanwhile. The BVH build's
+/* The scene side of start-up (load, world volume, and the BVH when it is
+ * built on the host) on a thread of its own, so that the display and the
+ * engine open meanwhile. The BVH build's
  * OpenMP threads are this thread's team (the loader's parallel loops have
  * already started them), one fewer than the cores: see job_threads. */
 #include "scene_job.h"
@@ -112,6 +113,29 @@ static void set_loaded(viewer_scene_job *job, int loaded)
     pthread_mutex_unlock(&job->lock);
 }
 
+/* The main thread's word on the host build (on the main thread itself,
+ * when no thread could be made, it is not given yet: build then, as
+ * before the device builder). */
+static bool wants_host_bvh(viewer_scene_job *job)
+{
+    if (!job->threaded)
+        return job->host_bvh != 0;
+    pthread_mutex_lock(&job->lock);
+    while (job->host_bvh < 0)
+        pthread_cond_wait(&job->cond, &job->lock);
+    bool host = job->host_bvh > 0;
+    pthread_mutex_unlock(&job->lock);
+    return host;
+}
+
+void viewer_scene_job_decide(viewer_scene_job *job, bool host_bvh)
+{
+    pthread_mutex_lock(&job->lock);
+    job->host_bvh = host_bvh;
+    pthread_cond_broadcast(&job->cond);
+    pthread_mutex_unlock(&job->lock);
+}
+
 static void *run(void *arg)
 {
     viewer_scene_job *job = arg;
@@ -124,7 +148,7 @@ static void *run(void *arg)
         return NULL;
     }
     set_loaded(job, 1);
-    job->result = build_bvh(app);
+    job->result = wants_host_bvh(job) ? build_bvh(app) : 0;
     return NULL;
 }
 
@@ -141,6 +165,7 @@ int viewer_scene_job_start(viewer_scene_job *job, viewer_app *app)
         return -1;
     }
     job->threaded = true;
+    job->host_bvh = -1;
     if (pthread_create(&job->thread, NULL, run, job) == 0) {
         job->running = true;
     } else {
