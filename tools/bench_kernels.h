@@ -10,6 +10,7 @@
 #include "prism/bvh.h"
 #include "prism/context.h"
 #include "prism/geometry.h"
+#include "prism/render.h"
 #include "prism/scene.h"
 
 typedef struct bench_scene {
@@ -29,6 +30,9 @@ prism_context *bench_context(prism_backend backend, char *why, size_t why_size);
 prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
                              prism_placement_policy policy, char *why, size_t why_size);
 const char *bench_policy_name(prism_placement_policy policy);
+/* The render bench's two views of a detector: [0] outside the tank (from
+ * 90% of the way to a corner, a third of the way up), [1] its centre. */
+void bench_cameras(const prism_scene *s, prism_camera cam[2]);
 /* Print a JSON string with quotes and escapes. */
 void bench_json_string(const char *s);
 

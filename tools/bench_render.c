@@ -77,7 +77,7 @@ static void skip(render_bench *b, const char *why)
  * but outside the tank of a G4DAE detector, whose world box is its
  * bounding box (a camera beyond it would see the world box's 12 faces).
  * Inside: from the centre, looking along +x. */
-static void cameras(const prism_scene *s, prism_camera cam[2])
+void bench_cameras(const prism_scene *s, prism_camera cam[2])
 {
     float c[3], h[3];
     for (int i = 0; i < 3; i++) {
@@ -120,7 +120,7 @@ static void measure_views(render_bench *b, prism_context *ctx, const bench_scene
 {
     char why[600];
     prism_camera cam[2];
-    cameras(s->scene, cam);
+    bench_cameras(s->scene, cam);
     static const char *views[4] = {"outside", "inside", "outside-xray", "inside-xray"};
     for (int v = 0; v < 4 && b->count < MAX_RESULTS; v++) {
         prism_render_desc d = {.width = b->width, .height = b->height,

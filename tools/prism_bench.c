@@ -8,6 +8,7 @@ typedef int (*bench_fn)(int argc, char **argv);
 
 int prism_bench_load(int argc, char **argv);
 int prism_bench_bvh(int argc, char **argv);
+int prism_bench_bvh_gpu(int argc, char **argv);
 int prism_bench_upload(int argc, char **argv);
 int prism_bench_render(int argc, char **argv);
 int prism_bench_propagate(int argc, char **argv);
@@ -22,6 +23,9 @@ static const struct {
 #endif
 #ifdef PRISM_BENCH_BVH
     {"bvh", prism_bench_bvh, "BVH build and CPU rays/s, Prism vs Embree"},
+#endif
+#ifdef PRISM_BENCH_BVH_GPU
+    {"bvh-gpu", prism_bench_bvh_gpu, "BVH built by CUDA vs the host: phases, SAH, rays/s, photons/s"},
 #endif
 #ifdef PRISM_BENCH_UPLOAD
     {"upload", prism_bench_upload, "geometry upload: GB/s per path and per placement policy"},
