@@ -15,3 +15,9 @@ if(TARGET prism-bench)
   set_tests_properties(bench_bvh_smoke PROPERTIES LABELS host TIMEOUT 120
     PASS_REGULAR_EXPRESSION "\"prism\":\\{\"build_s\":")
 endif()
+# prism_bvh_validate: it accepts every tree the builder makes and names the
+# node and rule of each corruption.
+prism_test(NAME bvh_validate SOURCES test_bvh_validate.c bvh_test_util.c TIMEOUT 300)
+# Hostile scenes (bvh_hostile.c, shared with the GPU builder's tests) through
+# every builder: a valid tree, and brute-force agreement on rays.
+prism_test(NAME bvh_hostile SOURCES test_bvh_hostile.c bvh_hostile.c TIMEOUT 600)
