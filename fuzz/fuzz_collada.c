@@ -1,11 +1,14 @@
 /* libFuzzer harness for the COLLADA loader: any bytes must either load into
  * a consistent scene or fail cleanly (ASan/UBSan watch for the rest). The
  * triangle limit keeps instancing bombs from allocating beyond the
- * fuzzer's memory limit; the loader refuses them before allocating. */
+ * fuzzer's memory limit; the loader refuses them before allocating. Every
+ * input is also loaded cut into small chunks (the parallel path, which big
+ * files take): it must give the same result, message and scene. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "prism/scene.h"
+#include "collada_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -27,14 +30,36 @@ static void check(const prism_scene *s)
             abort();
 }
 
+static bool same(const prism_scene *a, const prism_scene *b)
+{
+    size_t t = a->triangles_count;
+    return t == b->triangles_count && a->vertices_count == b->vertices_count &&
+           a->solids_count == b->solids_count && a->surfaces_count == b->surfaces_count &&
+           memcmp(a->positions, b->positions, 12 * a->vertices_count) == 0 &&
+           memcmp(a->indices, b->indices, 12 * t) == 0 &&
+           memcmp(a->triangle_solid, b->triangle_solid, 4 * t) == 0 &&
+           memcmp(a->triangle_material_inner, b->triangle_material_inner, 4 * t) == 0 &&
+           memcmp(a->triangle_surface, b->triangle_surface, 4 * t) == 0 &&
+           memcmp(&a->skipped, &b->skipped, sizeof a->skipped) == 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char err[256];
+    char err[256] = "", err2[256] = "";
     prism_load_desc d = {.max_triangles = 1u << 20, .max_depth = 128, .error = err,
                          .error_size = sizeof err};
-    prism_scene *s = NULL;
-    if (prism_scene_load_memory(data, size, "fuzz", &d, &s) == PRISM_SUCCESS)
+    prism_scene *s = NULL, *c = NULL;
+    prism_result r = prism_scene_load_memory(data, size, "fuzz", &d, &s);
+    if (r == PRISM_SUCCESS)
         check(s);
+    if (size) {
+        d.error = err2;
+        prism_result rc = prism__scene_load_memory_chunked(data, size, "fuzz", &d,
+                                                           1 + size % 61, &c);
+        if (rc != r || strcmp(err, err2) != 0 || (r == PRISM_SUCCESS && !same(s, c)))
+            abort();
+    }
     prism_scene_free(s);
+    prism_scene_free(c);
     return 0;
 }

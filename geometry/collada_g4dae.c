@@ -130,7 +130,6 @@ void prism__cl_g4dae_start(prism__cl *L, unsigned tag, const XML_Char **atts)
         m->id = attr_str(L, atts, "id");
         m->name = attr_str(L, atts, "name");
         m->pos = prism__cl_top_pos(L);
-        prism__cl_map_put(L, &L->material_ids, m->id, L->cur_material);
     } else if (tag == CL_T_MATRIX && (under_material_extra(L) || parent == CL_T_OPTICALSURFACE)) {
         table_start(L, atts);
     } else if (tag == CL_T_PROPERTY && under_material_extra(L)) {

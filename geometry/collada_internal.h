@@ -5,6 +5,7 @@
  *   collada_nodes.c        nodes, transforms, instancing -> world triangles
  *   collada_g4dae.c        G4DAE extras: property tables, optical surfaces
  *   collada_util.c         arrays, string pool, id maps, messages
+ *   collada_parallel.c     big documents cut into chunks, parsed on all cores, merged
  * Everything read from the file is kept in flat arrays indexed by uint32
  * (no pointers into arrays that grow), strings as offsets into one pool. */
 #ifndef PRISM_COLLADA_INTERNAL_H
@@ -201,6 +202,11 @@ typedef struct cl_surfref {
     unsigned refs;
 } cl_surfref;
 
+/* What the expat callbacks do with the events of a chunk (collada_parallel.c):
+ * the prefix re-opens the elements open where the chunk begins, the suffix
+ * closes those open where it ends; neither runs the stages. */
+typedef enum cl_phase { CL_PHASE_BODY = 0, CL_PHASE_PREFIX, CL_PHASE_SUFFIX } cl_phase;
+
 typedef struct prism__cl {
     const char *file;
     const prism_load_desc *desc;
@@ -208,6 +214,14 @@ typedef struct prism__cl {
     size_t total, done;
     prism_result result;
     char message[768];
+
+    /* A chunk parsed on its own: expat counts from its start, so positions
+     * are shifted to the document's (line0 lines before it; col_adj on the
+     * chunk's first line, where the prefix and the indentation stand). */
+    cl_phase phase;
+    uint32_t line0;
+    int64_t col_adj;
+    prism__vec *log_buf; /* chunks buffer their log lines (char: level, text, NUL) */
 
     cl_frame *stack;
     size_t depth, stack_cap;
@@ -250,7 +264,7 @@ typedef struct prism__cl {
     cl_map table_map; /* table name -> index, built with the materials */
 
     double unit;
-    bool has_unit;
+    bool has_unit, has_up;
     prism_up_axis up;
     bool g4dae;
 
@@ -266,6 +280,9 @@ static inline const char *prism__cl_s(const prism__cl *L, cl_str s)
 }
 cl_str prism__cl_url(prism__cl *L, const char *url, cl_pos pos, const char *element);
 bool prism__cl_map_put(prism__cl *L, cl_map *m, cl_str key, uint32_t val);
+/* The id maps (geometries, nodes, scenes, materials), built once the whole
+ * document is read, in document order (a repeated id keeps its first). */
+bool prism__cl_build_ids(prism__cl *L);
 uint32_t prism__cl_map_get(const prism__cl *L, const cl_map *m, const char *key);
 void prism__cl_map_free(cl_map *m);
 void prism__cl_fail(prism__cl *L, prism_result r, cl_pos pos, const char *element, const char *fmt,
@@ -280,8 +297,28 @@ bool prism__cl_attr_size(prism__cl *L, const XML_Char **atts, const char *name, 
 const char *prism__cl_tag_name(unsigned tag);
 unsigned prism__cl_tag(const char *name);
 
+/* scene.c: a loader state ready to parse, and its release. */
+void prism__cl_init(prism__cl *L, const char *name, const prism_load_desc *desc, size_t total);
+void prism__cl_release(prism__cl *L); /* frees what L holds, not L */
+
 /* collada_xml.c: parse a whole document into L (data/size, or a FILE *). */
 prism_result prism__cl_parse(prism__cl *L, const void *data, size_t size, void *file);
+XML_Parser prism__cl_make_parser(prism__cl *L);
+bool prism__cl_progress(prism__cl *L);
+
+/* collada_parallel.c: parse `data` in chunks on all cores into L. Returns
+ * false, with L untouched or to be re-initialised, when the document must be
+ * parsed serially: too small, not plain UTF-8, a DOCTYPE, no place to cut,
+ * or any error (the serial parse then reports it as it always has).
+ * chunk_bytes 0 picks the size; tests pass a small one to force the path. */
+bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_t chunk_bytes);
+/* Documents from this size up are parsed in parallel by default. */
+#define CL_PARALLEL_MIN_BYTES ((size_t)4 << 20)
+
+/* scene.c: prism_scene_load_memory with the chunk size forced (tests, fuzz). */
+prism_result prism__scene_load_memory_chunked(const void *data, size_t size, const char *name,
+                                              const prism_load_desc *desc, size_t chunk_bytes,
+                                              prism_scene **out);
 unsigned prism__cl_up(const prism__cl *L, unsigned k); /* tag of the k-th ancestor */
 static inline void prism__cl_activate(prism__cl *L)
 {

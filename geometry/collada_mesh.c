@@ -44,7 +44,6 @@ static void geometry_start(prism__cl *L, const XML_Char **atts)
     L->cur_geometry = (uint32_t)(L->geometries.count - 1);
     L->geometry_has_mesh = false;
     L->stats.geometries++;
-    prism__cl_map_put(L, &L->geometry_ids, g->id, L->cur_geometry);
     prism__cl_activate(L);
 }
 

@@ -78,11 +78,9 @@ static void node_start(prism__cl *L, unsigned tag, const XML_Char **atts, unsign
             prism__cl_oom(L);
         else
             *s = at;
-        prism__cl_map_put(L, &L->scene_ids, n->id, at);
         return;
     }
     L->stats.nodes++;
-    prism__cl_map_put(L, &L->node_ids, n->id, at);
     if (parent != CL_T_LIBRARY_NODES && up != CL_NONE) {
         cl_item *it = add_item(L, up, CL_ITEM_CHILD);
         if (it)

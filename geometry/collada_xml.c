@@ -247,7 +247,7 @@ static void stream_numbers(prism__cl *L, const char *p, const char *end)
 static void XMLCALL on_text(void *user, const XML_Char *s, int len)
 {
     prism__cl *L = user;
-    if (!L->text || L->depth != L->text_depth || L->result)
+    if (!L->text || L->depth != L->text_depth || L->result || L->phase)
         return;
     if (L->text == CL_TEXT_SMALL) {
         size_t n = (size_t)len;
@@ -315,6 +315,7 @@ static void up_axis_end(prism__cl *L)
     size_t n = strlen(s);
     while (n && prism__ff_is_space(s[n - 1]))
         n--;
+    L->has_up = true; /* the merge of chunks takes the last one set */
     if (n == 4 && memcmp(s, "X_UP", 4) == 0)
         L->up = PRISM_UP_X;
     else if (n == 4 && memcmp(s, "Y_UP", 4) == 0)
@@ -370,10 +371,30 @@ static void dispatch_start(prism__cl *L, unsigned tag, const char *name, const X
     }
 }
 
+/* A chunk's prefix: the frame is pushed and, for a node or visual scene, a
+ * stand-in node that the merge maps to the real one (collada_parallel.c). */
+static void prefix_start(prism__cl *L, unsigned tag)
+{
+    if (tag == CL_T_NODE || tag == CL_T_VISUAL_SCENE) {
+        L->stack[L->depth - 1].active = true;
+        cl_node *n = prism__vec_push(&L->nodes, sizeof *n);
+        uint32_t *slot = n ? prism__vec_push(&L->node_stack, sizeof *slot) : NULL;
+        if (!slot) {
+            prism__cl_oom(L);
+            return;
+        }
+        memset(n, 0, sizeof *n);
+        n->m[0] = n->m[5] = n->m[10] = n->m[15] = 1.0;
+        n->first_item = n->last_item = CL_NONE;
+        *slot = (uint32_t)(L->nodes.count - 1);
+        L->node_depth += tag == CL_T_NODE;
+    }
+}
+
 static void XMLCALL on_start(void *user, const XML_Char *name, const XML_Char **atts)
 {
     prism__cl *L = user;
-    if (L->result)
+    if (L->result || L->phase == CL_PHASE_SUFFIX)
         return;
     cl_pos pos = prism__cl_here(L);
     unsigned tag = prism__cl_tag(name);
@@ -399,6 +420,11 @@ static void XMLCALL on_start(void *user, const XML_Char *name, const XML_Char **
         L->stack_cap = v.cap;
     }
     L->stack[L->depth++] = (cl_frame){(uint8_t)tag, false, pos};
+    if (L->phase == CL_PHASE_PREFIX) {
+        L->root_seen = true;
+        prefix_start(L, tag);
+        return;
+    }
     if (L->depth == 1) {
         L->root_seen = true;
         if (tag != CL_T_COLLADA)
@@ -414,6 +440,10 @@ static void XMLCALL on_end(void *user, const XML_Char *name)
     (void)name;
     if (L->result || !L->depth)
         return;
+    if (L->phase == CL_PHASE_SUFFIX) { /* closed in a later chunk, for real */
+        L->depth--;
+        return;
+    }
     unsigned tag = L->stack[L->depth - 1].tag;
     bool had_text = L->text && L->depth == L->text_depth;
     if (had_text)
@@ -447,7 +477,7 @@ static void XMLCALL on_skipped_entity(void *user, const XML_Char *name, int is_p
                    "reference to undeclared entity \"%s\"", name);
 }
 
-static XML_Parser make_parser(prism__cl *L)
+XML_Parser prism__cl_make_parser(prism__cl *L)
 {
     XML_Parser xp = XML_ParserCreate(NULL);
     if (!xp)
@@ -461,7 +491,7 @@ static XML_Parser make_parser(prism__cl *L)
     return xp;
 }
 
-static bool progress(prism__cl *L)
+bool prism__cl_progress(prism__cl *L)
 {
     if (L->desc && L->desc->progress &&
         !L->desc->progress(L->desc->progress_user, L->done, L->total)) {
@@ -489,7 +519,7 @@ static bool feed(prism__cl *L, const void *data, size_t size, FILE *f)
             L->done += n;
             if (XML_ParseBuffer(L->xp, (int)n, n == 0) != XML_STATUS_OK)
                 return false;
-            if (n == 0 || !progress(L))
+            if (n == 0 || !prism__cl_progress(L))
                 return n == 0;
         }
     }
@@ -500,14 +530,14 @@ static bool feed(prism__cl *L, const void *data, size_t size, FILE *f)
         if (XML_Parse(L->xp, p + at, (int)n, at + n == size) != XML_STATUS_OK)
             return false;
         at += n;
-        if (at == size || !progress(L))
+        if (at == size || !prism__cl_progress(L))
             return at == size;
     }
 }
 
 prism_result prism__cl_parse(prism__cl *L, const void *data, size_t size, void *file)
 {
-    L->xp = make_parser(L);
+    L->xp = prism__cl_make_parser(L);
     if (!L->xp) {
         prism__cl_oom(L);
         return L->result;

@@ -1,11 +1,17 @@
 /* prism_scene: load (file or memory), free, and lookups. The loading work
  * is the COLLADA loader's (collada_*.c); this file owns the entry points:
  * argument checks, the unit decision, timing, and where errors go. */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* mmap */
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#endif
 #include <time.h>
 
 #include "collada_internal.h"
@@ -26,7 +32,7 @@ static prism_result report(const prism_load_desc *desc, prism_result r, const ch
     return r;
 }
 
-static void loader_init(prism__cl *L, const char *name, const prism_load_desc *desc, size_t total)
+void prism__cl_init(prism__cl *L, const char *name, const prism_load_desc *desc, size_t total)
 {
     L->file = name ? name : "<memory>";
     L->desc = desc;
@@ -39,7 +45,7 @@ static void loader_init(prism__cl *L, const char *name, const prism_load_desc *d
     L->up = PRISM_UP_Y;
 }
 
-static void loader_free(prism__cl *L)
+void prism__cl_release(prism__cl *L)
 {
     free(L->stack);
     prism__vec_free(&L->pool);
@@ -58,7 +64,7 @@ static void loader_free(prism__cl *L)
                           &L->surfrefs};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         prism__vec_free(vecs[i]);
-    free(L);
+    memset(L, 0, sizeof *L);
 }
 
 /* G4DAE writes Geant4's millimetres and no <unit>. */
@@ -86,8 +92,24 @@ static void finish_stats(prism__cl *L, prism_scene *S, double t0)
         S->stats.seconds > 0 ? (double)S->triangles_count / S->stats.seconds : 0.0;
 }
 
+/* Big documents in memory are parsed in chunks on all cores; a document
+ * the chunked parse declines is parsed again, serially, from the start. */
+static void parse(prism__cl *L, const void *data, size_t size, FILE *f, size_t chunk_bytes)
+{
+    if (data && prism__cl_parse_parallel(L, data, size, chunk_bytes))
+        return;
+    if (data) {
+        const char *file = L->file;
+        const prism_load_desc *desc = L->desc;
+        size_t total = L->total;
+        prism__cl_release(L);
+        prism__cl_init(L, file, desc, total);
+    }
+    prism__cl_parse(L, data, size, f);
+}
+
 static prism_result load(const void *data, size_t size, FILE *f, const char *name, size_t total,
-                         const prism_load_desc *desc, prism_scene **out)
+                         const prism_load_desc *desc, size_t chunk_bytes, prism_scene **out)
 {
     double t0 = now();
     prism__cl *L = calloc(1, sizeof *L);
@@ -97,8 +119,9 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
         free(S);
         return report(desc, PRISM_ERROR_OUT_OF_MEMORY, "out of memory");
     }
-    loader_init(L, name, desc, total);
-    if (prism__cl_parse(L, data, size, f) == PRISM_SUCCESS) {
+    prism__cl_init(L, name, desc, total);
+    parse(L, data, size, f, chunk_bytes);
+    if (L->result == PRISM_SUCCESS && prism__cl_build_ids(L)) {
         decide_unit(L);
         if (prism__cl_build_materials(L, S) == PRISM_SUCCESS)
             prism__cl_build_scene(L, S);
@@ -111,7 +134,8 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
     } else {
         finish_stats(L, S, t0);
     }
-    loader_free(L);
+    prism__cl_release(L);
+    free(L);
     *out = S;
     return r;
 }
@@ -124,7 +148,36 @@ prism_result prism_scene_load_memory(const void *data, size_t size, const char *
     if (!out || (!data && size) || size > (size_t)INT32_MAX * 1024)
         return report(desc, PRISM_ERROR_INVALID_ARGUMENT,
                       "prism_scene_load_memory: out is NULL, or data is NULL with a size");
-    return load(data ? data : "", size, NULL, name, size, desc, out);
+    return load(data ? data : "", size, NULL, name, size, desc, 0, out);
+}
+
+prism_result prism__scene_load_memory_chunked(const void *data, size_t size, const char *name,
+                                              const prism_load_desc *desc, size_t chunk_bytes,
+                                              prism_scene **out)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !data || size > (size_t)INT32_MAX * 1024)
+        return report(desc, PRISM_ERROR_INVALID_ARGUMENT, "bad arguments");
+    return load(data, size, NULL, name, size, desc, chunk_bytes, out);
+}
+
+/* A big regular file is mapped rather than read: the chunked parse needs it
+ * whole, and mapping costs no copy and no second resident copy. */
+static prism_result load_mapped(FILE *f, const char *path, size_t total,
+                                const prism_load_desc *desc, prism_scene **out)
+{
+#if defined(__unix__) || defined(__APPLE__)
+    if (total >= CL_PARALLEL_MIN_BYTES && total != SIZE_MAX / 4) {
+        void *m = mmap(NULL, total, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        if (m != MAP_FAILED) {
+            prism_result r = load(m, total, NULL, path, total, desc, 0, out);
+            munmap(m, total);
+            return r;
+        }
+    }
+#endif
+    return load(NULL, 0, f, path, total, desc, 0, out);
 }
 
 prism_result prism_scene_load(const char *path, const prism_load_desc *desc, prism_scene **out)
@@ -143,7 +196,7 @@ prism_result prism_scene_load(const char *path, const prism_load_desc *desc, pri
     size_t total = SIZE_MAX / 4; /* a pipe: no size known */
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
         total = (size_t)st.st_size;
-    prism_result r = load(NULL, 0, f, path, total, desc, out);
+    prism_result r = load_mapped(f, path, total, desc, out);
     fclose(f);
     return r;
 }

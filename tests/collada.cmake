@@ -1,6 +1,8 @@
 # The COLLADA loader: fixtures in tests/data/collada, every bad-input case.
 prism_test(NAME collada SOURCES test_collada.c TIMEOUT 120)
 prism_test(NAME collada_bad SOURCES test_collada_bad.c TIMEOUT 120)
+# The chunked parse on all cores: the same scenes, warnings and errors as serial.
+prism_test(NAME collada_parallel SOURCES test_collada_parallel.c TIMEOUT 300)
 
 # prism-info on a fixture: the JSON fields the issue names, and a clean
 # failure (exit status, message naming file and element) on bad input.

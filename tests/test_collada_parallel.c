@@ -1,0 +1,498 @@
+/* COLLADA loader, chunked parse (collada_parallel.c): cut into chunks of
+ * any size, every document must load exactly as the serial parse loads it:
+ * the same scene, the same warnings (their file:line:col come from the
+ * chunks' shifted positions), and for bad documents the same result and
+ * message. The fixtures and assets are cut everywhere a cut is allowed;
+ * generated documents add nesting, transforms after child nodes, and
+ * errors placed in late chunks. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "collada_internal.h"
+#include "test_collada_util.h"
+
+typedef struct run {
+    prism_result r;
+    prism_scene *s;
+    char error[1024];
+    char log[16384]; /* every log line, in order */
+    size_t log_len;
+} run;
+
+static void keep_log(void *user, prism_log_level level, const char *msg)
+{
+    run *o = user;
+    int n = snprintf(o->log + o->log_len, sizeof o->log - o->log_len, "%d %s\n", (int)level, msg);
+    if (n > 0 && o->log_len + (size_t)n < sizeof o->log)
+        o->log_len += (size_t)n;
+}
+
+/* chunk 0: the plain entry point (serial below 4 MB). */
+static void load(const char *doc, size_t size, size_t chunk, run *o)
+{
+    memset(o, 0, sizeof *o);
+    prism_load_desc d = {.error = o->error, .error_size = sizeof o->error, .log = keep_log,
+                         .log_user = o};
+    o->r = chunk ? prism__scene_load_memory_chunked(doc, size, "gen", &d, chunk, &o->s)
+                 : prism_scene_load_memory(doc, size, "gen", &d, &o->s);
+}
+
+static void assert_same_scene(const prism_scene *a, const prism_scene *b)
+{
+    assert_int_equal(a->triangles_count, b->triangles_count);
+    assert_int_equal(a->vertices_count, b->vertices_count);
+    assert_int_equal(a->solids_count, b->solids_count);
+    assert_int_equal(a->materials_count, b->materials_count);
+    assert_int_equal(a->surfaces_count, b->surfaces_count);
+    size_t t = a->triangles_count;
+    assert_memory_equal(a->positions, b->positions, 12 * a->vertices_count);
+    assert_memory_equal(a->indices, b->indices, 12 * t);
+    assert_memory_equal(a->triangle_solid, b->triangle_solid, 4 * t);
+    assert_memory_equal(a->triangle_material_inner, b->triangle_material_inner, 4 * t);
+    assert_memory_equal(a->triangle_material_outer, b->triangle_material_outer, 4 * t);
+    assert_memory_equal(a->triangle_surface, b->triangle_surface, 4 * t);
+    for (size_t i = 0; i < a->solids_count; i++) {
+        const prism_solid *x = &a->solids[i], *y = &b->solids[i];
+        assert_string_equal(x->name, y->name);
+        assert_string_equal(x->path, y->path);
+        assert_int_equal(x->copy_number, y->copy_number);
+        assert_int_equal(x->parent, y->parent);
+        assert_int_equal(x->material, y->material);
+        assert_int_equal(x->first_triangle, y->first_triangle);
+        assert_int_equal(x->triangle_count, y->triangle_count);
+    }
+    for (size_t i = 0; i < a->materials_count; i++) {
+        assert_string_equal(a->materials[i].name, b->materials[i].name);
+        assert_int_equal(a->materials[i].properties_count, b->materials[i].properties_count);
+        for (size_t k = 0; k < a->materials[i].properties_count; k++) {
+            const prism_property *p = &a->materials[i].properties[k],
+                                 *q = &b->materials[i].properties[k];
+            assert_string_equal(p->name, q->name);
+            assert_int_equal(p->count, q->count);
+            assert_memory_equal(p->value, q->value, p->count * sizeof(float));
+        }
+    }
+    for (size_t i = 0; i < a->surfaces_count; i++) {
+        assert_string_equal(a->surfaces[i].name, b->surfaces[i].name);
+        assert_int_equal(a->surfaces[i].kind, b->surfaces[i].kind);
+        assert_int_equal(a->surfaces[i].properties_count, b->surfaces[i].properties_count);
+    }
+    assert_memory_equal(&a->skipped, &b->skipped, sizeof a->skipped);
+    assert_int_equal(a->stats.geometries, b->stats.geometries);
+    assert_int_equal(a->stats.nodes, b->stats.nodes);
+    assert_int_equal(a->stats.instances, b->stats.instances);
+    assert_int_equal(a->stats.unique_triangles, b->stats.unique_triangles);
+    assert_int_equal(a->stats.unique_vertices, b->stats.unique_vertices);
+    assert_int_equal(a->stats.bytes, b->stats.bytes);
+    assert_memory_equal(a->bbox_min, b->bbox_min, sizeof a->bbox_min);
+    assert_memory_equal(a->bbox_max, b->bbox_max, sizeof a->bbox_max);
+    assert_int_equal(a->up_axis, b->up_axis);
+    assert_true(a->unit_meter == b->unit_meter);
+    assert_int_equal(a->g4dae, b->g4dae);
+}
+
+/* The document loads the same whole and cut into chunks of `chunk` bytes. */
+static void assert_same(const char *what, const char *doc, size_t size, size_t chunk)
+{
+    run *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    load(doc, size, 0, a);
+    load(doc, size, chunk, b);
+    if (a->r != b->r || strcmp(a->error, b->error) != 0 || strcmp(a->log, b->log) != 0)
+        print_error("%s, chunks of %zu: serial %s \"%s\"\n%s\nchunked %s \"%s\"\n%s\n", what,
+                    chunk, prism_result_string(a->r), a->error, a->log,
+                    prism_result_string(b->r), b->error, b->log);
+    assert_int_equal(a->r, b->r);
+    assert_string_equal(a->error, b->error);
+    assert_string_equal(a->log, b->log);
+    if (a->r == PRISM_SUCCESS)
+        assert_same_scene(a->s, b->s);
+    prism_scene_free(a->s);
+    prism_scene_free(b->s);
+    free(a);
+    free(b);
+}
+
+static char *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *d = malloc((size_t)n);
+    if (d && fread(d, 1, (size_t)n, f) != (size_t)n) {
+        free(d);
+        d = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return d;
+}
+
+static void test_fixtures(void **state)
+{
+    (void)state;
+    static const char *files[] = {
+        DATA("cube.dae"), DATA("g4dae_mini.dae"), DATA("nonfinite.dae"), DATA("polygons.dae"),
+        DATA("transforms.dae"), DATA("bom.dae"), DATA("utf16.dae"), DATA("bad_cycle.dae"),
+        DATA("bad_missing_id.dae"), DATA("bad_index_range.dae"), DATA("bad_malformed.dae"),
+        DATA("bad_truncated.dae"), DATA("bad_count_array.dae"), DATA("bad_deep_nodes.dae"),
+        DATA("bad_deep_instances.dae"), DATA("bad_billion_laughs.dae"),
+        DATA("bad_external_entity.dae"), DATA("bad_huge_count.dae"),
+        PRISM_ASSETS "/tiny_detector.dae", PRISM_ASSETS "/cube.dae", PRISM_ASSETS "/sphere.dae",
+        PRISM_ASSETS "/box_with_hole.dae"};
+    static const size_t chunks[] = {1, 13, 100, 1000};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        size_t size = 0;
+        char *doc = read_all(files[i], &size);
+        if (!doc)
+            print_error("cannot read %s\n", files[i]);
+        assert_non_null(doc);
+        for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
+            assert_same(files[i], doc, size, chunks[c]);
+        free(doc);
+    }
+}
+
+/* ---- generated documents ---- */
+
+typedef struct gen {
+    char *d;
+    size_t n, cap;
+    unsigned line; /* the line being written, from 1 */
+} gen;
+
+static void put(gen *g, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(g->d + g->n, g->cap - g->n, fmt, ap);
+        va_end(ap);
+        assert_true(k >= 0);
+        if (g->n + (size_t)k < g->cap) {
+            for (int i = 0; i < k; i++)
+                g->line += g->d[g->n + (size_t)i] == '\n';
+            g->n += (size_t)k;
+            return;
+        }
+        g->cap = 2 * (g->cap + (size_t)k);
+        g->d = realloc(g->d, g->cap);
+        assert_non_null(g->d);
+    }
+}
+
+typedef enum fault {
+    FAULT_NONE,
+    FAULT_BAD_NUMBER,   /* "1.0x" in a float_array of a late geometry */
+    FAULT_NAN,          /* a NaN coordinate: a warning with a position */
+    FAULT_MISSING_REF,  /* an instance_geometry of no geometry, late in the nodes */
+    FAULT_BAD_MATRIX,   /* 15 values in a late <matrix> */
+    FAULT_UNBOUND       /* a binding to no material: a warning with a position */
+} fault;
+
+typedef struct doc_spec {
+    unsigned geometries, pmts, fault_at;
+    fault fault;
+    unsigned fault_line, fault_col; /* where the fault's message must point */
+} doc_spec;
+
+static void geometry(gen *g, doc_spec *sp, unsigned i)
+{
+    double s = 1.0 + i % 7;
+    put(g, "    <geometry id=\"g%u\" name=\"g%u\">\n      <mesh>\n", i, i);
+    put(g, "        <source id=\"g%u-pos\">\n          <float_array id=\"g%u-arr\" count=\"12\">",
+        i, i);
+    if (sp->fault == FAULT_BAD_NUMBER && i == sp->fault_at) {
+        sp->fault_line = g->line;
+        sp->fault_col = (unsigned)(g->n - (size_t)(strrchr(g->d, '\n') - g->d));
+    }
+    const char *z = sp->fault == FAULT_BAD_NUMBER && i == sp->fault_at ? "1.0x"
+                    : sp->fault == FAULT_NAN && i == sp->fault_at   ? "nan"
+                                                                    : "0";
+    put(g, "0 0 %s %g 0 0 0 %g 0 0 0 %g</float_array>\n", z, s, s, s);
+    put(g, "          <technique_common><accessor source=\"#g%u-arr\" count=\"4\" stride=\"3\">"
+           "<param name=\"X\" type=\"float\"/><param name=\"Y\" type=\"float\"/>"
+           "<param name=\"Z\" type=\"float\"/></accessor></technique_common>\n        </source>\n",
+        i);
+    put(g, "        <vertices id=\"g%u-v\"><input semantic=\"POSITION\" source=\"#g%u-pos\"/>"
+           "</vertices>\n", i, i);
+    if (i % 3 == 0)
+        put(g, "        <polylist material=\"M\" count=\"2\"><input semantic=\"VERTEX\" "
+               "source=\"#g%u-v\" offset=\"0\"/>\n          <vcount>4 3</vcount>\n"
+               "          <p>0 2 1 3 0 1 3</p>\n        </polylist>\n", i);
+    else
+        put(g, "        <triangles material=\"M\" count=\"4\"><input semantic=\"VERTEX\" "
+               "source=\"#g%u-v\" offset=\"0\"/>\n          <p>0 2 1 0 1 3 0 3 2 1 2 3</p>\n"
+               "        </triangles>\n", i);
+    put(g, "      </mesh>\n    </geometry>\n");
+}
+
+static void instance(gen *g, const char *url, const char *mat)
+{
+    put(g, "<instance_geometry url=\"#%s\"><bind_material><technique_common>"
+           "<instance_material symbol=\"M\" target=\"#%s\"/></technique_common></bind_material>"
+           "</instance_geometry>\n", url, mat);
+}
+
+/* A tank of pmts: some placed through instance_node, some with their own
+ * geometry, some nested two deep; a transform after a child node; the
+ * visual scene places the tank twice. */
+static char *make_doc(doc_spec *sp, size_t *size)
+{
+    gen g = {NULL, 0, 0, 1};
+    put(&g, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!-- generated -->\n"
+            "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+            "  <asset><unit meter=\"0.001\"/><up_axis>Z_UP</up_axis></asset>\n");
+    put(&g, "  <library_geometries>\n");
+    for (unsigned i = 0; i < sp->geometries; i++)
+        geometry(&g, sp, i);
+    put(&g, "  </library_geometries>\n  <library_materials>\n"
+            "    <material id=\"Oil\" name=\"Oil\"/>\n    <material id=\"Glass\" name=\"Glass\"/>\n"
+            "  </library_materials>\n  <library_nodes>\n");
+    put(&g, "    <node id=\"lvPmt\" name=\"lvPmt\">\n      ");
+    instance(&g, "g0", "Glass");
+    put(&g, "    </node>\n    <node id=\"lvTank\" name=\"lvTank\">\n      ");
+    instance(&g, "g1", "Oil");
+    for (unsigned i = 0; i < sp->pmts; i++) {
+        put(&g, "      <node id=\"pv%u\" name=\"pv%u\">\n", i, i);
+        bool late = i == sp->fault_at;
+        unsigned values = sp->fault == FAULT_BAD_MATRIX && late ? 15 : 16;
+        if (values == 15)
+            sp->fault_line = g.line;
+        put(&g, "        <matrix>\n");
+        for (unsigned k = 0; k < values; k++)
+            put(&g, "%g%s", k % 5 == 0 ? 1.0 : k == 3 ? 10.0 * i : k == 7 ? 1.0 * (i % 9) : 0.0,
+                k % 4 == 3 ? "\n" : " ");
+        put(&g, "</matrix>\n");
+        if (sp->fault == FAULT_MISSING_REF && late) {
+            sp->fault_line = g.line;
+            put(&g, "        ");
+            instance(&g, "nothere", "Glass");
+        } else if (i % 4 == 1) {
+            put(&g, "        ");
+            instance(&g, "g2", sp->fault == FAULT_UNBOUND && late ? "NoSuch" : "Glass");
+        } else {
+            put(&g, "        <instance_node url=\"#lvPmt\"/>\n");
+        }
+        if (i % 5 == 2) {
+            put(&g, "        <node id=\"pv%u-in\" name=\"pv%u-in\">\n          <translate>0 0 %u"
+                    "</translate>\n          ", i, i, i);
+            instance(&g, sp->geometries > 3 ? "g3" : "g0", "Oil");
+            put(&g, "        </node>\n");
+        }
+        put(&g, "        <extra><meta><copyNo>%u</copyNo></meta></extra>\n      </node>\n", i);
+    }
+    /* a transform after the child nodes: it applies to the tank, in order */
+    put(&g, "      <translate>0 0 5</translate>\n    </node>\n  </library_nodes>\n");
+    put(&g, "  <library_visual_scenes>\n    <visual_scene id=\"scene\">\n"
+            "      <node id=\"world\" name=\"world\">\n");
+    for (unsigned k = 0; k < 2; k++)
+        put(&g, "        <node id=\"tank%u\" name=\"tank%u\">\n          <translate>%u 0 0"
+                "</translate>\n          <instance_node url=\"#lvTank\"/>\n        </node>\n",
+            k, k, 1000 * k);
+    put(&g, "      </node>\n    </visual_scene>\n  </library_visual_scenes>\n"
+            "  <scene><instance_visual_scene url=\"#scene\"/></scene>\n</COLLADA>\n");
+    *size = g.n;
+    return g.d;
+}
+
+/* Whether the chunked parse took the document (true) or left it to the
+ * serial one: the comparisons above mean something only when it took it. */
+static bool chunked(const char *doc, size_t size, size_t chunk)
+{
+    prism__cl *L = calloc(1, sizeof *L);
+    assert_non_null(L);
+    prism__cl_init(L, "gen", NULL, size);
+    bool took = prism__cl_parse_parallel(L, doc, size, chunk);
+    prism__cl_release(L);
+    free(L);
+    return took;
+}
+
+static void test_cuts_taken(void **state)
+{
+    (void)state;
+    doc_spec sp = {40, 300, 0, FAULT_NONE, 0, 0};
+    size_t size;
+    char *doc = make_doc(&sp, &size);
+    assert_true(chunked(doc, size, 1));
+    assert_true(chunked(doc, size, 3000));
+    assert_false(chunked(doc, size, SIZE_MAX)); /* one chunk */
+    sp.fault = FAULT_BAD_NUMBER;
+    sp.fault_at = 33;
+    free(doc);
+    doc = make_doc(&sp, &size);
+    assert_false(chunked(doc, size, 200)); /* an error: the serial parse says it */
+    free(doc);
+    /* a DOCTYPE, another encoding: serial */
+    static const char *heads[] = {"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n",
+                                  "<!DOCTYPE COLLADA>\n"};
+    sp.fault = FAULT_NONE;
+    char *plain = make_doc(&sp, &size);
+    for (size_t i = 0; i < 2; i++) {
+        const char *body = i ? plain : strchr(plain, '\n') + 1;
+        size_t head = strlen(heads[i]), rest = size - (size_t)(body - plain);
+        char *d = malloc(head + rest);
+        assert_non_null(d);
+        memcpy(d, heads[i], head);
+        memcpy(d + head, body, rest);
+        assert_false(chunked(d, head + rest, 200));
+        assert_same("DOCTYPE or encoding", d, head + rest, 200);
+        free(d);
+    }
+    free(plain);
+}
+
+static void test_generated(void **state)
+{
+    (void)state;
+    static const size_t chunks[] = {1, 200, 3000, 40000};
+    for (int f = FAULT_NONE; f <= FAULT_UNBOUND; f++) {
+        doc_spec sp = {40, 300, 250, (fault)f, 0, 0};
+        if (f == FAULT_BAD_NUMBER || f == FAULT_NAN)
+            sp.fault_at = 33;
+        size_t size;
+        char *doc = make_doc(&sp, &size);
+        char what[64];
+        snprintf(what, sizeof what, "generated, fault %d", f);
+        for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
+            assert_same(what, doc, size, chunks[c]);
+        free(doc);
+    }
+}
+
+/* The faults' messages point where the fault is, cut or not. */
+static void test_error_positions(void **state)
+{
+    (void)state;
+    static const struct {
+        fault f;
+        const char *element, *what;
+    } cases[] = {{FAULT_BAD_NUMBER, "<float_array>", "not a number: \"1.0x\""},
+                 {FAULT_MISSING_REF, "<instance_geometry>", "no <geometry id=\"nothere\">"},
+                 {FAULT_BAD_MATRIX, "<matrix>", "15 values where 16 are needed"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        doc_spec sp = {40, 300, cases[i].f == FAULT_BAD_NUMBER ? 33 : 250, cases[i].f, 0, 0};
+        size_t size;
+        char *doc = make_doc(&sp, &size);
+        run *o = malloc(sizeof *o);
+        assert_non_null(o);
+        load(doc, size, 500, o);
+        char head[64];
+        snprintf(head, sizeof head, "gen:%u:", sp.fault_line);
+        if (strncmp(o->error, head, strlen(head)) != 0 || !strstr(o->error, cases[i].what))
+            print_error("expected %s ... %s, got \"%s\"\n", head, cases[i].what, o->error);
+        assert_int_equal(strncmp(o->error, head, strlen(head)), 0);
+        assert_non_null(strstr(o->error, cases[i].element));
+        assert_non_null(strstr(o->error, cases[i].what));
+        if (cases[i].f == FAULT_BAD_NUMBER) { /* the column where the text begins */
+            snprintf(head, sizeof head, "gen:%u:%u:", sp.fault_line, sp.fault_col);
+            assert_int_equal(strncmp(o->error, head, strlen(head)), 0);
+        }
+        assert_null(o->s);
+        free(o);
+        free(doc);
+    }
+}
+
+typedef struct progress_log {
+    size_t calls, last, total;
+    bool backwards;
+    size_t cancel_after;
+} progress_log;
+
+static bool on_progress(void *user, size_t done, size_t total)
+{
+    progress_log *p = user;
+    p->backwards = p->backwards || done < p->last || done > total;
+    p->last = done;
+    p->total = total;
+    return ++p->calls <= p->cancel_after;
+}
+
+static void test_progress_and_cancel(void **state)
+{
+    (void)state;
+    doc_spec sp = {400, 4000, 0, FAULT_NONE, 0, 0};
+    size_t size;
+    char *doc = make_doc(&sp, &size);
+    for (size_t cancel = 0; cancel < 2; cancel++) {
+        progress_log p = {0, 0, 0, false, cancel ? SIZE_MAX : 0};
+        char err[512] = "";
+        prism_load_desc d = {.progress = on_progress, .progress_user = &p, .error = err,
+                             .error_size = sizeof err};
+        prism_scene *s = NULL;
+        prism_result r = prism__scene_load_memory_chunked(doc, size, "gen", &d, 1 << 16, &s);
+        assert_false(p.backwards);
+        assert_true(p.calls >= 1);
+        if (cancel) {
+            assert_int_equal(r, PRISM_SUCCESS);
+            assert_int_equal(p.total, size);
+            prism_scene_free(s);
+        } else {
+            assert_int_equal(r, PRISM_ERROR_IO);
+            assert_null(s);
+            assert_non_null(strstr(err, "cancelled"));
+            assert_int_equal(strncmp(err, "gen:", 4), 0);
+        }
+    }
+    free(doc);
+}
+
+/* A file of 4 MB or more goes through the mapping and the default chunks. */
+static void test_big_file(void **state)
+{
+    (void)state;
+    doc_spec sp = {6000, 12000, 0, FAULT_NONE, 0, 0};
+    size_t size;
+    char *doc = make_doc(&sp, &size);
+    assert_true(size >= CL_PARALLEL_MIN_BYTES);
+    char path[] = PRISM_BINARY_DIR "/test_collada_parallel_big.dae";
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(doc, 1, size, f), size);
+    fclose(f);
+    run *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    load(doc, size, SIZE_MAX, a); /* one chunk: the serial parse */
+    memset(b, 0, sizeof *b);
+    prism_load_desc d = {.error = b->error, .error_size = sizeof b->error, .log = keep_log,
+                         .log_user = b};
+    b->r = prism_scene_load(path, &d, &b->s);
+    remove(path);
+    assert_int_equal(a->r, PRISM_SUCCESS);
+    assert_int_equal(b->r, PRISM_SUCCESS);
+    a->s->stats.bytes = b->s->stats.bytes;
+    assert_same_scene(a->s, b->s);
+    assert_true(a->s->triangles_count > 50000);
+    prism_scene_free(a->s);
+    prism_scene_free(b->s);
+    free(a);
+    free(b);
+    free(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_cuts_taken),
+        cmocka_unit_test(test_generated),
+        cmocka_unit_test(test_error_positions),
+        cmocka_unit_test(test_progress_and_cancel),
+        cmocka_unit_test(test_big_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
