@@ -1,19 +1,22 @@
 /* `prism-bench load FILE`: how fast Prism's COLLADA loader reads a file,
- * against assimp (aiImportFile, no post-processing) on the same file in the
- * same run: median wall time over --repeat loads, MB/s (1 MB = 10^6 bytes
- * of file) and world triangles per second, and Prism's speed over
- * assimp's. World triangles are counted per instance for both (assimp's
- * node tree is walked after the timing; an n-gon is n-2 triangles). assimp
- * keeps an instanced mesh once, while Prism's load writes every instance's
- * world triangles, so a second assimp row (+flat) adds the time to build
- * the same world arrays from assimp's scene. Freeing is not timed. assimp
- * is optional at build time; without it the bench says the peer is
- * missing. */
+ * against assimp on the same file in the same run: median wall time over
+ * --repeat loads, MB/s (1 MB = 10^6 bytes of file) and world triangles per
+ * second, and Prism's speed over assimp's. World triangles are counted per
+ * instance for both (assimp's node tree is walked after the timing; an
+ * n-gon is n-2 triangles). Prism's load writes every instance's world
+ * triangles; assimp's peer for that is aiProcess_PreTransformVertices
+ * (the `pretransf` row, the issue's yardstick). The plain aiImportFile row
+ * keeps instanced meshes once; `+flat` adds the time to build the world
+ * arrays from that scene by hand. Freeing is not timed. Prism's loads run
+ * first, so the process's peak RSS (getrusage) after them is Prism's; it
+ * is reported with its ratio to the scene's final arrays. assimp is
+ * optional at build time; without it the bench says the peer is missing. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -23,6 +26,7 @@
 #include "prism/scene.h"
 #ifdef PRISM_BENCH_HAVE_ASSIMP
 #include <assimp/cimport.h>
+#include <assimp/postprocess.h>
 #include <assimp/scene.h>
 #endif
 
@@ -38,6 +42,8 @@ typedef struct load_figures {
     char why[640]; /* room for a loader message (512) and its result name */
     double seconds;
     size_t triangles;
+    size_t array_bytes;            /* the scene's final arrays (Prism only) */
+    double rss_base_mb, rss_peak_mb; /* process peak RSS before and after (Prism only) */
 } load_figures;
 
 static void usage(FILE *f)
@@ -45,10 +51,11 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: prism-bench load FILE.dae [--repeat N] [--threads N] [--no-assimp] [--json]\n"
             "Loads FILE N times (default 3) with Prism (prism_scene_load) and with assimp\n"
-            "(aiImportFile, no post-processing) and reports the median: seconds, MB/s of file\n"
-            "and world triangles per second, and Prism's speed over assimp's. The +flat row\n"
-            "adds the time to build world vertex and triangle arrays from assimp's scene, as\n"
-            "Prism's load does.\n"
+            "and reports the median: seconds, MB/s of file and world triangles per second,\n"
+            "and Prism's speed over assimp's. Rows: assimp with aiProcess_PreTransformVertices\n"
+            "(pretransf: world arrays, as Prism's load makes), aiImportFile with no\n"
+            "post-processing (assimp), and the same plus world arrays built by hand (+flat).\n"
+            "Prism's peak RSS is reported with its ratio to the scene's final arrays.\n"
             "  --threads N   OpenMP threads for Prism (default: all)\n"
             "  --no-assimp   measure Prism only\n"
             "  --json        one JSON object instead of the table\n");
@@ -110,8 +117,25 @@ static size_t file_bytes(const char *path)
 
 /* ---- Prism ---- */
 
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+    return (double)ru.ru_maxrss / 1024.0; /* kilobytes on Linux */
+}
+
+/* What the scene keeps: world vertices, triangles and their four
+ * per-triangle arrays, and the solids (names not counted). */
+static size_t scene_array_bytes(const prism_scene *s)
+{
+    return s->vertices_count * 3 * sizeof(float) + s->triangles_count * 7 * sizeof(uint32_t) +
+           s->solids_count * sizeof(prism_solid);
+}
+
 static void measure_prism(const load_options *o, load_figures *fig)
 {
+    fig->rss_base_mb = peak_rss_mb();
 #ifdef _OPENMP
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
@@ -134,7 +158,10 @@ static void measure_prism(const load_options *o, load_figures *fig)
             return;
         }
         fig->triangles = s->triangles_count;
+        fig->array_bytes = scene_array_bytes(s);
         prism_scene_free(s);
+        if (i == 0) /* one load's peak: later ones may reuse what malloc kept */
+            fig->rss_peak_mb = peak_rss_mb();
     }
     fig->seconds = prism_bench_median(t, (size_t)o->repeat);
     fig->ok = true;
@@ -219,6 +246,42 @@ static double assimp_flatten(const struct aiScene *s, size_t triangles)
 }
 #endif
 
+/* aiProcess_PreTransformVertices: assimp's own world arrays. Its meshes
+ * keep polygons, so triangles are counted as fans of its faces. */
+static void measure_pretransformed(const load_options *o, load_figures *fig)
+{
+#ifdef PRISM_BENCH_HAVE_ASSIMP
+    if (o->no_assimp) {
+        snprintf(fig->why, sizeof fig->why, "not asked for (--no-assimp)");
+        return;
+    }
+    double *t = calloc((size_t)o->repeat, sizeof *t);
+    if (!t) {
+        snprintf(fig->why, sizeof fig->why, "out of memory");
+        return;
+    }
+    for (int i = 0; i < o->repeat; i++) {
+        double t0 = prism_bench_now();
+        const struct aiScene *s = aiImportFile(o->file, aiProcess_PreTransformVertices);
+        t[i] = prism_bench_now() - t0;
+        if (!s) {
+            snprintf(fig->why, sizeof fig->why, "assimp failed: %s", aiGetErrorString());
+            free(t);
+            return;
+        }
+        fig->triangles = assimp_triangles(s, s->mRootNode);
+        aiReleaseImport(s);
+    }
+    fig->seconds = prism_bench_median(t, (size_t)o->repeat);
+    fig->ok = true;
+    free(t);
+#else
+    (void)o;
+    snprintf(fig->why, sizeof fig->why,
+             "the peer is missing: this prism-bench was built without assimp (libassimp-dev)");
+#endif
+}
+
 /* `fig`: aiImportFile alone; `flat`: the same plus building world arrays
  * (assimp keeps instances shared, Prism's load includes that work). */
 static void measure_assimp(const load_options *o, load_figures *fig, load_figures *flat)
@@ -294,17 +357,32 @@ static void json_loader(const char *name, size_t bytes, const load_figures *f)
            f->seconds, mb_per_s(bytes, f), f->triangles, tri_per_s(f));
 }
 
+static double rss_ratio(const load_figures *p)
+{
+    return p->array_bytes ? p->rss_peak_mb * 1048576.0 / (double)p->array_bytes : 0.0;
+}
+
 static void print_json(const load_options *o, size_t bytes, const load_figures *p,
-                       const load_figures *a, const load_figures *af)
+                       const load_figures *pt, const load_figures *a, const load_figures *af)
 {
     printf("{\"bench\":\"load\",\"file\":");
     json_string(o->file);
     printf(",\"bytes\":%zu,\"repeat\":%d,", bytes, o->repeat);
     json_loader("prism", bytes, p);
+    if (p->ok)
+        printf(",\"prism_peak_rss_mb\":%.1f,\"rss_before_mb\":%.1f,\"scene_arrays_mb\":%.1f,"
+               "\"peak_rss_over_arrays\":%.3f",
+               p->rss_peak_mb, p->rss_base_mb, p->array_bytes / 1048576.0, rss_ratio(p));
+    putchar(',');
+    json_loader("assimp_pretransformed", bytes, pt);
     putchar(',');
     json_loader("assimp", bytes, a);
     putchar(',');
     json_loader("assimp_flattened", bytes, af);
+    if (p->ok && pt->ok)
+        printf(",\"speedup_pretransformed\":%.3f", pt->seconds / p->seconds);
+    else
+        printf(",\"speedup_pretransformed\":null");
     if (p->ok && a->ok)
         printf(",\"speedup\":%.3f,\"speedup_flattened\":%.3f", a->seconds / p->seconds,
                af->seconds / p->seconds);
@@ -316,20 +394,28 @@ static void print_json(const load_options *o, size_t bytes, const load_figures *
 static void table_row(const char *name, size_t bytes, const load_figures *f)
 {
     if (f->ok)
-        printf("%-8s %10.6f %10.1f %14zu %12.3f\n", name, f->seconds, mb_per_s(bytes, f),
+        printf("%-9s %10.6f %10.1f %14zu %12.3f\n", name, f->seconds, mb_per_s(bytes, f),
                f->triangles, tri_per_s(f) / 1e6);
     else
-        printf("%-8s not measured: %s\n", name, f->why);
+        printf("%-9s not measured: %s\n", name, f->why);
 }
 
 static void print_table(const load_options *o, size_t bytes, const load_figures *p,
-                        const load_figures *a, const load_figures *af)
+                        const load_figures *pt, const load_figures *a, const load_figures *af)
 {
     printf("prism-bench load %s: %.3f MB, median of %d loads\n", o->file, bytes / 1e6, o->repeat);
-    printf("%-8s %10s %10s %14s %12s\n", "loader", "seconds", "MB/s", "world tris", "Mtris/s");
+    printf("%-9s %10s %10s %14s %12s\n", "loader", "seconds", "MB/s", "world tris", "Mtris/s");
     table_row("prism", bytes, p);
+    table_row("pretransf", bytes, pt);
     table_row("assimp", bytes, a);
     table_row("+flat", bytes, af);
+    if (p->ok)
+        printf("Prism peak RSS %.1f MB (%.1f MB before loading), %.2fx the scene's final arrays "
+               "(%.1f MB)\n",
+               p->rss_peak_mb, p->rss_base_mb, rss_ratio(p), p->array_bytes / 1048576.0);
+    if (p->ok && pt->ok)
+        printf("Prism is %.2fx assimp with aiProcess_PreTransformVertices\n",
+               pt->seconds / p->seconds);
     if (p->ok && a->ok) {
         printf("Prism is %.2fx aiImportFile's speed, %.2fx with world arrays built (+flat)",
                a->seconds / p->seconds, af->seconds / p->seconds);
@@ -350,12 +436,13 @@ int prism_bench_load(int argc, char **argv)
         fprintf(stderr, "prism-bench load: cannot read '%s' (or it is empty)\n", o.file);
         return 1;
     }
-    load_figures p = {0}, a = {0}, af = {0};
-    measure_prism(&o, &p);
+    load_figures p = {0}, pt = {0}, a = {0}, af = {0};
+    measure_prism(&o, &p); /* first: the peak RSS after it is Prism's */
+    measure_pretransformed(&o, &pt);
     measure_assimp(&o, &a, &af);
     if (o.json)
-        print_json(&o, bytes, &p, &a, &af);
+        print_json(&o, bytes, &p, &pt, &a, &af);
     else
-        print_table(&o, bytes, &p, &a, &af);
+        print_table(&o, bytes, &p, &pt, &a, &af);
     return p.ok ? 0 : 1;
 }
