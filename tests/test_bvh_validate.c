@@ -22,9 +22,10 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 /* test_out_of_memory asks for an impossible scratch size: under ASan that
- * must come back NULL (as from the C library) rather than abort. */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
+ * must come back NULL (as from the C library) rather than abort. Default
+ * visibility, so the ASan runtime finds it under -fvisibility=hidden. */
+__attribute__((visibility("default"))) const char *__asan_default_options(void);
+__attribute__((visibility("default"))) const char *__asan_default_options(void)
 {
     return "allocator_may_return_null=1";
 }
