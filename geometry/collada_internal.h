@@ -219,8 +219,9 @@ typedef struct prism__cl {
      * are shifted to the document's (line0 lines before it; col_adj on the
      * chunk's first line, where the prefix and the indentation stand). */
     cl_phase phase;
-    uint32_t line0;
+    uint32_t line0, adj_line; /* col_adj applies on expat's line adj_line */
     int64_t col_adj;
+    uint64_t last_start; /* expat's byte index of the last start tag */
     prism__vec *log_buf; /* chunks buffer their log lines (char: level, text, NUL) */
 
     cl_frame *stack;
@@ -339,6 +340,9 @@ void prism__cl_text_doubles(prism__cl *L);
 void prism__cl_text_indices(prism__cl *L, uint32_t stride, uint32_t voff);
 void prism__cl_text_counts(prism__cl *L);
 void prism__cl_text_small(prism__cl *L);
+/* Number text read from the document directly (collada_parallel.c), as if
+ * expat had passed it on. */
+void prism__cl_text_span(prism__cl *L, const char *p, size_t n);
 
 /* collada_mesh.c */
 void prism__cl_mesh_start(prism__cl *L, unsigned tag, const XML_Char **atts);

@@ -188,8 +188,8 @@ cl_pos prism__cl_here(const prism__cl *L)
     if (L->xp) {
         XML_Size line = XML_GetCurrentLineNumber(L->xp);
         int64_t col = (int64_t)XML_GetCurrentColumnNumber(L->xp) + 1;
-        if (line == 1)
-            col += L->col_adj; /* a chunk's first line: prefix out, indentation in */
+        if (line == L->adj_line)
+            col += L->col_adj; /* a chunk: its prefix, its indentation, skipped text */
         p.line = (uint32_t)line + L->line0;
         p.col = col > 0 ? (uint32_t)col : 1;
     }

@@ -244,6 +244,12 @@ static void stream_numbers(prism__cl *L, const char *p, const char *end)
     }
 }
 
+void prism__cl_text_span(prism__cl *L, const char *p, size_t n)
+{
+    if (L->text && L->text != CL_TEXT_SMALL && L->depth == L->text_depth && !L->result)
+        stream_numbers(L, p, p + n);
+}
+
 static void XMLCALL on_text(void *user, const XML_Char *s, int len)
 {
     prism__cl *L = user;
@@ -398,6 +404,7 @@ static void XMLCALL on_start(void *user, const XML_Char *name, const XML_Char **
         return;
     cl_pos pos = prism__cl_here(L);
     unsigned tag = prism__cl_tag(name);
+    L->last_start = (uint64_t)XML_GetCurrentByteIndex(L->xp);
     if (L->text && L->carry_len && L->depth == L->text_depth) {
         /* an element inside number text ends the number before it */
         size_t n = L->carry_len;

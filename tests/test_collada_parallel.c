@@ -198,21 +198,32 @@ typedef enum fault {
     FAULT_NAN,          /* a NaN coordinate: a warning with a position */
     FAULT_MISSING_REF,  /* an instance_geometry of no geometry, late in the nodes */
     FAULT_BAD_MATRIX,   /* 15 values in a late <matrix> */
-    FAULT_UNBOUND       /* a binding to no material: a warning with a position */
+    FAULT_UNBOUND,      /* a binding to no material: a warning with a position */
+    FAULT_MISSING_AFTER_TEXT, /* FAULT_MISSING_REF right after a long multi-line number text */
+    FAULT_UNBOUND_AFTER_TEXT  /* FAULT_UNBOUND right after a long one-line number text */
 } fault;
 
 typedef struct doc_spec {
     unsigned geometries, pmts, fault_at;
     fault fault;
     unsigned fault_line, fault_col; /* where the fault's message must point */
+    bool big; /* number texts long enough to bypass expat, some over many lines */
 } doc_spec;
+
+/* `count` numbers, `per_line` to a line (0: one line). */
+static void numbers(gen *g, unsigned count, unsigned per_line, unsigned seed)
+{
+    for (unsigned k = 0; k < count; k++)
+        put(g, "%u.%u%s", (seed + k) % 97, k % 10,
+            k + 1 == count ? "" : per_line && k % per_line == per_line - 1 ? "\n" : " ");
+}
 
 static void geometry(gen *g, doc_spec *sp, unsigned i)
 {
     double s = 1.0 + i % 7;
     put(g, "    <geometry id=\"g%u\" name=\"g%u\">\n      <mesh>\n", i, i);
-    put(g, "        <source id=\"g%u-pos\">\n          <float_array id=\"g%u-arr\" count=\"12\">",
-        i, i);
+    put(g, "        <source id=\"g%u-pos\">\n          <float_array id=\"g%u-arr\" count=\"%u\">",
+        i, i, sp->big ? 312 : 12);
     if (sp->fault == FAULT_BAD_NUMBER && i == sp->fault_at) {
         sp->fault_line = g->line;
         sp->fault_col = (unsigned)(g->n - (size_t)(strrchr(g->d, '\n') - g->d));
@@ -220,21 +231,36 @@ static void geometry(gen *g, doc_spec *sp, unsigned i)
     const char *z = sp->fault == FAULT_BAD_NUMBER && i == sp->fault_at ? "1.0x"
                     : sp->fault == FAULT_NAN && i == sp->fault_at   ? "nan"
                                                                     : "0";
-    put(g, "0 0 %s %g 0 0 0 %g 0 0 0 %g</float_array>\n", z, s, s, s);
+    put(g, "0 0 %s %g 0 0 0 %g 0 0 0 %g", z, s, s, s);
+    if (sp->big) { /* padding the accessor does not read */
+        put(g, i % 2 ? " " : "\n");
+        numbers(g, 300, i % 2 ? 0 : 10, i);
+    }
+    put(g, "</float_array>\n");
     put(g, "          <technique_common><accessor source=\"#g%u-arr\" count=\"4\" stride=\"3\">"
            "<param name=\"X\" type=\"float\"/><param name=\"Y\" type=\"float\"/>"
            "<param name=\"Z\" type=\"float\"/></accessor></technique_common>\n        </source>\n",
         i);
     put(g, "        <vertices id=\"g%u-v\"><input semantic=\"POSITION\" source=\"#g%u-pos\"/>"
            "</vertices>\n", i, i);
-    if (i % 3 == 0)
-        put(g, "        <polylist material=\"M\" count=\"2\"><input semantic=\"VERTEX\" "
-               "source=\"#g%u-v\" offset=\"0\"/>\n          <vcount>4 3</vcount>\n"
-               "          <p>0 2 1 3 0 1 3</p>\n        </polylist>\n", i);
-    else
-        put(g, "        <triangles material=\"M\" count=\"4\"><input semantic=\"VERTEX\" "
-               "source=\"#g%u-v\" offset=\"0\"/>\n          <p>0 2 1 0 1 3 0 3 2 1 2 3</p>\n"
-               "        </triangles>\n", i);
+    unsigned reps = sp->big ? 30 : 1;
+    const char *sep = sp->big && i % 2 == 0 ? "\n" : " ";
+    if (i % 3 == 0) {
+        put(g, "        <polylist material=\"M\" count=\"%u\"><input semantic=\"VERTEX\" "
+               "source=\"#g%u-v\" offset=\"0\"/>\n          <vcount>", 2 * reps, i);
+        for (unsigned r = 0; r < reps; r++)
+            put(g, "4 3%s", r + 1 == reps ? "" : sep);
+        put(g, "</vcount>\n          <p>");
+        for (unsigned r = 0; r < reps; r++)
+            put(g, "0 2 1 3 0 1 3%s", r + 1 == reps ? "" : sep);
+        put(g, "</p>\n        </polylist>\n");
+    } else {
+        put(g, "        <triangles material=\"M\" count=\"%u\"><input semantic=\"VERTEX\" "
+               "source=\"#g%u-v\" offset=\"0\"/>\n          <p>", 4 * reps, i);
+        for (unsigned r = 0; r < reps; r++)
+            put(g, "0 2 1 0 1 3 0 3 2 1 2 3%s", r + 1 == reps ? "" : sep);
+        put(g, "</p>\n        </triangles>\n");
+    }
     put(g, "      </mesh>\n    </geometry>\n");
 }
 
@@ -275,7 +301,28 @@ static char *make_doc(doc_spec *sp, size_t *size)
             put(&g, "%g%s", k % 5 == 0 ? 1.0 : k == 3 ? 10.0 * i : k == 7 ? 1.0 * (i % 9) : 0.0,
                 k % 4 == 3 ? "\n" : " ");
         put(&g, "</matrix>\n");
-        if (sp->fault == FAULT_MISSING_REF && late) {
+        bool after_text = sp->fault == FAULT_MISSING_AFTER_TEXT ||
+                          sp->fault == FAULT_UNBOUND_AFTER_TEXT;
+        if (sp->big && ((i % 7 == 3 && !late) || (late && after_text))) {
+            /* number text the loader ignores, then on its last line an instance */
+            bool lines = late ? sp->fault == FAULT_MISSING_AFTER_TEXT : i % 2 == 0;
+            put(&g, "        <extra><float_array count=\"200\">");
+            numbers(&g, 200, lines ? 9 : 0, i);
+            put(&g, "</float_array>");
+            if (!lines) { /* two long texts on one line */
+                put(&g, "<float_array count=\"100\">");
+                numbers(&g, 100, 0, i + 1);
+                put(&g, "</float_array>");
+            }
+            put(&g, "</extra>");
+            bool missing = late && sp->fault == FAULT_MISSING_AFTER_TEXT;
+            if (late && (missing || sp->fault == FAULT_UNBOUND_AFTER_TEXT)) {
+                sp->fault_line = g.line;
+                sp->fault_col = (unsigned)(g.n - (size_t)(strrchr(g.d, '\n') - g.d));
+            }
+            instance(&g, missing ? "nothere" : "g2",
+                     late && sp->fault == FAULT_UNBOUND_AFTER_TEXT ? "NoSuch" : "Glass");
+        } else if (sp->fault == FAULT_MISSING_REF && late) {
             sp->fault_line = g.line;
             put(&g, "        ");
             instance(&g, "nothere", "Glass");
@@ -323,7 +370,7 @@ static bool chunked(const char *doc, size_t size, size_t chunk)
 static void test_cuts_taken(void **state)
 {
     (void)state;
-    doc_spec sp = {40, 300, 0, FAULT_NONE, 0, 0};
+    doc_spec sp = {40, 300, 0, FAULT_NONE, 0, 0, false};
     size_t size;
     char *doc = make_doc(&sp, &size);
     assert_true(chunked(doc, size, 1));
@@ -358,14 +405,14 @@ static void test_generated(void **state)
 {
     (void)state;
     static const size_t chunks[] = {1, 200, 3000, 40000};
-    for (int f = FAULT_NONE; f <= FAULT_UNBOUND; f++) {
-        doc_spec sp = {40, 300, 250, (fault)f, 0, 0};
-        if (f == FAULT_BAD_NUMBER || f == FAULT_NAN)
+    for (int f = FAULT_NONE; f <= 2 * FAULT_UNBOUND_AFTER_TEXT + 1; f++) {
+        doc_spec sp = {40, 300, 250, (fault)(f / 2), 0, 0, f % 2 == 1};
+        if (sp.fault == FAULT_BAD_NUMBER || sp.fault == FAULT_NAN)
             sp.fault_at = 33;
         size_t size;
         char *doc = make_doc(&sp, &size);
         char what[64];
-        snprintf(what, sizeof what, "generated, fault %d", f);
+        snprintf(what, sizeof what, "generated, fault %d%s", f / 2, f % 2 ? ", long texts" : "");
         for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
             assert_same(what, doc, size, chunks[c]);
         free(doc);
@@ -381,9 +428,14 @@ static void test_error_positions(void **state)
         const char *element, *what;
     } cases[] = {{FAULT_BAD_NUMBER, "<float_array>", "not a number: \"1.0x\""},
                  {FAULT_MISSING_REF, "<instance_geometry>", "no <geometry id=\"nothere\">"},
-                 {FAULT_BAD_MATRIX, "<matrix>", "15 values where 16 are needed"}};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        doc_spec sp = {40, 300, cases[i].f == FAULT_BAD_NUMBER ? 33 : 250, cases[i].f, 0, 0};
+                 {FAULT_BAD_MATRIX, "<matrix>", "15 values where 16 are needed"},
+                 {FAULT_MISSING_AFTER_TEXT, "<instance_geometry>", "no <geometry id=\"nothere\">"}};
+    for (size_t i = 0; i < 2 * sizeof cases / sizeof *cases; i++) {
+        size_t c = i / 2;
+        doc_spec sp = {40, 300, cases[c].f == FAULT_BAD_NUMBER ? 33 : 250, cases[c].f, 0, 0,
+                       i % 2 == 1};
+        if (cases[c].f == FAULT_MISSING_AFTER_TEXT && !sp.big)
+            continue;
         size_t size;
         char *doc = make_doc(&sp, &size);
         run *o = malloc(sizeof *o);
@@ -391,12 +443,13 @@ static void test_error_positions(void **state)
         load(doc, size, 500, o);
         char head[64];
         snprintf(head, sizeof head, "gen:%u:", sp.fault_line);
-        if (strncmp(o->error, head, strlen(head)) != 0 || !strstr(o->error, cases[i].what))
-            print_error("expected %s ... %s, got \"%s\"\n", head, cases[i].what, o->error);
+        if (strncmp(o->error, head, strlen(head)) != 0 || !strstr(o->error, cases[c].what))
+            print_error("expected %s ... %s, got \"%s\"\n", head, cases[c].what, o->error);
         assert_int_equal(strncmp(o->error, head, strlen(head)), 0);
-        assert_non_null(strstr(o->error, cases[i].element));
-        assert_non_null(strstr(o->error, cases[i].what));
-        if (cases[i].f == FAULT_BAD_NUMBER) { /* the column where the text begins */
+        assert_non_null(strstr(o->error, cases[c].element));
+        assert_non_null(strstr(o->error, cases[c].what));
+        if (cases[c].f == FAULT_BAD_NUMBER || cases[c].f == FAULT_MISSING_AFTER_TEXT) {
+            /* the column where the text, or the element after a long text, begins */
             snprintf(head, sizeof head, "gen:%u:%u:", sp.fault_line, sp.fault_col);
             assert_int_equal(strncmp(o->error, head, strlen(head)), 0);
         }
@@ -424,7 +477,7 @@ static bool on_progress(void *user, size_t done, size_t total)
 static void test_progress_and_cancel(void **state)
 {
     (void)state;
-    doc_spec sp = {400, 4000, 0, FAULT_NONE, 0, 0};
+    doc_spec sp = {400, 4000, 0, FAULT_NONE, 0, 0, true};
     size_t size;
     char *doc = make_doc(&sp, &size);
     for (size_t cancel = 0; cancel < 2; cancel++) {
@@ -454,7 +507,7 @@ static void test_progress_and_cancel(void **state)
 static void test_big_file(void **state)
 {
     (void)state;
-    doc_spec sp = {6000, 12000, 0, FAULT_NONE, 0, 0};
+    doc_spec sp = {6000, 12000, 0, FAULT_NONE, 0, 0, true};
     size_t size;
     char *doc = make_doc(&sp, &size);
     assert_true(size >= CL_PARALLEL_MIN_BYTES);
