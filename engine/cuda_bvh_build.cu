@@ -16,7 +16,11 @@
  *                +-PLOC_RADIUS clusters (smallest union box area), mutual
  *                pairs merge, one CUB scan compacts. A merged node's
  *                triangle count and SAH cost (best of leaf and split) are
- *                known when it is made, so the collapse needs no pass;
+ *                known when it is made, so the collapse needs no pass.
+ *                Below TAIL_MAX clusters one block does the remaining
+ *                passes in one launch (on the 2.56M-triangle detector,
+ *                about 50 of 73 passes), and then the top-down below for
+ *                the nodes they made;
  *   optimisation: top-down, pass by pass in reverse: each node's depth,
  *                its first triangle in leaf order, and whether it is in the
  *                final tree (no ancestor became a leaf);
@@ -37,6 +41,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -214,9 +219,57 @@ __global__ void k_leaves(const float *V, const uint32_t *T, uint32_t n, const ui
     cl[2 * (size_t)i + 1] = make_float4(hi.x, hi.y, hi.z, 0.0f);
 }
 
-/* Each cluster's nearest neighbour within +-PLOC_RADIUS positions: the
- * smallest (union area, pair hash). pairs != 0: the balanced fallback,
- * neighbours 2k and 2k+1. */
+/* Cluster i's nearest neighbour within +-PLOC_RADIUS positions: the
+ * smallest (union area, pair hash). `box(g)` is cluster g's lo, hi. pairs
+ * != 0: the balanced fallback, neighbours 2k and 2k+1. */
+template <typename Boxes>
+__device__ __forceinline__ uint32_t nearest_of(const Boxes &box, uint32_t c, uint32_t i, int pairs)
+{
+    if (pairs)
+        return (i ^ 1u) < c ? (i ^ 1u) : i;
+    float4 a_lo, a_hi;
+    box(i, a_lo, a_hi);
+    uint64_t best = UINT64_MAX;
+    uint32_t best_j = i;
+    for (int d = -PLOC_RADIUS; d <= PLOC_RADIUS; d++) {
+        const int64_t j = (int64_t)i + d;
+        if (d == 0 || j < 0 || j >= c)
+            continue;
+        float4 b_lo, b_hi;
+        box((uint32_t)j, b_lo, b_hi);
+        const float3 lo = make_float3(fminf(a_lo.x, b_lo.x), fminf(a_lo.y, b_lo.y), fminf(a_lo.z, b_lo.z));
+        const float3 hi = make_float3(fmaxf(a_hi.x, b_hi.x), fmaxf(a_hi.y, b_hi.y), fmaxf(a_hi.z, b_hi.z));
+        const uint32_t lo_id = d < 0 ? (uint32_t)j : i, hi_id = d < 0 ? i : (uint32_t)j;
+        const uint64_t key = (uint64_t)__float_as_uint(box_area(lo, hi)) << 32 | pair_hash(lo_id, hi_id);
+        if (key < best) {
+            best = key;
+            best_j = (uint32_t)j;
+        }
+    }
+    return best_j;
+}
+
+/* Boxes from a shared-memory tile that starts at cluster `first`. */
+struct tile_boxes {
+    const float4 *tile;
+    int64_t first;
+    __device__ void operator()(uint32_t g, float4 &lo, float4 &hi) const
+    {
+        lo = tile[2 * (g - first)];
+        hi = tile[2 * (g - first) + 1];
+    }
+};
+
+/* Boxes straight from global memory (the tail, where they sit in L1/L2). */
+struct global_boxes {
+    const float4 *cl;
+    __device__ void operator()(uint32_t g, float4 &lo, float4 &hi) const
+    {
+        lo = cl[2 * (size_t)g];
+        hi = cl[2 * (size_t)g + 1];
+    }
+};
+
 __global__ void k_nearest(const float4 *cl, uint32_t c, uint32_t *nn, int pairs)
 {
     __shared__ float4 tile[2 * (BLOCK + 2 * PLOC_RADIUS)];
@@ -231,58 +284,38 @@ __global__ void k_nearest(const float4 *cl, uint32_t c, uint32_t *nn, int pairs)
         }
     __syncthreads();
     const uint32_t i = blockIdx.x * BLOCK + threadIdx.x;
-    if (i >= c)
-        return;
-    if (pairs) {
-        nn[i] = (i ^ 1u) < c ? (i ^ 1u) : i;
-        return;
-    }
-    const int me = threadIdx.x + PLOC_RADIUS;
-    const float4 a_lo = tile[2 * me], a_hi = tile[2 * me + 1];
-    uint64_t best = UINT64_MAX;
-    uint32_t best_j = i;
-    for (int d = -PLOC_RADIUS; d <= PLOC_RADIUS; d++) {
-        const int64_t j = (int64_t)i + d;
-        if (d == 0 || j < 0 || j >= c)
-            continue;
-        const float4 b_lo = tile[2 * (me + d)], b_hi = tile[2 * (me + d) + 1];
-        const float3 lo = make_float3(fminf(a_lo.x, b_lo.x), fminf(a_lo.y, b_lo.y), fminf(a_lo.z, b_lo.z));
-        const float3 hi = make_float3(fmaxf(a_hi.x, b_hi.x), fmaxf(a_hi.y, b_hi.y), fmaxf(a_hi.z, b_hi.z));
-        const uint32_t lo_id = d < 0 ? (uint32_t)j : i, hi_id = d < 0 ? i : (uint32_t)j;
-        const uint64_t key = (uint64_t)__float_as_uint(box_area(lo, hi)) << 32 | pair_hash(lo_id, hi_id);
-        if (key < best) {
-            best = key;
-            best_j = (uint32_t)j;
-        }
-    }
-    nn[i] = best_j;
+    if (i < c)
+        nn[i] = nearest_of(tile_boxes{tile, first}, c, i, pairs);
 }
 
 /* Per cluster: merges (the lower of a mutual pair) in the high half,
  * survives (not the higher of a mutual pair) in the low half; one 64-bit
  * inclusive scan then gives both the new node's rank and the position. */
+__device__ __forceinline__ uint64_t flag_of(const uint32_t *nn, uint32_t i)
+{
+    const uint32_t j = nn[i];
+    const bool mutual = j != i && nn[j] == i;
+    return (mutual && i < j ? 1ull << 32 : 0ull) | (mutual && i > j ? 0ull : 1ull);
+}
+
 __global__ void k_flags(const uint32_t *nn, uint32_t c, uint64_t *packed)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= c)
-        return;
-    const uint32_t j = nn[i];
-    const bool mutual = j != i && nn[j] == i;
-    packed[i] = (mutual && i < j ? 1ull << 32 : 0ull) | (mutual && i > j ? 0ull : 1ull);
+    if (i < c)
+        packed[i] = flag_of(nn, i);
 }
 
-__global__ void k_merge(const float4 *cl, uint32_t c, const uint32_t *nn, const uint64_t *packed,
-                        float4 *out, float4 *node, uint2 *child, uint8_t *leaf, uint32_t next_id,
-                        uint32_t max_leaf)
+/* Cluster i into the next pass's array: copied, or merged with its mutual
+ * neighbour into node next_id + (merges before it); `excl` is the
+ * exclusive prefix of flag_of (merges, survivors). */
+__device__ __forceinline__ void merge_one(const float4 *cl, const uint32_t *nn, uint32_t i, uint64_t excl,
+                                          float4 *out, float4 *node, uint2 *child, uint8_t *leaf,
+                                          uint32_t next_id, uint32_t max_leaf)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= c)
-        return;
     const uint32_t j = nn[i];
     const bool mutual = j != i && nn[j] == i;
     if (mutual && i > j)
         return; /* merged into its partner's new node */
-    const uint64_t own = (mutual ? 1ull << 32 : 0ull) | 1ull, excl = packed[i] - own;
     const uint32_t pos = (uint32_t)excl;
     const float4 a_lo = cl[2 * (size_t)i], a_hi = cl[2 * (size_t)i + 1];
     if (!mutual) {
@@ -310,15 +343,21 @@ __global__ void k_merge(const float4 *cl, uint32_t c, const uint32_t *nn, const 
     out[2 * (size_t)pos + 1] = make_float4(hi.x, hi.y, hi.z, 0.0f);
 }
 
+__global__ void k_merge(const float4 *cl, uint32_t c, const uint32_t *nn, const uint64_t *packed,
+                        float4 *out, float4 *node, uint2 *child, uint8_t *leaf, uint32_t next_id,
+                        uint32_t max_leaf)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < c)
+        merge_one(cl, nn, i, packed[i] - flag_of(nn, i), out, node, child, leaf, next_id, max_leaf);
+}
+
 /* ---- optimisation: top-down over one pass's nodes [first, first + n) */
 
-__global__ void k_down(const float4 *node, const uint2 *child, const uint8_t *leaf, uint32_t *off,
-                       uint32_t *depth, uint8_t *live, uint32_t first, uint32_t n, uint32_t *max_depth)
+__device__ __forceinline__ void down_one(const float4 *node, const uint2 *child, const uint8_t *leaf,
+                                         uint32_t *off, uint32_t *depth, uint8_t *live, uint32_t id,
+                                         uint32_t *max_depth)
 {
-    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n)
-        return;
-    const uint32_t id = first + k;
     const uint2 ch = child[id];
     const uint32_t o = off[id], d = depth[id] + 1;
     const uint8_t below = live[id] && !leaf[id];
@@ -328,6 +367,97 @@ __global__ void k_down(const float4 *node, const uint2 *child, const uint8_t *le
     live[ch.x] = live[ch.y] = below;
     if (below)
         atomicMax(max_depth, d);
+}
+
+__global__ void k_down(const float4 *node, const uint2 *child, const uint8_t *leaf, uint32_t *off,
+                       uint32_t *depth, uint8_t *live, uint32_t first, uint32_t n, uint32_t *max_depth)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n)
+        down_one(node, child, leaf, off, depth, live, first + k, max_depth);
+}
+
+/* ---- the tail: the last passes, from TAIL_MAX clusters down to one, in
+ * one block (they are dozens of passes over a few thousand clusters: a
+ * launch and a host round trip each cost more than their work), then the
+ * top-down over the nodes they made, which are the top of the tree. */
+
+/* 512 threads of 8 clusters: at 1024 threads (64 registers) the window
+ * search spilled */
+#define TAIL_THREADS 512
+#define TAIL_PER_THREAD 8
+#define TAIL_MAX (TAIL_THREADS * TAIL_PER_THREAD)
+/* The tail's pass records; near the end it pairs neighbours (at most
+ * log2(TAIL_MAX) more passes), so it never needs more. */
+#define TAIL_PASSES 8192
+
+typedef struct tail_out {
+    uint32_t passes, root, next;
+    uint32_t balanced; /* it switched to pairs */
+} tail_out;
+
+__global__ void __launch_bounds__(TAIL_THREADS)
+    k_tail(float4 *cl, float4 *spare, uint32_t c, uint32_t next, uint32_t *nn, float4 *node, uint2 *child,
+           uint8_t *leaf, uint32_t max_leaf, int pairs, uint2 *passes, uint32_t cap, uint32_t *off,
+           uint32_t *depth, uint8_t *live, uint32_t *max_depth, tail_out *out)
+{
+    typedef cub::BlockScan<unsigned long long, TAIL_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    const uint32_t t = threadIdx.x;
+    uint32_t np = 0;
+    float4 *cur = cl, *nxt = spare;
+    while (c > 1) {
+        /* passes are bounded: near the record's end, pairs finish in log2(c) */
+        if (!pairs && np + 16 >= cap)
+            pairs = 1;
+        for (uint32_t i = t; i < c; i += TAIL_THREADS)
+            nn[i] = nearest_of(global_boxes{cur}, c, i, pairs);
+        __syncthreads();
+        unsigned long long sum = 0, excl, total;
+        for (int k = 0; k < TAIL_PER_THREAD; k++) {
+            const uint32_t i = t * TAIL_PER_THREAD + k;
+            sum += i < c ? flag_of(nn, i) : 0ull;
+        }
+        scan_t(tmp).ExclusiveSum(sum, excl, total);
+        for (int k = 0; k < TAIL_PER_THREAD; k++) {
+            const uint32_t i = t * TAIL_PER_THREAD + k;
+            if (i < c) {
+                merge_one(cur, nn, i, excl, nxt, node, child, leaf, next, max_leaf);
+                excl += flag_of(nn, i);
+            }
+        }
+        __syncthreads();
+        const uint32_t merged = (uint32_t)(total >> 32);
+        if (merged == 0) { /* cannot happen with distinct keys; never loop forever */
+            pairs = 1;
+            continue;
+        }
+        if (t == 0)
+            passes[np] = make_uint2(next, merged);
+        np++;
+        next += merged;
+        c = (uint32_t)total;
+        float4 *swap = cur;
+        cur = nxt;
+        nxt = swap;
+    }
+    const uint32_t root = next - 1;
+    if (t == 0) {
+        off[root] = 0;
+        depth[root] = 0;
+        live[root] = 1;
+        out->passes = np;
+        out->root = root;
+        out->next = next;
+        out->balanced = pairs;
+    }
+    __syncthreads();
+    for (uint32_t k = np; k-- > 0;) {
+        const uint2 p = passes[k];
+        for (uint32_t i = t; i < p.y; i += TAIL_THREADS)
+            down_one(node, child, leaf, off, depth, live, p.x + i, max_depth);
+        __syncthreads();
+    }
 }
 
 /* ---- layout */
@@ -461,7 +591,7 @@ static size_t up(size_t x)
  * cluster double buffer (hierarchy) and the final nodes' sort keys
  * (layout); the window search's scratch and the layout's positions. */
 typedef struct arena {
-    size_t order[2], region_x, region_y, node, child, leaf, off, depth, live, temp, small, total;
+    size_t order[2], region_x, region_y, node, child, leaf, off, depth, live, tail, temp, small, total;
 } arena;
 
 static size_t cub_temp_bytes(size_t n, cudaStream_t s)
@@ -495,6 +625,7 @@ static arena plan_arena(size_t n, size_t temp)
     PART(off, 4 * m2);
     PART(depth, 4 * m2);
     PART(live, m2);
+    PART(tail, 8 * TAIL_PASSES);
     PART(temp, temp);
     PART(small, 256);
 #undef PART
@@ -540,6 +671,8 @@ typedef struct builder {
     pass *passes;
     size_t pass_count, pass_cap;
     uint32_t root;
+    uint32_t tail_passes, tail_max;
+    bool trace; /* PRISM_BVH_TRACE: where the hierarchy's time goes, on stderr */
     cudaEvent_t ev[PRISM_BVH_PHASES + 1];
 } builder;
 
@@ -635,8 +768,9 @@ static prism_result add_pass(builder *b, uint32_t first, uint32_t count)
     return PRISM_SUCCESS;
 }
 
-/* hierarchy: leaves, then PLOC passes (or, balanced, neighbour pairs)
- * until one cluster is left. */
+/* hierarchy: leaves, then PLOC passes (or, balanced, neighbour pairs):
+ * launched one by one while more than TAIL_MAX clusters are left, then
+ * the tail kernel finishes the tree and its top. */
 static prism_result phase_hierarchy(builder *b, bool balanced)
 {
     float4 *cl[2] = {(float4 *)(b->base + b->a.region_x),
@@ -650,7 +784,8 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
     b->pass_count = 0;
     uint32_t c = b->n, next = b->n;
     int cur = 0, pairs = balanced;
-    while (c > 1) {
+    const double t_passes = wall();
+    while (c > b->tail_max) {
         k_nearest<<<grid(c), BLOCK, 0, b->s>>>(cl[cur], c, nn, pairs);
         k_flags<<<grid(c), BLOCK, 0, b->s>>>(nn, c, packed);
         size_t bytes = b->temp_bytes;
@@ -673,18 +808,28 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
         c = left;
         cur ^= 1;
     }
-    b->root = next - 1;
+    tail_out *to = (tail_out *)(b->small + 48), got;
+    const double t_tail = wall();
+    CK(cudaMemsetAsync(b->small + 7, 0, 4, b->s), "tail"); /* the deepest live node */
+    k_tail<<<1, TAIL_THREADS, 0, b->s>>>(cl[cur], cl[cur ^ 1], c, next, nn, b->node, b->child, b->leaf,
+                                         b->max_leaf, pairs, (uint2 *)(b->base + b->a.tail),
+                                         TAIL_PASSES, b->off, b->depth, b->live, b->small + 7, to);
+    CK(cudaMemcpyAsync(&got, to, sizeof got, cudaMemcpyDeviceToHost, b->s), "tail");
+    CK(cudaStreamSynchronize(b->s), "tail");
+    b->root = got.root;
+    b->tail_passes = got.passes;
+    if (b->trace)
+        fprintf(stderr, "bvh(cuda): %zu passes from %u clusters down to %u: %.3f ms; "
+                "%u passes in the tail kernel: %.3f ms\n", b->pass_count, b->n, c,
+                (t_tail - t_passes) * 1e3, got.passes, (wall() - t_tail) * 1e3);
     return PRISM_SUCCESS;
 }
 
-/* optimisation: depth, leaf-order offset and liveness, top-down. */
+/* optimisation: depth, leaf-order offset and liveness, top-down, for the
+ * passes before the tail (the tail kernel did its own). */
 static prism_result phase_down(builder *b, uint32_t *max_depth)
 {
     uint32_t *dmax = b->small + 7;
-    CK(cudaMemsetAsync(dmax, 0, 4, b->s), "top-down");
-    CK(cudaMemsetAsync(b->off + b->root, 0, 4, b->s), "top-down");
-    CK(cudaMemsetAsync(b->depth + b->root, 0, 4, b->s), "top-down");
-    CK(cudaMemsetAsync(b->live + b->root, 1, 1, b->s), "top-down");
     for (size_t k = b->pass_count; k-- > 0;) {
         const pass p = b->passes[k];
         k_down<<<grid(p.count), BLOCK, 0, b->s>>>(b->node, b->child, b->leaf, b->off, b->depth,
@@ -783,7 +928,7 @@ static prism_result run(builder *b, prism__device_bvh *out)
         if ((r = phase_down(b, &max_depth)) != PRISM_SUCCESS)
             return r;
         CK(cudaEventRecord(b->ev[4], b->s), "events");
-        out->report.iterations = (unsigned)b->pass_count;
+        out->report.iterations = (unsigned)(b->pass_count + b->tail_passes);
         out->report.balanced = balanced;
         if (max_depth <= PRISM_BVH_MAX_DEPTH)
             break;
@@ -851,6 +996,11 @@ extern "C" prism_result prism__cuda_bvh_build(prism_context *ctx, const float *v
     b->nv = vertex_count;
     b->n = triangle_count;
     b->max_leaf = max_leaf_size ? max_leaf_size : 4;
+    b->trace = getenv("PRISM_BVH_TRACE") != NULL;
+    /* PRISM_BVH_TAIL (a tuning knob for the bench): clusters left when the
+     * tail kernel takes over, up to TAIL_MAX */
+    const char *tail = getenv("PRISM_BVH_TAIL");
+    b->tail_max = tail && atoi(tail) > 1 && atoi(tail) <= TAIL_MAX ? (uint32_t)atoi(tail) : TAIL_MAX;
     b->temp_bytes = cub_temp_bytes(b->n, b->s);
     b->a = plan_arena(b->n, b->temp_bytes);
     for (int k = 0; k <= PRISM_BVH_PHASES; k++)

@@ -477,6 +477,26 @@ const char *prism_bvh_builder_name(prism_bvh_builder b)
     return "unknown";
 }
 
+/* PRISM_BVH_VALIDATE=1: every tree the upload builds is checked with
+ * prism_bvh_validate before it is used (a debug flag: a download and an
+ * O(n) pass, 2.8 s at 25M triangles). */
+static prism_result debug_validate(prism_context *ctx, const prism_bvh *b, unsigned max_leaf,
+                                   const char *builder)
+{
+    const char *flag = getenv("PRISM_BVH_VALIDATE");
+    if (!flag || !strcmp(flag, "0") || !flag[0])
+        return PRISM_SUCCESS;
+    char msg[512] = "";
+    prism_result r = prism_bvh_validate(b->nodes, b->node_count, b->vertices, b->vertex_count,
+                                        b->triangles, b->triangle_ids, b->triangle_count, max_leaf,
+                                        msg, sizeof msg);
+    if (r != PRISM_SUCCESS)
+        return prism__error(ctx, r, "geometry upload: the %s builder's tree is invalid: %s", builder,
+                            msg);
+    prism__log(ctx, PRISM_LOG_INFO, "bvh: the %s builder's tree passed prism_bvh_validate", builder);
+    return PRISM_SUCCESS;
+}
+
 /* The host builder's log lines go to the caller's log (desc.bvh->log) or
  * else the context's; its error line becomes the upload's message. */
 typedef struct host_log {
@@ -513,6 +533,11 @@ static prism_result upload_host_built(prism_context *ctx, const prism_scene *sce
     if (r != PRISM_SUCCESS)
         return prism__error(ctx, r, "geometry upload: host BVH build: %s",
                             h.error[0] ? h.error : prism_result_string(r));
+    r = debug_validate(ctx, bvh, bd.max_leaf_size ? bd.max_leaf_size : 4, "host");
+    if (r != PRISM_SUCCESS) {
+        prism_bvh_free(bvh);
+        return r;
+    }
     prism_bvh_build_report built = {.builder = PRISM_BVH_BUILDER_HOST, .seconds = bvh->stats.build_seconds,
                                     .stats = bvh->stats};
     snprintf(built.why, sizeof built.why, "%s", why);
@@ -705,6 +730,20 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
     shape sh = {db.node_count, n, scene->vertices_count, {0}, {0}};
     memcpy(sh.lo, db.bbox_lo, sizeof sh.lo);
     memcpy(sh.hi, db.bbox_hi, sizeof sh.hi);
+    fill_view(g, &sh);
+    const char *flag = getenv("PRISM_BVH_VALIDATE");
+    if (flag && flag[0] && strcmp(flag, "0")) {
+        prism_bvh *back = NULL;
+        r = prism__geometry_download(g, &back);
+        if (r == PRISM_SUCCESS)
+            r = debug_validate(ctx, back, d->bvh && d->bvh->max_leaf_size ? d->bvh->max_leaf_size : 4,
+                               "CUDA");
+        prism_bvh_free(back);
+        if (r != PRISM_SUCCESS) {
+            prism_geometry_destroy(g);
+            return r;
+        }
+    }
     return finish(g, scene, d, &sh, t0, out);
 }
 #endif
