@@ -172,20 +172,32 @@ static bool number_text_tag(const char *name, size_t n)
 }
 
 /* Line ends (LF) in [p, p+n), and whether the bytes are text that expat
- * would pass on unchanged with LF the only line end: no '&', no ']' (of
- * "]]>"), no control character but tab and LF, nothing beyond ASCII. What
- * is not a number the number parser refuses later. One pass that
- * vectorises. */
+ * would pass on unchanged with LF the only line end: printable ASCII but
+ * '&' and ']' (of "]]>"), tab and LF. What is not a number the number
+ * parser refuses later. Byte counters over blocks of 255 let the loop
+ * vectorise: 9.7 GB/s on the 2-core machine against 5.6 GB/s with a
+ * size_t counter, and 0.8 GB/s when GCC does not vectorise it (-O2). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#endif
 static size_t count_text(const char *p, size_t n, bool *plain)
 {
     const unsigned char *u = (const unsigned char *)p;
     size_t lf = 0;
     unsigned char bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = u[i];
-        lf += c == '\n';
-        bad |= (unsigned char)(((c < 0x20) & (c != '\n') & (c != '\t')) | (c >= 0x7F) |
-                               (c == '&') | (c == ']'));
+    while (n) {
+        size_t k = n < 255 ? n : 255;
+        unsigned char l = 0;
+        for (size_t i = 0; i < k; i++) {
+            unsigned char c = u[i];
+            l += c == '\n';
+            unsigned char ok = ((unsigned char)(c - 0x20) < 0x5F) & (c != '&') & (c != ']');
+            ok |= (c == '\n') | (c == '\t');
+            bad |= ok ^ 1;
+        }
+        lf += l;
+        u += k;
+        n -= k;
     }
     *plain = !bad;
     return lf;
