@@ -5,14 +5,8 @@
  * allocated once, at its exact size, and a file that would place too much
  * is refused before anything big is allocated. The second walk transforms
  * each placed geometry's vertices once into the output. */
-#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
-#define _DEFAULT_SOURCE /* madvise */
-#endif
 #include <float.h>
 #include <stdlib.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 #include <string.h>
 
 #include "collada_internal.h"
@@ -367,39 +361,18 @@ static bool check_totals(prism__cl *L, const cl_node *root)
     return !L->result;
 }
 
-/* The world arrays on 2 MB pages where Linux offers them on request (as
- * the BVH's, bvh_build.c): the first write to fresh memory costs a page
- * fault per 4 KB, and placing the triangles is that write. On the 2-core
- * machine (a VM), writing 850 MB (the 25.6M detector's arrays) took 330 ms
- * in 4 KB pages and 57-140 ms in 2 MB pages once the host backs them (the
- * very first use of memory the host has not backed took 1.8 s either way
- * round); 90 MB took 34 ms against 5 ms. */
-static void *alloc_world(size_t bytes)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < 2 * huge)
-        return malloc(bytes + 1);
-    size_t rounded = (bytes + huge - 1) / huge * huge;
-    void *p = aligned_alloc(huge, rounded);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (p)
-        madvise(p, rounded, MADV_HUGEPAGE); /* a hint: failure is fine */
-#endif
-    return p;
-}
-
 static bool allocate(prism_scene *S, const cl_node *root)
 {
     size_t t = root->sub_triangles, v = root->sub_vertices, s = root->sub_solids;
     S->triangles_count = t;
     S->vertices_count = v;
     S->solids_count = s;
-    S->positions = alloc_world(3 * v * sizeof(float));
-    S->indices = alloc_world(3 * t * sizeof(uint32_t));
-    S->triangle_solid = alloc_world(t * sizeof(uint32_t));
-    S->triangle_material_inner = alloc_world(t * sizeof(uint32_t));
-    S->triangle_material_outer = alloc_world(t * sizeof(uint32_t));
-    S->triangle_surface = alloc_world(t * sizeof(uint32_t));
+    S->positions = malloc(3 * v * sizeof(float) + 1);
+    S->indices = malloc(3 * t * sizeof(uint32_t) + 1);
+    S->triangle_solid = malloc(t * sizeof(uint32_t) + 1);
+    S->triangle_material_inner = malloc(t * sizeof(uint32_t) + 1);
+    S->triangle_material_outer = malloc(t * sizeof(uint32_t) + 1);
+    S->triangle_surface = malloc(t * sizeof(uint32_t) + 1);
     S->solids = calloc(s + 1, sizeof *S->solids);
     return S->positions && S->indices && S->triangle_solid && S->triangle_material_inner &&
            S->triangle_material_outer && S->triangle_surface && S->solids;
