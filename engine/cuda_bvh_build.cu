@@ -270,9 +270,22 @@ struct global_boxes {
     }
 };
 
-__global__ void k_nearest(const float4 *cl, uint32_t c, uint32_t *nn, int pairs)
+/* The device-wide passes' state, so that passes can follow one another
+ * without the host reading each one's count: kernels are launched over
+ * the last count the host saw (`bound`) and read the real one here. */
+typedef struct pass_state {
+    uint32_t c, next, pairs, records;
+} pass_state;
+
+#define PASS_BATCH 4
+
+__global__ void k_nearest(const float4 *cl, const pass_state *st, uint32_t *nn)
 {
     __shared__ float4 tile[2 * (BLOCK + 2 * PLOC_RADIUS)];
+    const uint32_t c = st->c;
+    const int pairs = st->pairs;
+    if ((uint64_t)blockIdx.x * BLOCK >= c)
+        return;
     const int64_t first = (int64_t)blockIdx.x * BLOCK - PLOC_RADIUS;
     if (!pairs)
         for (int k = threadIdx.x; k < BLOCK + 2 * PLOC_RADIUS; k += BLOCK) {
@@ -298,11 +311,11 @@ __device__ __forceinline__ uint64_t flag_of(const uint32_t *nn, uint32_t i)
     return (mutual && i < j ? 1ull << 32 : 0ull) | (mutual && i > j ? 0ull : 1ull);
 }
 
-__global__ void k_flags(const uint32_t *nn, uint32_t c, uint64_t *packed)
+__global__ void k_flags(const uint32_t *nn, const pass_state *st, uint32_t bound, uint64_t *packed)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < c)
-        packed[i] = flag_of(nn, i);
+    if (i < bound)
+        packed[i] = i < st->c ? flag_of(nn, i) : 0ull;
 }
 
 /* Cluster i into the next pass's array: copied, or merged with its mutual
@@ -343,13 +356,32 @@ __device__ __forceinline__ void merge_one(const float4 *cl, const uint32_t *nn, 
     out[2 * (size_t)pos + 1] = make_float4(hi.x, hi.y, hi.z, 0.0f);
 }
 
-__global__ void k_merge(const float4 *cl, uint32_t c, const uint32_t *nn, const uint64_t *packed,
-                        float4 *out, float4 *node, uint2 *child, uint8_t *leaf, uint32_t next_id,
+__global__ void k_merge(const float4 *cl, const pass_state *st, const uint32_t *nn,
+                        const uint64_t *packed, float4 *out, float4 *node, uint2 *child, uint8_t *leaf,
                         uint32_t max_leaf)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < c)
-        merge_one(cl, nn, i, packed[i] - flag_of(nn, i), out, node, child, leaf, next_id, max_leaf);
+    if (i < st->c)
+        merge_one(cl, nn, i, packed[i] - flag_of(nn, i), out, node, child, leaf, st->next, max_leaf);
+}
+
+/* The pass's totals into the state, and its record (the nodes it made). A
+ * pass that merged nothing (cannot happen with distinct keys) copied every
+ * cluster, and turns on pairing so that the next one merges. */
+__global__ void k_advance(const uint64_t *packed, pass_state *st, uint2 *records)
+{
+    const uint32_t c = st->c;
+    if (c <= 1)
+        return;
+    const uint64_t t = packed[c - 1];
+    const uint32_t merged = (uint32_t)(t >> 32);
+    if (merged) {
+        records[st->records++] = make_uint2(st->next, merged);
+        st->next += merged;
+    } else {
+        st->pairs = 1;
+    }
+    st->c = (uint32_t)t;
 }
 
 /* ---- optimisation: top-down over one pass's nodes [first, first + n) */
@@ -611,6 +643,9 @@ static arena plan_arena(size_t n, size_t temp)
     arena a;
     size_t at = 0;
 #define PART(field, bytes) (a.field = at, at += up(bytes))
+    /* small, in 32-bit words: [0,6) bounds, 6 the bad triangle, 7 the
+     * depth, [16,22) the Morton frame, 40 the layout's figures, 48 the
+     * tail's, 64 the passes' state and their records */
     PART(order[0], 4 * n);
     PART(order[1], 4 * n);
     size_t x_codes = 2 * 8 * n, x_clusters = 2 * 32 * n, x_layout = 2 * 8 * m2 + 2 * 4 * m2;
@@ -627,7 +662,7 @@ static arena plan_arena(size_t n, size_t temp)
     PART(live, m2);
     PART(tail, 8 * TAIL_PASSES);
     PART(temp, temp);
-    PART(small, 256);
+    PART(small, 512);
 #undef PART
     a.total = at;
     return a;
@@ -777,51 +812,58 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
                      (float4 *)(b->base + b->a.region_x) + 2 * (size_t)b->n};
     uint32_t *nn = (uint32_t *)(b->base + b->a.region_y);
     uint64_t *packed = (uint64_t *)(b->base + b->a.region_y + up(4 * (size_t)b->n));
-    uint64_t *total = (uint64_t *)(b->small + 32);
+    pass_state *st = (pass_state *)(b->small + 64);
+    uint2 *records = (uint2 *)(st + 1);
     k_leaves<<<grid(b->n), BLOCK, 0, b->s>>>(b->V, b->T, b->n, b->order, b->node, b->child, b->leaf,
                                              cl[0]);
     CK(cudaGetLastError(), "leaves");
     b->pass_count = 0;
-    uint32_t c = b->n, next = b->n;
-    int cur = 0, pairs = balanced;
+    struct {
+        pass_state st;
+        uint2 records[PASS_BATCH];
+    } got = {{b->n, b->n, (uint32_t)balanced, 0}, {{0, 0}}};
+    CK(cudaMemcpyAsync(st, &got.st, sizeof got.st, cudaMemcpyHostToDevice, b->s), "passes");
+    int cur = 0;
     const double t_passes = wall();
-    while (c > b->tail_max) {
-        k_nearest<<<grid(c), BLOCK, 0, b->s>>>(cl[cur], c, nn, pairs);
-        k_flags<<<grid(c), BLOCK, 0, b->s>>>(nn, c, packed);
-        size_t bytes = b->temp_bytes;
-        CK(cub::DeviceScan::InclusiveSum(b->temp, bytes, packed, packed, (int)c, b->s), "scan");
-        k_merge<<<grid(c), BLOCK, 0, b->s>>>(cl[cur], c, nn, packed, cl[cur ^ 1], b->node, b->child,
-                                             b->leaf, next, b->max_leaf);
-        uint64_t t = 0;
-        CK(cudaMemcpyAsync(total, packed + c - 1, 8, cudaMemcpyDeviceToDevice, b->s), "pass");
-        CK(cudaMemcpyAsync(&t, total, 8, cudaMemcpyDeviceToHost, b->s), "pass");
-        CK(cudaStreamSynchronize(b->s), "clustering pass");
-        const uint32_t merged = (uint32_t)(t >> 32), left = (uint32_t)t;
-        if (merged == 0) { /* cannot happen with distinct keys; never loop forever */
-            pairs = 1;
-            continue;
+    /* PASS_BATCH passes between host reads: the count shrinks by a fifth
+     * to a third a pass, so the later ones of a batch run over a stale,
+     * larger bound (their threads beyond the count return at once) */
+    for (uint32_t bound = b->n; bound > b->tail_max; bound = got.st.c) {
+        for (int k = 0; k < PASS_BATCH; k++) {
+            k_nearest<<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn);
+            k_flags<<<grid(bound), BLOCK, 0, b->s>>>(nn, st, bound, packed);
+            size_t bytes = b->temp_bytes;
+            CK(cub::DeviceScan::InclusiveSum(b->temp, bytes, packed, packed, (int)bound, b->s), "scan");
+            k_merge<<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn, packed, cl[cur ^ 1], b->node,
+                                                     b->child, b->leaf, b->max_leaf);
+            k_advance<<<1, 1, 0, b->s>>>(packed, st, records);
+            cur ^= 1;
         }
-        prism_result r = add_pass(b, next, merged);
-        if (r != PRISM_SUCCESS)
-            return r;
-        next += merged;
-        c = left;
-        cur ^= 1;
+        CK(cudaMemcpyAsync(&got, st, sizeof got, cudaMemcpyDeviceToHost, b->s), "passes");
+        CK(cudaMemsetAsync(&st->records, 0, 4, b->s), "passes");
+        CK(cudaStreamSynchronize(b->s), "clustering passes");
+        for (uint32_t k = 0; k < got.st.records; k++) {
+            prism_result r = add_pass(b, got.records[k].x, got.records[k].y);
+            if (r != PRISM_SUCCESS)
+                return r;
+        }
     }
-    tail_out *to = (tail_out *)(b->small + 48), got;
+    const uint32_t c = got.st.c, next = got.st.next;
+    const int pairs = (int)got.st.pairs;
+    tail_out *to = (tail_out *)(b->small + 48), tail;
     const double t_tail = wall();
     CK(cudaMemsetAsync(b->small + 7, 0, 4, b->s), "tail"); /* the deepest live node */
     k_tail<<<1, TAIL_THREADS, 0, b->s>>>(cl[cur], cl[cur ^ 1], c, next, nn, b->node, b->child, b->leaf,
                                          b->max_leaf, pairs, (uint2 *)(b->base + b->a.tail),
                                          TAIL_PASSES, b->off, b->depth, b->live, b->small + 7, to);
-    CK(cudaMemcpyAsync(&got, to, sizeof got, cudaMemcpyDeviceToHost, b->s), "tail");
+    CK(cudaMemcpyAsync(&tail, to, sizeof tail, cudaMemcpyDeviceToHost, b->s), "tail");
     CK(cudaStreamSynchronize(b->s), "tail");
-    b->root = got.root;
-    b->tail_passes = got.passes;
+    b->root = tail.root;
+    b->tail_passes = tail.passes;
     if (b->trace)
         fprintf(stderr, "bvh(cuda): %zu passes from %u clusters down to %u: %.3f ms; "
                 "%u passes in the tail kernel: %.3f ms\n", b->pass_count, b->n, c,
-                (t_tail - t_passes) * 1e3, got.passes, (wall() - t_tail) * 1e3);
+                (t_tail - t_passes) * 1e3, tail.passes, (wall() - t_tail) * 1e3);
     return PRISM_SUCCESS;
 }
 

@@ -35,6 +35,13 @@ bool bench_scene_load(const char *file, unsigned bvh_order, bench_scene *out, ch
     return true;
 }
 
+bool bench_bvh_option(int argc, char **argv, unsigned bvh_order, bool *device_bvh)
+{
+    const char *v = prism_bench_option(argc, argv, "--bvh", "cuda");
+    *device_bvh = strcmp(v, "cuda") == 0 && bvh_order == PRISM_BVH_ORDER_BFS;
+    return strcmp(v, "cuda") == 0 || strcmp(v, "host") == 0;
+}
+
 void bench_scene_free(bench_scene *s)
 {
     prism_bvh_free(s->bvh);
@@ -59,8 +66,11 @@ prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
 {
     prism_geometry_desc d = {0};
     d.policy = policy;
+    const bool device = s->device_bvh && prism_context_backend(ctx) == PRISM_BACKEND_CUDA;
+    if (device)
+        d.builder = PRISM_BVH_BUILDER_CUDA;
     prism_geometry *g = NULL;
-    if (prism_geometry_upload(ctx, s->scene, s->bvh, &d, &g) != PRISM_SUCCESS) {
+    if (prism_geometry_upload(ctx, s->scene, device ? NULL : s->bvh, &d, &g) != PRISM_SUCCESS) {
         snprintf(why, why_size, "upload (%s): %s", bench_policy_name(policy),
                  prism_context_last_error(ctx));
         return NULL;

@@ -15,9 +15,15 @@
 
 typedef struct bench_scene {
     prism_scene *scene;
-    prism_bvh *bvh;
+    prism_bvh *bvh;          /* the host's tree: host-backend rows, and CUDA with --bvh host */
     double load_seconds, bvh_seconds;
+    bool device_bvh;         /* CUDA uploads build their own tree on the device (the default) */
 } bench_scene;
+
+/* --bvh cuda|host (default cuda) and --bvh-order: the CUDA builder lays
+ * out breadth-first only, so dfs asks for the host's tree. False on a bad
+ * value. */
+bool bench_bvh_option(int argc, char **argv, unsigned bvh_order, bool *device_bvh);
 
 /* Load FILE and build its BVH in node order `bvh_order` (PRISM_BVH_ORDER_*);
  * false with `why` filled on failure. */
@@ -26,7 +32,8 @@ bool bench_scene_load(const char *file, unsigned bvh_order, bench_scene *out, ch
 void bench_scene_free(bench_scene *s);
 /* A context of `backend` (CUDA or HOST), or NULL with `why`. */
 prism_context *bench_context(prism_backend backend, char *why, size_t why_size);
-/* Upload with `policy`; NULL with `why` (the context's last error). */
+/* Upload with `policy` (a CUDA context builds the tree on the device when
+ * s->device_bvh); NULL with `why` (the context's last error). */
 prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
                              prism_placement_policy policy, char *why, size_t why_size);
 const char *bench_policy_name(prism_placement_policy policy);

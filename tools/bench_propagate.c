@@ -39,6 +39,7 @@ typedef struct prop_bench {
     int repeat;
     bool json, no_host, no_cuda;
     unsigned bvh_order;
+    bool device_bvh; /* --bvh cuda: CUDA rows on the device-built tree */
     prop_result results[MAX_RESULTS];
     int count;
     char skipped[6][300];
@@ -52,10 +53,13 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench propagate FILE.dae [--counts N,M] [--host-count N]\n"
                "                             [--max-steps S] [--repeat R] [--no-host] [--no-cuda] [--json]\n"
-               "                             [--bvh-order bfs|dfs]\n"
+               "                             [--bvh-order bfs|dfs] [--bvh cuda|host]\n"
                "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
                "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
-               "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n");
+               "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n"
+               "--bvh: CUDA runs trace the tree the device builds at upload (cuda, the default) or\n"
+               "the host's (host); host runs trace the host's. --bvh-order: the host tree's node\n"
+               "order (default bfs; dfs implies --bvh host).\n");
 }
 
 static void skip(prop_bench *b, const char *why)
@@ -205,6 +209,8 @@ static void print_table(const prop_bench *b, const bench_scene *s)
 {
     printf("prism-bench propagate %s: %zu triangles, max %u steps, load %.2f s, BVH %.2f s\n",
            b->file, s->scene->triangles_count, b->max_steps, s->load_seconds, s->bvh_seconds);
+    printf("BVH: CUDA runs on the %s tree, host runs on the host-built one\n",
+           s->device_bvh ? "device-built (built at each upload)" : "host-built");
     printf("%-6s %-8s %10s %10s %12s %12s %11s %9s %9s %10s %10s\n", "backend", "policy",
            "photons", "seconds", "Mphotons/s", "Msteps/s", "steps", "launches", "detected",
            "device MB", "mapped MB");
@@ -227,6 +233,7 @@ static void print_json(const prop_bench *b, const bench_scene *s)
 {
     printf("{\"bench\":\"propagate\",\"file\":");
     bench_json_string(b->file);
+    printf(",\"cuda_bvh\":\"%s\"", s->device_bvh ? "device" : "host");
     printf(",\"triangles\":%zu,\"max_steps\":%u,\"results\":[", s->scene->triangles_count,
            b->max_steps);
     for (int i = 0; i < b->count; i++) {
@@ -278,10 +285,11 @@ static bool parse(int argc, char **argv, prop_bench *b)
     b->no_cuda = prism_bench_has_flag(argc, argv, "--no-cuda");
     const char *order = prism_bench_option(argc, argv, "--bvh-order", "bfs");
     b->bvh_order = strcmp(order, "dfs") == 0 ? PRISM_BVH_ORDER_DFS : PRISM_BVH_ORDER_BFS;
+    const bool bvh_ok = bench_bvh_option(argc, argv, b->bvh_order, &b->device_bvh);
     static const char *const flags[] = {"--json", "--no-host", "--no-cuda", NULL};
     b->file = prism_bench_positional(argc, argv, flags);
     return b->file != NULL && b->repeat >= 1 && b->repeat <= 64 && b->max_steps >= 1 &&
-           (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0);
+           (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0) && bvh_ok;
 }
 
 int prism_bench_propagate(int argc, char **argv)
@@ -299,6 +307,7 @@ int prism_bench_propagate(int argc, char **argv)
         free(b);
         return 1;
     }
+    s.device_bvh = b->device_bvh;
     if (!b->no_cuda)
         measure_cuda(b, &s);
     if (!b->no_host)

@@ -36,6 +36,7 @@ typedef struct render_bench {
     int repeat, host_repeat;
     bool json, no_host, no_cuda, device_only;
     unsigned bvh_order;
+    bool device_bvh; /* --bvh cuda: CUDA rows on the device-built tree */
     int variants[MAX_TUNINGS], variant_count; /* --variants: CUDA kernels to compare */
     unsigned blocks[MAX_TUNINGS];
     int block_count;
@@ -55,15 +56,17 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench render FILE.dae [--width W] [--height H] [--repeat N]\n"
                "                          [--host-repeat N] [--no-host] [--no-cuda] [--json]\n"
-               "                          [--device-only] [--bvh-order bfs|dfs]\n"
+               "                          [--device-only] [--bvh-order bfs|dfs] [--bvh cuda|host]\n"
                "                          [--variants V,V..] [--blocks B,B..]\n"
                "Primary rays per second at WxH (default 1920x1080), outside and inside the\n"
                "detector, for placement policies device, mapped and chroma on CUDA and on the\n"
                "host backend. Median of N renders (default 5; host 1) after a warm-up.\n"
                "--device-only: CUDA on the device policy only. --variants: CUDA render\n"
                "kernel variants to compare (device and mapped policies; engine/cuda_kernels.cu\n"
-               "lists them), each with every --blocks size (default 256). --bvh-order: the\n"
-               "BVH's node order (default bfs).\n");
+               "lists them), each with every --blocks size (default 256). --bvh: the CUDA rows\n"
+               "trace the tree the device builds at upload (cuda, the default) or the host's\n"
+               "(host); host rows always trace the host's. --bvh-order: the host tree's node\n"
+               "order (default bfs; dfs implies --bvh host).\n");
 }
 
 static void skip(render_bench *b, const char *why)
@@ -256,7 +259,8 @@ static void print_table(const render_bench *b, const bench_scene *s)
 {
     printf("prism-bench render %s: %zu triangles, %ux%u, load %.2f s, BVH %.2f s\n", b->file,
            s->scene->triangles_count, b->width, b->height, s->load_seconds, s->bvh_seconds);
-    printf("BVH order %s: %zu nodes, SAH cost %.1f\n",
+    printf("BVH: CUDA rows on the %s tree; host tree (order %s): %zu nodes, SAH cost %.1f\n",
+           s->device_bvh ? "device-built (built at each upload)" : "host-built",
            b->bvh_order == PRISM_BVH_ORDER_DFS ? "dfs" : "bfs", s->bvh->stats.nodes,
            s->bvh->stats.sah_cost);
     printf("%-8s %-8s %-8s %-13s %12s %14s %10s %10s\n", "backend", "policy", "variant", "view",
@@ -284,6 +288,7 @@ static void print_json(const render_bench *b, const bench_scene *s)
 {
     printf("{\"bench\":\"render\",\"file\":");
     bench_json_string(b->file);
+    printf(",\"cuda_bvh\":\"%s\"", s->device_bvh ? "device" : "host");
     printf(",\"triangles\":%zu,\"width\":%u,\"height\":%u,\"results\":[", s->scene->triangles_count,
            b->width, b->height);
     for (int i = 0; i < b->count; i++) {
@@ -338,6 +343,7 @@ static bool parse(int argc, char **argv, render_bench *b)
     b->device_only = prism_bench_has_flag(argc, argv, "--device-only");
     const char *order = prism_bench_option(argc, argv, "--bvh-order", "bfs");
     b->bvh_order = strcmp(order, "dfs") == 0 ? PRISM_BVH_ORDER_DFS : PRISM_BVH_ORDER_BFS;
+    const bool bvh_ok = bench_bvh_option(argc, argv, b->bvh_order, &b->device_bvh);
     b->variant_count = parse_list(prism_bench_option(argc, argv, "--variants", ""), b->variants);
     int blocks[MAX_TUNINGS];
     b->block_count = parse_list(prism_bench_option(argc, argv, "--blocks", "256"), blocks);
@@ -348,7 +354,7 @@ static bool parse(int argc, char **argv, render_bench *b)
     return b->file != NULL && b->width >= 1 && b->width <= 16384 && b->height >= 1 &&
            b->height <= 16384 && b->repeat >= 1 && b->repeat <= 64 && b->host_repeat >= 1 &&
            b->host_repeat <= 64 && b->variant_count >= 0 && b->block_count >= 1 &&
-           (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0);
+           (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0) && bvh_ok;
 }
 
 int prism_bench_render(int argc, char **argv)
@@ -366,6 +372,7 @@ int prism_bench_render(int argc, char **argv)
         free(b);
         return 1;
     }
+    s.device_bvh = b->device_bvh;
     if (!b->no_cuda)
         measure_cuda(b, &s);
     if (!b->no_host)
