@@ -420,6 +420,51 @@ static void test_cuts_taken(void **state)
     free(big);
 }
 
+static char *insert_at(const char *doc, size_t size, const char *after, const char *what,
+                       size_t *out)
+{
+    const char *at = strstr(doc, after);
+    assert_non_null(at);
+    size_t cut = (size_t)(at - doc) + strlen(after), n = strlen(what);
+    char *d = malloc(size + n);
+    assert_non_null(d);
+    memcpy(d, doc, cut);
+    memcpy(d + cut, what, n);
+    memcpy(d + cut + n, doc + cut, size - cut);
+    *out = size + n;
+    return d;
+}
+
+/* Markup the scan must read as expat does: a comment, a CDATA section and a
+ * processing instruction whose lines look like cuts, and '>' and quotes in
+ * attribute values. */
+static void test_odd_markup(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *after, *what;
+    } cases[] = {
+        {"<library_nodes>\n", "    <!-- old:\n    <node id=\"x\">\n    </node>\n    -->\n"},
+        {"<library_nodes>\n", "    <?keep\n    <node id=\"x\">\n    ?>\n"},
+        {"<node id=\"pv7\" name=\"pv7", ">x'>y"},
+        {"<node id=\"pv9\"", " note='a\"\n    <node>' "},
+        {"<library_geometries>\n", "    <extra><![CDATA[\n    <geometry id=\"x\">\n    ]]></extra>\n"},
+    };
+    doc_spec sp = {40, 300, 0, FAULT_NONE, 0, 0, true};
+    size_t size;
+    char *doc = make_doc(&sp, &size);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t n;
+        char *d = insert_at(doc, size, cases[i].after, cases[i].what, &n);
+        for (size_t chunk = 50; chunk < 5000; chunk *= 3)
+            assert_same("odd markup", d, n, chunk);
+        if (i == 2) /* '>' in a value: still cut */
+            assert_true(chunked(d, n, 500));
+        free(d);
+    }
+    free(doc);
+}
+
 static void test_generated(void **state)
 {
     (void)state;
@@ -562,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_cuts_taken),
         cmocka_unit_test(test_generated),
+        cmocka_unit_test(test_odd_markup),
         cmocka_unit_test(test_error_positions),
         cmocka_unit_test(test_progress_and_cancel),
         cmocka_unit_test(test_big_file),
