@@ -58,8 +58,10 @@ typedef struct cl_seg {
     size_t lines;      /* line ends in it, as expat counts them */
 } cl_seg;
 
+/* What expat need not see: the text of a number element (tag: the element's
+ * '<'), or a run of <param .../> (tag NULL), which the loader never reads. */
 typedef struct cl_span {
-    const char *tag, *begin, *end; /* the start tag's '<', the text */
+    const char *tag, *begin, *end;
     size_t line, lf; /* line ends before it in its segment, and in it */
     bool plain;
 } cl_span;
@@ -203,6 +205,80 @@ static size_t count_text(const char *p, size_t n, bool *plain)
     return lf;
 }
 
+static bool name_start_char(char c)
+{
+    return (unsigned)((c | 0x20) - 'a') < 26u || c == '_' || c == ':';
+}
+
+static bool name_char(char c)
+{
+    return name_start_char(c) || (unsigned)(c - '0') < 10u || c == '-' || c == '.';
+}
+
+static bool xml_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n';
+}
+
+/* [p, end) is exactly an empty element <param a="v" .../> that expat would
+ * accept: ASCII names, distinct attribute names, values of printable ASCII
+ * without '<' or '&'. Anything else is left to expat. */
+static bool simple_param(const char *p, const char *end)
+{
+    if (end - p < 9 || memcmp(p, "<param", 6) != 0)
+        return false;
+    p += 6;
+    const char *names[8];
+    size_t lens[8], count = 0;
+    for (;;) {
+        const char *ws = p;
+        while (p < end && xml_space(*p))
+            p++;
+        if (end - p == 2 && p[0] == '/' && p[1] == '>')
+            return true;
+        if (p == ws || p == end || !name_start_char(*p) || count == 8)
+            return false;
+        const char *a = p;
+        while (p < end && name_char(*p))
+            p++;
+        names[count] = a;
+        lens[count] = (size_t)(p - a);
+        for (size_t k = 0; k < count; k++)
+            if (lens[k] == lens[count] && memcmp(names[k], a, lens[k]) == 0)
+                return false;
+        count++;
+        while (p < end && xml_space(*p))
+            p++;
+        if (p == end || *p++ != '=')
+            return false;
+        while (p < end && xml_space(*p))
+            p++;
+        if (p == end || (*p != '"' && *p != '\''))
+            return false;
+        char q = *p++;
+        for (; p < end && *p != q; p++)
+            if (*p < 0x20 || *p > 0x7E || *p == '<' || *p == '&')
+                return false;
+        if (p++ == end)
+            return false;
+    }
+}
+
+/* The <param> run in progress goes on to `lt` when only white space lies
+ * between them. */
+static bool run_continues(const cl_seg *s, const char *lt)
+{
+    if (!s->spans.count)
+        return false;
+    const cl_span *last = &CL_AT(s->spans, cl_span, s->spans.count - 1);
+    if (last->tag)
+        return false;
+    for (const char *q = last->end; q < lt; q++)
+        if (!xml_space(*q))
+            return false;
+    return true;
+}
+
 /* Tags only: the text between them may hold anything but '<'. */
 static void scan_segment(cl_seg *s)
 {
@@ -258,6 +334,17 @@ static void scan_segment(cl_seg *s)
             ok = push_name(&s->opens, name, n);
         if (!ok)
             return;
+        if (!close && last == '/' && n == 5 && simple_param(lt, p)) {
+            if (run_continues(s, lt)) {
+                CL_AT(s->spans, cl_span, s->spans.count - 1).end = p;
+                continue;
+            }
+            cl_span *sp = prism__vec_push(&s->spans, sizeof *sp);
+            if (!sp)
+                return;
+            *sp = (cl_span){NULL, lt, p, 0, 0, false};
+            continue;
+        }
         if (close || last == '/' || !number_text_tag(name, n))
             continue;
         const char *text_end = memchr(p, '<', (size_t)(end - p));
@@ -516,6 +603,18 @@ static bool feed_range(cl_chunk *c, cl_par *P, const char *p, size_t n, bool fin
 /* A number text: converted here when the element's stage wants it (the
  * start tag just seen is its own), then only its line ends go to expat.
  * Columns on the text's last line are shifted by what expat did not see. */
+/* Whether expat may be spared the span: a number text right after its own
+ * start tag; a <param> run where the loader reads no text and an element
+ * there would neither be the root's child nor break the depth limit. */
+static bool span_skips(const prism__cl *L, const cl_span *sp, uint64_t tag_at)
+{
+    if (!sp->plain || L->result)
+        return false;
+    if (sp->tag)
+        return L->last_start == tag_at;
+    return !L->text && L->depth > 1 && L->depth + 1 < (size_t)L->max_depth + CL_XML_SLACK;
+}
+
 static bool take_span(cl_chunk *c, cl_par *P, const cl_span *sp, uint64_t tag_at,
                       uint32_t line)
 {
@@ -523,9 +622,10 @@ static bool take_span(cl_chunk *c, cl_par *P, const cl_span *sp, uint64_t tag_at
     prism__cl *L = c->L;
     size_t n = (size_t)(sp->end - sp->begin), lf = sp->lf;
     uint32_t xline = line - L->line0; /* expat's line where the text starts */
-    if (!sp->plain || L->last_start != tag_at) /* expat reads it */
+    if (!span_skips(L, sp, tag_at)) /* expat reads it */
         return feed_range(c, P, sp->begin, n, false);
-    prism__cl_text_span(L, sp->begin, n);
+    if (sp->tag)
+        prism__cl_text_span(L, sp->begin, n);
     for (size_t left = lf; left && !L->result;) {
         size_t k = left < sizeof lfs - 1 ? left : sizeof lfs - 1;
         if (!feed(c, lfs, k, false)) {
@@ -577,8 +677,9 @@ static void parse_chunk(cl_chunk *c, const cl_seg *seg, bool last, cl_par *P)
             const cl_span *sp = &CL_AT(seg[k].spans, cl_span, i);
             uint32_t line = seg_line + (uint32_t)sp->line;
             ok = feed_range(c, P, at, (size_t)(sp->begin - at), false);
-            uint64_t tag_at = c->prefix_len + (uint64_t)(sp->tag - c->begin) - removed;
-            bool skip = sp->plain && L->last_start == tag_at;
+            uint64_t tag_at =
+                sp->tag ? c->prefix_len + (uint64_t)(sp->tag - c->begin) - removed : 0;
+            bool skip = ok && span_skips(L, sp, tag_at);
             ok = ok && take_span(c, P, sp, tag_at, line);
             if (skip)
                 removed += (uint64_t)(sp->end - sp->begin) - sp->lf;

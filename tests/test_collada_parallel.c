@@ -449,6 +449,19 @@ static void test_odd_markup(void **state)
         {"<node id=\"pv7\" name=\"pv7", ">x'>y"},
         {"<node id=\"pv9\"", " note='a\"\n    <node>' "},
         {"<library_geometries>\n", "    <extra><![CDATA[\n    <geometry id=\"x\">\n    ]]></extra>\n"},
+        /* runs of <param/> (which expat is spared) before an element whose
+         * position a message gives, on the run's last line */
+        {"<node id=\"pv200\" name=\"pv200\">",
+         "<param a=\"1\"/> <param b='2' c=\"x\"/>\n<param d=\"3\"/>"
+         "<instance_geometry url=\"#nothere\"/>"},
+        {"<node id=\"pv201\" name=\"pv201\">",
+         "<param a=\"1\"/><param b=\"2\"/><instance_geometry url=\"#g2\"><bind_material>"
+         "<technique_common><instance_material symbol=\"M\" target=\"#NoSuch\"/>"
+         "</technique_common></bind_material></instance_geometry>"},
+        {"<node id=\"pv202\" name=\"pv202\">", "<param a=\"1\" a=\"2\"/>"},
+        {"<node id=\"pv203\" name=\"pv203\">", "<param a=\"1\"/><param b=\"&amp;\"/>"},
+        {"<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">",
+         "<param a=\"1\"/>"},
     };
     doc_spec sp = {40, 300, 0, FAULT_NONE, 0, 0, true};
     size_t size;
