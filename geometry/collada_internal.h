@@ -222,6 +222,13 @@ typedef struct prism__cl {
     uint32_t line0, adj_line; /* col_adj applies on expat's line adj_line */
     int64_t col_adj;
     uint64_t last_start; /* expat's byte index of the last start tag */
+    /* A chunk of a document in memory: positions are counted from the
+     * document itself (expat's own count scans every byte again). What
+     * expat saw at stream offset x is at doc + x - stream0 + removed. */
+    const char *doc, *doc_at, *doc_line; /* chunk start; counted up to; its line's start */
+    uint64_t stream0, removed;
+    uint32_t doc_lines; /* line of doc_at */
+    bool doc_cr;        /* the chunk holds a CR: line ends need the slow count */
     prism__vec *log_buf; /* chunks buffer their log lines (char: level, text, NUL) */
 
     cl_frame *stack;

@@ -56,6 +56,7 @@ typedef struct cl_seg {
     prism__vec opens;  /* cl_name: elements still open at its end */
     prism__vec spans;  /* cl_span: number texts expat need not see */
     size_t lines;      /* line ends in it, as expat counts them */
+    bool has_cr;
 } cl_seg;
 
 /* What expat need not see: the text of a number element (tag: the element's
@@ -372,7 +373,8 @@ static void scan_segment(cl_seg *s)
     }
     lines += count_text(at, (size_t)(end - at), &plain);
     const unsigned char *u = (const unsigned char *)s->begin;
-    if (memchr(s->begin, '\r', len))
+    s->has_cr = memchr(s->begin, '\r', len) != NULL;
+    if (s->has_cr)
         for (size_t i = 0; i < len; i++)
             lines += u[i] == '\r' && (i + 1 == len || u[i + 1] != '\n');
     s->lines = lines;
@@ -668,6 +670,13 @@ static void parse_chunk(cl_chunk *c, const cl_seg *seg, bool last, cl_par *P)
     L->col_adj = c->col_adj;
     L->adj_line = 1;
     /* stream offsets (what expat saw) of document bytes: prefix in, spans out */
+    L->doc = L->doc_at = c->begin;
+    L->doc_line = c->begin - (c->col_adj + (int64_t)c->prefix_len);
+    for (size_t k = c->seg_first; k < c->seg_end; k++)
+        L->doc_cr = L->doc_cr || seg[k].has_cr;
+    L->doc_lines = c->line0 + 1;
+    L->stream0 = c->prefix_len;
+    L->removed = 0;
     uint64_t removed = 0;
     uint32_t seg_line = c->line0 + 1; /* the line where segment k begins */
     const char *at = c->begin;
@@ -682,7 +691,7 @@ static void parse_chunk(cl_chunk *c, const cl_seg *seg, bool last, cl_par *P)
             bool skip = ok && span_skips(L, sp, tag_at);
             ok = ok && take_span(c, P, sp, tag_at, line);
             if (skip)
-                removed += (uint64_t)(sp->end - sp->begin) - sp->lf;
+                L->removed = removed += (uint64_t)(sp->end - sp->begin) - sp->lf;
             at = sp->end;
         }
     }

@@ -182,9 +182,51 @@ void prism__cl_map_free(cl_map *m)
     memset(m, 0, sizeof *m);
 }
 
+/* A chunk's position from the document: lines by memchr from the last
+ * position asked (events come in order), columns in characters as expat
+ * counts them (a UTF-8 sequence is one; CR LF and a lone CR end a line). */
+static cl_pos doc_here(prism__cl *L, XML_Index idx)
+{
+    const char *to = L->doc + (idx - (XML_Index)L->stream0) + L->removed;
+    if (to < L->doc_at) /* not expected: count again from the chunk's start */
+        return (cl_pos){0, 0};
+    const char *p = L->doc_at;
+    for (;;) {
+        const char *nl = memchr(p, '\n', (size_t)(to - p)), *cr = NULL;
+        if (L->doc_cr)
+            cr = memchr(p, '\r', (size_t)((nl ? nl : to) - p));
+        if (cr) { /* a lone CR ends a line; before LF it is part of the line end */
+            p = cr + 1;
+            if (p < to && *p == '\n')
+                p++;
+            L->doc_lines++;
+            L->doc_line = p;
+            continue;
+        }
+        if (!nl)
+            break;
+        p = nl + 1;
+        L->doc_lines++;
+        L->doc_line = p;
+    }
+    L->doc_at = to;
+    uint32_t col = 1;
+    for (const char *q = L->doc_line; q < to; q++)
+        col += ((unsigned char)*q & 0xC0) != 0x80;
+    return (cl_pos){L->doc_lines, col};
+}
+
 cl_pos prism__cl_here(const prism__cl *L)
 {
     cl_pos p = {0, 0};
+    if (L->xp && L->doc && L->phase == CL_PHASE_BODY) {
+        XML_Index idx = XML_GetCurrentByteIndex(L->xp);
+        if (idx >= (XML_Index)L->stream0) {
+            p = doc_here((prism__cl *)L, idx); /* moves the count on: not a change of state */
+            if (p.line)
+                return p;
+        }
+    }
     if (L->xp) {
         XML_Size line = XML_GetCurrentLineNumber(L->xp);
         int64_t col = (int64_t)XML_GetCurrentColumnNumber(L->xp) + 1;

@@ -459,6 +459,9 @@ static void test_odd_markup(void **state)
          "<technique_common><instance_material symbol=\"M\" target=\"#NoSuch\"/>"
          "</technique_common></bind_material></instance_geometry>"},
         {"<node id=\"pv202\" name=\"pv202\">", "<param a=\"1\" a=\"2\"/>"},
+        /* characters of several bytes: a column is a character, as expat counts */
+        {"<node id=\"pv204\" name=\"pv204\">",
+         "<extra note=\"\xC3\xA9\xE2\x82\xAC\"/><instance_geometry url=\"#nothere\"/>"},
         {"<node id=\"pv203\" name=\"pv203\">", "<param a=\"1\"/><param b=\"&amp;\"/>"},
         {"<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">",
          "<param a=\"1\"/>"},
@@ -476,6 +479,29 @@ static void test_odd_markup(void **state)
         free(d);
     }
     free(doc);
+}
+
+/* Line ends of CR LF, and some lone CRs: lines as expat counts them. */
+static void test_carriage_returns(void **state)
+{
+    (void)state;
+    for (int f = FAULT_NONE; f <= FAULT_UNBOUND_AFTER_TEXT; f++) {
+        doc_spec sp = {40, 300, 250, (fault)f, 0, 0, true};
+        if (sp.fault == FAULT_BAD_NUMBER || sp.fault == FAULT_NAN)
+            sp.fault_at = 33;
+        size_t size, n = 0, lines = 0;
+        char *doc = make_doc(&sp, &size);
+        char *d = malloc(2 * size);
+        assert_non_null(d);
+        for (size_t i = 0; i < size; i++) {
+            if (doc[i] == '\n' && ++lines % 7 != 0)
+                d[n++] = '\r'; /* CR LF, and every 7th line a lone LF */
+            d[n++] = doc[i] == '\n' && lines % 11 == 0 ? '\r' : doc[i]; /* a lone CR */
+        }
+        assert_same("CR LF", d, n, 3000);
+        free(d);
+        free(doc);
+    }
 }
 
 static void test_generated(void **state)
@@ -621,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_cuts_taken),
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_odd_markup),
+        cmocka_unit_test(test_carriage_returns),
         cmocka_unit_test(test_error_positions),
         cmocka_unit_test(test_progress_and_cancel),
         cmocka_unit_test(test_big_file),
