@@ -215,19 +215,17 @@ typedef struct prism__cl {
     prism_result result;
     char message[768];
 
-    /* A chunk parsed on its own: expat counts from its start, so positions
-     * are shifted to the document's (line0 lines before it; col_adj on the
-     * chunk's first line, where the prefix and the indentation stand). */
     cl_phase phase;
-    uint32_t line0, adj_line; /* col_adj applies on expat's line adj_line */
-    int64_t col_adj;
     uint64_t last_start; /* expat's byte index of the last start tag */
-    /* A chunk of a document in memory: positions are counted from the
-     * document itself (expat's own count scans every byte again). What
-     * expat saw at stream offset x is at doc + x - stream0 + removed. */
+    /* A chunk parsed on its own (collada_parallel.c): expat counts from the
+     * chunk's prefix and never sees the spans it is spared, so positions are
+     * counted from the document itself (expat's own count would also walk
+     * every byte again). What expat saw at stream offset x is at
+     * doc + x - stream0 + removed. */
     const char *doc, *doc_at, *doc_line; /* chunk start; counted up to; its line's start */
+    const char *doc_line0;               /* the line start of the chunk's first byte */
     uint64_t stream0, removed;
-    uint32_t doc_lines; /* line of doc_at */
+    uint32_t doc_lines, doc_lines0; /* line of doc_at, of the chunk's first byte */
     bool doc_cr;        /* the chunk holds a CR: line ends need the slow count */
     prism__vec *log_buf; /* chunks buffer their log lines (char: level, text, NUL) */
 

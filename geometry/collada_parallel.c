@@ -60,11 +60,15 @@ typedef struct cl_seg {
 } cl_seg;
 
 /* What expat need not see: the text of a number element (tag: the element's
- * '<'), or a run of <param .../> (tag NULL), which the loader never reads. */
+ * '<'), or markup the loader never reads (tag NULL): a run of <param .../>,
+ * or a <node>'s <extra> (G4DAE's <meta> and copy numbers). */
+typedef enum cl_span_kind { CL_SPAN_TEXT, CL_SPAN_PARAMS, CL_SPAN_EXTRA } cl_span_kind;
+
 typedef struct cl_span {
     const char *tag, *begin, *end;
-    size_t line, lf; /* line ends before it in its segment, and in it */
+    size_t lf; /* line ends in it */
     bool plain;
+    uint8_t kind, depth; /* depth: of the markup's deepest element below its parent */
 } cl_span;
 
 /* One chunk as parsed: [begin, end) with what re-opens and closes it. */
@@ -72,8 +76,8 @@ typedef struct cl_chunk {
     const char *begin, *end;
     char *prefix, *suffix;
     size_t prefix_len, suffix_len, depth, proxies;
-    uint32_t line0;
-    int64_t col_adj;
+    uint32_t line0; /* lines before it */
+    size_t col0;    /* bytes before it on its first line */
     size_t seg_first, seg_end; /* its segments, for their spans */
     prism__cl *L;
     bool xml_error; /* expat refused it: the serial parse will say why */
@@ -221,24 +225,35 @@ static bool xml_space(char c)
     return c == ' ' || c == '\t' || c == '\n';
 }
 
-/* [p, end) is exactly an empty element <param a="v" .../> that expat would
- * accept: ASCII names, distinct attribute names, values of printable ASCII
- * without '<' or '&'. Anything else is left to expat. */
-static bool simple_param(const char *p, const char *end)
+/* One tag at p ('<') in the form expat accepts as it stands: ASCII names,
+ * distinct attribute names, values of printable ASCII without '<' or '&'.
+ * Returns the byte after its '>', or NULL for anything else (left to expat). */
+static const char *simple_tag(const char *p, const char *end, cl_name *name, bool *close,
+                              bool *empty)
 {
-    if (end - p < 9 || memcmp(p, "<param", 6) != 0)
-        return false;
-    p += 6;
-    const char *names[8];
+    *close = ++p < end && *p == '/';
+    p += *close;
+    if (p == end || !name_start_char(*p))
+        return NULL;
+    const char *nm = p, *names[8];
+    while (p < end && name_char(*p))
+        p++;
+    *name = (cl_name){nm, (size_t)(p - nm)};
     size_t lens[8], count = 0;
     for (;;) {
         const char *ws = p;
         while (p < end && xml_space(*p))
             p++;
-        if (end - p == 2 && p[0] == '/' && p[1] == '>')
-            return true;
-        if (p == ws || p == end || !name_start_char(*p) || count == 8)
-            return false;
+        if (p < end && *p == '>') {
+            *empty = false;
+            return p + 1;
+        }
+        if (!*close && end - p >= 2 && p[0] == '/' && p[1] == '>') {
+            *empty = true;
+            return p + 2;
+        }
+        if (*close || p == ws || p == end || !name_start_char(*p) || count == 8)
+            return NULL;
         const char *a = p;
         while (p < end && name_char(*p))
             p++;
@@ -246,22 +261,69 @@ static bool simple_param(const char *p, const char *end)
         lens[count] = (size_t)(p - a);
         for (size_t k = 0; k < count; k++)
             if (lens[k] == lens[count] && memcmp(names[k], a, lens[k]) == 0)
-                return false;
+                return NULL;
         count++;
         while (p < end && xml_space(*p))
             p++;
         if (p == end || *p++ != '=')
-            return false;
+            return NULL;
         while (p < end && xml_space(*p))
             p++;
         if (p == end || (*p != '"' && *p != '\''))
-            return false;
+            return NULL;
         char q = *p++;
         for (; p < end && *p != q; p++)
             if (*p < 0x20 || *p > 0x7E || *p == '<' || *p == '&')
-                return false;
+                return NULL;
         if (p++ == end)
-            return false;
+            return NULL;
+    }
+}
+
+/* [p, end) is exactly an empty <param .../> in that form. */
+static bool simple_param(const char *p, const char *end)
+{
+    cl_name nm;
+    bool close, empty;
+    return simple_tag(p, end, &nm, &close, &empty) == end && !close && empty && nm.n == 5 &&
+           memcmp(nm.p, "param", 5) == 0;
+}
+
+/* The element at p and all it holds, in the simple form (tags as above,
+ * text of printable ASCII, tab and LF without '&' or ']', nothing else), at
+ * most 16 deep. Returns the byte after its end tag, or NULL. */
+static const char *simple_subtree(const char *p, const char *end, unsigned *depth)
+{
+    cl_name open[16];
+    unsigned n = 0, deepest = 0;
+    for (;;) {
+        cl_name nm;
+        bool close, empty;
+        const char *q = simple_tag(p, end, &nm, &close, &empty);
+        if (!q)
+            return NULL;
+        if (close) {
+            if (!n || open[n - 1].n != nm.n || memcmp(open[n - 1].p, nm.p, nm.n) != 0)
+                return NULL;
+            n--;
+        } else if (!empty) {
+            if (n == 16)
+                return NULL;
+            open[n++] = nm;
+        }
+        deepest = n + empty > deepest ? n + empty : deepest;
+        if (!n) {
+            *depth = deepest;
+            return q;
+        }
+        const char *lt = memchr(q, '<', (size_t)(end - q));
+        if (!lt)
+            return NULL;
+        for (; q < lt; q++)
+            if (!((*q >= 0x20 && *q <= 0x7E && *q != '&' && *q != ']') || *q == '\t' ||
+                  *q == '\n'))
+                return NULL;
+        p = lt;
     }
 }
 
@@ -272,7 +334,7 @@ static bool run_continues(const cl_seg *s, const char *lt)
     if (!s->spans.count)
         return false;
     const cl_span *last = &CL_AT(s->spans, cl_span, s->spans.count - 1);
-    if (last->tag)
+    if (last->kind != CL_SPAN_PARAMS)
         return false;
     for (const char *q = last->end; q < lt; q++)
         if (!xml_space(*q))
@@ -343,7 +405,19 @@ static void scan_segment(cl_seg *s)
             cl_span *sp = prism__vec_push(&s->spans, sizeof *sp);
             if (!sp)
                 return;
-            *sp = (cl_span){NULL, lt, p, 0, 0, false};
+            *sp = (cl_span){NULL, lt, p, 0, false, CL_SPAN_PARAMS, 1};
+            continue;
+        }
+        unsigned deep;
+        const char *after;
+        if (!close && last != '/' && n == 5 && memcmp(name, "extra", 5) == 0 &&
+            (after = simple_subtree(lt, end, &deep))) {
+            s->opens.count--; /* closed within: the span holds it all */
+            cl_span *sp = prism__vec_push(&s->spans, sizeof *sp);
+            if (!sp)
+                return;
+            *sp = (cl_span){NULL, lt, after, 0, false, CL_SPAN_EXTRA, (uint8_t)deep};
+            p = after;
             continue;
         }
         if (close || last == '/' || !number_text_tag(name, n))
@@ -354,7 +428,7 @@ static void scan_segment(cl_seg *s)
         cl_span *sp = prism__vec_push(&s->spans, sizeof *sp);
         if (!sp)
             return;
-        *sp = (cl_span){name - 1, p, text_end, 0, 0, false};
+        *sp = (cl_span){name - 1, p, text_end, 0, false, CL_SPAN_TEXT, 0};
         p = text_end;
     }
     /* Line ends as expat counts them: LF, CR LF, and a lone CR. The plain
@@ -366,7 +440,6 @@ static void scan_segment(cl_seg *s)
     for (size_t i = 0; i < s->spans.count; i++) {
         cl_span *sp = &CL_AT(s->spans, cl_span, i);
         lines += count_text(at, (size_t)(sp->begin - at), &plain);
-        sp->line = lines;
         sp->lf = count_text(sp->begin, (size_t)(sp->end - sp->begin), &sp->plain);
         lines += sp->lf;
         at = sp->end;
@@ -515,7 +588,7 @@ static cl_chunk *plan(const char *data, size_t size, size_t chunk_bytes, size_t 
             c->depth = stack.count;
             c->proxies = count_proxies(top, stack.count);
             c->prefix = tags(top, stack.count, false, &c->prefix_len);
-            c->col_adj = (int64_t)column_of(data, cut[k]) - (int64_t)c->prefix_len;
+            c->col0 = column_of(data, cut[k]);
             c->seg_first = k;
             ok = c->prefix && line <= UINT32_MAX;
             if (chunks > 1) {
@@ -606,24 +679,27 @@ static bool feed_range(cl_chunk *c, cl_par *P, const char *p, size_t n, bool fin
  * start tag just seen is its own), then only its line ends go to expat.
  * Columns on the text's last line are shifted by what expat did not see. */
 /* Whether expat may be spared the span: a number text right after its own
- * start tag; a <param> run where the loader reads no text and an element
- * there would neither be the root's child nor break the depth limit. */
+ * start tag; markup where the loader reads no text and its elements would
+ * not pass the depth limit: a <param> run that would not be the root's
+ * child (counted as unknown), a <node>'s <extra> (no stage reads below). */
 static bool span_skips(const prism__cl *L, const cl_span *sp, uint64_t tag_at)
 {
     if (!sp->plain || L->result)
         return false;
-    if (sp->tag)
+    if (sp->kind == CL_SPAN_TEXT)
         return L->last_start == tag_at;
-    return !L->text && L->depth > 1 && L->depth + 1 < (size_t)L->max_depth + CL_XML_SLACK;
+    if (L->text || L->depth + sp->depth >= (size_t)L->max_depth + CL_XML_SLACK)
+        return false;
+    if (sp->kind == CL_SPAN_PARAMS)
+        return L->depth > 1;
+    return L->depth && L->stack[L->depth - 1].tag == CL_T_NODE; /* nothing below reads it */
 }
 
-static bool take_span(cl_chunk *c, cl_par *P, const cl_span *sp, uint64_t tag_at,
-                      uint32_t line)
+static bool take_span(cl_chunk *c, cl_par *P, const cl_span *sp, uint64_t tag_at)
 {
     static const char lfs[] = "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n";
     prism__cl *L = c->L;
     size_t n = (size_t)(sp->end - sp->begin), lf = sp->lf;
-    uint32_t xline = line - L->line0; /* expat's line where the text starts */
     if (!span_skips(L, sp, tag_at)) /* expat reads it */
         return feed_range(c, P, sp->begin, n, false);
     if (sp->tag)
@@ -635,18 +711,6 @@ static bool take_span(cl_chunk *c, cl_par *P, const cl_span *sp, uint64_t tag_at
             return false;
         }
         left -= k;
-    }
-    if (lf) {
-        const char *tail = sp->end;
-        while (tail[-1] != '\n')
-            tail--;
-        L->adj_line = xline + (uint32_t)lf;
-        L->col_adj = (int64_t)(sp->end - tail);
-    } else if (L->adj_line == xline) {
-        L->col_adj += (int64_t)n;
-    } else {
-        L->adj_line = xline;
-        L->col_adj = (int64_t)n;
     }
     step(c, P, n);
     return !L->result;
@@ -666,30 +730,25 @@ static void parse_chunk(cl_chunk *c, const cl_seg *seg, bool last, cl_par *P)
             c->xml_error = true;
     }
     L->phase = CL_PHASE_BODY;
-    L->line0 = c->line0;
-    L->col_adj = c->col_adj;
-    L->adj_line = 1;
     /* stream offsets (what expat saw) of document bytes: prefix in, spans out */
     L->doc = L->doc_at = c->begin;
-    L->doc_line = c->begin - (c->col_adj + (int64_t)c->prefix_len);
+    L->doc_line = L->doc_line0 = c->begin - c->col0;
+    L->doc_lines = L->doc_lines0 = c->line0 + 1;
     for (size_t k = c->seg_first; k < c->seg_end; k++)
         L->doc_cr = L->doc_cr || seg[k].has_cr;
-    L->doc_lines = c->line0 + 1;
     L->stream0 = c->prefix_len;
     L->removed = 0;
     uint64_t removed = 0;
-    uint32_t seg_line = c->line0 + 1; /* the line where segment k begins */
     const char *at = c->begin;
     bool ok = !c->xml_error;
-    for (size_t k = c->seg_first; ok && k < c->seg_end; seg_line += (uint32_t)seg[k++].lines) {
+    for (size_t k = c->seg_first; ok && k < c->seg_end; k++) {
         for (size_t i = 0; ok && i < seg[k].spans.count; i++) {
             const cl_span *sp = &CL_AT(seg[k].spans, cl_span, i);
-            uint32_t line = seg_line + (uint32_t)sp->line;
             ok = feed_range(c, P, at, (size_t)(sp->begin - at), false);
             uint64_t tag_at =
                 sp->tag ? c->prefix_len + (uint64_t)(sp->tag - c->begin) - removed : 0;
             bool skip = ok && span_skips(L, sp, tag_at);
-            ok = ok && take_span(c, P, sp, tag_at, line);
+            ok = ok && take_span(c, P, sp, tag_at);
             if (skip)
                 L->removed = removed += (uint64_t)(sp->end - sp->begin) - sp->lf;
             at = sp->end;

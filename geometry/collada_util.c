@@ -188,8 +188,11 @@ void prism__cl_map_free(cl_map *m)
 static cl_pos doc_here(prism__cl *L, XML_Index idx)
 {
     const char *to = L->doc + (idx - (XML_Index)L->stream0) + L->removed;
-    if (to < L->doc_at) /* not expected: count again from the chunk's start */
-        return (cl_pos){0, 0};
+    if (to < L->doc_at) { /* not expected: count again from the chunk's start */
+        L->doc_at = L->doc;
+        L->doc_line = L->doc_line0;
+        L->doc_lines = L->doc_lines0;
+    }
     const char *p = L->doc_at;
     for (;;) {
         const char *nl = memchr(p, '\n', (size_t)(to - p)), *cr = NULL;
@@ -219,21 +222,15 @@ static cl_pos doc_here(prism__cl *L, XML_Index idx)
 cl_pos prism__cl_here(const prism__cl *L)
 {
     cl_pos p = {0, 0};
-    if (L->xp && L->doc && L->phase == CL_PHASE_BODY) {
+    if (L->xp && L->doc) {
         XML_Index idx = XML_GetCurrentByteIndex(L->xp);
-        if (idx >= (XML_Index)L->stream0) {
+        if (L->phase == CL_PHASE_BODY && idx >= (XML_Index)L->stream0)
             p = doc_here((prism__cl *)L, idx); /* moves the count on: not a change of state */
-            if (p.line)
-                return p;
-        }
+        return p;
     }
     if (L->xp) {
-        XML_Size line = XML_GetCurrentLineNumber(L->xp);
-        int64_t col = (int64_t)XML_GetCurrentColumnNumber(L->xp) + 1;
-        if (line == L->adj_line)
-            col += L->col_adj; /* a chunk: its prefix, its indentation, skipped text */
-        p.line = (uint32_t)line + L->line0;
-        p.col = col > 0 ? (uint32_t)col : 1;
+        p.line = (uint32_t)XML_GetCurrentLineNumber(L->xp);
+        p.col = (uint32_t)XML_GetCurrentColumnNumber(L->xp) + 1;
     }
     return p;
 }
