@@ -158,7 +158,7 @@ static char *dup(const char *s)
 /* One placed geometry, written to the world arrays after the walk. */
 typedef struct cl_job {
     double m[12]; /* the top three rows of the world transform */
-    uint32_t geometry, mat_first, solid, outer;
+    uint32_t geometry, mat_first, solid, outer, surface;
     size_t vert, tri;
     float lo[3], hi[3]; /* this placement's box */
 } cl_job;
@@ -216,20 +216,22 @@ static void write_triangles(prism_scene *S, const cl_geometry *g, const uint32_t
             S->triangle_solid[o] = j->solid;
             S->triangle_material_inner[o] = mats[k];
             S->triangle_material_outer[o] = j->outer;
-            S->triangle_surface[o] = PRISM_NONE;
+            S->triangle_surface[o] = j->surface;
         }
     }
 }
 
 /* The placements write disjoint parts of the arrays: big scenes use every
  * core (OpenMP); the box is reduced afterwards, in order. */
-static void write_world(prism__cl *L, prism_scene *S, cl_job *jobs, size_t n)
+static void write_world(prism__cl *L, prism_scene *S, cl_job *jobs, size_t n,
+                        const uint32_t *surface_of)
 {
     long long count = (long long)n;
 #pragma omp parallel for schedule(dynamic, 16) if (S->triangles_count > 100000)
     for (long long i = 0; i < count; i++) {
         cl_job *j = &jobs[i];
         const cl_geometry *g = &CL_AT(L->geometries, cl_geometry, j->geometry);
+        j->surface = surface_of[j->solid];
         for (int k = 0; k < 3; k++)
             j->lo[k] = FLT_MAX, j->hi[k] = -FLT_MAX;
         write_vertices(S, g, j);
@@ -434,10 +436,16 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
         bool placed = place(&f, root, unit, CL_NONE, root);
         if (placed)
             name_solids(&f);
-        if (placed && !L->result) {
-            write_world(L, S, f.jobs, f.solid);
-            prism__cl_build_surfaces(L, S, f.holder, f.pv);
-        }
+        uint32_t *surface_of = placed ? malloc((f.solid + 1) * sizeof *surface_of) : NULL;
+        if (placed && !surface_of)
+            prism__cl_oom(L);
+        for (size_t i = 0; surface_of && i < f.solid; i++)
+            surface_of[i] = PRISM_NONE;
+        if (placed && !L->result)
+            prism__cl_build_surfaces(L, S, f.holder, f.pv, surface_of);
+        if (placed && !L->result)
+            write_world(L, S, f.jobs, f.solid, surface_of);
+        free(surface_of);
     }
     L->stats.instances = f.solid;
     free(f.holder);

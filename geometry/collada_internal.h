@@ -369,9 +369,10 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *scene);
 void prism__cl_g4dae_start(prism__cl *L, unsigned tag, const XML_Char **atts);
 void prism__cl_g4dae_end(prism__cl *L, unsigned tag);
 prism_result prism__cl_build_materials(prism__cl *L, prism_scene *scene);
-/* Per solid: the node holding its instance_geometry and its placed volume. */
+/* Per solid: the node holding its instance_geometry and its placed volume;
+ * out: the surface of each solid (left alone when the file has none). */
 prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *scene, const uint32_t *holder,
-                                      const uint32_t *pv);
+                                      const uint32_t *pv, uint32_t *surface_of);
 void prism__cl_free_properties(prism_property *p, size_t n);
 prism_result prism__cl_gather_optical(prism__cl *L, uint32_t owner, prism_surface *s);
 

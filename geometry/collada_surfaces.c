@@ -34,7 +34,34 @@ static uint32_t find_node(prism__cl *L, cl_str ref)
     return n;
 }
 
-static bool copy_optical(prism__cl *L, const cl_surfref *r, prism_surface *o)
+static bool copy_properties(const prism_surface *from, prism_surface *o)
+{
+    size_t n = from->properties_count;
+    o->properties = n ? calloc(n, sizeof *o->properties) : NULL;
+    if (n && !o->properties)
+        return false;
+    o->properties_count = n;
+    for (size_t i = 0; i < n; i++) {
+        const prism_property *a = &from->properties[i];
+        prism_property *b = &o->properties[i];
+        b->name = dup(a->name);
+        b->wavelength_nm = malloc(a->count * sizeof(float) + 1);
+        b->value = malloc(a->count * sizeof(float) + 1);
+        b->count = a->count;
+        if (!b->name || !b->wavelength_nm || !b->value)
+            return false;
+        memcpy(b->wavelength_nm, a->wavelength_nm, a->count * sizeof(float));
+        memcpy(b->value, a->value, a->count * sizeof(float));
+    }
+    return true;
+}
+
+/* `first[k]`: the surface that first took optical surface k's properties;
+ * later ones copy them from it rather than convert the tables again (a
+ * G4DAE file may give 20,000 skin surfaces one optical surface: converting
+ * its tables each time took most of 27 ms of the --unique detector's load). */
+static bool copy_optical(prism__cl *L, const cl_surfref *r, prism_surface *o, prism_scene *S,
+                         uint32_t *first, uint32_t self)
 {
     size_t k = 0;
     const char *want = r->optical ? prism__cl_s(L, r->optical) : "";
@@ -51,6 +78,12 @@ static bool copy_optical(prism__cl *L, const cl_surfref *r, prism_surface *o)
     }
     const cl_optical *op = &CL_AT(L->opticals, cl_optical, k);
     o->model = op->model, o->finish = op->finish, o->type = op->type, o->value = op->value;
+    if (first[k] != CL_NONE) {
+        if (!copy_properties(&S->surfaces[first[k]], o))
+            prism__cl_oom(L);
+        return !L->result;
+    }
+    first[k] = self;
     return prism__cl_gather_optical(L, (uint32_t)k, o) == PRISM_SUCCESS;
 }
 
@@ -66,8 +99,10 @@ static uint32_t border_of(prism__cl *L, const uint32_t *ends, uint32_t pv_s, uin
     return CL_NONE;
 }
 
+/* The surface of each solid, which the placement then writes on its
+ * triangles (one pass over them, not two). */
 static void assign(prism__cl *L, prism_scene *S, const uint32_t *holder, const uint32_t *pv,
-                   const uint32_t *ends, const uint32_t *skin)
+                   const uint32_t *ends, const uint32_t *skin, uint32_t *surface_of)
 {
     size_t borders = 0;
     for (size_t i = 0; i < L->surfrefs.count; i++)
@@ -83,8 +118,7 @@ static void assign(prism__cl *L, prism_scene *S, const uint32_t *holder, const u
             if (b != CL_NONE && used)
                 used[b] = true;
         }
-        for (uint32_t t = 0; t < so->triangle_count; t++)
-            S->triangle_surface[so->first_triangle + t] = surf;
+        surface_of[s] = surf;
     }
     for (size_t i = 0; used && i < L->surfrefs.count; i++) {
         const cl_surfref *r = &CL_AT(L->surfrefs, cl_surfref, i);
@@ -98,7 +132,7 @@ static void assign(prism__cl *L, prism_scene *S, const uint32_t *holder, const u
 }
 
 prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32_t *holder,
-                                      const uint32_t *pv)
+                                      const uint32_t *pv, uint32_t *surface_of)
 {
     size_t n = L->surfrefs.count;
     if (!n)
@@ -106,12 +140,15 @@ prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32
     S->surfaces = calloc(n, sizeof *S->surfaces);
     uint32_t *ends = malloc(2 * n * sizeof *ends);
     uint32_t *skin = malloc((L->nodes.count + 1) * sizeof *skin);
-    if (!S->surfaces || !ends || !skin) {
+    uint32_t *first = malloc((L->opticals.count + 1) * sizeof *first);
+    if (!S->surfaces || !ends || !skin || !first) {
         prism__cl_oom(L);
         goto done;
     }
     for (size_t i = 0; i <= L->nodes.count; i++)
         skin[i] = CL_NONE;
+    for (size_t i = 0; i <= L->opticals.count; i++)
+        first[i] = CL_NONE;
     for (size_t i = 0; i < n && !L->result; i++) {
         const cl_surfref *r = &CL_AT(L->surfrefs, cl_surfref, i);
         prism_surface *o = &S->surfaces[S->surfaces_count++];
@@ -121,7 +158,7 @@ prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32
             prism__cl_oom(L);
             break;
         }
-        if (!copy_optical(L, r, o))
+        if (!copy_optical(L, r, o, S, first, (uint32_t)i))
             break;
         ends[2 * i] = find_node(L, r->ref[0]);
         ends[2 * i + 1] = r->kind == PRISM_SURFACE_BORDER ? find_node(L, r->ref[1]) : CL_NONE;
@@ -136,9 +173,10 @@ prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32
         }
     }
     if (!L->result)
-        assign(L, S, holder, pv, ends, skin);
+        assign(L, S, holder, pv, ends, skin, surface_of);
 done:
     free(ends);
     free(skin);
+    free(first);
     return L->result;
 }

@@ -63,12 +63,23 @@ cl_str prism__cl_url(prism__cl *L, const char *url, cl_pos pos, const char *elem
     return prism__cl_str(L, url + 1, strlen(url + 1));
 }
 
+/* Eight bytes a step: G4DAE ids run to 50 characters and more, and a byte
+ * at a time (FNV-1a) made hashing most of the 20 ms that the id maps of
+ * the --unique detector (120,000 ids) took to build on 2 cores. */
 static uint32_t hash_str(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    size_t n = strlen(s);
+    uint64_t h = 0x9E3779B97F4A7C15u ^ n, w;
+    for (; n >= 8; n -= 8, s += 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDu;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53u;
+    h ^= h >> 29;
+    return (uint32_t)h;
 }
 
 static bool map_rehash(prism__cl *L, cl_map *m)
