@@ -82,6 +82,7 @@ typedef struct cl_chunk {
     prism__cl *L;
     bool xml_error; /* expat refused it: the serial parse will say why */
     prism__vec log;
+    size_t pending; /* bytes parsed, not yet told */
 } cl_chunk;
 
 typedef struct cl_par {
@@ -634,11 +635,18 @@ static bool feed(cl_chunk *c, const char *p, size_t n, bool final)
 
 /* Progress is asked on the caller's thread only (OpenMP's thread 0): a
  * callback that updates a window must not be called from a worker. */
-static void step(cl_chunk *c, cl_par *P, size_t n)
+static void step(cl_chunk *c, cl_par *P, size_t n, bool flush)
 {
+    /* counted in the chunk and told every MB: an atomic on a shared line
+     * per span (240,000 in the --unique detector) bounces between cores,
+     * and the caller asked for progress by the MB */
+    c->pending += n;
+    if (c->pending < CL_PIECE && !flush)
+        return;
     size_t done;
 #pragma omp atomic capture
-    done = P->done += n;
+    done = P->done += c->pending;
+    c->pending = 0;
 #ifdef _OPENMP
     if (omp_get_thread_num() != 0)
         return;
@@ -669,7 +677,7 @@ static bool feed_range(cl_chunk *c, cl_par *P, const char *p, size_t n, bool fin
             return false;
         }
         at += k;
-        step(c, P, k);
+        step(c, P, k, false);
         if (at == n)
             return true;
     }
@@ -712,7 +720,7 @@ static bool take_span(cl_chunk *c, cl_par *P, const cl_span *sp, uint64_t tag_at
         }
         left -= k;
     }
-    step(c, P, n);
+    step(c, P, n, false);
     return !L->result;
 }
 
@@ -754,8 +762,8 @@ static void parse_chunk(cl_chunk *c, const cl_seg *seg, bool last, cl_par *P)
             at = sp->end;
         }
     }
-    if (ok)
-        feed_range(c, P, at, (size_t)(c->end - at), last);
+    if (ok && feed_range(c, P, at, (size_t)(c->end - at), last))
+        step(c, P, 0, true);
     if (!last && !c->xml_error && !L->result) {
         L->phase = CL_PHASE_SUFFIX;
         if (!feed(c, c->suffix, c->suffix_len, true))
