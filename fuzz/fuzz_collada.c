@@ -30,16 +30,21 @@ static void check(const prism_scene *s)
             abort();
 }
 
+/* A scene with nothing placed has no arrays at all (NULL). */
+static bool eq(const void *a, const void *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n) == 0;
+}
+
 static bool same(const prism_scene *a, const prism_scene *b)
 {
     size_t t = a->triangles_count;
     return t == b->triangles_count && a->vertices_count == b->vertices_count &&
            a->solids_count == b->solids_count && a->surfaces_count == b->surfaces_count &&
-           memcmp(a->positions, b->positions, 12 * a->vertices_count) == 0 &&
-           memcmp(a->indices, b->indices, 12 * t) == 0 &&
-           memcmp(a->triangle_solid, b->triangle_solid, 4 * t) == 0 &&
-           memcmp(a->triangle_material_inner, b->triangle_material_inner, 4 * t) == 0 &&
-           memcmp(a->triangle_surface, b->triangle_surface, 4 * t) == 0 &&
+           eq(a->positions, b->positions, 12 * a->vertices_count) &&
+           eq(a->indices, b->indices, 12 * t) && eq(a->triangle_solid, b->triangle_solid, 4 * t) &&
+           eq(a->triangle_material_inner, b->triangle_material_inner, 4 * t) &&
+           eq(a->triangle_surface, b->triangle_surface, 4 * t) &&
            memcmp(&a->skipped, &b->skipped, sizeof a->skipped) == 0;
 }
 
