@@ -466,11 +466,11 @@ static bool name_is(const cl_name *a, const char *s)
  * <geometry> of <library_geometries>, or a <node> whose ancestors are all
  * nodes of <library_nodes> or of a <visual_scene>. Only there do the stages
  * carry nothing across the cut but the chain of open nodes. */
-static bool cut_allowed(const cl_name *stack, size_t depth, const char *first)
+static bool cut_allowed(const cl_name *stack, size_t depth, const char *first, const char *end)
 {
     if (depth < 2 || !name_is(&stack[0], "COLLADA"))
         return false;
-    if (starts_tag(first, first + 10, "<geometry", 9))
+    if (starts_tag(first, end, "<geometry", 9))
         return depth == 2 && name_is(&stack[1], "library_geometries");
     size_t i = 2;
     if (name_is(&stack[1], "library_visual_scenes")) {
@@ -584,7 +584,7 @@ static cl_chunk *plan(const char *data, size_t size, size_t chunk_bytes, size_t 
             ok = false;
             break;
         }
-        if (!k || cut_allowed(top, stack.count, cut[k])) {
+        if (!k || cut_allowed(top, stack.count, cut[k], data + size)) {
             cl_chunk *c = &ch[chunks++];
             c->begin = cut[k];
             c->line0 = (uint32_t)line;

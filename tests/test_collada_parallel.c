@@ -402,6 +402,16 @@ static void test_cuts_taken(void **state)
         free(d);
     }
     free(plain);
+    /* a document that ends right after a place to cut, with nothing after
+     * the tag's name (the fuzzer's find: the check read past the end) */
+    static const char cut_at_end[] = "<COLLADA>\n<library_visual_scenes>\n<visual_scene id=\"s\">\n"
+                                     "      <node />";
+    char *tail = malloc(sizeof cut_at_end - 1);
+    assert_non_null(tail);
+    memcpy(tail, cut_at_end, sizeof cut_at_end - 1);
+    for (size_t chunk = 1; chunk < 64; chunk *= 2)
+        assert_same("cut at the end", tail, sizeof cut_at_end - 1, chunk);
+    free(tail);
     /* a bare '&' or a control character in a long text the loader ignores:
      * not XML, which only expat can say (the text must not bypass it) */
     static const char *junk[] = {"&", "\x01", "]]>", "\xC3\xA9"};
