@@ -301,27 +301,36 @@ static void fill_view(prism_geometry *g, const shape *b)
 
 /* Register the caller's GL buffer for the vertices; the plan then places
  * nothing for them. Without interop the upload goes on as usual. */
-static void share_vertices(prism_geometry *g, size_t vertex_count, unsigned gl_buffer)
+static void share_vertices(prism_geometry *g, size_t vertex_count, unsigned gl_buffer, bool fill)
 {
     prism_upload_entry *e = &g->report.arrays[VERTICES];
     char why[256] = "";
-    prism_result r = prism__buffer_create_gl_interop(g->ctx, gl_buffer, e->bytes, PRISM_GL_READ_ONLY,
+    prism_result r = prism__buffer_create_gl_interop(g->ctx, gl_buffer, e->bytes,
+                                                     fill ? PRISM_GL_NONE : PRISM_GL_READ_ONLY,
                                                      "vertices", why, sizeof why, &g->gl_vertices);
     if (r != PRISM_SUCCESS) {
         g->gl_vertices = NULL;
         g->ctx->last_error[0] = 0;
         prism__log(g->ctx, PRISM_LOG_WARNING,
-                   "upload: vertices not shared with GL buffer %u (%s): uploaded, 2 copies",
-                   gl_buffer, why);
+                   "upload: vertices not shared with GL buffer %u (%s): uploaded, 2 copies%s",
+                   gl_buffer, why, fill ? "; the GL buffers are left for the caller to fill" : "");
         return;
     }
     e->device_bytes = e->mapped_bytes = 0;
     e->gl_shared = true;
-    snprintf(e->reason, sizeof e->reason,
-             "GL buffer %u (interop, read-only): stored once for GL and CUDA", gl_buffer);
+    snprintf(e->reason, sizeof e->reason, "GL buffer %u (interop, %s): stored once for GL and CUDA",
+             gl_buffer, fill ? "written by the upload" : "read-only");
     prism__log(g->ctx, PRISM_LOG_INFO, "upload: %zu vertices read from GL buffer %u in place",
                vertex_count, gl_buffer);
 }
+
+/* desc.gl_fill: the vertices into the shared GL buffer, and the
+ * scene-order triangles into desc.gl_index_buffer (from their device copy
+ * when the device build made one, else from the host), each mapped for
+ * its copy. Without interop nothing is written and report.gl_filled stays
+ * false (share_vertices said why). */
+static prism_result upload_gl(prism_geometry *g, const source *s, const prism_geometry_desc *d,
+                              const prism_buffer *device_triangles);
 
 prism_result prism__geometry_map(const prism_geometry *g, prism_geometry_view *view)
 {
@@ -405,6 +414,55 @@ static prism_result carry_out(prism_geometry *g, const source *s, const prism_ge
     return r;
 }
 
+static prism_result fill_gl_buffer(prism_buffer *gl, const source *s, int which, size_t bytes,
+                                   const prism_buffer *device_copy, prism__staging *st)
+{
+    void *p = NULL;
+    prism_result r = prism_buffer_gl_map(gl, NULL, &p);
+    if (r != PRISM_SUCCESS)
+        return r;
+    r = device_copy ? prism_buffer_copy(gl, 0, device_copy, 0, bytes)
+                    : upload_device(s, which, gl, bytes, st);
+    prism_result u = prism_buffer_gl_unmap(gl, NULL);
+    return r == PRISM_SUCCESS ? u : r;
+}
+
+static prism_result upload_gl(prism_geometry *g, const source *s, const prism_geometry_desc *d,
+                              const prism_buffer *device_triangles)
+{
+    if (!d->gl_fill || !g->gl_vertices)
+        return PRISM_SUCCESS;
+    const double t0 = now();
+    const size_t vbytes = g->report.arrays[VERTICES].bytes;
+    const size_t tbytes = d->gl_index_buffer && s->scene ? s->scene->triangles_count * 12 : 0;
+    prism_buffer *indices = NULL;
+    char why[256] = "";
+    if (tbytes && prism__buffer_create_gl_interop(g->ctx, d->gl_index_buffer, tbytes,
+                                                  PRISM_GL_WRITE_DISCARD, "indices.gl", why,
+                                                  sizeof why, &indices) != PRISM_SUCCESS) {
+        g->ctx->last_error[0] = 0;
+        prism__log(g->ctx, PRISM_LOG_WARNING,
+                   "upload: GL buffer %u not written (%s): left for the caller to fill",
+                   d->gl_index_buffer, why);
+        return PRISM_SUCCESS;
+    }
+    const size_t bytes[2] = {vbytes, device_triangles ? 0 : tbytes};
+    prism__staging st;
+    prism_result r = open_staging(g, d, bytes, 2, &st);
+    if (r == PRISM_SUCCESS && vbytes)
+        r = fill_gl_buffer(g->gl_vertices, s, VERTICES, vbytes, NULL, &st);
+    if (r == PRISM_SUCCESS && tbytes) {
+        source scene_order = *s;
+        scene_order.triangles = s->scene->indices;
+        r = fill_gl_buffer(indices, &scene_order, TRIANGLES, tbytes, device_triangles, &st);
+    }
+    prism__staging_close(&st);
+    prism_buffer_release(indices);
+    g->report.gl_filled = r == PRISM_SUCCESS;
+    g->report.gl_fill_seconds = now() - t0;
+    return r;
+}
+
 static prism_geometry *geometry_new(prism_context *ctx)
 {
     prism_geometry *g = calloc(1, sizeof *g);
@@ -452,9 +510,11 @@ static prism_result upload_given(prism_context *ctx, const prism_scene *scene, c
     source s = source_of_bvh(scene, bvh);
     r = plan(g, bvh, d);
     if (r == PRISM_SUCCESS && d->gl_vertex_buffer && bvh->vertex_count)
-        share_vertices(g, bvh->vertex_count, d->gl_vertex_buffer);
+        share_vertices(g, bvh->vertex_count, d->gl_vertex_buffer, d->gl_fill);
     if (r == PRISM_SUCCESS)
         r = carry_out(g, &s, d);
+    if (r == PRISM_SUCCESS)
+        r = upload_gl(g, &s, d, NULL);
     if (r != PRISM_SUCCESS) {
         prism_geometry_destroy(g);
         return r;
@@ -696,9 +756,11 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
     prism__device_bvh db = {0};
     prism_result r = plan(g, &bound, d);
     if (r == PRISM_SUCCESS && d->gl_vertex_buffer && scene->vertices_count)
-        share_vertices(g, scene->vertices_count, d->gl_vertex_buffer);
+        share_vertices(g, scene->vertices_count, d->gl_vertex_buffer, d->gl_fill);
     if (r == PRISM_SUCCESS)
         r = upload_inputs(g, &s, d, n, &in);
+    if (r == PRISM_SUCCESS) /* before the build, which reads the vertices there */
+        r = upload_gl(g, &s, d, in.triangles);
     if (r == PRISM_SUCCESS)
         r = build_on_device(g, scene, d, &in, &db);
     prism_buffer_release(in.triangles);
@@ -786,6 +848,9 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
                    : PRISM_ERROR_INVALID_ARGUMENT;
     *out = NULL;
     prism_geometry_desc d = desc ? *desc : (prism_geometry_desc){0};
+    if (d.gl_fill && d.gl_index_buffer && !scene)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: gl_index_buffer is filled from a scene, and none was given");
     if ((unsigned)d.builder > PRISM_BVH_BUILDER_CUDA)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "geometry upload: builder %d is not a prism_bvh_builder to ask for",
@@ -905,6 +970,8 @@ size_t prism_geometry_report_format(const prism_upload_report *r, char *buf, siz
     OUT("  bvh: %s build, %.4f s, %zu nodes, SAH %.2f, depth %u (%s)\n",
         prism_bvh_builder_name(b->builder), b->seconds, b->stats.nodes, b->stats.sah_cost,
         b->stats.max_depth, b->why);
+    if (r->gl_filled)
+        OUT("  GL buffers written by the upload through interop: %.4f s\n", r->gl_fill_seconds);
     OUT("  %-14s %12s %12s %12s %9s %8s  %s\n", "array", "bytes", "device", "mapped", "seconds",
         "GB/s", "reason");
     for (size_t i = 0; i < r->array_count; i++) {

@@ -27,6 +27,7 @@
 
 /* GL entry points, taken from EGL (no GL library linked). */
 #define GL_ARRAY_BUFFER 0x8892
+#define GL_ELEMENT_ARRAY_BUFFER 0x8893
 #define GL_STATIC_DRAW 0x88E4
 
 static test_egl egl;
@@ -174,6 +175,71 @@ static void test_shared_equals_uploaded(void **state)
     kt_free(&s, host);
 }
 
+/* desc.gl_fill: the upload writes the scene's vertices and triangles into
+ * GL buffers made empty, on both builders' paths (the caller's BVH, and
+ * none: built on the device with CUDA, on the host otherwise), and the
+ * geometry then traces as a plain upload does. Without interop (host
+ * backend on Mesa) nothing is written, report.gl_filled says so, and the
+ * caller's fallback applies. */
+static void test_upload_writes_gl_buffers(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    build(&s);
+    assert_int_equal(kt_build(&s, host), 0);
+    const size_t vbytes = s.vertices * 12, tbytes = s.triangles * 12;
+    /* the references: plain uploads of the same tree (the builders are
+     * deterministic, so "none" builds the same one again) */
+    prism_geometry *plain = upload(&s, 0), *built = NULL;
+    prism_geometry_desc bd = {.policy = PRISM_PLACEMENT_DEVICE};
+    assert_int_equal(prism_geometry_upload(subject, &s.scene, NULL, &bd, &built), PRISM_SUCCESS);
+    for (int given = 0; given < 2; given++) {
+        float *junk = malloc(vbytes);
+        memset(junk, 0x7F, vbytes);
+        unsigned vb = gl_vertices(junk, vbytes);
+        unsigned ib = test_egl_buffer(&egl, GL_ELEMENT_ARRAY_BUFFER, tbytes, NULL, GL_STATIC_DRAW);
+        free(junk);
+        prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .gl_vertex_buffer = vb,
+                                 .gl_fill = true, .gl_index_buffer = ib};
+        prism_geometry *g = NULL;
+        assert_int_equal(prism_geometry_upload(subject, &s.scene, given ? s.bvh : NULL, &d, &g),
+                         PRISM_SUCCESS);
+        const prism_upload_report *r = prism_geometry_report(g);
+        char text[4096];
+        prism_geometry_report_format(r, text, sizeof text);
+        printf("# %s BVH: %s", given ? "the caller's" : "no", text);
+        float *vback = malloc(vbytes);
+        uint32_t *tback = malloc(tbytes);
+        test_egl_read(&egl, GL_ARRAY_BUFFER, vb, vbytes, vback);
+        test_egl_read(&egl, GL_ELEMENT_ARRAY_BUFFER, ib, tbytes, tback);
+        if (host_mode) {
+            assert_false(r->gl_filled);
+            assert_false(prism_geometry_vertices_shared(g));
+            assert_true(((const unsigned char *)vback)[0] == 0x7F); /* untouched */
+        } else {
+            assert_true(r->gl_filled);
+            assert_true(prism_geometry_vertices_shared(g));
+            assert_memory_equal(vback, s.positions, vbytes);
+            assert_memory_equal(tback, s.indices, tbytes);
+            assert_non_null(strstr(text, "written by the upload"));
+            assert_int_equal(r->bvh.builder, given ? PRISM_BVH_BUILDER_GIVEN : PRISM_BVH_BUILDER_CUDA);
+        }
+        render_both(g, given ? plain : built);
+        free(vback);
+        free(tback);
+        prism_geometry_destroy(g);
+        egl.gl.delete_buffers(1, &vb);
+        egl.gl.delete_buffers(1, &ib);
+    }
+    /* the triangles come from a scene: none given is refused */
+    prism_geometry_desc d = {.gl_vertex_buffer = 1, .gl_fill = true, .gl_index_buffer = 2};
+    prism_geometry *g = NULL;
+    assert_int_equal(prism_geometry_upload(subject, NULL, s.bvh, &d, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    prism_geometry_destroy(plain);
+    prism_geometry_destroy(built);
+    kt_free(&s, host);
+}
+
 /* A GL buffer smaller than the vertices: interop notices at the map, and
  * render and propagate fail cleanly instead of reading past its end. */
 static void test_short_buffer_fails(void **state)
@@ -293,6 +359,7 @@ int main(int argc, char **argv)
     host = kt_host_context();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_equals_uploaded),
+        cmocka_unit_test(test_upload_writes_gl_buffers),
         cmocka_unit_test(test_short_buffer_fails),
         cmocka_unit_test(test_launch_overhead),
     };

@@ -422,7 +422,8 @@ static void test_bench_json(void **state)
                           "\"render_ms\":", "\"raster_ms\":", "\"copy\":{\"propagate_ms\":",
                           "\"vbo\":null", "\"engine_ms\":", "\"wait_bvh_ms\":",
                           "\"first_propagate_ms\":", "\"first_complete_frame_ms\":",
-                          "\"bvh_builder\":\"host (scene thread)\""};
+                          "\"bvh_builder\":\"host (scene thread)\"",
+                          "\"raster_buffers\":\"viewer\""};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (!strstr(r.output, keys[i]))
             fail_msg("no %s in: %s", keys[i], r.output);

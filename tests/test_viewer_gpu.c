@@ -117,6 +117,25 @@ static void test_bvh_on_device(void **state)
         assert_int_equal(r.exit_code, 0);
     }
     assert_true(compare(dev, host, 0) < 0.0001);
+    /* the raster view from buffers the upload wrote through interop is the
+     * one drawn from buffers filled from host memory (--bvh host keeps the
+     * viewer's own glBufferData) */
+    snprintf(dev, sizeof dev, "%s/raster_by_upload.png", viewer_tmpdir());
+    snprintf(host, sizeof host, "%s/raster_by_viewer.png", viewer_tmpdir());
+    for (int i = 0; i < 2; i++) {
+        viewer_run r;
+        viewer_exec(&r, (const char *[]){"--headless", "--backend", "cuda", "--bvh", i ? "host" : "auto",
+                                         "--view", "raster", "--size", "640x480", "--photons", "0",
+                                         "--screenshot", i ? host : dev, SCENE, NULL});
+        assert_int_equal(r.exit_code, 0);
+    }
+    assert_true(compare(dev, host, 0) == 0.0);
+    viewer_run r;
+    viewer_exec(&r, (const char *[]){"--bench", "--json", "--backend", "cuda", "--size", "320x240",
+                                     "--frames", "2", "--photons", "0", SCENE, NULL});
+    assert_int_equal(r.exit_code, 0);
+    if (!strstr(r.output, "\"raster_buffers\":\"upload\""))
+        fail_msg("the upload did not write the raster buffers: %s", r.output);
 }
 
 int main(void)

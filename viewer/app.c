@@ -143,6 +143,10 @@ static int upload(viewer_app *app)
         prism_context_gl_shared(app->ctx) &&
         (!app->bvh || app->bvh->vertex_count == app->scene->vertices_count))
         desc.gl_vertex_buffer = app->raster.vertices;
+    if (app->gl_by_engine) {
+        desc.gl_fill = true;
+        desc.gl_index_buffer = app->raster.indices;
+    }
     /* No host BVH: the upload builds one, on the device when it can. */
     double t0 = viewer_clock();
     prism_result r = prism_geometry_upload(app->ctx, app->scene, app->bvh, &desc, &app->geometry);
@@ -152,7 +156,17 @@ static int upload(viewer_app *app)
                 prism_result_string(r));
         return -1;
     }
-    const prism_bvh_build_report *b = &prism_geometry_report(app->geometry)->bvh;
+    const prism_upload_report *rep = prism_geometry_report(app->geometry);
+    const prism_bvh_build_report *b = &rep->bvh;
+    if (app->gl_by_engine && !rep->gl_filled) { /* no interop after all: the upload said why */
+        const prism_scene *s = app->scene;
+        if (viewer_raster_fill(&app->raster, s->positions, s->vertices_count, s->indices,
+                               s->triangles_count)) {
+            fprintf(stderr, "prism-view: raster view: GL failure\n");
+            return -1;
+        }
+        app->gl_by_engine = false;
+    }
     if (!app->bvh) { /* built by the upload: its time is part of the upload's */
         app->startup.bvh = b->seconds;
         app->startup.bvh_where = b->builder;
@@ -211,7 +225,9 @@ static int make_raster(viewer_app *app)
     double t0 = viewer_clock();
     const prism_scene *s = app->scene;
     uint8_t *rgba = raster_colours(app);
-    int r = rgba ? viewer_raster_create(&app->raster, s->positions, s->vertices_count, s->indices,
+    /* buffers the upload writes (gl_by_engine) are only sized here */
+    int r = rgba ? viewer_raster_create(&app->raster, app->gl_by_engine ? NULL : s->positions,
+                                        s->vertices_count, app->gl_by_engine ? NULL : s->indices,
                                         s->triangles_count, rgba)
                  : -1;
     free(rgba);
@@ -328,7 +344,19 @@ static int start(viewer_app *app)
                                                  (app->opt.bvh == BVH_AUTO &&
                                                   prism_context_backend(app->ctx) == PRISM_BACKEND_HOST)));
     if (r == 0)
-        r = viewer_scene_job_wait_loaded(app->job) || make_raster(app);
+        r = viewer_scene_job_wait_loaded(app->job);
+    /* With CUDA sharing GL and the tree built by the upload on the device
+     * (milliseconds), the upload comes before the first frame and writes
+     * the raster view's vertex and index buffers through interop: each
+     * byte crosses PCIe once (glBufferData from host memory took 2.17 s
+     * of a 2.79 s start at 25.6M triangles on an H200). */
+    if (r == 0) {
+        const char *share = getenv("PRISM_VIEW_SHARE_GEOMETRY");
+        app->gl_by_engine = prism_context_backend(app->ctx) == PRISM_BACKEND_CUDA &&
+                            prism_context_gl_shared(app->ctx) && app->opt.bvh != BVH_HOST &&
+                            !(share && strcmp(share, "0") == 0);
+        r = make_raster(app) || (app->gl_by_engine && viewer_app_ready(app));
+    }
     return r ? -1 : 0;
 }
 

@@ -39,6 +39,7 @@ typedef struct viewer_app {
     viewer_options opt;
     prism_scene *scene;
     prism_bvh *bvh;
+    bool gl_by_engine;  /* the upload writes the raster view's vertex and index buffers */
     prism_context *ctx;
     prism_geometry *geometry;     /* NULL until viewer_app_ready */
     struct viewer_scene_job *job; /* load + BVH thread, until joined */

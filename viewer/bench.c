@@ -197,7 +197,8 @@ static void print_table(const viewer_app *app, const bench_result *b)
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "engine context", s->engine * 1e3);
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "views (HUD, PBO, photon buffers)",
            s->views * 1e3);
-    printf("%-34s %12.3f  (main thread, once loaded)\n", "raster view", s->raster * 1e3);
+    printf("%-34s %12.3f  (main thread, once loaded; %s)\n", "raster view", s->raster * 1e3,
+           app->gl_by_engine ? "its buffers written by the upload" : "buffers from host memory");
     printf("%-34s %12.3f  (raster, the BVH may still build)\n", "start to first frame",
            b->first_frame * 1e3);
     printf("%-34s %12.3f  (after the first frame)\n", "then waited for the BVH",
@@ -265,6 +266,7 @@ static void print_json(const viewer_app *app, const bench_result *b)
     printf(",\"display\":");
     json_string(app->display_name);
     const viewer_startup *s = &app->startup;
+    printf(",\"raster_buffers\":\"%s\"", app->gl_by_engine ? "upload" : "viewer");
     printf(",\"bvh_threads\":%d,\"bvh_builder\":\"%s\"", s->bvh_threads,
            s->bvh_where == PRISM_BVH_BUILDER_AUTO ? "host (scene thread)"
                                                   : prism_bvh_builder_name(s->bvh_where));

@@ -89,6 +89,19 @@ int viewer_raster_create(viewer_raster *r, const float *positions, size_t vertex
     return glGetError() == GL_NO_ERROR ? 0 : -1;
 }
 
+int viewer_raster_fill(viewer_raster *r, const float *positions, size_t vertex_count,
+                       const uint32_t *triangles, size_t triangle_count)
+{
+    glBindBuffer(GL_ARRAY_BUFFER, r->vertices);
+    glBufferSubData(GL_ARRAY_BUFFER, 0, (GLsizeiptr)(vertex_count * 3 * sizeof(float)), positions);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    glBindVertexArray(r->vao);
+    glBufferSubData(GL_ELEMENT_ARRAY_BUFFER, 0, (GLsizeiptr)(triangle_count * 3 * sizeof(uint32_t)),
+                    triangles);
+    glBindVertexArray(0);
+    return glGetError() == GL_NO_ERROR ? 0 : -1;
+}
+
 void viewer_raster_draw(const viewer_raster *r, const float view[16], const float proj[16])
 {
     float mvp[16];

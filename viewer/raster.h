@@ -19,10 +19,15 @@ typedef struct viewer_raster {
 
 /* Upload positions (3 floats each), triangles (3 indices each) and one
  * RGBA8 colour per triangle; alpha 0 hides a triangle unless show_hidden.
+ * positions and triangles may be NULL: the buffers are sized and left for
+ * the engine to write (prism_geometry_desc.gl_fill) or viewer_raster_fill.
  * Returns 0, or -1 (shader or GL failure). */
 int viewer_raster_create(viewer_raster *r, const float *positions, size_t vertex_count,
                          const uint32_t *triangles, size_t triangle_count,
                          const uint8_t *triangle_rgba);
+/* Write positions and triangles into the buffers made empty. 0 or -1. */
+int viewer_raster_fill(viewer_raster *r, const float *positions, size_t vertex_count,
+                       const uint32_t *triangles, size_t triangle_count);
 void viewer_raster_draw(const viewer_raster *r, const float view[16], const float proj[16]);
 void viewer_raster_destroy(viewer_raster *r);
 

@@ -81,7 +81,18 @@ PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
  * not use it during those calls, which the one-thread rule gives): the
  * geometry is stored once for GL and CUDA. Without interop (host backend,
  * Mesa, GL on another GPU) the vertices are uploaded as usual and the log
- * says why once per upload. prism_geometry_vertices_shared tells which. */
+ * says why once per upload. prism_geometry_vertices_shared tells which.
+ *
+ * gl_fill: the upload writes the GL buffers instead of expecting them
+ * filled: the vertices (vertex_count x 3 floats, the scene's order) into
+ * gl_vertex_buffer, and, when gl_index_buffer is given, the scene's
+ * triangles (triangles_count x 3 uint32 vertex indices, the scene's order,
+ * so gl_PrimitiveID is the scene triangle) into it. The caller allocates
+ * them at those sizes (glBufferData(target, size, NULL, usage)); each byte
+ * then crosses PCIe once for GL and the kernels. With interop the vertices
+ * are then read in place as above; without it the upload fills nothing,
+ * logs why once, and report.gl_filled is false: fill them yourself
+ * (glBufferSubData). gl_index_buffer needs a scene. */
 typedef struct prism_geometry_desc {
     prism_placement_policy policy;
     size_t reserve;            /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = none */
@@ -95,6 +106,8 @@ typedef struct prism_geometry_desc {
     size_t chunk_bytes;        /* staging chunk for promoted arrays; 0 = 8 MiB */
     bool skip_optics;          /* do not build optics tables (geometry only) */
     unsigned gl_vertex_buffer; /* 0 = none; see above */
+    bool gl_fill;              /* write the GL buffers; see above */
+    unsigned gl_index_buffer;  /* with gl_fill: 0 = none; see above */
     prism_bvh_builder builder; /* AUTO; see above */
     const prism_bvh_desc *bvh; /* NULL = defaults */
 } prism_geometry_desc;
@@ -120,6 +133,8 @@ typedef struct prism_upload_report {
     size_t device_bytes, mapped_bytes;
     double seconds;            /* the whole upload, optics included (and the BVH build) */
     prism_bvh_build_report bvh; /* who built the BVH, how long, its figures */
+    bool gl_filled;            /* desc.gl_fill: the GL buffers were written through interop */
+    double gl_fill_seconds;    /* how long writing them took */
 } prism_upload_report;
 
 /** Upload `bvh` (and the per-triangle codes of `scene`, mapped through
