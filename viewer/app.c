@@ -194,11 +194,14 @@ static uint8_t *raster_colours(viewer_app *app)
     prism_render_palette_color(PRISM_NONE, table[s->materials_count]);
     for (size_t i = 0; i < app->world_count; i++)
         world[app->world[i]] = true;
-    for (int k = 0; k < 3; k++) {
-        app->shown_min[k] = INFINITY;
-        app->shown_max[k] = -INFINITY;
-    }
-    for (size_t t = 0; t < s->triangles_count; t++) {
+    /* On all threads: one pass over every triangle, 25.6M of them in the
+     * largest detector (the serial loop was most of a 1.37 s raster view
+     * there on an H200). */
+    float lo0 = INFINITY, lo1 = INFINITY, lo2 = INFINITY, hi0 = -INFINITY, hi1 = -INFINITY,
+          hi2 = -INFINITY;
+    const long n = (long)s->triangles_count;
+#pragma omp parallel for schedule(static) reduction(min : lo0, lo1, lo2) reduction(max : hi0, hi1, hi2)
+    for (long t = 0; t < n; t++) {
         uint32_t m = s->triangle_material_inner ? s->triangle_material_inner[t] : PRISM_NONE;
         memcpy(rgba + t * 4, table[m < s->materials_count ? m : s->materials_count], 4);
         uint32_t solid = s->triangle_solid ? s->triangle_solid[t] : PRISM_NONE;
@@ -206,13 +209,15 @@ static uint8_t *raster_colours(viewer_app *app)
             rgba[t * 4 + 3] = 0;
             continue;
         }
-        for (int v = 0; v < 3; v++)
-            for (int k = 0; k < 3; k++) {
-                float x = s->positions[3 * (size_t)s->indices[3 * t + v] + k];
-                app->shown_min[k] = fminf(app->shown_min[k], x);
-                app->shown_max[k] = fmaxf(app->shown_max[k], x);
-            }
+        for (int v = 0; v < 3; v++) {
+            const float *x = s->positions + 3 * (size_t)s->indices[3 * t + v];
+            lo0 = fminf(lo0, x[0]), lo1 = fminf(lo1, x[1]), lo2 = fminf(lo2, x[2]);
+            hi0 = fmaxf(hi0, x[0]), hi1 = fmaxf(hi1, x[1]), hi2 = fmaxf(hi2, x[2]);
+        }
     }
+    const float lo[3] = {lo0, lo1, lo2}, hi[3] = {hi0, hi1, hi2};
+    memcpy(app->shown_min, lo, sizeof lo);
+    memcpy(app->shown_max, hi, sizeof hi);
     free(table);
     free(world);
     return rgba;
