@@ -1,15 +1,18 @@
 /* Embedding Prism in another renderer: this program owns its window, its GL
- * context and its vertex buffer. Prism only propagates photons and writes
- * their step records into that buffer (in place through CUDA-GL interop
- * when the GL context is on the CUDA device, else through Prism's copy
- * path); the program draws them itself, one line strip per photon, with
- * the vertex layout documented in prism/propagate.h.
+ * context and its buffers. Prism's upload writes the detector's vertices
+ * and triangles into the program's GL buffers (in place through CUDA-GL
+ * interop; the program fills them itself where there is none), then
+ * propagates photons and writes their step records into another of its
+ * buffers (through interop, else Prism's copy path); the program draws
+ * both itself: the detector in wireframe, one line strip per photon, with
+ * the layouts documented in prism/geometry.h and prism/propagate.h.
  *
  *   embed FILE.dae [FRAMES]     (FRAMES: quit after that many, for tests) */
 #include <GL/glew.h>
 #include <GLFW/glfw3.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +139,6 @@ int main(int argc, char **argv)
     }
     prism_context *ctx = NULL;
     prism_scene *scene = NULL;
-    prism_bvh *bvh = NULL;
     prism_geometry *geometry = NULL;
     prism_buffer *records = NULL;
     prism_result r;
@@ -145,15 +147,43 @@ int main(int argc, char **argv)
         fail("context", ctx, r);
         goto done;
     }
-    if ((r = prism_scene_load(argv[1], NULL, &scene)) != PRISM_SUCCESS ||
-        (r = prism_bvh_build(scene->positions, scene->vertices_count, scene->indices,
-                             scene->triangles_count, NULL, &bvh)) != PRISM_SUCCESS ||
-        (r = prism_geometry_upload(ctx, scene, bvh, NULL, &geometry)) != PRISM_SUCCESS) {
+    if ((r = prism_scene_load(argv[1], NULL, &scene)) != PRISM_SUCCESS) {
         fail(argv[1], ctx, r);
         goto done;
     }
 
-    /* Step 3: the renderer's own vertex buffer, and its vertex layout. */
+    /* Step 3: the detector's buffers, sized by the program and written by
+     * Prism's upload (vertices: 3 floats each; triangles: 3 uint32 vertex
+     * indices each, the scene's order). The upload builds the BVH too, on
+     * the GPU when it can. */
+    const size_t vbytes = scene->vertices_count * 12, tbytes = scene->triangles_count * 12;
+    GLuint geo_vao, geo[2];
+    glGenVertexArrays(1, &geo_vao);
+    glBindVertexArray(geo_vao);
+    glGenBuffers(2, geo);
+    glBindBuffer(GL_ARRAY_BUFFER, geo[0]);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)vbytes, NULL, GL_STATIC_DRAW);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 12, (void *)0);
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, geo[1]);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)tbytes, NULL, GL_STATIC_DRAW);
+    prism_geometry_desc gdesc = {.gl_vertex_buffer = geo[0], .gl_index_buffer = geo[1],
+                                 .gl_fill = true};
+    if ((r = prism_geometry_upload(ctx, scene, NULL, &gdesc, &geometry)) != PRISM_SUCCESS) {
+        fail(argv[1], ctx, r);
+        goto done;
+    }
+    bool written = prism_geometry_report(geometry)->gl_filled;
+    if (!written) { /* no interop: the program fills its own buffers */
+        glBufferSubData(GL_ARRAY_BUFFER, 0, (GLsizeiptr)vbytes, scene->positions);
+        glBufferSubData(GL_ELEMENT_ARRAY_BUFFER, 0, (GLsizeiptr)tbytes, scene->indices);
+    }
+    glBindVertexArray(0);
+    printf("embed: %zu triangles, BVH built by %s, GL buffers written by %s\n",
+           scene->triangles_count, prism_bvh_builder_name(prism_geometry_report(geometry)->bvh.builder),
+           written ? "the upload (interop)" : "the program");
+
+    /* Step 4: the renderer's own vertex buffer for the photons, and its layout. */
     size_t bytes = (size_t)PHOTONS * STEPS * sizeof(prism_step_record);
     GLuint vao, vbo;
     glGenVertexArrays(1, &vao);
@@ -166,7 +196,7 @@ int main(int argc, char **argv)
     glEnableVertexAttribArray(1);
     glVertexAttribIPointer(1, 1, GL_UNSIGNED_INT, 32, (void *)16);
 
-    /* Step 4: Prism writes the step records straight into that buffer. */
+    /* Step 5: Prism writes the step records straight into that buffer. */
     if ((r = prism_buffer_create_gl(ctx, vbo, bytes, PRISM_GL_WRITE_DISCARD,
                                     (prism_gl_get_proc_address_fn)glfwGetProcAddress,
                                     "embed.records", &records)) != PRISM_SUCCESS) {
@@ -192,7 +222,8 @@ int main(int argc, char **argv)
     printf("embed: %d photons, %zu detected, interop %s\n", PHOTONS, stats.detected,
            prism_buffer_gl_interop(records) ? "yes" : "no (copy path)");
 
-    /* Step 5: the renderer draws its buffer: one line strip per photon. */
+    /* Step 6: the renderer draws its buffers: the detector in wireframe,
+     * one line strip per photon. */
     static GLint first[PHOTONS];
     static GLsizei count[PHOTONS];
     for (int p = 0; p < PHOTONS; p++)
@@ -209,6 +240,10 @@ int main(int argc, char **argv)
         camera(centre, radius, (float)glfwGetTime() * 0.3f, (float)w / (float)(h ? h : 1), mvp);
         glUseProgram(prog);
         glUniformMatrix4fv(u_mvp, 1, GL_FALSE, mvp);
+        glBindVertexArray(geo_vao); /* no history attribute: drawn in the default colour */
+        glPolygonMode(GL_FRONT_AND_BACK, GL_LINE);
+        glDrawElements(GL_TRIANGLES, (GLsizei)(scene->triangles_count * 3), GL_UNSIGNED_INT, NULL);
+        glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
         glBindVertexArray(vao);
         glMultiDrawArrays(GL_LINE_STRIP, first, count, PHOTONS);
         glfwSwapBuffers(window);
@@ -217,10 +252,9 @@ int main(int argc, char **argv)
     glDeleteProgram(prog);
     status = 0;
 done:
-    prism_buffer_release(records); /* before the GL buffer goes */
+    prism_buffer_release(records); /* before the GL buffers go */
     prism_geometry_destroy(geometry);
     prism_context_destroy(ctx);
-    prism_bvh_free(bvh);
     prism_scene_free(scene);
     glfwDestroyWindow(window);
     glfwTerminate();
