@@ -1064,6 +1064,17 @@ bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_
         free_chunks(ch, n, true);
         return false;
     }
+    /* one call before the chunks, on this thread: the callback hears of
+     * the load (and may cancel it) even when the workers take every chunk
+     * before this thread reaches a report (seen: no call at all with 16
+     * threads and a few chunks) */
+    L->done = 0;
+    if (!prism__cl_progress(L)) {
+        L->log_buf = NULL;
+        free_segs(seg, nseg);
+        free_chunks(ch, n, true);
+        return true;
+    }
     cl_par P = {size, 0, 0, 0};
     long long count = (long long)n;
 #pragma omp parallel for schedule(dynamic, 1)
