@@ -319,3 +319,68 @@ extern "C" void prism__cuda_kernels_shutdown(prism_context *ctx, prism_kernel_st
         cudaStreamDestroy((cudaStream_t)state->stream);
     state->stream = 0;
 }
+
+/* The stats' photon figures (prism__propagate_tally's) from photons in
+ * device memory: steps, detected and step-limited counts, the OR of the
+ * histories. Sums per warp, one atomic each. */
+__global__ void prism_tally_kernel(const prism_photon *p, uint32_t n, unsigned long long *sums,
+                                   uint32_t *any)
+{
+    unsigned long long steps = 0, detected = 0, limited = 0;
+    uint32_t or_ = 0;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const uint32_t h = p[i].history;
+        steps += p[i].steps;
+        or_ |= h;
+        detected += (h & PRISM_SURFACE_DETECT) != 0;
+        limited += (h & PRISM_STEP_LIMIT) != 0;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        steps += __shfl_xor_sync(~0u, steps, o);
+        detected += __shfl_xor_sync(~0u, detected, o);
+        limited += __shfl_xor_sync(~0u, limited, o);
+        or_ |= __shfl_xor_sync(~0u, or_, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&sums[0], steps);
+        atomicAdd(&sums[1], detected);
+        atomicAdd(&sums[2], limited);
+        atomicOr(any, or_);
+    }
+}
+
+extern "C" prism_result prism__cuda_tally(prism_context *ctx, const prism_photon *photons,
+                                          uint32_t count, prism_propagate_stats *st)
+{
+    prism_result r = prism__cuda_bind(ctx);
+    if (r != PRISM_SUCCESS || count == 0)
+        return r;
+    prism_buffer *scratch = NULL;
+    r = prism_buffer_create_device(ctx, 32, "propagate.tally", &scratch);
+    if (r != PRISM_SUCCESS)
+        return r;
+    unsigned long long *sums = (unsigned long long *)prism_buffer_device_pointer(scratch);
+    uint32_t *any = (uint32_t *)(sums + 3);
+    unsigned long long got[4];
+    cudaStream_t s = stream_of(ctx);
+    cudaError_t err = cudaMemsetAsync(sums, 0, 32, s);
+    if (err == cudaSuccess) {
+        prism_tally_kernel<<<blocks(count, 256) < 1024 ? blocks(count, 256) : 1024, 256, 0, s>>>(
+            photons, count, sums, any);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(got, sums, sizeof got, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+    prism_buffer_release(scratch);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return prism__error(ctx, PRISM_ERROR_CUDA, "propagate tally: %s", cudaGetErrorString(err));
+    }
+    st->steps = got[0];
+    st->detected = (size_t)got[1];
+    st->step_limited = (size_t)got[2];
+    st->history_or = (uint32_t)got[3];
+    return PRISM_SUCCESS;
+}

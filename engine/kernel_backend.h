@@ -52,6 +52,9 @@ prism_result prism__cuda_propagate(prism_context *ctx, const prism_geometry_view
                                    prism_photon *photons, prism_step_record *records,
                                    const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
                                    uint32_t *n_out, uint32_t budget, uint32_t *counter);
+/* The stats' photon figures from `count` photons in device memory. */
+prism_result prism__cuda_tally(prism_context *ctx, const prism_photon *photons, uint32_t count,
+                               prism_propagate_stats *st);
 /* Registers and static shared memory of a kernel by name. */
 prism_result prism__cuda_kernel_attributes(prism_context *ctx, const char *name, int *registers,
                                            size_t *shared_bytes);

@@ -215,6 +215,10 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
     run_release(&w);
     if (r == PRISM_SUCCESS && photons_host)
         prism__propagate_tally(photons, count, &st);
+#ifdef PRISM_HAVE_CUDA
+    else if (r == PRISM_SUCCESS && ctx->backend == PRISM_BACKEND_CUDA)
+        r = prism__cuda_tally(ctx, photons, count, &st); /* photons in device memory */
+#endif
     st.seconds = omp_get_wtime() - t0;
     if (stats != NULL)
         *stats = st;
@@ -271,9 +275,6 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
     }
     prism_result e1 = want_records ? prism__target_end(ctx, &rec, r == PRISM_SUCCESS) : PRISM_SUCCESS;
     prism_result e0 = prism__target_end(ctx, &ph, r == PRISM_SUCCESS);
-    if (r == PRISM_SUCCESS && stats != NULL && ctx->backend != PRISM_BACKEND_HOST &&
-        pt.kind == PRISM_TARGET_HOST && pt.host != NULL)
-        prism__propagate_tally(pt.host, source->count, stats);
     return r != PRISM_SUCCESS ? r : (e1 != PRISM_SUCCESS ? e1 : e0);
 }
 

@@ -155,6 +155,32 @@ static void test_policies_and_outputs_identical(void **state)
         assert_memory_equal(rec, ref_rec, (size_t)N * K * sizeof *rec);
         prism_geometry_destroy(g);
     }
+    /* the stats' photon figures are counted wherever the photons go: on
+     * the device when no host memory receives them (records only, or a
+     * device buffer), the same as counted from the host copy */
+    prism_propagate_stats on_host, records_only, in_buffer;
+    assert_int_equal(prism_propagate(cuda, g0, &src, &d, &out, &on_host), PRISM_SUCCESS);
+    prism_propagate_outputs only = {.records = {.kind = PRISM_TARGET_BUFFER, .buffer = vbo}};
+    assert_int_equal(prism_propagate(cuda, g0, &src, &d, &only, &records_only), PRISM_SUCCESS);
+    prism_buffer *dev = NULL;
+    assert_int_equal(prism_buffer_create_device(cuda, N * sizeof *ph, "test.photons", &dev),
+                     PRISM_SUCCESS);
+    prism_propagate_outputs buffered = {.photons = {.kind = PRISM_TARGET_BUFFER, .buffer = dev}};
+    assert_int_equal(prism_propagate(cuda, g0, &src, &d, &buffered, &in_buffer), PRISM_SUCCESS);
+    size_t detected = 0;
+    for (size_t i = 0; i < N; i++)
+        detected += (ref[i].history & PRISM_SURFACE_DETECT) != 0;
+    printf("# detected: %zu counted here, %zu / %zu / %zu in the stats (host, records only, "
+           "device buffer)\n", detected, on_host.detected, records_only.detected, in_buffer.detected);
+    assert_true(detected > 0);
+    const prism_propagate_stats *all[3] = {&on_host, &records_only, &in_buffer};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(all[i]->detected, detected);
+        assert_int_equal(all[i]->steps, on_host.steps);
+        assert_int_equal(all[i]->history_or, on_host.history_or);
+        assert_int_equal(all[i]->step_limited, on_host.step_limited);
+    }
+    prism_buffer_release(dev);
     prism_buffer_release(vbo);
     free(ref);
     free(ph);
