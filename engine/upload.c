@@ -1,54 +1,29 @@
 /* The geometry upload: plan the placement of the BVH's arrays, then carry
- * the plan out. Given no BVH, it builds one (upload_built, below): on the
- * device from the vertices and triangles it has just uploaded, or on the
- * host when the context has no device or too little memory for the
+ * the plan out. Given no BVH, it builds one (engine/upload_build.c): on
+ * the device from the vertices and triangles it has just uploaded, or on
+ * the host when the context has no device or too little memory for the
  * builder. Device parts are converted into a ring of pinned staging
  * buffers and copied on one stream each (engine/staged_copy.c), so
  * converting one chunk overlaps the copies of the last; mapped parts are
  * written once, front to back, into mapped write-combined memory (streaming
  * stores only, never a read). Vertices a GL buffer already holds are read
  * from it through interop instead (desc.gl_vertex_buffer), when there is
- * interop. The kernels' geometry view is then filled from wherever each
- * array ended. */
+ * interop, or written into it by the upload (desc.gl_fill). The kernels'
+ * geometry view is then filled from wherever each array ended. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "bvh_device.h"
-#include "bvh_internal.h"
-#include "geometry_internal.h"
-#include "memory_internal.h"
-
-enum { NODES, TRIANGLES, VERTICES, INFO };
-
-struct prism_geometry {
-    prism_context *ctx;
-    prism_buffer *device[PRISM_GEOMETRY_ARRAYS];
-    prism_buffer *mapped[PRISM_GEOMETRY_ARRAYS];
-    prism_buffer *gl_vertices; /* desc.gl_vertex_buffer, registered read-only */
-    prism_geometry_view view;
-    prism_optics *optics;
-    prism_upload_report report;
-};
-
-/* What an upload converts from: a BVH's arrays (leaf order), or, for the
- * device build's inputs, the scene's (ids NULL: scene order). */
-typedef struct source {
-    const prism_scene *scene;
-    const prism_bvh_node *nodes;
-    const float *vertices;
-    const uint32_t *triangles;
-    const uint32_t *ids;
-} source;
+#include "upload_internal.h"
 
 static source source_of_bvh(const prism_scene *scene, const prism_bvh *b)
 {
     return (source){scene, b->nodes, b->vertices, b->triangles, b->triangle_ids};
 }
 
-static double now(void)
+double prism__up_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -125,7 +100,7 @@ static void arrays_of(const prism_bvh *b, prism_placement_array a[PRISM_GEOMETRY
                                       PRISM_ARRAY_OTHER};
 }
 
-static prism_result memory_figures(prism_context *ctx, const prism_geometry_desc *d, size_t *free_b,
+prism_result prism__up_memory_figures(prism_context *ctx, const prism_geometry_desc *d, size_t *free_b,
                                    size_t *total_b)
 {
     prism_result r = prism_device_memory_info(ctx, free_b, total_b);
@@ -182,7 +157,7 @@ static void fill_part(void *user, size_t first, size_t n, void *dst)
 /* Whole elements of every array: 12, 16 and 32 all divide it. */
 #define GRANULE 96
 
-static prism_result upload_device(const source *s, int which, prism_buffer *dst, size_t n,
+prism_result prism__up_staged(const source *s, int which, prism_buffer *dst, size_t n,
                                   prism__staging *st)
 {
     array_source a = {s, which, 0};
@@ -213,7 +188,7 @@ static void demote(prism_geometry *g, prism_upload_entry *e)
 
 /* The array's memory: device (demoted to mapped when that runs out) and
  * mapped parts. */
-static prism_result allocate_array(prism_geometry *g, int which)
+prism_result prism__up_allocate(prism_geometry *g, int which)
 {
     prism_upload_entry *e = &g->report.arrays[which];
     prism_result r = PRISM_SUCCESS;
@@ -233,18 +208,18 @@ static prism_result allocate_array(prism_geometry *g, int which)
 
 /* Allocate, then convert and transfer: the report's seconds and GB/s are
  * the latter's (the allocations count in the upload's total). */
-static prism_result place_array(prism_geometry *g, const source *s, int which, prism__staging *st)
+prism_result prism__up_place(prism_geometry *g, const source *s, int which, prism__staging *st)
 {
     prism_upload_entry *e = &g->report.arrays[which];
-    prism_result r = allocate_array(g, which);
+    prism_result r = prism__up_allocate(g, which);
     if (r != PRISM_SUCCESS)
         return r;
-    double t0 = now();
+    double t0 = prism__up_now();
     if (e->device_bytes)
-        r = upload_device(s, which, g->device[which], e->device_bytes, st);
+        r = prism__up_staged(s, which, g->device[which], e->device_bytes, st);
     if (r == PRISM_SUCCESS && e->mapped_bytes)
         fill_mapped(g, s, which, e->device_bytes, e->mapped_bytes);
-    e->seconds = now() - t0;
+    e->seconds = prism__up_now() - t0;
     e->gbps = e->seconds > 0 ? (double)e->bytes / e->seconds / 1e9 : 0;
     return r;
 }
@@ -256,16 +231,10 @@ static const void *part(const prism_buffer *b)
     return b ? prism_buffer_device_pointer(b) : NULL;
 }
 
-static const void *whole(const prism_geometry *g, int which)
+const void *prism__up_whole(const prism_geometry *g, int which)
 {
     return g->device[which] ? part(g->device[which]) : part(g->mapped[which]);
 }
-
-/* The tree's counts and box, whoever built it. */
-typedef struct shape {
-    size_t node_count, triangle_count, vertex_count;
-    float lo[3], hi[3];
-} shape;
 
 static shape shape_of_bvh(const prism_bvh *b)
 {
@@ -275,7 +244,7 @@ static shape shape_of_bvh(const prism_bvh *b)
     return sh;
 }
 
-static void fill_view(prism_geometry *g, const shape *b)
+void prism__up_fill_view(prism_geometry *g, const shape *b)
 {
     prism_geometry_view *v = &g->view;
     v->node_count = (uint32_t)b->node_count;
@@ -284,13 +253,13 @@ static void fill_view(prism_geometry *g, const shape *b)
         v->nodes_tail = part(g->mapped[NODES]);
         v->nodes_split = (uint32_t)(prism_buffer_size(g->device[NODES]) / sizeof(prism_bvh_node));
     } else {
-        v->nodes_head = whole(g, NODES);
+        v->nodes_head = prism__up_whole(g, NODES);
         v->nodes_tail = NULL;
         v->nodes_split = v->node_count;
     }
-    v->triangles = whole(g, TRIANGLES);
-    v->vertices = g->gl_vertices ? NULL : whole(g, VERTICES); /* NULL: mapped per launch */
-    v->triangle_info = whole(g, INFO);
+    v->triangles = prism__up_whole(g, TRIANGLES);
+    v->vertices = g->gl_vertices ? NULL : prism__up_whole(g, VERTICES); /* NULL: mapped per launch */
+    v->triangle_info = prism__up_whole(g, INFO);
     v->triangle_count = (uint32_t)b->triangle_count;
     v->vertex_count = (uint32_t)b->vertex_count;
     memcpy(v->bbox_lo, b->lo, sizeof v->bbox_lo);
@@ -301,7 +270,7 @@ static void fill_view(prism_geometry *g, const shape *b)
 
 /* Register the caller's GL buffer for the vertices; the plan then places
  * nothing for them. Without interop the upload goes on as usual. */
-static void share_vertices(prism_geometry *g, size_t vertex_count, unsigned gl_buffer, bool fill)
+void prism__up_share_vertices(prism_geometry *g, size_t vertex_count, unsigned gl_buffer, bool fill)
 {
     prism_upload_entry *e = &g->report.arrays[VERTICES];
     char why[256] = "";
@@ -323,14 +292,6 @@ static void share_vertices(prism_geometry *g, size_t vertex_count, unsigned gl_b
     prism__log(g->ctx, PRISM_LOG_INFO, "upload: %zu vertices read from GL buffer %u in place",
                vertex_count, gl_buffer);
 }
-
-/* desc.gl_fill: the vertices into the shared GL buffer, and the
- * scene-order triangles into desc.gl_index_buffer (from their device copy
- * when the device build made one, else from the host), each mapped for
- * its copy. Without interop nothing is written and report.gl_filled stays
- * false (share_vertices said why). */
-static prism_result upload_gl(prism_geometry *g, const source *s, const prism_geometry_desc *d,
-                              const prism_buffer *device_triangles);
 
 prism_result prism__geometry_map(const prism_geometry *g, prism_geometry_view *view)
 {
@@ -355,13 +316,13 @@ bool prism_geometry_vertices_shared(const prism_geometry *g)
 
 /* ---- planning */
 
-static prism_result plan(prism_geometry *g, const prism_bvh *b, const prism_geometry_desc *d)
+prism_result prism__up_plan(prism_geometry *g, const prism_bvh *b, const prism_geometry_desc *d)
 {
     prism_placement_array arrays[PRISM_GEOMETRY_ARRAYS];
     prism_placement placed[PRISM_GEOMETRY_ARRAYS];
     arrays_of(b, arrays);
     prism_upload_report *rep = &g->report;
-    prism_result r = memory_figures(g->ctx, d, &rep->free_bytes, &rep->total_bytes);
+    prism_result r = prism__up_memory_figures(g->ctx, d, &rep->free_bytes, &rep->total_bytes);
     if (r != PRISM_SUCCESS)
         return r;
     prism_placement_desc pd = {arrays, PRISM_GEOMETRY_ARRAYS, rep->free_bytes, rep->total_bytes,
@@ -387,7 +348,7 @@ static prism_result plan(prism_geometry *g, const prism_bvh *b, const prism_geom
 
 /* Staging buffers sized for the largest device part among `which` (or
  * none when nothing goes to the device). */
-static prism_result open_staging(prism_geometry *g, const prism_geometry_desc *d, const size_t *bytes,
+prism_result prism__up_open_staging(prism_geometry *g, const prism_geometry_desc *d, const size_t *bytes,
                                  int count, prism__staging *st)
 {
     size_t chunk = d->chunk_bytes ? d->chunk_bytes : (size_t)8 << 20;
@@ -407,9 +368,9 @@ static prism_result carry_out(prism_geometry *g, const source *s, const prism_ge
     for (int i = 0; i < PRISM_GEOMETRY_ARRAYS; i++)
         bytes[i] = g->report.arrays[i].device_bytes;
     prism__staging st;
-    prism_result r = open_staging(g, d, bytes, PRISM_GEOMETRY_ARRAYS, &st);
+    prism_result r = prism__up_open_staging(g, d, bytes, PRISM_GEOMETRY_ARRAYS, &st);
     for (int i = 0; i < PRISM_GEOMETRY_ARRAYS && r == PRISM_SUCCESS; i++)
-        r = place_array(g, s, i, &st);
+        r = prism__up_place(g, s, i, &st);
     prism__staging_close(&st);
     return r;
 }
@@ -422,17 +383,17 @@ static prism_result fill_gl_buffer(prism_buffer *gl, const source *s, int which,
     if (r != PRISM_SUCCESS)
         return r;
     r = device_copy ? prism_buffer_copy(gl, 0, device_copy, 0, bytes)
-                    : upload_device(s, which, gl, bytes, st);
+                    : prism__up_staged(s, which, gl, bytes, st);
     prism_result u = prism_buffer_gl_unmap(gl, NULL);
     return r == PRISM_SUCCESS ? u : r;
 }
 
-static prism_result upload_gl(prism_geometry *g, const source *s, const prism_geometry_desc *d,
+prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geometry_desc *d,
                               const prism_buffer *device_triangles)
 {
     if (!d->gl_fill || !g->gl_vertices)
         return PRISM_SUCCESS;
-    const double t0 = now();
+    const double t0 = prism__up_now();
     const size_t vbytes = g->report.arrays[VERTICES].bytes;
     const size_t tbytes = d->gl_index_buffer && s->scene ? s->scene->triangles_count * 12 : 0;
     prism_buffer *indices = NULL;
@@ -448,7 +409,7 @@ static prism_result upload_gl(prism_geometry *g, const source *s, const prism_ge
     }
     const size_t bytes[2] = {vbytes, device_triangles ? 0 : tbytes};
     prism__staging st;
-    prism_result r = open_staging(g, d, bytes, 2, &st);
+    prism_result r = prism__up_open_staging(g, d, bytes, 2, &st);
     if (r == PRISM_SUCCESS && vbytes)
         r = fill_gl_buffer(g->gl_vertices, s, VERTICES, vbytes, NULL, &st);
     if (r == PRISM_SUCCESS && tbytes) {
@@ -459,11 +420,11 @@ static prism_result upload_gl(prism_geometry *g, const source *s, const prism_ge
     prism__staging_close(&st);
     prism_buffer_release(indices);
     g->report.gl_filled = r == PRISM_SUCCESS;
-    g->report.gl_fill_seconds = now() - t0;
+    g->report.gl_fill_seconds = prism__up_now() - t0;
     return r;
 }
 
-static prism_geometry *geometry_new(prism_context *ctx)
+prism_geometry *prism__up_new(prism_context *ctx)
 {
     prism_geometry *g = calloc(1, sizeof *g);
     if (!g)
@@ -474,7 +435,7 @@ static prism_geometry *geometry_new(prism_context *ctx)
 }
 
 /* The upload's last steps, whoever built the BVH: optics, view, totals. */
-static prism_result finish(prism_geometry *g, const prism_scene *scene, const prism_geometry_desc *d,
+prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const prism_geometry_desc *d,
                            const shape *sh, double t0, prism_geometry **out)
 {
     prism_result r = PRISM_SUCCESS;
@@ -484,357 +445,44 @@ static prism_result finish(prism_geometry *g, const prism_scene *scene, const pr
         prism_geometry_destroy(g);
         return r;
     }
-    fill_view(g, sh);
+    prism__up_fill_view(g, sh);
     prism_upload_report *rep = &g->report;
     rep->device_bytes = rep->mapped_bytes = 0;
     for (int i = 0; i < PRISM_GEOMETRY_ARRAYS; i++) {
         rep->device_bytes += rep->arrays[i].device_bytes;
         rep->mapped_bytes += rep->arrays[i].mapped_bytes;
     }
-    rep->seconds = now() - t0;
+    rep->seconds = prism__up_now() - t0;
     *out = g;
     return PRISM_SUCCESS;
 }
 
 /* Upload a BVH built by the caller or by the host builder. */
-static prism_result upload_given(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
+prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
                                  const prism_geometry_desc *d, const prism_bvh_build_report *built,
                                  double t0, prism_geometry **out)
 {
     prism_result r = validate(ctx, scene, bvh);
     if (r != PRISM_SUCCESS)
         return r;
-    prism_geometry *g = geometry_new(ctx);
+    prism_geometry *g = prism__up_new(ctx);
     if (!g)
         return PRISM_ERROR_OUT_OF_MEMORY;
     source s = source_of_bvh(scene, bvh);
-    r = plan(g, bvh, d);
+    r = prism__up_plan(g, bvh, d);
     if (r == PRISM_SUCCESS && d->gl_vertex_buffer && bvh->vertex_count)
-        share_vertices(g, bvh->vertex_count, d->gl_vertex_buffer, d->gl_fill);
+        prism__up_share_vertices(g, bvh->vertex_count, d->gl_vertex_buffer, d->gl_fill);
     if (r == PRISM_SUCCESS)
         r = carry_out(g, &s, d);
     if (r == PRISM_SUCCESS)
-        r = upload_gl(g, &s, d, NULL);
+        r = prism__up_gl(g, &s, d, NULL);
     if (r != PRISM_SUCCESS) {
         prism_geometry_destroy(g);
         return r;
     }
     g->report.bvh = *built;
     shape sh = shape_of_bvh(bvh);
-    return finish(g, scene, d, &sh, t0, out);
-}
-
-/* ---- a BVH built for the upload */
-
-const char *prism_bvh_builder_name(prism_bvh_builder b)
-{
-    switch (b) {
-    case PRISM_BVH_BUILDER_AUTO: return "auto";
-    case PRISM_BVH_BUILDER_HOST: return "host";
-    case PRISM_BVH_BUILDER_CUDA: return "cuda";
-    case PRISM_BVH_BUILDER_GIVEN: return "given";
-    }
-    return "unknown";
-}
-
-/* PRISM_BVH_VALIDATE=1: every tree the upload builds is checked with
- * prism_bvh_validate before it is used (a debug flag: a download and an
- * O(n) pass, 2.8 s at 25M triangles). */
-static prism_result debug_validate(prism_context *ctx, const prism_bvh *b, unsigned max_leaf,
-                                   const char *builder)
-{
-    const char *flag = getenv("PRISM_BVH_VALIDATE");
-    if (!flag || !strcmp(flag, "0") || !flag[0])
-        return PRISM_SUCCESS;
-    char msg[512] = "";
-    prism_result r = prism_bvh_validate(b->nodes, b->node_count, b->vertices, b->vertex_count,
-                                        b->triangles, b->triangle_ids, b->triangle_count, max_leaf,
-                                        msg, sizeof msg);
-    if (r != PRISM_SUCCESS)
-        return prism__error(ctx, r, "geometry upload: the %s builder's tree is invalid: %s", builder,
-                            msg);
-    prism__log(ctx, PRISM_LOG_INFO, "bvh: the %s builder's tree passed prism_bvh_validate", builder);
-    return PRISM_SUCCESS;
-}
-
-/* The host builder's log lines go to the caller's log (desc.bvh->log) or
- * else the context's; its error line becomes the upload's message. */
-typedef struct host_log {
-    prism_context *ctx;
-    const prism_bvh_desc *user;
-    char error[512];
-} host_log;
-
-static void host_log_line(void *p, prism_log_level level, const char *msg)
-{
-    host_log *h = p;
-    if (level == PRISM_LOG_ERROR)
-        snprintf(h->error, sizeof h->error, "%s", msg);
-    if (h->user && h->user->log)
-        h->user->log(h->user->log_user, level, msg);
-    else if (level != PRISM_LOG_ERROR) /* the error is logged once, by prism__error */
-        prism__log(h->ctx, level, "%s", msg);
-}
-
-/* The host build, then the upload of its result. */
-static prism_result upload_host_built(prism_context *ctx, const prism_scene *scene,
-                                      const prism_geometry_desc *d, const char *why, double t0,
-                                      prism_geometry **out)
-{
-    host_log h = {ctx, d->bvh, ""};
-    prism_bvh_desc bd = d->bvh ? *d->bvh : (prism_bvh_desc){0};
-    if (!bd.threads && ctx->host_threads > 0)
-        bd.threads = ctx->host_threads;
-    bd.log = host_log_line;
-    bd.log_user = &h;
-    prism_bvh *bvh = NULL;
-    prism_result r = prism_bvh_build(scene->positions, scene->vertices_count, scene->indices,
-                                     scene->triangles_count, &bd, &bvh);
-    if (r != PRISM_SUCCESS)
-        return prism__error(ctx, r, "geometry upload: host BVH build: %s",
-                            h.error[0] ? h.error : prism_result_string(r));
-    r = debug_validate(ctx, bvh, bd.max_leaf_size ? bd.max_leaf_size : 4, "host");
-    if (r != PRISM_SUCCESS) {
-        prism_bvh_free(bvh);
-        return r;
-    }
-    prism_bvh_build_report built = {.builder = PRISM_BVH_BUILDER_HOST, .seconds = bvh->stats.build_seconds,
-                                    .stats = bvh->stats};
-    snprintf(built.why, sizeof built.why, "%s", why);
-    r = upload_given(ctx, scene, bvh, d, &built, t0, out);
-    prism_bvh_free(bvh);
-    return r;
-}
-
-/* Which builder, and why (one sentence for the log and the report).
- * True: the device's. */
-static bool choose_device(prism_context *ctx, const prism_scene *scene, const prism_geometry_desc *d,
-                          char *why, size_t size)
-{
-    if (d->builder == PRISM_BVH_BUILDER_HOST) {
-        snprintf(why, size, "the host builder was asked for");
-        return false;
-    }
-    if (ctx->backend != PRISM_BACKEND_CUDA) {
-        snprintf(why, size, "the host backend has no device builder");
-        return false;
-    }
-#ifdef PRISM_HAVE_CUDA
-    size_t free_b = 0, total_b = 0;
-    if (memory_figures(ctx, d, &free_b, &total_b) != PRISM_SUCCESS) {
-        ctx->last_error[0] = 0;
-        snprintf(why, size, "device memory could not be measured");
-        return false;
-    }
-    const size_t n = scene->triangles_count;
-    const size_t reserve = d->reserve == 0 ? PRISM_PLACEMENT_DEFAULT_RESERVE
-                           : d->reserve == PRISM_PLACEMENT_NO_RESERVE ? 0 : d->reserve;
-    /* the builder, its scene-order inputs, and the vertices */
-    const size_t need = prism__cuda_bvh_bytes(n) + 28 * n + 12 * scene->vertices_count;
-    if (free_b < reserve || free_b - reserve < need) {
-        snprintf(why, size, "the device builder needs %.1f MB of device memory, %.1f MB are free "
-                 "above the %.1f MB reserve", need / 1e6, free_b > reserve ? (free_b - reserve) / 1e6 : 0.0,
-                 reserve / 1e6);
-        return false;
-    }
-    snprintf(why, size, "built on the device (%.1f MB of temporaries fit)", need / 1e6);
-    return true;
-#else
-    snprintf(why, size, "this build of Prism has no CUDA");
-    return false;
-#endif
-}
-
-#ifdef PRISM_HAVE_CUDA
-/* A device array the builder made, moved where the plan puts it: kept
- * (all device), copied to mapped memory, or split. Takes `built`. */
-static prism_result adopt(prism_geometry *g, int which, prism_buffer *built)
-{
-    prism_upload_entry *e = &g->report.arrays[which];
-    const size_t bytes = prism_buffer_size(built);
-    const double t0 = now();
-    e->bytes = bytes;
-    e->device_bytes = e->device_bytes < bytes ? e->device_bytes : bytes;
-    e->mapped_bytes = bytes - e->device_bytes;
-    prism_result r = PRISM_SUCCESS;
-    if (e->mapped_bytes == 0) {
-        g->device[which] = built;
-        snprintf(e->reason + strlen(e->reason), sizeof e->reason - strlen(e->reason),
-                 "; built on the device");
-        return PRISM_SUCCESS;
-    }
-    if (e->device_bytes) {
-        r = prism_buffer_create_device(g->ctx, e->device_bytes, e->name, &g->device[which]);
-        if (r == PRISM_SUCCESS)
-            r = prism_buffer_copy(g->device[which], 0, built, 0, e->device_bytes);
-    }
-    if (r == PRISM_SUCCESS)
-        r = prism_buffer_create_pinned(g->ctx, e->mapped_bytes,
-                                       PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED, e->name,
-                                       &g->mapped[which]);
-    if (r == PRISM_SUCCESS)
-        r = prism_buffer_copy(g->mapped[which], 0, built, e->device_bytes, e->mapped_bytes);
-    prism_buffer_release(built);
-    e->seconds = now() - t0;
-    e->gbps = e->seconds > 0 ? (double)e->mapped_bytes / e->seconds / 1e9 : 0;
-    snprintf(e->reason + strlen(e->reason), sizeof e->reason - strlen(e->reason),
-             "; built on the device, %s moved to mapped", e->device_bytes ? "tail" : "all");
-    g->report.bvh.nodes_moved |= which == NODES;
-    return r;
-}
-
-/* Scene-order arrays on the device for the builder, released after it. */
-typedef struct build_inputs {
-    prism_buffer *triangles; /* scene order */
-    prism_buffer *info;      /* scene order, gathered into leaf order */
-} build_inputs;
-
-static prism_result upload_inputs(prism_geometry *g, const source *s, const prism_geometry_desc *d,
-                                  size_t n, build_inputs *in)
-{
-    prism_result r = PRISM_SUCCESS;
-    if (n)
-        r = prism_buffer_create_device(g->ctx, n * 12, "triangles.scene", &in->triangles);
-    if (r == PRISM_SUCCESS && n)
-        r = prism_buffer_create_device(g->ctx, n * 16, "triangle_info.scene", &in->info);
-    if (r != PRISM_SUCCESS)
-        return r;
-    const size_t bytes[3] = {n * 16, g->report.arrays[VERTICES].device_bytes, 0};
-    prism__staging st;
-    r = open_staging(g, d, bytes, 3, &st);
-    /* vertices where the plan puts them (or the GL buffer), then the
-     * builder's inputs, all through the same staging ring */
-    if (r == PRISM_SUCCESS && !g->gl_vertices)
-        r = place_array(g, s, VERTICES, &st);
-    if (r == PRISM_SUCCESS && n)
-        r = upload_device(s, TRIANGLES, in->triangles, n * 12, &st);
-    if (r == PRISM_SUCCESS && n)
-        r = upload_device(s, INFO, in->info, n * 16, &st);
-    prism__staging_close(&st);
-    return r;
-}
-
-static prism_result build_on_device(prism_geometry *g, const prism_scene *scene,
-                                    const prism_geometry_desc *d, const build_inputs *in,
-                                    prism__device_bvh *db)
-{
-    const void *vertices = whole(g, VERTICES);
-    prism_result r = PRISM_SUCCESS;
-    if (g->gl_vertices) {
-        void *p = NULL;
-        r = prism_buffer_gl_map(g->gl_vertices, NULL, &p);
-        vertices = p;
-    }
-    if (r != PRISM_SUCCESS)
-        return r;
-    r = prism__cuda_bvh_build(g->ctx, vertices, (uint32_t)scene->vertices_count,
-                              in->triangles ? prism_buffer_device_pointer(in->triangles) : NULL,
-                              (uint32_t)scene->triangles_count, d->bvh ? d->bvh->max_leaf_size : 0, db);
-    if (g->gl_vertices) {
-        prism_result u = prism_buffer_gl_unmap(g->gl_vertices, NULL);
-        r = r == PRISM_SUCCESS ? u : r;
-    }
-    return r;
-}
-
-/* The device build: vertices and scene-order triangles and codes up, the
- * tree built there, the arrays kept or moved where the plan puts them. */
-static prism_result upload_device_built(prism_context *ctx, const prism_scene *scene,
-                                        const prism_geometry_desc *d, const char *why, double t0,
-                                        prism_geometry **out)
-{
-    const size_t n = scene->triangles_count;
-    prism_geometry *g = geometry_new(ctx);
-    if (!g)
-        return PRISM_ERROR_OUT_OF_MEMORY;
-    /* planned with the most nodes a tree can have (2n: 2n-1 and the
-     * padding node); the nodes' device part is trimmed to the real count */
-    prism_bvh bound = {.node_count = 2 * (n ? n : 1), .triangle_count = n,
-                       .vertex_count = scene->vertices_count};
-    source s = {scene, NULL, scene->positions, scene->indices, NULL};
-    build_inputs in = {0};
-    prism__device_bvh db = {0};
-    prism_result r = plan(g, &bound, d);
-    if (r == PRISM_SUCCESS && d->gl_vertex_buffer && scene->vertices_count)
-        share_vertices(g, scene->vertices_count, d->gl_vertex_buffer, d->gl_fill);
-    if (r == PRISM_SUCCESS)
-        r = upload_inputs(g, &s, d, n, &in);
-    if (r == PRISM_SUCCESS) /* before the build, which reads the vertices there */
-        r = upload_gl(g, &s, d, in.triangles);
-    if (r == PRISM_SUCCESS)
-        r = build_on_device(g, scene, d, &in, &db);
-    prism_buffer_release(in.triangles);
-    in.triangles = NULL;
-    if (r == PRISM_SUCCESS) {
-        g->report.bvh = db.report;
-        snprintf(g->report.bvh.why, sizeof g->report.bvh.why, "%s", why);
-        r = adopt(g, NODES, db.nodes);
-        db.nodes = NULL;
-    }
-    if (r == PRISM_SUCCESS && n) {
-        r = adopt(g, TRIANGLES, db.triangles);
-        db.triangles = NULL;
-    }
-    if (r == PRISM_SUCCESS && n)
-        r = allocate_array(g, INFO);
-    if (r == PRISM_SUCCESS && n)
-        r = prism__cuda_gather_info(ctx, prism_buffer_device_pointer(in.info),
-                                    prism_buffer_device_pointer(db.ids), (uint32_t)n,
-                                    (void *)whole(g, INFO));
-    prism_buffer_release(in.info);
-    prism_buffer_release(db.nodes);
-    prism_buffer_release(db.triangles);
-    prism_buffer_release(db.ids);
-    if (r != PRISM_SUCCESS) {
-        prism_geometry_destroy(g);
-        return r;
-    }
-    shape sh = {db.node_count, n, scene->vertices_count, {0}, {0}};
-    memcpy(sh.lo, db.bbox_lo, sizeof sh.lo);
-    memcpy(sh.hi, db.bbox_hi, sizeof sh.hi);
-    fill_view(g, &sh);
-    const char *flag = getenv("PRISM_BVH_VALIDATE");
-    if (flag && flag[0] && strcmp(flag, "0")) {
-        prism_bvh *back = NULL;
-        r = prism__geometry_download(g, &back);
-        if (r == PRISM_SUCCESS)
-            r = debug_validate(ctx, back, d->bvh && d->bvh->max_leaf_size ? d->bvh->max_leaf_size : 4,
-                               "CUDA");
-        prism_bvh_free(back);
-        if (r != PRISM_SUCCESS) {
-            prism_geometry_destroy(g);
-            return r;
-        }
-    }
-    return finish(g, scene, d, &sh, t0, out);
-}
-#endif
-
-static prism_result upload_built(prism_context *ctx, const prism_scene *scene,
-                                 const prism_geometry_desc *d, double t0, prism_geometry **out)
-{
-    char why[256];
-    bool device = choose_device(ctx, scene, d, why, sizeof why);
-    if (!device && d->builder == PRISM_BVH_BUILDER_CUDA)
-        return prism__error(ctx, ctx->backend == PRISM_BACKEND_CUDA ? PRISM_ERROR_OUT_OF_DEVICE_MEMORY
-                                                                     : PRISM_ERROR_UNSUPPORTED,
-                            "geometry upload: the CUDA BVH builder was asked for, but %s", why);
-    if (scene->materials_count >= 0xFFFF)
-        return prism__error(ctx, PRISM_ERROR_LIMIT,
-                            "geometry upload: %zu materials; triangle codes hold at most 65534",
-                            scene->materials_count);
-    if (scene->triangles_count > UINT32_MAX / 2 || scene->vertices_count >= UINT32_MAX)
-        return prism__error(ctx, PRISM_ERROR_LIMIT,
-                            "geometry upload: %zu triangles on %zu vertices is beyond the limits "
-                            "(2^31 triangles, 2^32-1 vertices)",
-                            scene->triangles_count, scene->vertices_count);
-#ifdef PRISM_HAVE_CUDA
-    if (device)
-        return upload_device_built(ctx, scene, d, why, t0, out);
-#endif
-    prism__log(ctx, ctx->backend == PRISM_BACKEND_CUDA ? PRISM_LOG_WARNING : PRISM_LOG_INFO,
-               "bvh: built on the host: %s", why);
-    return upload_host_built(ctx, scene, d, why, t0, out);
+    return prism__up_finish(g, scene, d, &sh, t0, out);
 }
 
 /* ---- the entry point */
@@ -855,13 +503,13 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "geometry upload: builder %d is not a prism_bvh_builder to ask for",
                             (int)d.builder);
-    double t0 = now();
+    double t0 = prism__up_now();
     if (!bvh)
-        return upload_built(ctx, scene, &d, t0, out);
+        return prism__up_built(ctx, scene, &d, t0, out);
     prism_bvh_build_report given = {.builder = PRISM_BVH_BUILDER_GIVEN, .stats = bvh->stats,
                                     .seconds = bvh->stats.build_seconds};
     snprintf(given.why, sizeof given.why, "the caller's BVH");
-    return upload_given(ctx, scene, bvh, &d, &given, t0, out);
+    return prism__up_given(ctx, scene, bvh, &d, &given, t0, out);
 }
 
 void prism_geometry_destroy(prism_geometry *g)
