@@ -429,8 +429,7 @@ __global__ void k_down(const float4 *node, const uint2 *child, const uint8_t *le
 #define TAIL_PASSES 8192
 
 typedef struct tail_out {
-    uint32_t passes, root, next;
-    uint32_t balanced; /* it switched to pairs */
+    uint32_t passes, root;
 } tail_out;
 
 template <int R>
@@ -486,8 +485,6 @@ __global__ void __launch_bounds__(TAIL_THREADS)
         live[root] = 1;
         out->passes = np;
         out->root = root;
-        out->next = next;
-        out->balanced = pairs;
     }
     __syncthreads();
     for (uint32_t k = np; k-- > 0;) {

@@ -26,11 +26,16 @@ const char *prism_bvh_builder_name(prism_bvh_builder b)
 /* PRISM_BVH_VALIDATE=1: every tree the upload builds is checked with
  * prism_bvh_validate before it is used (a debug flag: a download and an
  * O(n) pass, 2.8 s at 25M triangles). */
+static bool validate_wanted(void)
+{
+    const char *flag = getenv("PRISM_BVH_VALIDATE");
+    return flag && flag[0] && strcmp(flag, "0") != 0;
+}
+
 static prism_result debug_validate(prism_context *ctx, const prism_bvh *b, unsigned max_leaf,
                                    const char *builder)
 {
-    const char *flag = getenv("PRISM_BVH_VALIDATE");
-    if (!flag || !strcmp(flag, "0") || !flag[0])
+    if (!validate_wanted())
         return PRISM_SUCCESS;
     char msg[512] = "";
     prism_result r = prism_bvh_validate(b->nodes, b->node_count, b->vertices, b->vertex_count,
@@ -278,9 +283,8 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
     shape sh = {db.node_count, n, scene->vertices_count, {0}, {0}};
     memcpy(sh.lo, db.bbox_lo, sizeof sh.lo);
     memcpy(sh.hi, db.bbox_hi, sizeof sh.hi);
-    prism__up_fill_view(g, &sh);
-    const char *flag = getenv("PRISM_BVH_VALIDATE");
-    if (flag && flag[0] && strcmp(flag, "0")) {
+    if (validate_wanted()) { /* read back through the view (finish fills it again, cheaply) */
+        prism__up_fill_view(g, &sh);
         prism_bvh *back = NULL;
         r = prism__geometry_download(g, &back);
         if (r == PRISM_SUCCESS)
