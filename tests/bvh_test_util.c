@@ -1,4 +1,5 @@
 /* Helpers of the BVH suite: soups, brute force, invariants, ray comparison. */
+#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -461,4 +462,25 @@ size_t fire_at_edges(const prism_bvh *bvh, const soup *s, const float from[3],
             }
         }
     return fired;
+}
+
+void for_each_asset(void (*fn)(const char *path, void *user), void *user)
+{
+    DIR *dir = opendir(PRISM_ASSETS);
+    if (!dir)
+        fail_msg("cannot open %s", PRISM_ASSETS);
+    size_t seen = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".dae") != 0)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", PRISM_ASSETS, e->d_name);
+        fn(path, user);
+        seen++;
+    }
+    closedir(dir);
+    if (seen == 0)
+        fail_msg("no .dae files in %s", PRISM_ASSETS);
 }

@@ -33,6 +33,9 @@ float rng_float(rng *r);                    /* [0, 1) */
 float rng_range(rng *r, float lo, float hi);
 
 void soup_free(soup *s);
+/* Call fn with the path of every .dae file in the bundled assets (the
+ * test fails when there is none or the folder cannot be read). */
+void for_each_asset(void (*fn)(const char *path, void *user), void *user);
 uint32_t soup_vertex(soup *s, float x, float y, float z);
 void soup_triangle(soup *s, uint32_t a, uint32_t b, uint32_t c);
 /* Append n triangles of a kind inside the cube [-1, 1]^3, scaled and moved by `offset`. */

@@ -4,7 +4,6 @@
  * watertightness of the closed convex assets. The detector case skips
  * only where the tools (and so the generator) were not built. */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,26 +54,16 @@ static void check_scene(const char *path, size_t rays)
     prism_scene_free(scene);
 }
 
+static void check_asset(const char *path, void *user)
+{
+    (void)user;
+    check_scene(path, 1000);
+}
+
 static void test_assets(void **state)
 {
     (void)state;
-    DIR *dir = opendir(PRISM_ASSETS);
-    if (!dir)
-        fail_msg("cannot open %s", PRISM_ASSETS);
-    size_t seen = 0;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".dae") != 0)
-            continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", PRISM_ASSETS, e->d_name);
-        check_scene(path, 1000);
-        seen++;
-    }
-    closedir(dir);
-    if (seen == 0)
-        fail_msg("no .dae files in %s", PRISM_ASSETS);
+    for_each_asset(check_asset, NULL);
 }
 
 /* The closed convex assets: rays from the middle of the box at every vertex

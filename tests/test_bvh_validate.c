@@ -4,7 +4,6 @@
  * message that names the node and the rule. A validator that accepted
  * everything would pass the first half; the second half is why it exists. */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,33 +78,24 @@ static void test_accepts_soups(void **state)
     }
 }
 
+static void accept_asset(const char *path, void *user)
+{
+    (void)user;
+    char err[512] = "";
+    prism_load_desc d = {.error = err, .error_size = sizeof err};
+    prism_scene *scene = NULL;
+    if (prism_scene_load(path, &d, &scene) != PRISM_SUCCESS)
+        fail_msg("%s: %s", path, err);
+    soup s = {.pos = scene->positions, .idx = scene->indices, .nv = scene->vertices_count,
+              .nt = scene->triangles_count};
+    accept_all_configs(&s, 7);
+    prism_scene_free(scene);
+}
+
 static void test_accepts_assets(void **state)
 {
     (void)state;
-    DIR *dir = opendir(PRISM_ASSETS);
-    if (!dir)
-        fail_msg("cannot open %s", PRISM_ASSETS);
-    size_t seen = 0;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".dae") != 0)
-            continue;
-        char path[1024], err[512] = "";
-        snprintf(path, sizeof path, "%s/%s", PRISM_ASSETS, e->d_name);
-        prism_load_desc d = {.error = err, .error_size = sizeof err};
-        prism_scene *scene = NULL;
-        if (prism_scene_load(path, &d, &scene) != PRISM_SUCCESS)
-            fail_msg("%s: %s", path, err);
-        soup s = {.pos = scene->positions, .idx = scene->indices, .nv = scene->vertices_count,
-                  .nt = scene->triangles_count};
-        accept_all_configs(&s, 7);
-        prism_scene_free(scene);
-        seen++;
-    }
-    closedir(dir);
-    if (seen == 0)
-        fail_msg("no .dae files in %s", PRISM_ASSETS);
+    for_each_asset(accept_asset, NULL);
 }
 
 static void test_accepts_empty_and_single(void **state)
