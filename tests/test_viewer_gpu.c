@@ -90,6 +90,16 @@ static void test_raytrace_matches_host(void **state)
     assert_true(compare(gpu, host, 2) < 0.001);
 }
 
+/* A 640x480 screenshot of `view` on CUDA with the BVH built by `bvh`. */
+static void shot_with_bvh(const char *png, const char *bvh, const char *view)
+{
+    viewer_run r;
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", "cuda", "--bvh", bvh, "--view", view,
+                                     "--size", "640x480", "--photons", "0", "--screenshot", png,
+                                     SCENE, NULL});
+    assert_int_equal(r.exit_code, 0);
+}
+
 /* The default build is the device's (the bench says where, and no scene
  * thread waits on a host build); --bvh host restores the host build; both
  * trees draw the same picture. */
@@ -109,26 +119,16 @@ static void test_bvh_on_device(void **state)
     char dev[160], host[160];
     snprintf(dev, sizeof dev, "%s/rt_bvh_cuda.png", viewer_tmpdir());
     snprintf(host, sizeof host, "%s/rt_bvh_host.png", viewer_tmpdir());
-    for (int i = 0; i < 2; i++) {
-        viewer_run r;
-        viewer_exec(&r, (const char *[]){"--headless", "--backend", "cuda", "--bvh", i ? "host" : "cuda",
-                                         "--view", "raytrace", "--size", "640x480", "--photons", "0",
-                                         "--screenshot", i ? host : dev, SCENE, NULL});
-        assert_int_equal(r.exit_code, 0);
-    }
+    shot_with_bvh(dev, "cuda", "raytrace");
+    shot_with_bvh(host, "host", "raytrace");
     assert_true(compare(dev, host, 0) < 0.0001);
     /* the raster view from buffers the upload wrote through interop is the
      * one drawn from buffers filled from host memory (--bvh host keeps the
      * viewer's own glBufferData) */
     snprintf(dev, sizeof dev, "%s/raster_by_upload.png", viewer_tmpdir());
     snprintf(host, sizeof host, "%s/raster_by_viewer.png", viewer_tmpdir());
-    for (int i = 0; i < 2; i++) {
-        viewer_run r;
-        viewer_exec(&r, (const char *[]){"--headless", "--backend", "cuda", "--bvh", i ? "host" : "auto",
-                                         "--view", "raster", "--size", "640x480", "--photons", "0",
-                                         "--screenshot", i ? host : dev, SCENE, NULL});
-        assert_int_equal(r.exit_code, 0);
-    }
+    shot_with_bvh(dev, "auto", "raster");
+    shot_with_bvh(host, "host", "raster");
     assert_true(compare(dev, host, 0) == 0.0);
     viewer_run r;
     viewer_exec(&r, (const char *[]){"--bench", "--json", "--backend", "cuda", "--size", "320x240",
