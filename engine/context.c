@@ -1,7 +1,9 @@
 /* prism_context: picks the backend and device, and owns the modules' state. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "device_choice.h"
 #include "devices.h"
@@ -101,6 +103,32 @@ static prism_result open_backend(prism_context *ctx, const prism_context_desc *d
     return open_chosen(ctx, desc, count);
 }
 
+prism_result prism_context_prewarm(const prism_context_desc *desc_in)
+{
+    prism_context_desc desc = desc_in ? *desc_in : (prism_context_desc){0};
+    if (desc.backend == PRISM_BACKEND_HOST)
+        return PRISM_SUCCESS;
+    prism_result why = PRISM_SUCCESS;
+    char reason[256], path[512], text[128], message[1024];
+    int count = prism__cuda_count(&why, reason, sizeof reason);
+    if (count == 0)
+        return PRISM_SUCCESS;
+    prism_device_sources s;
+    prism__device_sources_from_env(&s, desc.device, path, sizeof path, text, sizeof text);
+    s.device_count = count;
+    prism_device_choice c;
+    if (prism__choose_device(&s, &c, message, sizeof message) != PRISM_SUCCESS)
+        return PRISM_SUCCESS; /* prism_context_create says what is wrong */
+    return prism__cuda_warm(c.index >= 0 ? c.index : 0, &desc);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static bool desc_valid(const prism_context_desc *d)
 {
     return (unsigned)d->backend <= PRISM_BACKEND_HOST && (unsigned)d->schedule <= PRISM_SCHEDULE_BLOCKING_SYNC &&
@@ -124,19 +152,29 @@ prism_result prism_context_create(const prism_context_desc *desc_in, prism_conte
     ctx->host_threads = desc.host_threads;
     ctx->mapped_allowed = !desc.deny_mapped_memory;
 
+    /* Each step's time goes to the log (INFO): where a context's start
+     * goes is the first question about a slow first frame. */
+    const double t0 = seconds_now();
     prism_result r = desc_valid(&desc)
                          ? open_backend(ctx, &desc)
                          : prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                                         "prism_context_desc: a field is outside its enum");
+    const double t1 = seconds_now();
     if (r == PRISM_SUCCESS && ctx->backend == PRISM_BACKEND_HOST)
         ctx->mapped_allowed = !desc.deny_mapped_memory;
     if (r == PRISM_SUCCESS)
         r = prism__memory_init(ctx);
+    const double t2 = seconds_now();
     if (r == PRISM_SUCCESS) {
         r = prism__kernels_init(ctx);
         if (r != PRISM_SUCCESS)
             prism__memory_shutdown(ctx);
     }
+    if (r == PRISM_SUCCESS && ctx->backend == PRISM_BACKEND_CUDA)
+        prism__log(ctx, PRISM_LOG_INFO,
+                   "context: %.1f ms (driver and device %.1f, memory %.1f, kernels %.1f)",
+                   (seconds_now() - t0) * 1e3, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+                   (seconds_now() - t2) * 1e3);
     if (r != PRISM_SUCCESS) {
         if (ctx->backend == PRISM_BACKEND_CUDA)
             prism__cuda_close(ctx);

@@ -109,9 +109,14 @@ static unsigned schedule_flag(prism_schedule s)
     return cudaDeviceScheduleAuto;
 }
 
+static unsigned wanted_flags(const prism_context_desc *desc)
+{
+    return schedule_flag(desc->schedule) | (desc->deny_mapped_memory ? 0 : cudaDeviceMapHost);
+}
+
 static prism_result set_flags(prism_context *ctx, int index, const prism_context_desc *desc)
 {
-    unsigned want = schedule_flag(desc->schedule) | (desc->deny_mapped_memory ? 0 : cudaDeviceMapHost);
+    unsigned want = wanted_flags(desc);
     cudaError_t err = cudaSetDeviceFlags(want);
     if (err == cudaSuccess)
         return PRISM_SUCCESS;
@@ -175,6 +180,21 @@ prism_result prism__cuda_open(prism_context *ctx, int index, const prism_context
     ctx->cuda_device = index;
     ctx->mapped_allowed = !desc->deny_mapped_memory && ctx->device.can_map_host_memory;
     return set_cache(ctx, desc->cache);
+}
+
+prism_result prism__cuda_warm(int index, const prism_context_desc *desc)
+{
+    /* Flags first: they only take while the primary context is inactive;
+     * when it is already active (someone was quicker) they are left as
+     * they are and prism__cuda_open sorts it out, as without the warm-up. */
+    cudaError_t err = cudaSetDevice(index);
+    if (err == cudaSuccess) {
+        if (cudaSetDeviceFlags(wanted_flags(desc)) != cudaSuccess)
+            cudaGetLastError();
+        err = cudaFree(0);
+    }
+    cudaGetLastError();
+    return err == cudaSuccess ? PRISM_SUCCESS : PRISM_ERROR_CUDA;
 }
 
 void prism__cuda_close(prism_context *ctx)

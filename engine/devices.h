@@ -17,6 +17,9 @@ void prism__cuda_versions(int *runtime, int *driver);
  * On failure ctx->last_error says why. */
 prism_result prism__cuda_open(prism_context *ctx, int index, const prism_context_desc *desc);
 void prism__cuda_close(prism_context *ctx);
+/* The driver and device `index`'s primary context started with the flags
+ * prism__cuda_open would set (no prism_context needed). */
+prism_result prism__cuda_warm(int index, const prism_context_desc *desc);
 /* The CUDA device of the GL context current on this thread. */
 prism_result prism__cuda_gl_device(int *device, char *message, size_t message_size);
 

@@ -32,6 +32,13 @@ prism_result prism__cuda_open(prism_context *ctx, int index, const prism_context
     return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "this build of Prism has no CUDA backend");
 }
 
+prism_result prism__cuda_warm(int index, const prism_context_desc *desc)
+{
+    (void)index;
+    (void)desc;
+    return PRISM_ERROR_UNSUPPORTED;
+}
+
 void prism__cuda_close(prism_context *ctx)
 {
     (void)ctx;

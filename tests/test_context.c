@@ -186,6 +186,22 @@ static void test_result_strings(void **state)
     assert_string_equal(prism_backend_name(PRISM_BACKEND_HOST), "host");
 }
 
+/* The warm-up never fails a program: host descriptors, NULL and a machine
+ * without CUDA all return success, and contexts are made as before. */
+static void test_prewarm_is_harmless(void **state)
+{
+    (void)state;
+    prism_context_desc host = {.backend = PRISM_BACKEND_HOST};
+    assert_int_equal(prism_context_prewarm(&host), PRISM_SUCCESS);
+    prism_context_desc bad = {.device = "not-a-device"};
+    assert_int_equal(prism_context_prewarm(&bad), PRISM_SUCCESS); /* the context says why */
+    if (prism_cuda_device_count() == 0)
+        assert_int_equal(prism_context_prewarm(NULL), PRISM_SUCCESS);
+    prism_context *ctx = NULL;
+    assert_int_equal(prism_context_create(&host, &ctx), PRISM_SUCCESS);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
 static void test_host_query(void **state)
 {
     (void)state;
@@ -207,7 +223,7 @@ int main(void)
         cmocka_unit_test(test_cuda_without_device), cmocka_unit_test(test_invalid_enums),
         cmocka_unit_test(test_two_contexts),   cmocka_unit_test(test_auto_bad_env),
         cmocka_unit_test(test_report),         cmocka_unit_test(test_result_strings),
-        cmocka_unit_test(test_host_query),
+        cmocka_unit_test(test_host_query),    cmocka_unit_test(test_prewarm_is_harmless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 /* Contexts on a real CUDA device (label gpu; skipped without one): device 0
  * with mapped memory, device info against cudaGetDeviceProperties, flags. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "prism/context.h"
+#include "prism/memory.h"
 
 #ifdef PRISM_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -112,12 +114,60 @@ static void test_report_lists_devices(void **state)
 }
 #endif
 
-int main(void)
+#ifdef PRISM_HAVE_CUDA
+typedef struct warm_run {
+    prism_context_desc desc;
+    prism_result result;
+} warm_run;
+
+static void *warm_main(void *p)
+{
+    warm_run *w = p;
+    w->result = prism_context_prewarm(&w->desc);
+    return NULL;
+}
+
+/* --prewarm, in a fresh process: CUDA started on another thread (with the
+ * flags a context would set) while this one creates a context at the same
+ * time, then again once it is warm; both contexts work and mapped memory is
+ * on. A host descriptor warms nothing and succeeds. */
+static void test_prewarm_on_thread(void **state)
+{
+    (void)state;
+    prism_context_desc host = {.backend = PRISM_BACKEND_HOST};
+    assert_int_equal(prism_context_prewarm(&host), PRISM_SUCCESS);
+    warm_run w = {.desc = {.backend = PRISM_BACKEND_CUDA, .schedule = PRISM_SCHEDULE_BLOCKING_SYNC}};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, warm_main, &w), 0);
+    prism_context *ctx = NULL, *second = NULL;
+    assert_int_equal(prism_context_create(&w.desc, &ctx), PRISM_SUCCESS); /* racing the warm-up */
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(w.result, PRISM_SUCCESS);
+    assert_int_equal(prism_context_prewarm(NULL), PRISM_SUCCESS); /* warm already: cheap */
+    assert_int_equal(prism_context_create(&w.desc, &second), PRISM_SUCCESS);
+    unsigned flags = 0;
+    assert_int_equal(cudaGetDeviceFlags(&flags), cudaSuccess);
+    assert_true(flags & cudaDeviceMapHost);
+    prism_buffer *b = NULL;
+    assert_int_equal(prism_buffer_create_pinned(second, 4096, PRISM_HOST_MAPPED, "warm", &b),
+                     PRISM_SUCCESS);
+    assert_non_null(prism_buffer_device_pointer(b));
+    prism_buffer_release(b);
+    assert_int_equal(prism_context_destroy(second), PRISM_SUCCESS);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+#endif
+
+int main(int argc, char **argv)
 {
 #ifdef PRISM_HAVE_CUDA
     if (prism_cuda_device_count() == 0) {
         printf("no CUDA device: skipped\n");
         return 77;
+    }
+    if (argc > 1 && strcmp(argv[1], "--prewarm") == 0) {
+        const struct CMUnitTest warm[] = {cmocka_unit_test(test_prewarm_on_thread)};
+        return cmocka_run_group_tests(warm, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device0_mapped),
@@ -128,6 +178,8 @@ int main(void)
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 #else
+    (void)argc;
+    (void)argv;
     printf("built without CUDA: skipped\n");
     return 77;
 #endif

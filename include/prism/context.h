@@ -101,6 +101,21 @@ typedef struct prism_device_info {
  *   thread at a time. */
 PRISM_API prism_result prism_context_create(const prism_context_desc *desc, prism_context **out);
 
+/** Start the CUDA driver and the device's primary context now, with the
+ * flags a prism_context_create(desc) would set, so that a later
+ * prism_context_create (from any thread) finds them ready. CUDA's start is
+ * the slowest step of a context (about 0.2 s on an H200); an application
+ * calls this from a spare thread at start-up, while it opens its window
+ * and loads its files, and joins that thread before creating the context.
+ * The device is desc->device, else $PRISM_DEVICE and the other usual
+ * sources, else device 0; with share_gl the GL context's device is not
+ * known yet, so device 0 is warmed (the GL one on a one-GPU machine; a
+ * context on another device is merely not sped up). A host backend, or no
+ * CUDA, returns PRISM_SUCCESS having done nothing: the context's own
+ * creation reports what is missing.
+ * @thread_safety any thread, also while another creates a context. */
+PRISM_API prism_result prism_context_prewarm(const prism_context_desc *desc);
+
 /** Destroy a context. Accepts NULL. Returns PRISM_ERROR_LIVE_ALLOCATIONS
  * (and logs each one) when objects made from it are still alive; the
  * context is released all the same. */
