@@ -30,6 +30,8 @@ prism_result prism__geometry_download(const prism_geometry *g, prism_bvh **out);
 /* gl_buffer.c: a GL buffer registered with CUDA-GL interop, or
  * PRISM_ERROR_INTEROP_UNAVAILABLE with `why` filled and nothing logged (no
  * copy path): for callers that fall back on their own. */
+/* The kernel pointer of a GL buffer mapped for CUDA now, else NULL. */
+void *prism__buffer_gl_mapped_pointer(const prism_buffer *b);
 prism_result prism__buffer_create_gl_interop(prism_context *ctx, unsigned gl_buffer, size_t size,
                                              prism_gl_flags flags, const char *tag, char *why,
                                              size_t why_size, prism_buffer **out);

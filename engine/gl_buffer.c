@@ -229,6 +229,11 @@ prism_result prism_buffer_gl_map(prism_buffer *b, prism_stream *stream, void **k
     return PRISM_SUCCESS;
 }
 
+void *prism__buffer_gl_mapped_pointer(const prism_buffer *b)
+{
+    return b && b->gl && b->gl->mapped ? b->alloc->device : NULL;
+}
+
 prism_result prism_buffer_gl_unmap(prism_buffer *b, prism_stream *stream)
 {
     prism_result r = check_gl(b, "GL unmap");

@@ -263,7 +263,9 @@ prism_result prism_render(prism_context *ctx, const prism_geometry *geometry,
         prism_geometry_view view;
         r = prism__geometry_map(geometry, &view);
         if (r == PRISM_SUCCESS) {
+            double l0 = omp_get_wtime();
             r = prism__render_launch(ctx, &view, &p, map.pointer, &st.launches);
+            st.launch_seconds = omp_get_wtime() - l0;
             prism_result u = prism__geometry_unmap(geometry);
             if (r == PRISM_SUCCESS)
                 r = u;

@@ -293,20 +293,36 @@ void prism__up_share_vertices(prism_geometry *g, size_t vertex_count, unsigned g
                vertex_count, gl_buffer);
 }
 
+/* The shared vertices' kernel pointer: mapped now, or still mapped from
+ * an earlier call (gl_keep_mapped). */
+static prism_result map_vertices(const prism_geometry *g, void **p)
+{
+    *p = prism__buffer_gl_mapped_pointer(g->gl_vertices);
+    return *p ? PRISM_SUCCESS : prism_buffer_gl_map(g->gl_vertices, NULL, p);
+}
+
 prism_result prism__geometry_map(const prism_geometry *g, prism_geometry_view *view)
 {
     *view = g->view;
     if (!g->gl_vertices)
         return PRISM_SUCCESS;
     void *p = NULL;
-    prism_result r = prism_buffer_gl_map(g->gl_vertices, NULL, &p);
+    prism_result r = map_vertices(g, &p);
     view->vertices = p;
     return r;
 }
 
 prism_result prism__geometry_unmap(const prism_geometry *g)
 {
-    return g->gl_vertices ? prism_buffer_gl_unmap(g->gl_vertices, NULL) : PRISM_SUCCESS;
+    return g->gl_vertices && !g->gl_keep_mapped ? prism_buffer_gl_unmap(g->gl_vertices, NULL)
+                                                : PRISM_SUCCESS;
+}
+
+prism_result prism_geometry_gl_release(prism_geometry *g)
+{
+    if (!g || !g->gl_vertices || !prism__buffer_gl_mapped_pointer(g->gl_vertices))
+        return PRISM_SUCCESS;
+    return prism_buffer_gl_unmap(g->gl_vertices, NULL);
 }
 
 bool prism_geometry_vertices_shared(const prism_geometry *g)
@@ -446,6 +462,7 @@ prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const
         return r;
     }
     prism__up_fill_view(g, sh);
+    g->gl_keep_mapped = d->gl_keep_mapped && g->gl_vertices;
     prism_upload_report *rep = &g->report;
     rep->device_bytes = rep->mapped_bytes = 0;
     for (int i = 0; i < PRISM_GEOMETRY_ARRAYS; i++) {
@@ -565,10 +582,10 @@ prism_result prism__geometry_download(const prism_geometry *g, prism_bvh **out)
         r = read_array(g, VERTICES, b->vertices);
     if (r == PRISM_SUCCESS && b->vertex_count && g->gl_vertices) {
         void *p = NULL;
-        r = prism_buffer_gl_map(g->gl_vertices, NULL, &p);
+        r = map_vertices(g, &p);
         if (r == PRISM_SUCCESS) {
             r = prism_buffer_read(g->gl_vertices, 0, b->vertices, b->vertex_count * 12);
-            prism_buffer_gl_unmap(g->gl_vertices, NULL);
+            prism__geometry_unmap(g);
         }
     }
     for (size_t i = 0; r == PRISM_SUCCESS && i < b->triangle_count; i++)

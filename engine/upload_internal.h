@@ -14,6 +14,7 @@ struct prism_geometry {
     prism_buffer *device[PRISM_GEOMETRY_ARRAYS];
     prism_buffer *mapped[PRISM_GEOMETRY_ARRAYS];
     prism_buffer *gl_vertices; /* desc.gl_vertex_buffer, registered (read-only unless gl_fill) */
+    bool gl_keep_mapped;       /* desc.gl_keep_mapped: gl_vertices stays mapped between calls */
     prism_geometry_view view;
     prism_optics *optics;
     prism_upload_report report;

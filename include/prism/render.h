@@ -120,6 +120,8 @@ typedef struct prism_target {
 typedef struct prism_render_stats {
     double seconds;       /* wall time of the call, upload of the result included */
     unsigned launches;    /* kernel launches (row bands: each kept short, see below) */
+    double launch_seconds; /* the launches alone (they are synchronous): `seconds`
+                              less the mapping of GL buffers and the result's copy */
     bool interop;         /* the target was written in place through GL interop */
 } prism_render_stats;
 
