@@ -9,6 +9,7 @@
 #include "app.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,14 +92,65 @@ static int open_display(viewer_app *app)
 static const prism_backend BACKENDS[] = {PRISM_BACKEND_AUTO, PRISM_BACKEND_CUDA,
                                          PRISM_BACKEND_HOST};
 
+static prism_context_desc engine_desc(const viewer_app *app)
+{
+    return (prism_context_desc){.backend = BACKENDS[app->opt.backend], .log = on_engine_log,
+                                .log_level = getenv("PRISM_VIEW_VERBOSE") ? PRISM_LOG_INFO
+                                                                      : PRISM_LOG_WARNING,
+                                .share_gl = app->opt.backend != BACKEND_HOST};
+}
+
+/* CUDA's own start (driver and primary context, ~0.2 s on an H200, the
+ * longest step before the first frame) runs on this thread from the first
+ * moment, while the main thread opens the display and the scene job loads;
+ * open_engine joins it. */
+typedef struct viewer_prewarm {
+    pthread_t thread;
+    prism_context_desc desc;
+    double seconds;
+} viewer_prewarm;
+
+static void *prewarm_main(void *p)
+{
+    viewer_prewarm *w = p;
+    double t0 = viewer_clock();
+    prism_context_prewarm(&w->desc);
+    w->seconds = viewer_clock() - t0;
+    return NULL;
+}
+
+static void prewarm_start(viewer_app *app)
+{
+    const char *flag = getenv("PRISM_VIEW_PREWARM");
+    if (app->opt.backend == BACKEND_HOST || (flag && strcmp(flag, "0") == 0))
+        return;
+    viewer_prewarm *w = calloc(1, sizeof *w);
+    if (!w)
+        return; /* the context starts CUDA itself, only later */
+    w->desc = engine_desc(app);
+    if (pthread_create(&w->thread, NULL, prewarm_main, w)) {
+        free(w);
+        return;
+    }
+    app->prewarm = w;
+}
+
+static void prewarm_join(viewer_app *app)
+{
+    if (!app->prewarm)
+        return;
+    pthread_join(app->prewarm->thread, NULL);
+    app->startup.prewarm = app->prewarm->seconds;
+    free(app->prewarm);
+    app->prewarm = NULL;
+}
+
 /* The engine on the GL context's CUDA device when there is one; else CUDA
  * without sharing (copy path), else the host backend, said once. */
 static int open_engine(viewer_app *app)
 {
-    prism_context_desc desc = {.backend = BACKENDS[app->opt.backend], .log = on_engine_log,
-                               .log_level = getenv("PRISM_VIEW_VERBOSE") ? PRISM_LOG_INFO
-                                                                     : PRISM_LOG_WARNING,
-                               .share_gl = app->opt.backend != BACKEND_HOST};
+    prewarm_join(app);
+    prism_context_desc desc = engine_desc(app);
     prism_result r = prism_context_create(&desc, &app->ctx);
     if (r != PRISM_SUCCESS && desc.share_gl && prism_cuda_device_count() > 0) {
         desc.share_gl = false;
@@ -134,15 +186,16 @@ static int upload(viewer_app *app)
     /* The raster view's vertex buffer holds the scene's positions, which
      * the BVH keeps in their order: with interop the kernels can read it,
      * and the geometry is stored once, as issue 7 asks. Mapping it around
-     * each launch costs 0.3 ms (at times 2.8 ms) on an H100 (a 1.27 ms
-     * ray-traced frame became 1.6-4.0 ms) to save 16 MB of the
-     * 2.5M-triangle detector: PRISM_VIEW_SHARE_GEOMETRY=0 trades the
-     * memory back for the speed. */
+     * each launch cost 0.3 ms (at times 2.8 ms) on an H100 (a 1.27 ms
+     * ray-traced frame became 1.6-4.0 ms), so it stays mapped
+     * (gl_keep_mapped) and is released only before a raster draw.
+     * PRISM_VIEW_SHARE_GEOMETRY=0 keeps the engine's own copy instead. */
     const char *share = getenv("PRISM_VIEW_SHARE_GEOMETRY");
     if (!(share && strcmp(share, "0") == 0) && app->raster.vertices &&
         prism_context_gl_shared(app->ctx) &&
         (!app->bvh || app->bvh->vertex_count == app->scene->vertices_count))
         desc.gl_vertex_buffer = app->raster.vertices;
+    desc.gl_keep_mapped = desc.gl_vertex_buffer != 0;
     if (app->gl_by_engine) {
         desc.gl_fill = true;
         desc.gl_index_buffer = app->raster.indices;
@@ -332,15 +385,18 @@ static void set_camera(viewer_app *app)
  * The job may still be building the BVH on return. */
 static int start(viewer_app *app)
 {
+    prewarm_start(app);
     app->job = calloc(1, sizeof *app->job);
     if (!app->job || viewer_scene_job_start(app->job, app)) {
         free(app->job);
         app->job = NULL;
+        prewarm_join(app);
         fprintf(stderr, "prism-view: out of memory\n");
         return -1;
     }
     double t0 = viewer_clock();
     int r = open_display(app) || open_engine(app) || make_gl_views(app);
+    prewarm_join(app); /* when the display failed first */
     app->startup.engine = viewer_clock() - t0 - app->startup.gl - app->startup.views;
     /* The host builds the BVH only for the host backend or when asked;
      * otherwise the upload builds it on the device (or, short of device

@@ -30,6 +30,7 @@
  * for the BVH. total: viewer_app_init, start to ready for the first frame. */
 typedef struct viewer_startup {
     double load, bvh, gl, engine, views, raster, wait_bvh, upload, photons, total;
+    double prewarm;    /* CUDA's start on the warm-up thread (0: not run) */
     int bvh_threads;   /* OpenMP threads the BVH build had (host build) */
     prism_bvh_builder bvh_where; /* AUTO: on the scene thread; CUDA or HOST: inside
                                   * the upload (HOST when the device lacked memory) */
@@ -43,6 +44,7 @@ typedef struct viewer_app {
     prism_context *ctx;
     prism_geometry *geometry;     /* NULL until viewer_app_ready */
     struct viewer_scene_job *job; /* load + BVH thread, until joined */
+    struct viewer_prewarm *prewarm; /* CUDA start-up thread, until joined */
 
     viewer_window *window;  /* NULL when headless */
     viewer_egl *egl;        /* headless */

@@ -20,6 +20,7 @@ typedef struct mode_times {
 
 typedef struct bench_result {
     double first_frame, first_photons, render, raster;
+    double render_engine, render_kernel; /* medians: prism_render, and its launches alone */
     double via_unpack, via_array; /* render + texture, buffer made as PBO / as VBO */
     bool render_ok;
     mode_times modes[2];   /* PHOTONS_VBO, PHOTONS_COPY */
@@ -38,11 +39,13 @@ static double median(double *v, long n)
     return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
 }
 
-/* Time `n` ray-traced renders (engine into the PBO, then the texture). */
-static double time_render(viewer_app *app, long n, bool *ok)
+/* Time `n` ray-traced renders (engine into the PBO, then the texture);
+ * also the medians of prism_render's time and of its kernel launches, so
+ * the frame's overhead over the kernel shows. */
+static double time_render(viewer_app *app, long n, bool *ok, double *engine, double *kernel)
 {
     static const uint8_t bg[4] = {26, 31, 41, 255};
-    double t[MAX_FRAMES];
+    double t[MAX_FRAMES], e[MAX_FRAMES], k[MAX_FRAMES];
     char err[512];
     *ok = true;
     for (long i = 0; i < n; i++) {
@@ -55,7 +58,11 @@ static double time_render(viewer_app *app, long n, bool *ok)
         }
         glFinish();
         t[i] = viewer_clock() - t0;
+        e[i] = app->raytrace.render_seconds;
+        k[i] = app->raytrace.launch_seconds;
     }
+    *engine = median(e, n);
+    *kernel = median(k, n);
     return median(t, n);
 }
 
@@ -152,11 +159,12 @@ static int measure(viewer_app *app, bench_result *b)
     b->frames = app->opt.frames > 1 ? app->opt.frames : 30;
     if (b->frames > MAX_FRAMES)
         b->frames = MAX_FRAMES;
-    b->render = time_render(app, b->frames, &b->render_ok);
+    b->render = time_render(app, b->frames, &b->render_ok, &b->render_engine, &b->render_kernel);
     double t[MAX_FRAMES];
     float view[16], proj[16];
     viewer_camera_view(&app->camera, view);
     viewer_camera_projection(&app->camera, (float)app->width / (float)app->height, proj);
+    prism_geometry_gl_release(app->geometry);
     for (long i = 0; i < b->frames; i++) {
         double s = viewer_clock();
         viewer_raster_draw(&app->raster, view, proj);
@@ -194,7 +202,11 @@ static void print_table(const viewer_app *app, const bench_result *b)
         printf("%-34s %12.3f  (%s, inside the upload)\n", "BVH build", s->bvh * 1e3,
                s->bvh_where == PRISM_BVH_BUILDER_CUDA ? "on the device" : "on the host");
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "GL context", s->gl * 1e3);
-    printf("%-34s %12.3f  (main thread, meanwhile)\n", "engine context", s->engine * 1e3);
+    if (s->prewarm > 0)
+        printf("%-34s %12.3f  (own thread from the start, meanwhile)\n", "CUDA start (warm-up)",
+               s->prewarm * 1e3);
+    printf("%-34s %12.3f  (main thread, meanwhile%s)\n", "engine context", s->engine * 1e3,
+           s->prewarm > 0 ? ", after the warm-up" : "");
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "views (HUD, PBO, photon buffers)",
            s->views * 1e3);
     printf("%-34s %12.3f  (main thread, once loaded; %s)\n", "raster view", s->raster * 1e3,
@@ -211,6 +223,12 @@ static void print_table(const viewer_app *app, const bench_result *b)
         printf("%-34s %12.3f  (%.1f fps, interop %s)\n", "render (ray-traced, median)",
                b->render * 1e3, b->render > 0 ? 1 / b->render : 0,
                app->raytrace.interop ? "on" : "off");
+    if (b->render_ok && b->render_kernel > 0) {
+        printf("%-34s %12.3f  (prism_render: maps, launches, unmaps)\n", "  of which the engine",
+               b->render_engine * 1e3);
+        printf("%-34s %12.3f  (the frame is %.2fx the kernel)\n", "  of which the kernel",
+               b->render_kernel * 1e3, b->render / b->render_kernel);
+    }
     printf("%-34s %12.3f\n", "raster draw (median)", b->raster * 1e3);
     if (b->via_unpack > 0 && b->via_array > 0) {
         printf("%-34s %12.3f\n", "render+texture, PBO made as UNPACK", b->via_unpack * 1e3);
@@ -270,16 +288,18 @@ static void print_json(const viewer_app *app, const bench_result *b)
     printf(",\"bvh_threads\":%d,\"bvh_builder\":\"%s\"", s->bvh_threads,
            s->bvh_where == PRISM_BVH_BUILDER_AUTO ? "host (scene thread)"
                                                   : prism_bvh_builder_name(s->bvh_where));
+    printf(",\"prewarm_ms\":%.4f", s->prewarm * 1e3);
     printf(",\"engine_ms\":%.4f,\"views_ms\":%.4f,\"raster_view_ms\":%.4f,\"wait_bvh_ms\":%.4f,"
            "\"first_propagate_ms\":%.4f,\"first_complete_frame_ms\":%.4f", s->engine * 1e3,
            s->views * 1e3, s->raster * 1e3, s->wait_bvh * 1e3, s->photons * 1e3,
            b->first_photons * 1e3);
     printf(",\"interop\":%s,\"load_ms\":%.4f,\"bvh_ms\":%.4f,\"gl_ms\":%.4f,\"upload_ms\":%.4f,"
-           "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,"
+           "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_engine_ms\":%.4f,\"render_kernel_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,"
            "\"render_texture_unpack_ms\":%.4f,\"render_texture_array_ms\":%.4f,",
            app->raytrace.interop ? "true" : "false", app->startup.load * 1e3,
            app->startup.bvh * 1e3, app->startup.gl * 1e3, app->startup.upload * 1e3,
-           b->first_frame * 1e3, b->render * 1e3, b->render > 0 ? 1 / b->render : 0,
+           b->first_frame * 1e3, b->render * 1e3, b->render_engine * 1e3,
+           b->render_kernel * 1e3, b->render > 0 ? 1 / b->render : 0,
            b->raster * 1e3, b->via_unpack * 1e3, b->via_array * 1e3);
     print_mode_json("vbo", &b->modes[PHOTONS_VBO], true);
     print_mode_json("copy", &b->modes[PHOTONS_COPY], false);

@@ -213,7 +213,7 @@ void viewer_frame_draw(viewer_app *app, bool hud)
     }
     if (traced)
         viewer_raytrace_draw(&app->raytrace);
-    else
+    else if (prism_geometry_gl_release(app->geometry) == PRISM_SUCCESS) /* GL's turn */
         viewer_raster_draw(&app->raster, view, proj);
     if (!app->photons_pending)
         viewer_photons_draw(&app->photons, view, proj, app->sim_time);

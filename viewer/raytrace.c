@@ -89,6 +89,7 @@ int viewer_raytrace_render(viewer_raytrace *rt, prism_context *ctx, const prism_
         return -1;
     }
     rt->render_seconds = stats.seconds;
+    rt->launch_seconds = stats.launch_seconds;
     rt->interop = stats.interop;
     /* The unpack buffer feeds the texture on the GPU: no trip through the host. */
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, rt->pbo);

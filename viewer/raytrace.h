@@ -24,6 +24,7 @@ typedef struct viewer_raytrace {
     const uint32_t *hidden; /* scene solids rays pass through (the world), not owned */
     size_t hidden_count;    /* 0: none hidden */
     double render_seconds;  /* the engine's last prism_render */
+    double launch_seconds;  /* of which its kernel launches */
 } viewer_raytrace;
 
 /* Returns 0, or -1 with `err` set. */
