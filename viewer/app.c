@@ -456,6 +456,11 @@ int viewer_app_ready(viewer_app *app)
         return 0;
     if (join_job(app) || upload(app))
         return -1;
+    if (getenv("PRISM_VIEW_VERBOSE")) {
+        char report[4096];
+        prism_geometry_report_format(prism_geometry_report(app->geometry), report, sizeof report);
+        fprintf(stderr, "prism-view: %s", report);
+    }
     if (getenv("PRISM_VIEW_VERBOSE"))
         fprintf(stderr, "prism-view: interop: ray-traced image %s, photons %s (%s mode), "
                 "geometry %s\n",
