@@ -185,6 +185,22 @@ static void test_headless_raytrace(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_null(strstr(r.output, "back to the raster view"));
     check_cube_picture(png);
+    /* The draw reads the PBO in place (a buffer texture); the old copy
+     * into a 2D texture (PRISM_VIEW_PBO_COPY=1) shows the same picture. */
+    char copied[160];
+    snprintf(copied, sizeof copied, "%s/headless_rt_copy.png", viewer_tmpdir());
+    setenv("PRISM_VIEW_PBO_COPY", "1", 1);
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", "host", "--size", "320x240",
+                                     "--photons", "0", "--view", "raytrace", "--screenshot",
+                                     copied, CUBE, NULL});
+    unsetenv("PRISM_VIEW_PBO_COPY");
+    assert_int_equal(r.exit_code, 0);
+    viewer_image a, b;
+    assert_true(viewer_image_read(png, &a));
+    assert_true(viewer_image_read(copied, &b));
+    assert_true(viewer_image_difference(&a, &b, 0) == 0.0);
+    viewer_image_free(&a);
+    viewer_image_free(&b);
 }
 
 /* On the host backend there is no interop: VBO mode says so once, uses the

@@ -39,7 +39,8 @@ static double median(double *v, long n)
     return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
 }
 
-/* Time `n` ray-traced renders (engine into the PBO, then the texture);
+/* Time `n` ray-traced frames (engine into the PBO, then the draw that
+ * shows it: in place, or through the texture copy);
  * also the medians of prism_render's time and of its kernel launches, so
  * the frame's overhead over the kernel shows. */
 static double time_render(viewer_app *app, long n, bool *ok, double *engine, double *kernel)
@@ -56,6 +57,7 @@ static double time_render(viewer_app *app, long n, bool *ok, double *engine, dou
             *ok = false;
             return 0;
         }
+        viewer_raytrace_draw(&app->raytrace);
         glFinish();
         t[i] = viewer_clock() - t0;
         e[i] = app->raytrace.render_seconds;
@@ -220,9 +222,10 @@ static void print_table(const viewer_app *app, const bench_result *b)
     printf("%-34s %12.3f  (BVH, upload, photons)\n", "start to first complete frame",
            b->first_photons * 1e3);
     if (b->render_ok)
-        printf("%-34s %12.3f  (%.1f fps, interop %s)\n", "render (ray-traced, median)",
+        printf("%-34s %12.3f  (%.1f fps, interop %s, PBO %s)\n", "render (ray-traced, median)",
                b->render * 1e3, b->render > 0 ? 1 / b->render : 0,
-               app->raytrace.interop ? "on" : "off");
+               app->raytrace.interop ? "on" : "off",
+               app->raytrace.in_place ? "drawn in place" : "copied to a texture");
     if (b->render_ok && b->render_kernel > 0) {
         printf("%-34s %12.3f  (prism_render: maps, launches, unmaps)\n", "  of which the engine",
                b->render_engine * 1e3);

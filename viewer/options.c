@@ -68,6 +68,7 @@ void viewer_options_usage(FILE *out)
         "  PRISM_VIEW_VERBOSE=1    say which GL context and interop are in use\n"
         "  PRISM_VIEW_SHARE_GEOMETRY=0  keep the engine's own copy of the vertices\n"
         "  PRISM_VIEW_PREWARM=0    do not start CUDA on its own thread at start-up\n"
+        "  PRISM_VIEW_PBO_COPY=1   copy the ray-traced image into a texture before drawing\n"
         "                          instead of reading the raster view's GL buffer\n"
         "                          (faster launches, 12 bytes a vertex more)\n"
         "  PRISM_VIEW_BVH_THREADS=N  threads of the load and BVH build (default:\n"
