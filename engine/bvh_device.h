@@ -52,6 +52,12 @@ prism_result prism__cuda_bvh_build(prism_context *ctx, const float *vertices, ui
  * (dst may be mapped memory). Synchronous. */
 prism_result prism__cuda_gather_info(prism_context *ctx, const void *src, const uint32_t *ids,
                                      uint32_t n, void *dst);
+/* dst[i] = prism_triangle_info of scene triangle i from the scene's four
+ * per-triangle arrays laid end to end in `codes` (solid, material inner,
+ * material outer, surface; n each), in device memory
+ * (engine/cuda_upload.cu). Synchronous on `stream`. */
+prism_result prism__cuda_pack_info(prism_context *ctx, const uint32_t *codes, uint32_t n, void *dst,
+                                   prism_stream *stream);
 #endif
 
 #ifdef __cplusplus

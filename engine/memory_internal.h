@@ -237,4 +237,8 @@ void prism__demote_lines(const void *p, size_t n);
 /* The mapped-memory refusal, one wording everywhere. */
 prism_result prism__mapped_not_allowed(prism_context *ctx, const char *what);
 
+/* Whether [pointer, pointer+bytes) lies in pinned or registered host
+ * memory of ctx (engine/pinned_alloc.c): a DMA from it needs no staging. */
+bool prism__host_pinned(const prism_context *ctx, const void *pointer, size_t bytes);
+
 #endif

@@ -635,6 +635,9 @@ size_t prism_geometry_report_format(const prism_upload_report *r, char *buf, siz
     OUT("  bvh: %s build, %.4f s, %zu nodes, SAH %.2f, depth %u (%s)\n",
         prism_bvh_builder_name(b->builder), b->seconds, b->stats.nodes, b->stats.sah_cost,
         b->stats.max_depth, b->why);
+    if (r->inputs_path[0])
+        OUT("  build inputs (scene vertices, triangles, codes): %.1f MB %s, %.4f s, %.2f GB/s\n",
+            r->inputs_bytes / 1e6, r->inputs_path, r->inputs_seconds, r->inputs_gbps);
     if (r->gl_filled)
         OUT("  GL buffers written by the upload through interop: %.4f s\n", r->gl_fill_seconds);
     OUT("  %-14s %12s %12s %12s %9s %8s  %s\n", "array", "bytes", "device", "mapped", "seconds",

@@ -397,18 +397,20 @@ static bool check_totals(prism__cl *L, const cl_node *root)
     return !L->result;
 }
 
-static bool allocate(prism_scene *S, const cl_node *root)
+static bool allocate(prism_scene *S, const cl_node *root, const prism_load_desc *desc)
 {
     size_t t = root->sub_triangles, v = root->sub_vertices, s = root->sub_solids;
     S->triangles_count = t;
     S->vertices_count = v;
     S->solids_count = s;
-    S->positions = malloc(3 * v * sizeof(float) + 1);
-    S->indices = malloc(3 * t * sizeof(uint32_t) + 1);
-    S->triangle_solid = malloc(t * sizeof(uint32_t) + 1);
-    S->triangle_material_inner = malloc(t * sizeof(uint32_t) + 1);
-    S->triangle_material_outer = malloc(t * sizeof(uint32_t) + 1);
-    S->triangle_surface = malloc(t * sizeof(uint32_t) + 1);
+    if (desc && desc->arrays && desc->arrays->allocate && desc->arrays->release)
+        S->arrays_allocator = *desc->arrays;
+    S->positions = prism__scene_array(S, 3 * v * sizeof(float));
+    S->indices = prism__scene_array(S, 3 * t * sizeof(uint32_t));
+    S->triangle_solid = prism__scene_array(S, t * sizeof(uint32_t));
+    S->triangle_material_inner = prism__scene_array(S, t * sizeof(uint32_t));
+    S->triangle_material_outer = prism__scene_array(S, t * sizeof(uint32_t));
+    S->triangle_surface = prism__scene_array(S, t * sizeof(uint32_t));
     S->solids = calloc(s + 1, sizeof *S->solids);
     return S->positions && S->indices && S->triangle_solid && S->triangle_material_inner &&
            S->triangle_material_outer && S->triangle_surface && S->solids;
@@ -429,7 +431,7 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
     f.pv = malloc((r->sub_solids + 1) * sizeof *f.pv);
     f.visit_of = malloc((r->sub_solids + 1) * sizeof *f.visit_of);
     f.jobs = malloc((r->sub_solids + 1) * sizeof *f.jobs);
-    if (!f.holder || !f.pv || !f.visit_of || !f.jobs || !allocate(S, r)) {
+    if (!f.holder || !f.pv || !f.visit_of || !f.jobs || !allocate(S, r, L->desc)) {
         prism__cl_oom(L);
     } else {
         double unit[16] = {L->unit, 0, 0, 0, 0, L->unit, 0, 0, 0, 0, L->unit, 0, 0, 0, 0, 1};

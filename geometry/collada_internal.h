@@ -374,6 +374,9 @@ prism_result prism__cl_build_materials(prism__cl *L, prism_scene *scene);
 prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *scene, const uint32_t *holder,
                                       const uint32_t *pv, uint32_t *surface_of);
 void prism__cl_free_properties(prism_property *p, size_t n);
+/* One of the scene's six world arrays, `bytes` long (+1), from the scene's
+ * arrays_allocator (malloc when it has none); prism_scene_free releases it. */
+void *prism__scene_array(prism_scene *S, size_t bytes);
 prism_result prism__cl_gather_optical(prism__cl *L, uint32_t owner, prism_surface *s);
 
 #endif

@@ -201,16 +201,36 @@ prism_result prism_scene_load(const char *path, const prism_load_desc *desc, pri
     return r;
 }
 
+/* The world arrays are one byte longer than asked (never a zero-size
+ * allocation); scene_array_free is given the same size back. */
+void *prism__scene_array(prism_scene *S, size_t bytes)
+{
+    const prism_allocator *a = &S->arrays_allocator;
+    return a->allocate ? a->allocate(a->user, bytes + 1) : malloc(bytes + 1);
+}
+
+static void scene_array_free(prism_scene *S, void *p, size_t bytes)
+{
+    const prism_allocator *a = &S->arrays_allocator;
+    if (!p)
+        return;
+    if (a->release)
+        a->release(a->user, p, bytes + 1);
+    else
+        free(p);
+}
+
 void prism_scene_free(prism_scene *S)
 {
     if (!S)
         return;
-    free(S->positions);
-    free(S->indices);
-    free(S->triangle_solid);
-    free(S->triangle_material_inner);
-    free(S->triangle_material_outer);
-    free(S->triangle_surface);
+    const size_t v = S->vertices_count, t = S->triangles_count;
+    scene_array_free(S, S->positions, 3 * v * sizeof(float));
+    scene_array_free(S, S->indices, 3 * t * sizeof(uint32_t));
+    scene_array_free(S, S->triangle_solid, t * sizeof(uint32_t));
+    scene_array_free(S, S->triangle_material_inner, t * sizeof(uint32_t));
+    scene_array_free(S, S->triangle_material_outer, t * sizeof(uint32_t));
+    scene_array_free(S, S->triangle_surface, t * sizeof(uint32_t));
     for (size_t i = 0; S->solids && i < S->solids_count; i++) {
         free(S->solids[i].name);
         free(S->solids[i].path);

@@ -416,6 +416,67 @@ static void test_deterministic(void **state)
     prism_scene_free(s);
 }
 
+/* A scene born pinned (prism_pinned_allocator): its arrays go up in one
+ * DMA each and the codes are packed on the device; the tree, the leaf
+ * order and the pictures equal those of the same file loaded into
+ * malloc'd arrays and staged. */
+static void test_born_pinned(void **state)
+{
+    (void)state;
+    const char *path = small_run() ? PRISM_ASSETS "/tiny_detector.dae" : PRISM_BVH_GPU_DETECTOR;
+    prism_scene *plain = load(path), *born = NULL;
+    assert_non_null(plain);
+    prism_allocator pinned;
+    assert_int_equal(prism_pinned_allocator(cuda, &pinned), PRISM_SUCCESS);
+    prism_load_desc ld = {.arrays = &pinned};
+    assert_int_equal(prism_scene_load(path, &ld, &born), PRISM_SUCCESS);
+    assert_int_equal(born->triangles_count, plain->triangles_count);
+    prism_geometry *a = upload(plain, PRISM_BVH_BUILDER_CUDA, PRISM_PLACEMENT_DEVICE, 0, NULL);
+    prism_geometry *b = upload(born, PRISM_BVH_BUILDER_CUDA, PRISM_PLACEMENT_DEVICE, 0, NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    const prism_upload_report *ra = prism_geometry_report(a), *rb = prism_geometry_report(b);
+    printf("# build inputs: %s %.2f GB/s, %s %.2f GB/s (%.1f MB)\n", ra->inputs_path,
+           ra->inputs_gbps, rb->inputs_path, rb->inputs_gbps, rb->inputs_bytes / 1e6);
+    assert_string_equal(ra->inputs_path, "staged");
+    assert_string_equal(rb->inputs_path, "pinned DMA");
+    assert_int_equal(ra->inputs_bytes, rb->inputs_bytes);
+    prism_bvh *ta = NULL, *tb = NULL;
+    assert_int_equal(prism__geometry_download(a, &ta), PRISM_SUCCESS);
+    assert_int_equal(prism__geometry_download(b, &tb), PRISM_SUCCESS);
+    assert_int_equal(ta->node_count, tb->node_count);
+    assert_memory_equal(ta->nodes, tb->nodes, ta->node_count * sizeof *ta->nodes);
+    assert_memory_equal(ta->triangle_ids, tb->triangle_ids, ta->triangle_count * 4);
+    assert_memory_equal(ta->vertices, tb->vertices, ta->vertex_count * 12);
+    for (int inside = 0; inside < 2; inside++) { /* shading reads the packed codes */
+        prism_camera cam = camera_of(plain, inside);
+        uint32_t *ia = render(a, &cam, 320, 200), *ib = render(b, &cam, 320, 200);
+        assert_int_equal(differing(ia, ib, 320 * 200), 0);
+        free(ia);
+        free(ib);
+    }
+    /* photons read the codes at every boundary: the same, bit for bit */
+    enum { N = 20000 };
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N};
+    for (int k = 0; k < 3; k++)
+        src.position[k] = 0.5f * (plain->bbox_min[k] + plain->bbox_max[k]);
+    prism_propagate_desc pd = {.seed = 5, .max_steps = 60};
+    prism_photon *pa = calloc(N, sizeof *pa), *pb = calloc(N, sizeof *pb);
+    prism_propagate_outputs oa = {.photons = {.kind = PRISM_TARGET_HOST, .host = pa}};
+    prism_propagate_outputs ob = {.photons = {.kind = PRISM_TARGET_HOST, .host = pb}};
+    assert_int_equal(prism_propagate(cuda, a, &src, &pd, &oa, NULL), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(cuda, b, &src, &pd, &ob, NULL), PRISM_SUCCESS);
+    assert_memory_equal(pa, pb, N * sizeof *pa);
+    free(pa);
+    free(pb);
+    prism_bvh_free(ta);
+    prism_bvh_free(tb);
+    prism_geometry_destroy(a);
+    prism_geometry_destroy(b);
+    prism_scene_free(born); /* before the context: its arrays are the context's memory */
+    prism_scene_free(plain);
+}
+
 int main(void)
 {
     if (prism_cuda_device_count() == 0) {
@@ -431,7 +492,7 @@ int main(void)
         cmocka_unit_test(test_bad_triangles),   cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_placements),      cmocka_unit_test(test_assets),
         cmocka_unit_test(test_hostile),         cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_generated_detector),
+        cmocka_unit_test(test_generated_detector), cmocka_unit_test(test_born_pinned),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     /* every byte returned: a live allocation fails the destroy */

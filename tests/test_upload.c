@@ -414,6 +414,100 @@ static void test_bundled_assets(void **state)
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
+/* A counting allocator that can be told to fail its k-th allocation. */
+typedef struct counting {
+    int allocations, releases, fail_at; /* fail_at 0: never */
+    size_t live_bytes;
+} counting;
+
+static void *counting_allocate(void *user, size_t bytes)
+{
+    counting *c = user;
+    if (c->fail_at && c->allocations + 1 == c->fail_at)
+        return NULL;
+    c->allocations++;
+    c->live_bytes += bytes;
+    return malloc(bytes);
+}
+
+static void counting_release(void *user, void *p, size_t bytes)
+{
+    counting *c = user;
+    c->releases++;
+    c->live_bytes -= bytes;
+    free(p);
+}
+
+static size_t ledger_tagged(const prism_context *ctx, const char *tag, int *count)
+{
+    size_t bytes = 0;
+    *count = 0;
+    for (const prism__allocation *a = ctx->memory->allocations; a; a = a->next)
+        if (strcmp(a->tag, tag) == 0) {
+            bytes += a->bytes;
+            ++*count;
+        }
+    return bytes;
+}
+
+/* prism_load_desc.arrays: the six world arrays come from the allocator
+ * and go back to it (sizes matching) when the scene is freed; an
+ * allocation that fails fails the load with nothing left. The context's
+ * pinned allocator puts them in its ledger as "scene.arrays" (heap memory
+ * on the host backend, where the upload stages them as before). */
+static void test_scene_arrays_allocator(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/tiny_detector.dae", PRISM_ASSETS);
+    counting c = {0};
+    prism_allocator a = {counting_allocate, counting_release, &c};
+    prism_load_desc ld = {.arrays = &a};
+    prism_scene *sc = NULL;
+    assert_int_equal(prism_scene_load(path, &ld, &sc), PRISM_SUCCESS);
+    assert_int_equal(c.allocations, 6);
+    assert_true(c.live_bytes >= sc->vertices_count * 12 + sc->triangles_count * 28);
+    assert_ptr_equal(sc->arrays_allocator.user, &c);
+    prism_scene_free(sc);
+    assert_int_equal(c.releases, 6);
+    assert_int_equal(c.live_bytes, 0);
+    for (int k = 1; k <= 6; k++) {
+        c = (counting){.fail_at = k};
+        char error[256] = "";
+        prism_load_desc bad = {.arrays = &a, .error = error, .error_size = sizeof error};
+        sc = NULL;
+        assert_int_equal(prism_scene_load(path, &bad, &sc), PRISM_ERROR_OUT_OF_MEMORY);
+        assert_null(sc);
+        assert_int_equal(c.allocations, c.releases);
+        assert_int_equal(c.live_bytes, 0);
+        assert_true(strlen(error) > 0);
+    }
+    prism_context *ctx = make(false);
+    prism_allocator pinned;
+    assert_int_equal(prism_pinned_allocator(ctx, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_pinned_allocator(NULL, &pinned), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_pinned_allocator(ctx, &pinned), PRISM_SUCCESS);
+    ld.arrays = &pinned;
+    assert_int_equal(prism_scene_load(path, &ld, &sc), PRISM_SUCCESS);
+    int count = 0;
+    size_t held = ledger_tagged(ctx, "scene.arrays", &count);
+    assert_int_equal(count, 6);
+    assert_true(held >= sc->vertices_count * 12 + sc->triangles_count * 28);
+    assert_false(prism__host_pinned(ctx, sc->positions, 12)); /* host backend: nothing pinned */
+    prism_geometry *g = NULL;
+    assert_int_equal(prism_geometry_upload(ctx, sc, NULL, NULL, &g), PRISM_SUCCESS);
+    assert_string_equal(prism_geometry_report(g)->inputs_path, ""); /* host build: no inputs */
+    prism_bvh *b = NULL;
+    assert_int_equal(prism_bvh_build(sc->positions, sc->vertices_count, sc->indices,
+                                     sc->triangles_count, NULL, &b), PRISM_SUCCESS);
+    check_view_of(g, sc, b);
+    prism_bvh_free(b);
+    prism_geometry_destroy(g);
+    prism_scene_free(sc);
+    assert_ledger_empty(ctx);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
 /* The threads' pieces cover the range exactly once, on granule boundaries. */
 static void count_warning(void *user, prism_log_level level, const char *message)
 {
@@ -511,6 +605,7 @@ int main(void)
         cmocka_unit_test(test_bundled_assets),
         cmocka_unit_test(test_parallel_fill_and_staged_copy),
         cmocka_unit_test(test_gl_vertices_fallback),
+        cmocka_unit_test(test_scene_arrays_allocator),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

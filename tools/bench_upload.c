@@ -49,6 +49,13 @@ typedef struct upload_bench {
     path_rate paths[4];
     policy_time policies[PRISM_PLACEMENT_POLICY_COUNT_];
     double read_device, read_mapped;
+    /* The device build's inputs from a scene loaded into malloc'd arrays
+     * (staged) and from one born pinned (prism_pinned_allocator): medians
+     * of the inputs' GB/s, and of the whole upload's seconds. */
+    bool born_measured;
+    char born_error[256];
+    double inputs_staged, inputs_pinned, upload_staged, upload_pinned;
+    size_t inputs_bytes;
 } upload_bench;
 
 static const char *const store_names[PRISM__STORES_COUNT_] = {
@@ -62,7 +69,9 @@ static void usage(FILE *f)
                "GB/s of pageable cudaMemcpy, a pinned copy, the pinned chunked staged copy of the\n"
                "upload and streaming writes into mapped write-combined memory; total upload time\n"
                "per placement policy (auto, device, mapped, chroma); a kernel's read bandwidth from\n"
-               "device and mapped memory. Medians of N runs (default 5). --budget pretends the\n"
+               "device and mapped memory; on CUDA, the device build's inputs sent from a scene\n"
+               "in malloc'd memory (staged) against one loaded into pinned memory (one DMA per\n"
+               "array). Medians of N runs (default 5). --budget pretends the\n"
                "device has only BYTES free, so placement splits and maps. --chunk is the staging\n"
                "buffers' size (default 8 MiB), --buffers their count (default 4), --threads the\n"
                "threads that fill them; --no-ramp starts with full chunks instead of 256 KiB\n"
@@ -223,6 +232,57 @@ static void measure_policies(upload_bench *b, const prism_scene *scene, const pr
     }
 }
 
+/* ---- the arrays born where they are copied from */
+
+static prism_result build_upload(upload_bench *b, const prism_scene *scene, double *inputs_gbps,
+                                 double *seconds)
+{
+    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .builder = PRISM_BVH_BUILDER_CUDA,
+                             .chunk_bytes = b->chunk, .skip_optics = true};
+    int n = b->repeat < 64 ? b->repeat : 64;
+    double g[64], t[64];
+    for (int i = 0; i < n; i++) {
+        prism_geometry *geo = NULL;
+        double t0 = prism_bench_now();
+        prism_result r = prism_geometry_upload(b->ctx, scene, NULL, &d, &geo);
+        t[i] = prism_bench_now() - t0;
+        if (r != PRISM_SUCCESS)
+            return r;
+        const prism_upload_report *rep = prism_geometry_report(geo);
+        g[i] = rep->inputs_gbps;
+        b->inputs_bytes = rep->inputs_bytes;
+        prism_geometry_destroy(geo);
+    }
+    *inputs_gbps = median_of(g, n);
+    *seconds = median_of(t, n);
+    return PRISM_SUCCESS;
+}
+
+/* The default upload builds the tree on the device from the scene's
+ * arrays: sent through the staging ring from malloc'd arrays, or in one
+ * DMA each when the loader wrote them into pinned memory. CUDA only. */
+static void measure_born_pinned(upload_bench *b, const prism_scene *scene)
+{
+    if (prism_context_backend(b->ctx) != PRISM_BACKEND_CUDA)
+        return;
+    prism_allocator pinned;
+    prism_scene *born = NULL;
+    char error[512] = "";
+    prism_load_desc ld = {.arrays = &pinned, .error = error, .error_size = sizeof error};
+    prism_result r = prism_pinned_allocator(b->ctx, &pinned);
+    if (r == PRISM_SUCCESS)
+        r = prism_scene_load(b->file, &ld, &born);
+    if (r == PRISM_SUCCESS)
+        r = build_upload(b, scene, &b->inputs_staged, &b->upload_staged);
+    if (r == PRISM_SUCCESS)
+        r = build_upload(b, born, &b->inputs_pinned, &b->upload_pinned);
+    b->born_measured = r == PRISM_SUCCESS;
+    if (r != PRISM_SUCCESS)
+        snprintf(b->born_error, sizeof b->born_error, "%s", error[0] ? error
+                                                        : prism_context_last_error(b->ctx));
+    prism_scene_free(born);
+}
+
 /* ---- output */
 
 static void print_table(const upload_bench *b)
@@ -260,6 +320,18 @@ static void print_table(const upload_bench *b)
     }
     printf("\n  kernel read bandwidth: device %.1f GB/s, mapped %.1f GB/s\n", b->read_device,
            b->read_mapped);
+    if (b->born_measured) {
+        printf("\n  device build's inputs (%.1f MB: scene vertices, triangles, codes), medians:\n",
+               b->inputs_bytes / 1e6);
+        printf("  %-34s %10.2f GB/s  (%3.0f%% of the pinned peak), upload %.4f s\n",
+               "malloc'd scene, staged", b->inputs_staged,
+               b->paths[1].gbps > 0 ? 100 * b->inputs_staged / b->paths[1].gbps : 0, b->upload_staged);
+        printf("  %-34s %10.2f GB/s  (%3.0f%% of the pinned peak, goal >= 90%%), upload %.4f s\n",
+               "scene born pinned, pinned DMA", b->inputs_pinned,
+               b->paths[1].gbps > 0 ? 100 * b->inputs_pinned / b->paths[1].gbps : 0, b->upload_pinned);
+    } else if (b->born_error[0]) {
+        printf("\n  device build's inputs: not measured: %s\n", b->born_error);
+    }
     for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
         if (b->policies[p].result != PRISM_SUCCESS)
             continue;
@@ -286,7 +358,13 @@ static void print_json(const upload_bench *b)
                pt->result == PRISM_SUCCESS ? "true" : "false", pt->seconds, pt->device_bytes,
                pt->mapped_bytes);
     }
-    printf("},\"kernel_read\":{\"device\":%.3f,\"mapped\":%.3f}}\n", b->read_device, b->read_mapped);
+    printf("},\"kernel_read\":{\"device\":%.3f,\"mapped\":%.3f}", b->read_device, b->read_mapped);
+    if (b->born_measured)
+        printf(",\"build_inputs\":{\"bytes\":%zu,\"staged_gbps\":%.3f,\"pinned_dma_gbps\":%.3f,"
+               "\"upload_staged_s\":%.6f,\"upload_pinned_s\":%.6f}",
+               b->inputs_bytes, b->inputs_staged, b->inputs_pinned, b->upload_staged,
+               b->upload_pinned);
+    printf("}\n");
 }
 
 /* ---- the subcommand */
@@ -318,6 +396,7 @@ static int run(upload_bench *b, const prism_scene *scene, const prism_bvh *bvh)
         return 1;
     }
     measure_policies(b, scene, bvh);
+    measure_born_pinned(b, scene);
     if (b->json)
         print_json(b);
     else

@@ -143,6 +143,14 @@ typedef struct prism_upload_report {
     prism_bvh_build_report bvh; /* who built the BVH, how long, its figures */
     bool gl_filled;            /* desc.gl_fill: the GL buffers were written through interop */
     double gl_fill_seconds;    /* how long writing them took */
+    /* The device build's inputs (the scene's vertices unless GL holds them,
+     * its triangles and its four per-triangle arrays): "pinned DMA" when the
+     * scene's arrays were born pinned (prism_pinned_allocator), one copy
+     * each with no host pass; "staged" through the pinned staging ring
+     * otherwise; "" when the tree was not built on the device. */
+    char inputs_path[16];
+    size_t inputs_bytes;
+    double inputs_seconds, inputs_gbps;
 } prism_upload_report;
 
 /** Upload `bvh` (and the per-triangle codes of `scene`, mapped through

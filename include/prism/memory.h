@@ -37,6 +37,7 @@
 
 #include "context.h"
 #include "result.h"
+#include "scene.h" /* prism_allocator */
 
 #ifdef __cplusplus
 extern "C" {
@@ -312,6 +313,16 @@ PRISM_API size_t prism_memory_report_format(const prism_memory_report *report, c
 PRISM_API void prism_memory_trim(prism_context *ctx);
 /** "device", "pinned", "registered", "gl", "managed", "async", "staging". */
 PRISM_API const char *prism_memory_kind_name(prism_memory_kind kind);
+/** An allocator (prism/scene.h) whose blocks are pinned host memory of
+ * `ctx` (PRISM_HOST_PORTABLE, tagged "scene.arrays" in the ledger). Given
+ * to prism_load_desc.arrays, the scene's world arrays are born pinned, and
+ * prism_geometry_upload sends them to the device in one DMA each instead of
+ * staging them. On the host backend the blocks are heap memory. The scene
+ * must be freed before the context is destroyed.
+ * @thread_safety as the context: the loader calls it from its own thread,
+ *   so nothing else may use the context during that load. */
+PRISM_API prism_result prism_pinned_allocator(prism_context *ctx, prism_allocator *out);
+
 /** Free and total device memory: cudaMemGetInfo, or on the host backend the
  * physical memory less what the ledger holds as device memory. */
 PRISM_API prism_result prism_device_memory_info(prism_context *ctx, size_t *free_bytes,

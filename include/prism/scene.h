@@ -91,6 +91,19 @@ typedef struct prism_load_stats {
     size_t unique_vertices;
 } prism_load_stats;
 
+/* Where the loader puts a scene's six world arrays (positions, indices and
+ * the four per-triangle arrays). All-zero = malloc. prism_pinned_allocator
+ * (prism/memory.h) makes them pinned host memory of a context, so the
+ * geometry upload sends them to the device in one DMA each at the link's
+ * speed, with no staging copy: the arrays are born where they are copied
+ * from. `allocate` returns NULL when out of memory; `release` gets the
+ * pointer and the size asked for. */
+typedef struct prism_allocator {
+    void *(*allocate)(void *user, size_t bytes);
+    void (*release)(void *user, void *pointer, size_t bytes);
+    void *user;
+} prism_allocator;
+
 typedef struct prism_scene {
     /* World-space vertex positions in metres, 3 floats per vertex. */
     float *positions;
@@ -121,6 +134,7 @@ typedef struct prism_scene {
 
     prism_skip_counts skipped;
     prism_load_stats stats;
+    prism_allocator arrays_allocator; /* what the six world arrays came from (zero: malloc) */
 } prism_scene;
 
 /** Progress callback: `done` of `total` bytes read. Return false to cancel
@@ -141,6 +155,7 @@ typedef struct prism_load_desc {
     size_t error_size;
     size_t max_triangles;       /* >0: refuse files that place more world triangles
                                    or solids (PRISM_ERROR_LIMIT) before allocating them */
+    const prism_allocator *arrays; /* the world arrays' memory; NULL = malloc */
 } prism_load_desc;
 
 /** Load a COLLADA file. On failure *out is NULL, nothing is left allocated,

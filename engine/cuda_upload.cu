@@ -1,0 +1,49 @@
+/* The upload's device-side step for scene arrays born pinned
+ * (prism_pinned_allocator): the four per-triangle arrays arrive by DMA as
+ * they are in the scene, and this kernel packs them into the 16-byte
+ * prism_triangle_info records (scene order) that convert_info in upload.c
+ * makes on the host for the staged path. Same rule: material index
+ * PRISM_NONE becomes 0xFFFF. */
+#include <cuda_runtime_api.h>
+
+extern "C" {
+#include "context_internal.h"
+#include "memory_internal.h"
+}
+#include "bvh_device.h"
+
+static __device__ uint32_t material16(uint32_t m)
+{
+    return m == PRISM_NONE ? 0xFFFFu : m;
+}
+
+static __global__ void k_pack_info(const uint32_t *solid, const uint32_t *inner,
+                                   const uint32_t *outer, const uint32_t *surface, uint32_t n,
+                                   uint4 *out)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    out[i] = make_uint4(i, solid[i], material16(inner[i]) | material16(outer[i]) << 16, surface[i]);
+}
+
+extern "C" prism_result prism__cuda_pack_info(prism_context *ctx, const uint32_t *codes, uint32_t n,
+                                            void *dst, prism_stream *stream)
+{
+    prism_result r = prism__cuda_bind(ctx);
+    if (r != PRISM_SUCCESS || n == 0)
+        return r;
+    cudaStream_t s = (cudaStream_t)prism__stream_handle(stream);
+    const unsigned block = 256;
+    k_pack_info<<<(n + block - 1) / block, block, 0, s>>>(codes, codes + n, codes + 2 * (size_t)n,
+                                                          codes + 3 * (size_t)n, n, (uint4 *)dst);
+    cudaError_t e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return prism__error(ctx, PRISM_ERROR_CUDA, "upload: packing the triangle codes: %s",
+                            cudaGetErrorString(e));
+    }
+    return PRISM_SUCCESS;
+}
