@@ -46,7 +46,8 @@ typedef struct upload_bench {
     prism_context *ctx;
     size_t bytes;          /* the geometry's GPU layout, all arrays */
     size_t triangles;
-    path_rate paths[4];
+#define PATHS 5
+    path_rate paths[PATHS];
     policy_time policies[PRISM_PLACEMENT_POLICY_COUNT_];
     double read_device, read_mapped;
     /* The device build's inputs from a scene loaded into malloc'd arrays
@@ -149,6 +150,27 @@ static prism_result mapped_write_rate(upload_bench *b, const char *src, prism_bu
     return PRISM_SUCCESS;
 }
 
+/* The pinned copy into device memory allocated just before, as an upload
+ * does (the peak row reuses one buffer): what a first touch costs. */
+static prism_result fresh_rate(upload_bench *b, const void *src, double *gbps)
+{
+    double t[64];
+    int n = b->repeat < 64 ? b->repeat : 64;
+    for (int i = 0; i < n; i++) {
+        prism_buffer *dev = NULL;
+        prism_result r = prism_buffer_create_device(b->ctx, b->bytes, "bench.fresh", &dev);
+        double t0 = prism_bench_now();
+        if (r == PRISM_SUCCESS)
+            r = prism_buffer_write(dev, 0, src, b->bytes);
+        t[i] = prism_bench_now() - t0;
+        prism_buffer_release(dev);
+        if (r != PRISM_SUCCESS)
+            return r;
+    }
+    *gbps = rate(b->bytes, median_of(t, n));
+    return PRISM_SUCCESS;
+}
+
 static prism_result measure_paths(upload_bench *b)
 {
     char *src = malloc(b->bytes);
@@ -168,12 +190,15 @@ static prism_result measure_paths(upload_bench *b)
     b->paths[1].name = "pinned cudaMemcpy (peak)";
     b->paths[2].name = "pinned chunked, staged (upload's)";
     b->paths[3].name = "streaming writes, mapped WC";
+    b->paths[4].name = "pinned into fresh device memory";
     if (r == PRISM_SUCCESS)
         r = copy_rate(b, src, dev, &b->paths[0].gbps);
     if (r == PRISM_SUCCESS) {
         memcpy(prism_buffer_host_pointer(pinned), src, b->bytes);
         r = copy_rate(b, prism_buffer_host_pointer(pinned), dev, &b->paths[1].gbps);
     }
+    if (r == PRISM_SUCCESS)
+        r = fresh_rate(b, prism_buffer_host_pointer(pinned), &b->paths[4].gbps);
     if (r == PRISM_SUCCESS)
         r = chunked_rate(b, src, dev, &b->paths[2].gbps);
     if (r == PRISM_SUCCESS)
@@ -295,7 +320,7 @@ static void print_table(const upload_bench *b)
         printf("  host backend: device and mapped memory are heap memory here; the GPU rows\n"
                "  (cudaMemcpy, pinned, mapped WC, kernel reads) need a CUDA device.\n");
     printf("\n  %-34s %10s\n", "path", "GB/s");
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < PATHS; i++)
         printf("  %-34s %10.2f\n", b->paths[i].name, b->paths[i].gbps);
     if (b->paths[1].gbps > 0)
         printf("  chunked / pinned peak: %.0f%% (goal >= 90%%)\n",
@@ -347,8 +372,9 @@ static void print_json(const upload_bench *b)
            "\"paths\":{",
            b->file, prism_backend_name(prism_context_backend(b->ctx)),
            prism_context_device(b->ctx)->name, b->triangles, b->bytes);
-    static const char *const keys[4] = {"pageable", "pinned", "pinned_chunked", "mapped_wc_write"};
-    for (int i = 0; i < 4; i++)
+    static const char *const keys[PATHS] = {"pageable", "pinned", "pinned_chunked", "mapped_wc_write",
+                                            "pinned_fresh_device"};
+    for (int i = 0; i < PATHS; i++)
         printf("%s\"%s\":%.3f", i ? "," : "", keys[i], b->paths[i].gbps);
     printf("},\"policies\":{");
     for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
