@@ -230,17 +230,18 @@ static int upload(viewer_app *app)
 /* One colour per scene triangle (a table per material, so millions of
  * triangles cost a lookup each), alpha 0 for the world's, which the raster
  * view hides; and the box around the rest, the part the camera frames. */
-static uint8_t *raster_colours(viewer_app *app)
+/* Each triangle's colour into `rgba` (the GL buffer, mapped: written
+ * once, front to back per thread, never read), and the box of the shown
+ * triangles. */
+static int raster_colours(viewer_app *app, uint8_t *rgba)
 {
     const prism_scene *s = app->scene;
-    uint8_t *rgba = malloc(s->triangles_count * 4 + 4);
     uint8_t(*table)[4] = malloc((s->materials_count + 1) * sizeof *table);
     bool *world = calloc(s->solids_count + 1, sizeof *world);
-    if (!rgba || !table || !world) {
-        free(rgba);
+    if (!table || !world) {
         free(table);
         free(world);
-        return NULL;
+        return -1;
     }
     for (size_t m = 0; m < s->materials_count; m++)
         prism_render_palette_color((uint32_t)m, table[m]);
@@ -256,12 +257,15 @@ static uint8_t *raster_colours(viewer_app *app)
 #pragma omp parallel for schedule(static) reduction(min : lo0, lo1, lo2) reduction(max : hi0, hi1, hi2)
     for (long t = 0; t < n; t++) {
         uint32_t m = s->triangle_material_inner ? s->triangle_material_inner[t] : PRISM_NONE;
-        memcpy(rgba + t * 4, table[m < s->materials_count ? m : s->materials_count], 4);
+        uint8_t c[4];
+        memcpy(c, table[m < s->materials_count ? m : s->materials_count], 4);
         uint32_t solid = s->triangle_solid ? s->triangle_solid[t] : PRISM_NONE;
-        if (solid < s->solids_count && world[solid]) {
-            rgba[t * 4 + 3] = 0;
+        const bool hidden = solid < s->solids_count && world[solid];
+        if (hidden)
+            c[3] = 0;
+        memcpy(rgba + t * 4, c, 4);
+        if (hidden)
             continue;
-        }
         for (int v = 0; v < 3; v++) {
             const float *x = s->positions + 3 * (size_t)s->indices[3 * t + v];
             lo0 = fminf(lo0, x[0]), lo1 = fminf(lo1, x[1]), lo2 = fminf(lo2, x[2]);
@@ -273,7 +277,7 @@ static uint8_t *raster_colours(viewer_app *app)
     memcpy(app->shown_max, hi, sizeof hi);
     free(table);
     free(world);
-    return rgba;
+    return 0;
 }
 
 /* The raster view draws the scene's own arrays, so it can be made while
@@ -282,15 +286,20 @@ static int make_raster(viewer_app *app)
 {
     double t0 = viewer_clock();
     const prism_scene *s = app->scene;
-    uint8_t *rgba = raster_colours(app);
-    /* buffers the upload writes (gl_by_engine) are only sized here */
-    int r = rgba ? viewer_raster_create(&app->raster, app->gl_by_engine ? NULL : s->positions,
-                                        s->vertices_count, app->gl_by_engine ? NULL : s->indices,
-                                        s->triangles_count, rgba)
-                 : -1;
-    free(rgba);
-    if (r)
-        fprintf(stderr, "prism-view: raster view: %s\n", rgba ? "GL failure" : "out of memory");
+    /* buffers the upload writes (gl_by_engine) are only sized here; the
+     * colours are written into their mapped buffer */
+    int r = viewer_raster_create(&app->raster, app->gl_by_engine ? NULL : s->positions,
+                                 s->vertices_count, app->gl_by_engine ? NULL : s->indices,
+                                 s->triangles_count, NULL);
+    uint8_t *rgba = r ? NULL : viewer_raster_map_colours(&app->raster, s->triangles_count);
+    bool coloured = rgba && raster_colours(app, rgba) == 0;
+    if (rgba && viewer_raster_unmap_colours(&app->raster))
+        coloured = false;
+    if (r || !coloured) {
+        fprintf(stderr, "prism-view: raster view: %s\n",
+                r || !rgba ? "GL failure" : "out of memory");
+        r = -1;
+    }
     app->startup.raster = viewer_clock() - t0;
     return r;
 }

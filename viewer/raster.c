@@ -89,6 +89,26 @@ int viewer_raster_create(viewer_raster *r, const float *positions, size_t vertex
     return glGetError() == GL_NO_ERROR ? 0 : -1;
 }
 
+/* Written in place rather than given to glBufferData from host memory:
+ * the driver's copy of client memory ran at ~0.5 GB/s, 0.2 s of the raster
+ * view for the 102 MB of colours at 25.6M triangles on an H200. */
+uint8_t *viewer_raster_map_colours(viewer_raster *r, size_t triangle_count)
+{
+    glBindBuffer(GL_TEXTURE_BUFFER, r->colour_buffer);
+    void *p = glMapBufferRange(GL_TEXTURE_BUFFER, 0, (GLsizeiptr)(triangle_count * 4 + 4),
+                               GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT);
+    glBindBuffer(GL_TEXTURE_BUFFER, 0);
+    return p;
+}
+
+int viewer_raster_unmap_colours(viewer_raster *r)
+{
+    glBindBuffer(GL_TEXTURE_BUFFER, r->colour_buffer);
+    GLboolean ok = glUnmapBuffer(GL_TEXTURE_BUFFER);
+    glBindBuffer(GL_TEXTURE_BUFFER, 0);
+    return ok && glGetError() == GL_NO_ERROR ? 0 : -1;
+}
+
 int viewer_raster_fill(viewer_raster *r, const float *positions, size_t vertex_count,
                        const uint32_t *triangles, size_t triangle_count)
 {

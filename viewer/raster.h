@@ -20,7 +20,8 @@ typedef struct viewer_raster {
 /* Upload positions (3 floats each), triangles (3 indices each) and one
  * RGBA8 colour per triangle; alpha 0 hides a triangle unless show_hidden.
  * positions and triangles may be NULL: the buffers are sized and left for
- * the engine to write (prism_geometry_desc.gl_fill) or viewer_raster_fill.
+ * the engine to write (prism_geometry_desc.gl_fill) or viewer_raster_fill;
+ * triangle_rgba NULL: written in place (viewer_raster_map_colours).
  * Returns 0, or -1 (shader or GL failure). */
 int viewer_raster_create(viewer_raster *r, const float *positions, size_t vertex_count,
                          const uint32_t *triangles, size_t triangle_count,
@@ -28,6 +29,11 @@ int viewer_raster_create(viewer_raster *r, const float *positions, size_t vertex
 /* Write positions and triangles into the buffers made empty. 0 or -1. */
 int viewer_raster_fill(viewer_raster *r, const float *positions, size_t vertex_count,
                        const uint32_t *triangles, size_t triangle_count);
+/* The colour buffer mapped for writing, triangle_count x RGBA (made with
+ * triangle_rgba NULL): the caller writes every entry in place, then
+ * unmaps. NULL when GL cannot map it. */
+uint8_t *viewer_raster_map_colours(viewer_raster *r, size_t triangle_count);
+int viewer_raster_unmap_colours(viewer_raster *r);
 void viewer_raster_draw(const viewer_raster *r, const float view[16], const float proj[16]);
 void viewer_raster_destroy(viewer_raster *r);
 
