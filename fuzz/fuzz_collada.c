@@ -3,7 +3,8 @@
  * triangle limit keeps instancing bombs from allocating beyond the
  * fuzzer's memory limit; the loader refuses them before allocating. Every
  * input is also loaded cut into small chunks (the parallel path, which big
- * files take): it must give the same result, message and scene. */
+ * files take): it must give the same result, message and scene (the unit
+ * and the rule that decided it, the quirks forgiven, included). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,10 @@ static bool same(const prism_scene *a, const prism_scene *b)
            eq(a->indices, b->indices, 12 * t) && eq(a->triangle_solid, b->triangle_solid, 4 * t) &&
            eq(a->triangle_material_inner, b->triangle_material_inner, 4 * t) &&
            eq(a->triangle_surface, b->triangle_surface, 4 * t) &&
-           memcmp(&a->skipped, &b->skipped, sizeof a->skipped) == 0;
+           memcmp(&a->skipped, &b->skipped, sizeof a->skipped) == 0 &&
+           memcmp(&a->quirks, &b->quirks, sizeof a->quirks) == 0 &&
+           a->unit_meter == b->unit_meter && a->geant4_marks == b->geant4_marks &&
+           a->unit_source == b->unit_source && strcmp(a->unit_rule, b->unit_rule) == 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

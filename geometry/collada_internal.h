@@ -4,6 +4,7 @@
  *   collada_triangulate.c  polygons (concave, with holes) -> triangles
  *   collada_nodes.c        nodes, transforms, instancing -> world triangles
  *   collada_g4dae.c        G4DAE extras: property tables, optical surfaces
+ *   collada_unit.c         the length unit: <unit>, the Geant4 rule, the caller's choice
  *   collada_util.c         arrays, string pool, id maps, messages
  *   collada_parallel.c     big documents cut into chunks, parsed on all cores, merged
  * Everything read from the file is kept in flat arrays indexed by uint32
@@ -88,6 +89,11 @@ typedef struct cl_source {
     size_t declared; /* float_array count attribute */
     bool has_accessor;
     size_t acc_count, acc_stride, acc_offset;
+    /* The accessor's first <param>s: 'X', 'Y' or 'Z' for those names, '?'
+     * for any other, '-' unnamed (read only where the stride is below 3:
+     * the chunked parse spares expat the params of the others). */
+    char acc_names[3];
+    unsigned acc_params;
 } cl_source;
 
 typedef enum cl_prim_kind {
@@ -202,6 +208,16 @@ typedef struct cl_surfref {
     unsigned refs;
 } cl_surfref;
 
+/* Rules of COLLADA that exporters break and the loader forgives, with a
+ * warning (prism_quirk_counts); past CL_QUIRK_LOG_MAX of one kind, the
+ * rest are counted and told in one line. */
+typedef enum cl_quirk {
+    CL_QUIRK_FLOAT_ARRAY_COUNT = 0,
+    CL_QUIRK_FLAT_POSITIONS,
+    CL_QUIRK_KINDS
+} cl_quirk;
+#define CL_QUIRK_LOG_MAX 8
+
 /* What the expat callbacks do with the events of a chunk (collada_parallel.c):
  * the prefix re-opens the elements open where the chunk begins, the suffix
  * closes those open where it ends; neither runs the stages. */
@@ -273,6 +289,14 @@ typedef struct prism__cl {
     bool has_unit, has_up;
     prism_up_axis up;
     bool g4dae;
+    bool g4_meta; /* a <meta> inside an <extra> */
+    prism_unit_source unit_source;
+    uint32_t geant4_marks;
+    char unit_rule[160];
+
+    prism_quirk_counts quirks;
+    size_t quirks_logged[CL_QUIRK_KINDS]; /* warnings given, each kind */
+    size_t quirks_kept[CL_QUIRK_KINDS];   /* a chunk's: warnings kept for the merge */
 
     prism_skip_counts skipped;
     prism_load_stats stats;
@@ -296,6 +320,16 @@ void prism__cl_fail(prism__cl *L, prism_result r, cl_pos pos, const char *elemen
 void prism__cl_oom(prism__cl *L);
 void prism__cl_log(prism__cl *L, prism_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A forgiven quirk at pos: counted, and "FILE:LINE:COL: <element>: what"
+ * logged as a warning while fewer than CL_QUIRK_LOG_MAX of its kind were. */
+void prism__cl_quirk(prism__cl *L, cl_quirk kind, cl_pos pos, const char *element,
+                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* After the load: one line for the quirks of each kind not logged one by one. */
+void prism__cl_quirk_summary(prism__cl *L);
+/* A chunk's kept log line of `level` (as kept, kind bits included): whether
+ * to tell it, counting a quirk's warning against the document's limit. */
+bool prism__cl_quirk_tell(prism__cl *L, unsigned level);
+#define CL_LOG_QUIRK(kind) (0x80u | ((unsigned)(kind) << 4))
 cl_pos prism__cl_here(const prism__cl *L);
 const char *prism__cl_attr(const XML_Char **atts, const char *name);
 bool prism__cl_attr_size(prism__cl *L, const XML_Char **atts, const char *name, size_t *out,
@@ -364,6 +398,12 @@ void prism__cl_node_end(prism__cl *L, unsigned tag);
 void prism__cl_mat_mul(const double a[16], const double b[16], double out[16]);
 /* collada_flatten.c: instancing -> world triangles, solids (and surfaces) */
 prism_result prism__cl_build_scene(prism__cl *L, prism_scene *scene);
+
+/* collada_unit.c: the unit from the caller, the file's <unit>, the marks of a
+ * Geant4 exporter, or COLLADA's metres; sets L->unit, unit_source,
+ * geant4_marks and unit_rule, and logs the rule once. Run once the whole
+ * document is read (the marks are counted over the id arrays). */
+void prism__cl_decide_unit(prism__cl *L);
 
 /* collada_g4dae.c */
 void prism__cl_g4dae_start(prism__cl *L, unsigned tag, const XML_Char **atts);

@@ -54,17 +54,15 @@ static void float_array_start(prism__cl *L, const XML_Char **atts)
     bool has = prism__cl_attr_size(L, atts, "count", &count, "float_array");
     if (L->result)
         return;
-    /* Every number takes at least one character and a separator: a count
-     * the file cannot hold is refused before anything is allocated. */
-    if (has && count > L->total / 2 + 1) {
-        prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_top_pos(L), "float_array",
-                       "count=%zu is more than a file of %zu bytes can hold", count, L->total);
-        return;
-    }
     s->declared = has ? count : SIZE_MAX;
-    /* Reserve what the count promises, up to 16 MB: beyond that the array
-     * grows as the numbers arrive (a pipe has no size to check against). */
+    /* Reserve what the count promises, up to 16 MB and up to what the file
+     * can hold (a number takes a character and a separator): beyond that
+     * the array grows as the numbers arrive. A count that promises more
+     * than the text holds is forgiven at </float_array>, so it must not
+     * cost more than the text. */
     size_t reserve = count < ((size_t)1 << 22) ? count : ((size_t)1 << 22);
+    if (reserve > L->total / 2 + 1)
+        reserve = L->total / 2 + 1;
     if (has && !prism__vec_grow(&s->data, sizeof(float), s->data.count + reserve)) {
         prism__cl_oom(L);
         return;
@@ -84,6 +82,21 @@ static void accessor_start(prism__cl *L, const XML_Char **atts)
     prism__cl_attr_size(L, atts, "count", &s->acc_count, "accessor");
     prism__cl_attr_size(L, atts, "stride", &s->acc_stride, "accessor");
     prism__cl_attr_size(L, atts, "offset", &s->acc_offset, "accessor");
+    s->acc_params = 0;
+}
+
+static void param_start(prism__cl *L, const XML_Char **atts)
+{
+    cl_source *s = last_source(L);
+    if (!s->has_accessor)
+        return;
+    const char *name = prism__cl_attr(atts, "name");
+    char c = '-';
+    if (name)
+        c = (name[0] == 'X' || name[0] == 'Y' || name[0] == 'Z') && !name[1] ? name[0] : '?';
+    if (s->acc_params < sizeof s->acc_names)
+        s->acc_names[s->acc_params] = c;
+    s->acc_params++;
 }
 
 static void input_start(prism__cl *L, const XML_Char **atts, unsigned parent)
@@ -187,6 +200,9 @@ void prism__cl_mesh_start(prism__cl *L, unsigned tag, const XML_Char **atts)
     else if (tag == CL_T_ACCESSOR && parent == CL_T_TECHNIQUE_COMMON && grand == CL_T_SOURCE &&
              prism__cl_up(L, 3) == CL_T_MESH)
         accessor_start(L, atts);
+    else if (tag == CL_T_PARAM && parent == CL_T_ACCESSOR && grand == CL_T_TECHNIQUE_COMMON &&
+             prism__cl_up(L, 3) == CL_T_SOURCE && prism__cl_up(L, 4) == CL_T_MESH)
+        param_start(L, atts);
     else if (tag == CL_T_VERTICES && parent == CL_T_MESH) {
         const char *id = prism__cl_attr(atts, "id");
         L->mesh.has_vertices = true;
@@ -265,6 +281,32 @@ static void prim_end(prism__cl *L)
     }
 }
 
+/* </float_array>: exporters write counts that disagree with the text.
+ * The fewer of the two is read (the accessor's bounds are checked against
+ * it later), with a warning; an array left much smaller than its count
+ * reserved gives the memory back. */
+static void float_array_end(prism__cl *L)
+{
+    cl_source *s = last_source(L);
+    size_t have = s->data.count, want = s->declared;
+    if (want == SIZE_MAX || want == have)
+        return;
+    size_t read = have < want ? have : want;
+    prism__cl_quirk(L, CL_QUIRK_FLOAT_ARRAY_COUNT, prism__cl_top_pos(L), "float_array",
+                    "count=%zu but the text holds %zu numbers: %s%zu are read", want, have,
+                    have < want ? "the " : "the first ", read);
+    s->data.count = read;
+    if (s->data.cap > 2 * read + 64) {
+        void *p = read ? realloc(s->data.data, read * sizeof(float)) : NULL;
+        if (p || !read) {
+            if (!read)
+                free(s->data.data);
+            s->data.data = p;
+            s->data.cap = read;
+        }
+    }
+}
+
 void prism__cl_mesh_end(prism__cl *L, unsigned tag)
 {
     if (tag == CL_T_GEOMETRY) {
@@ -275,11 +317,7 @@ void prism__cl_mesh_end(prism__cl *L, unsigned tag)
         prism__cl_mesh_finish(L);
         L->mesh.active = false;
     } else if (tag == CL_T_FLOAT_ARRAY) {
-        cl_source *s = last_source(L);
-        if (s->declared != SIZE_MAX && s->declared != s->data.count)
-            prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_top_pos(L), "float_array",
-                           "count=%zu but the text holds %zu numbers", s->declared,
-                           s->data.count);
+        float_array_end(L);
     } else if (tag == CL_T_P || tag == CL_T_H) {
         prism__cl_ring_end(L);
     } else if (is_prim(tag)) {

@@ -70,6 +70,7 @@ typedef struct cl_span {
     const char *tag, *begin, *end;
     size_t lf; /* line ends in it */
     bool plain;
+    bool meta; /* an <extra> holding <meta> (a mark of a Geant4 export) */
     uint8_t kind, depth; /* depth: of the markup's deepest element below its parent */
 } cl_span;
 
@@ -294,8 +295,9 @@ static bool simple_param(const char *p, const char *end)
 
 /* The element at p and all it holds, in the simple form (tags as above,
  * text of printable ASCII, tab and LF without '&' or ']', nothing else), at
- * most 16 deep. Returns the byte after its end tag, or NULL. */
-static const char *simple_subtree(const char *p, const char *end, unsigned *depth)
+ * most 16 deep. Returns the byte after its end tag, or NULL. *meta: a
+ * <meta> start tag right inside an <extra>, as the stages would see it. */
+static const char *simple_subtree(const char *p, const char *end, unsigned *depth, bool *meta)
 {
     cl_name open[16];
     unsigned n = 0, deepest = 0;
@@ -309,10 +311,14 @@ static const char *simple_subtree(const char *p, const char *end, unsigned *dept
             if (!n || open[n - 1].n != nm.n || memcmp(open[n - 1].p, nm.p, nm.n) != 0)
                 return NULL;
             n--;
-        } else if (!empty) {
-            if (n == 16)
+        } else {
+            if (n && nm.n == 4 && memcmp(nm.p, "meta", 4) == 0 && open[n - 1].n == 5 &&
+                memcmp(open[n - 1].p, "extra", 5) == 0)
+                *meta = true;
+            if (!empty && n == 16)
                 return NULL;
-            open[n++] = nm;
+            if (!empty)
+                open[n++] = nm;
         }
         deepest = n + empty > deepest ? n + empty : deepest;
         if (!n) {
@@ -408,18 +414,19 @@ static void scan_segment(cl_seg *s)
             cl_span *sp = prism__vec_push(&s->spans, sizeof *sp);
             if (!sp)
                 return;
-            *sp = (cl_span){NULL, lt, p, 0, false, CL_SPAN_PARAMS, 1};
+            *sp = (cl_span){NULL, lt, p, 0, false, false, CL_SPAN_PARAMS, 1};
             continue;
         }
         unsigned deep;
+        bool meta = false;
         const char *after;
         if (!close && last != '/' && n == 5 && memcmp(name, "extra", 5) == 0 &&
-            (after = simple_subtree(lt, end, &deep))) {
+            (after = simple_subtree(lt, end, &deep, &meta))) {
             s->opens.count--; /* closed within: the span holds it all */
             cl_span *sp = prism__vec_push(&s->spans, sizeof *sp);
             if (!sp)
                 return;
-            *sp = (cl_span){NULL, lt, after, 0, false, CL_SPAN_EXTRA, (uint8_t)deep};
+            *sp = (cl_span){NULL, lt, after, 0, false, meta, CL_SPAN_EXTRA, (uint8_t)deep};
             p = after;
             continue;
         }
@@ -431,7 +438,7 @@ static void scan_segment(cl_seg *s)
         cl_span *sp = prism__vec_push(&s->spans, sizeof *sp);
         if (!sp)
             return;
-        *sp = (cl_span){name - 1, p, text_end, 0, false, CL_SPAN_TEXT, 0};
+        *sp = (cl_span){name - 1, p, text_end, 0, false, false, CL_SPAN_TEXT, 0};
         p = text_end;
     }
     /* Line ends as expat counts them: LF, CR LF, and a lone CR. The plain
@@ -688,10 +695,23 @@ static bool feed_range(cl_chunk *c, cl_par *P, const char *p, size_t n, bool fin
 /* A number text: converted here when the element's stage wants it (the
  * start tag just seen is its own), then only its line ends go to expat.
  * Columns on the text's last line are shifted by what expat did not see. */
+/* The <param>s of a mesh source's accessor of stride below 3: the mesh
+ * stage reads their names (two-component positions). */
+static bool params_read(const prism__cl *L)
+{
+    if (!L->mesh.active || !L->mesh.sources.count ||
+        L->stack[L->depth - 1].tag != CL_T_ACCESSOR)
+        return false;
+    const cl_source *s = &CL_AT(L->mesh.sources, cl_source, L->mesh.sources.count - 1);
+    return s->has_accessor && s->acc_stride < 3;
+}
+
 /* Whether expat may be spared the span: a number text right after its own
  * start tag; markup where the loader reads no text and its elements would
  * not pass the depth limit: a <param> run that would not be the root's
- * child (counted as unknown), a <node>'s <extra> (no stage reads below). */
+ * child (counted as unknown) and whose names no stage reads, a <node>'s
+ * <extra> (no stage reads below; its <meta>, which marks a Geant4 export,
+ * was noted by the scan). */
 static bool span_skips(const prism__cl *L, const cl_span *sp, uint64_t tag_at)
 {
     if (!sp->plain || L->result)
@@ -701,7 +721,7 @@ static bool span_skips(const prism__cl *L, const cl_span *sp, uint64_t tag_at)
     if (L->text || L->depth + sp->depth >= (size_t)L->max_depth + CL_XML_SLACK)
         return false;
     if (sp->kind == CL_SPAN_PARAMS)
-        return L->depth > 1;
+        return L->depth > 1 && !params_read(L);
     return L->depth && L->stack[L->depth - 1].tag == CL_T_NODE; /* nothing below reads it */
 }
 
@@ -714,6 +734,7 @@ static bool take_span(cl_chunk *c, cl_par *P, const cl_span *sp, uint64_t tag_at
         return feed_range(c, P, sp->begin, n, false);
     if (sp->tag)
         prism__cl_text_span(L, sp->begin, n);
+    L->g4_meta = L->g4_meta || sp->meta;
     for (size_t left = lf; left && !L->result;) {
         size_t k = left < sizeof lfs - 1 ? left : sizeof lfs - 1;
         if (!feed(c, lfs, k, false)) {
@@ -972,6 +993,10 @@ static void link_chunk(prism__cl *L, const prism__cl *C, const cl_base *b, size_
     if (C->has_up)
         L->up = C->up, L->has_up = true;
     L->g4dae = L->g4dae || C->g4dae;
+    L->g4_meta = L->g4_meta || C->g4_meta;
+    L->quirks.float_array_counts += C->quirks.float_array_counts;
+    L->quirks.flat_positions += C->quirks.flat_positions;
+
     L->skipped.lines += C->skipped.lines;
     L->skipped.degenerate_polygons += C->skipped.degenerate_polygons;
     L->skipped.nonfinite_vertices += C->skipped.nonfinite_vertices;
@@ -1015,7 +1040,9 @@ static void tell_logs(prism__cl *L, const prism__vec *log)
     for (size_t at = 0; at < log->count;) {
         const char *e = (const char *)log->data + at;
         size_t n = strlen(e + 1);
-        L->desc->log(L->desc->log_user, (prism_log_level)e[0], e + 1);
+        unsigned level = (unsigned char)e[0];
+        if (prism__cl_quirk_tell(L, level))
+            L->desc->log(L->desc->log_user, (prism_log_level)(level & 0x0Fu), e + 1);
         at += n + 2;
     }
 }

@@ -1,5 +1,6 @@
 /* The COLLADA loader's </mesh> step: cut the positions out of their source
- * through the accessor, bounds-check every index, and turn triangles,
+ * through the accessor (two components, params X and Y, get z = 0 and a
+ * warning), bounds-check every index, and turn triangles,
  * polylists, polygons (with holes), strips and fans into one triangle list
  * per geometry, grouped by material symbol. Vertices with NaN or infinite
  * coordinates are kept but every triangle using one is dropped (counted in
@@ -30,16 +31,25 @@ static cl_source *find_source(prism__cl *L, cl_str id)
     return NULL;
 }
 
+/* Positions of two components: an accessor of stride 2 whose params are
+ * X and Y, as some exporters write a flat mesh. */
+static bool flat_xy(const cl_source *s)
+{
+    return s->has_accessor && s->acc_stride == 2 && s->acc_params == 2 &&
+           s->acc_names[0] == 'X' && s->acc_names[1] == 'Y';
+}
+
 static bool check_accessor(prism__cl *L, const cl_source *s, size_t count, size_t stride,
-                           size_t off)
+                           size_t off, size_t comps)
 {
     size_t n = s->data.count;
-    if (stride < 3) {
+    if (stride < comps) {
         prism__cl_fail(L, PRISM_ERROR_PARSE, s->acc_pos, "accessor",
-                       "stride=%zu: a position needs 3 values", stride);
+                       "stride=%zu: a position needs 3 values (or 2, with params X and Y)",
+                       stride);
         return false;
     }
-    if (count && (n < 3 || off > n - 3 || count - 1 > (n - 3 - off) / stride)) {
+    if (count && (n < comps || off > n - comps || count - 1 > (n - comps - off) / stride)) {
         prism__cl_fail(L, PRISM_ERROR_PARSE, s->has_accessor ? s->acc_pos : s->pos,
                        s->has_accessor ? "accessor" : "source",
                        "count=%zu stride=%zu offset=%zu reads past the %zu numbers of its "
@@ -72,9 +82,13 @@ static bool extract_positions(prism__cl *L, cl_geometry *g)
     size_t stride = s->has_accessor ? s->acc_stride : 3;
     size_t count = s->has_accessor ? s->acc_count : s->data.count / 3;
     size_t off = s->has_accessor ? s->acc_offset : 0;
-    if (!check_accessor(L, s, count, stride, off))
+    size_t comps = flat_xy(s) ? 2 : 3;
+    if (!check_accessor(L, s, count, stride, off, comps))
         return false;
-    if (stride == 3 && off == 0 && count * 3 == s->data.count && count) {
+    if (comps == 2)
+        prism__cl_quirk(L, CL_QUIRK_FLAT_POSITIONS, s->acc_pos, "accessor",
+                        "stride=2 with params X and Y: %zu positions read with z = 0", count);
+    if (comps == 3 && stride == 3 && off == 0 && count * 3 == s->data.count && count) {
         g->positions = s->data.data; /* the common case: take the array as is */
         s->data.data = NULL;
         s->data.count = s->data.cap = 0;
@@ -85,8 +99,12 @@ static bool extract_positions(prism__cl *L, cl_geometry *g)
             return false;
         }
         const float *d = s->data.data;
-        for (size_t i = 0; i < count; i++)
-            memcpy(p + 3 * i, d + off + i * stride, 3 * sizeof *p);
+        for (size_t i = 0; i < count; i++) {
+            const float *v = d + off + i * stride;
+            p[3 * i] = v[0];
+            p[3 * i + 1] = v[1];
+            p[3 * i + 2] = comps == 3 ? v[2] : 0.0f;
+        }
         g->positions = p;
     }
     g->vertices = (uint32_t)count;

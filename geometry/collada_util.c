@@ -270,6 +270,54 @@ void prism__cl_log(prism__cl *L, prism_log_level level, const char *fmt, ...)
     }
 }
 
+static size_t *quirk_count(prism__cl *L, cl_quirk kind)
+{
+    return kind == CL_QUIRK_FLOAT_ARRAY_COUNT ? &L->quirks.float_array_counts
+                                              : &L->quirks.flat_positions;
+}
+
+/* A chunk (collada_parallel.c) keeps its first CL_QUIRK_LOG_MAX of each
+ * kind, marked with the kind, and the merge tells them against the one
+ * limit of the whole document: the log reads as the serial parse's. */
+void prism__cl_quirk(prism__cl *L, cl_quirk kind, cl_pos pos, const char *element,
+                     const char *fmt, ...)
+{
+    ++*quirk_count(L, kind);
+    size_t *told = L->log_buf ? &L->quirks_kept[kind] : &L->quirks_logged[kind];
+    if (*told >= CL_QUIRK_LOG_MAX || !L->desc || !L->desc->log)
+        return;
+    ++*told;
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    unsigned level = PRISM_LOG_WARNING | (L->log_buf ? CL_LOG_QUIRK(kind) : 0u);
+    prism__cl_log(L, (prism_log_level)level, "%s:%u:%u: <%s>: %s", L->file, pos.line, pos.col,
+                  element, what);
+}
+
+bool prism__cl_quirk_tell(prism__cl *L, unsigned level)
+{
+    if (!(level & CL_LOG_QUIRK(0)))
+        return true;
+    size_t *told = &L->quirks_logged[(level >> 4) & 7u];
+    return *told < CL_QUIRK_LOG_MAX && ++*told;
+}
+
+void prism__cl_quirk_summary(prism__cl *L)
+{
+    static const char *what[CL_QUIRK_KINDS] = {
+        "<float_array>s whose count disagrees with their text",
+        "position sources of two components read with z = 0"};
+    for (int k = 0; k < CL_QUIRK_KINDS; k++) {
+        size_t n = *quirk_count(L, (cl_quirk)k), told = L->quirks_logged[k];
+        if (n > told && L->desc && L->desc->log)
+            prism__cl_log(L, PRISM_LOG_WARNING, "%s: %zu more %s (not listed one by one)",
+                          L->file, n - told, what[k]);
+    }
+}
+
 /* Record the first error ("FILE:LINE:COL: <element>: what") and stop the
  * parser; later errors are consequences of the first and are dropped. */
 void prism__cl_fail(prism__cl *L, prism_result r, cl_pos pos, const char *element,

@@ -368,6 +368,17 @@ static void dispatch_start(prism__cl *L, unsigned tag, const char *name, const X
     case CL_T_VCOUNT:
         prism__cl_mesh_start(L, tag, atts);
         return;
+    case CL_T_PARAM:
+        if (parent == CL_T_COLLADA)
+            L->skipped.unknown_elements++;
+        else
+            prism__cl_mesh_start(L, tag, atts);
+        return;
+    case CL_T_META: /* G4DAE's per-node <extra><meta>: a mark of a Geant4 export */
+        if (parent == CL_T_COLLADA)
+            L->skipped.unknown_elements++;
+        L->g4_meta = L->g4_meta || parent == CL_T_EXTRA;
+        return;
     case CL_T_VISUAL_SCENE: case CL_T_NODE: case CL_T_TRANSLATE: case CL_T_ROTATE:
     case CL_T_SCALE: case CL_T_LOOKAT: case CL_T_SKEW: case CL_T_INSTANCE_GEOMETRY:
     case CL_T_INSTANCE_NODE: case CL_T_INSTANCE_MATERIAL: case CL_T_INSTANCE_VISUAL_SCENE:

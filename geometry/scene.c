@@ -1,6 +1,6 @@
 /* prism_scene: load (file or memory), free, and lookups. The loading work
  * is the COLLADA loader's (collada_*.c); this file owns the entry points:
- * argument checks, the unit decision, timing, and where errors go. */
+ * argument checks, timing, and where errors go. */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* mmap */
 #endif
@@ -67,23 +67,15 @@ void prism__cl_release(prism__cl *L)
     memset(L, 0, sizeof *L);
 }
 
-/* G4DAE writes Geant4's millimetres and no <unit>. */
-static void decide_unit(prism__cl *L)
-{
-    if (L->desc && L->desc->unit_meter > 0) {
-        L->unit = L->desc->unit_meter;
-    } else if (!L->has_unit && L->g4dae) {
-        L->unit = 0.001;
-        prism__cl_log(L, PRISM_LOG_INFO,
-                      "%s: G4DAE extras and no <unit>: lengths taken as millimetres", L->file);
-    }
-}
-
 static void finish_stats(prism__cl *L, prism_scene *S, double t0)
 {
     S->up_axis = L->up;
     S->unit_meter = L->unit;
     S->g4dae = L->g4dae;
+    S->unit_source = L->unit_source;
+    S->geant4_marks = L->geant4_marks;
+    memcpy(S->unit_rule, L->unit_rule, sizeof S->unit_rule);
+    S->quirks = L->quirks;
     S->skipped = L->skipped;
     S->stats = L->stats;
     S->stats.bytes = L->done;
@@ -112,6 +104,12 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
                          const prism_load_desc *desc, size_t chunk_bytes, prism_scene **out)
 {
     double t0 = now();
+    if (desc && (unsigned)desc->length_unit > (unsigned)PRISM_UNIT_MM) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "prism_load_desc.length_unit=%d is not a prism_length_unit",
+                 (int)desc->length_unit);
+        return report(desc, PRISM_ERROR_INVALID_ARGUMENT, msg);
+    }
     prism__cl *L = calloc(1, sizeof *L);
     prism_scene *S = calloc(1, sizeof *S);
     if (!L || !S) {
@@ -122,7 +120,8 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
     prism__cl_init(L, name, desc, total);
     parse(L, data, size, f, chunk_bytes);
     if (L->result == PRISM_SUCCESS && prism__cl_build_ids(L)) {
-        decide_unit(L);
+        prism__cl_quirk_summary(L);
+        prism__cl_decide_unit(L);
         if (prism__cl_build_materials(L, S) == PRISM_SUCCESS)
             prism__cl_build_scene(L, S);
     }
@@ -247,6 +246,14 @@ void prism_scene_free(prism_scene *S)
     }
     free(S->surfaces);
     free(S);
+}
+
+bool prism_scene_has_optics(const prism_scene *S)
+{
+    for (size_t i = 0; S && i < S->materials_count; i++)
+        if (prism_material_property(&S->materials[i], "RINDEX"))
+            return true;
+    return false;
 }
 
 uint32_t prism_scene_find_material(const prism_scene *S, const char *name)

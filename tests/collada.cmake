@@ -1,6 +1,9 @@
 # The COLLADA loader: fixtures in tests/data/collada, every bad-input case.
 prism_test(NAME collada SOURCES test_collada.c TIMEOUT 120)
 prism_test(NAME collada_bad SOURCES test_collada_bad.c TIMEOUT 120)
+# Files from the wild: the unit rules (Geant4's millimetres), the quirks
+# forgiven with a warning, scenes without optics.
+prism_test(NAME collada_wild SOURCES test_collada_wild.c TIMEOUT 120)
 # The chunked parse on all cores: the same scenes, warnings and errors as serial.
 prism_test(NAME collada_parallel SOURCES test_collada_parallel.c TIMEOUT 300)
 

@@ -96,6 +96,10 @@ static void assert_same_scene(const prism_scene *a, const prism_scene *b)
     assert_int_equal(a->up_axis, b->up_axis);
     assert_true(a->unit_meter == b->unit_meter);
     assert_int_equal(a->g4dae, b->g4dae);
+    assert_int_equal(a->unit_source, b->unit_source);
+    assert_int_equal(a->geant4_marks, b->geant4_marks);
+    assert_string_equal(a->unit_rule, b->unit_rule);
+    assert_memory_equal(&a->quirks, &b->quirks, sizeof a->quirks);
 }
 
 /* The document loads the same whole and cut into chunks of `chunk` bytes. */
@@ -146,9 +150,13 @@ static void test_fixtures(void **state)
         DATA("cube.dae"), DATA("g4dae_mini.dae"), DATA("nonfinite.dae"), DATA("polygons.dae"),
         DATA("transforms.dae"), DATA("bom.dae"), DATA("utf16.dae"), DATA("bad_cycle.dae"),
         DATA("bad_missing_id.dae"), DATA("bad_index_range.dae"), DATA("bad_malformed.dae"),
-        DATA("bad_truncated.dae"), DATA("bad_count_array.dae"), DATA("bad_deep_nodes.dae"),
+        DATA("bad_truncated.dae"), DATA("quirk_count_fewer.dae"), DATA("bad_deep_nodes.dae"),
         DATA("bad_deep_instances.dae"), DATA("bad_billion_laughs.dae"),
-        DATA("bad_external_entity.dae"), DATA("bad_huge_count.dae"),
+        DATA("bad_external_entity.dae"), DATA("quirk_count_huge.dae"),
+        DATA("quirk_count_more.dae"), DATA("quirk_flat_positions.dae"),
+        DATA("bad_count_short.dae"), DATA("bad_stride2_st.dae"), DATA("unit_none.dae"),
+        DATA("unit_odd_pointer.dae"), DATA("unit_g4_meta.dae"), DATA("unit_g4_pointer_ids.dae"),
+        DATA("unit_g4_dd_paths.dae"), DATA("unit_file_wins.dae"),
         PRISM_ASSETS "/tiny_detector.dae", PRISM_ASSETS "/cube.dae", PRISM_ASSETS "/sphere.dae",
         PRISM_ASSETS "/box_with_hole.dae"};
     static const size_t chunks[] = {1, 13, 100, 1000};

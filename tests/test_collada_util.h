@@ -14,16 +14,24 @@ typedef struct load_out {
     char error[1024];
     int logged_errors;
     int logged_warnings;
+    int logged_infos;
+    char warning[4][512]; /* the first warnings, in order */
+    char info[512];       /* the last info line */
 } load_out;
 
 static void count_log(void *user, prism_log_level level, const char *msg)
 {
     load_out *o = user;
-    (void)msg;
     if (level == PRISM_LOG_ERROR)
         o->logged_errors++;
+    if (level == PRISM_LOG_WARNING && o->logged_warnings < 4)
+        snprintf(o->warning[o->logged_warnings], sizeof o->warning[0], "%s", msg);
     if (level == PRISM_LOG_WARNING)
         o->logged_warnings++;
+    if (level == PRISM_LOG_INFO) {
+        snprintf(o->info, sizeof o->info, "%s", msg);
+        o->logged_infos++;
+    }
 }
 
 static inline prism_scene *load_file(const char *path, unsigned max_depth, load_out *o)

@@ -80,6 +80,42 @@ typedef struct prism_skip_counts {
     size_t unknown_elements;   /* elements the loader does not read (e.g. <library_animations>) */
 } prism_skip_counts;
 
+/* What the loader read although the file broke a rule of COLLADA, as
+ * exporters in the wild do; each one also gets a warning naming
+ * file:line:col (the first few of each kind, then a count). */
+typedef struct prism_quirk_counts {
+    size_t float_array_counts; /* <float_array count> disagreeing with its text: the
+                                  numbers read are the fewer of the two */
+    size_t flat_positions;     /* positions of two components (accessor stride 2, params
+                                  X and Y): read with z = 0 */
+} prism_quirk_counts;
+
+/* A unit the caller may impose on a load (prism_load_desc.length_unit). */
+typedef enum prism_length_unit {
+    PRISM_UNIT_AUTO = 0, /* the file's <unit>; without one, mm for a Geant4 export, else m */
+    PRISM_UNIT_M,
+    PRISM_UNIT_CM,
+    PRISM_UNIT_MM
+} prism_length_unit;
+
+/* Who decided the unit (prism_scene.unit_source), strongest first. */
+typedef enum prism_unit_source {
+    PRISM_UNIT_FROM_USER = 0, /* prism_load_desc.length_unit or unit_meter */
+    PRISM_UNIT_FROM_FILE,     /* the file's <unit meter="..."> */
+    PRISM_UNIT_FROM_GEANT4,   /* no <unit>, written by a Geant4 exporter: millimetres */
+    PRISM_UNIT_FROM_DEFAULT   /* no <unit>: metres, COLLADA's default */
+} prism_unit_source;
+
+/* Marks a Geant4 exporter (G4DAE and its kin) leaves in a file
+ * (prism_scene.geant4_marks). */
+enum {
+    PRISM_GEANT4_EXTRAS = 1u << 0,      /* G4DAE material or optical-surface extras */
+    PRISM_GEANT4_META = 1u << 1,        /* <meta> inside an <extra> (G4DAE's copy numbers) */
+    PRISM_GEANT4_POINTER_IDS = 1u << 2, /* ids ending in a pointer, "Name0x2601920" (at least
+                                           half of the geometry, node and material ids) */
+    PRISM_GEANT4_DD_PATHS = 1u << 3     /* "__dd__" detector-description paths in ids */
+};
+
 typedef struct prism_load_stats {
     size_t bytes;           /* bytes of the file read */
     double seconds;         /* wall time of the load */
@@ -131,6 +167,14 @@ typedef struct prism_scene {
     prism_up_axis up_axis;
     double unit_meter;     /* the unit the file's lengths were in */
     bool g4dae;            /* the file carried G4DAE extras */
+    prism_unit_source unit_source;
+    uint32_t geant4_marks; /* PRISM_GEANT4_* found in the file, whatever decided the unit */
+    /* Which rule decided unit_meter, in words, e.g. "<unit meter=\"0.001\"> in
+     * the file", "Geant4 export (pointer-suffixed ids): millimetres", "no
+     * <unit>: metres (COLLADA default)", "mm (user's choice)". Also logged
+     * once (PRISM_LOG_INFO) by the load. */
+    char unit_rule[160];
+    prism_quirk_counts quirks;
 
     prism_skip_counts skipped;
     prism_load_stats stats;
@@ -141,11 +185,13 @@ typedef struct prism_scene {
  * (the load then fails with PRISM_ERROR_IO and "cancelled"). */
 typedef bool (*prism_progress_fn)(void *user, size_t done, size_t total);
 
-/* Defaults (all-zero): unit from the file, millimetres for G4DAE files
- * without <unit>; no log; no progress; nesting limit 256 (at most 4096);
- * up to 2^32-1 world triangles. */
+/* Defaults (all-zero): unit from the file's <unit>; a file without one is
+ * in millimetres when a Geant4 exporter wrote it (any of the
+ * PRISM_GEANT4_* marks), else in metres (COLLADA's default); no log; no
+ * progress; nesting limit 256 (at most 4096); up to 2^32-1 world
+ * triangles. */
 typedef struct prism_load_desc {
-    double unit_meter;          /* >0 overrides the file's <unit> */
+    double unit_meter;          /* >0 overrides the file's <unit> (length_unit wins when set) */
     unsigned max_depth;         /* node/instance nesting limit; 0 = 256 */
     prism_log_fn log;
     void *log_user;
@@ -156,7 +202,23 @@ typedef struct prism_load_desc {
     size_t max_triangles;       /* >0: refuse files that place more world triangles
                                    or solids (PRISM_ERROR_LIMIT) before allocating them */
     const prism_allocator *arrays; /* the world arrays' memory; NULL = malloc */
+    prism_length_unit length_unit; /* not AUTO: overrides the file's <unit> and the
+                                      Geant4 rule (PRISM_ERROR_INVALID_ARGUMENT when
+                                      not a prism_length_unit) */
 } prism_load_desc;
+
+/** Read a unit as a command line gives it: "auto", "m", "cm" or "mm" (in
+ * any case), into *out.
+ * Tools share it for their --unit option.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL, or any other text: *out is
+ *   left alone). */
+PRISM_API prism_result prism_length_unit_parse(const char *text, prism_length_unit *out);
+
+/** "auto", "m", "cm" or "mm"; "?" for anything else. */
+PRISM_API const char *prism_length_unit_name(prism_length_unit unit);
+
+/** Metres per unit: 1, 0.01 or 0.001; 0 for AUTO and anything else. */
+PRISM_API double prism_length_unit_meter(prism_length_unit unit);
 
 /** Load a COLLADA file. On failure *out is NULL, nothing is left allocated,
  * and the message ("FILE:LINE:COL: <element>: what") goes to desc->error
@@ -172,6 +234,12 @@ PRISM_API prism_result prism_scene_load_memory(const void *data, size_t size, co
 
 /** Free a scene. Accepts NULL. */
 PRISM_API void prism_scene_free(prism_scene *scene);
+
+/** Whether any material of the scene carries a RINDEX table. Without one
+ * every material is vacuum to prism_propagate (index 1, and light crosses
+ * every bare boundary untouched): a geometry without optics, which tools
+ * say once so that nobody mistakes the result for physics. False for NULL. */
+PRISM_API bool prism_scene_has_optics(const prism_scene *scene);
 
 /** Index of the material or property named so, or PRISM_NONE / NULL. */
 PRISM_API uint32_t prism_scene_find_material(const prism_scene *scene, const char *name);
