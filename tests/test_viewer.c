@@ -27,7 +27,7 @@ static void test_help_documents_every_option(void **state)
                              "--photons N", "--source point:", "beam:", "--mode vbo|copy",
                              "--view raster|raytrace", "--camera", "--backend auto|cuda|host",
                              "--placement auto|device|mapped|chroma", "--reserve MB",
-                             "--bvh auto|host|cuda", "--show-world",
+                             "--bvh auto|host|cuda", "--unit m|cm|mm|auto", "--show-world",
                              "--bench", "--json", "--help"};
     for (size_t i = 0; i < sizeof options / sizeof *options; i++)
         if (!strstr(r.output, options[i]))
@@ -55,6 +55,7 @@ static void test_bad_options(void **state)
         {{"--camera", "1,2,3", CUBE}, "--camera: expected ten numbers"},
         {{"--reserve", "-1", CUBE}, "--reserve: expected megabytes"},
         {{"--photons", "lots", CUBE}, "--photons: expected an integer"},
+        {{"--unit", "km", CUBE}, "--unit: expected m, cm, mm or auto, got 'km'"},
         {{"--json", CUBE}, "--json goes with --bench"},
         {{"--size"}, "--size needs a value"},
         {{"--headless"}, "no FILE.dae given"},
@@ -428,6 +429,39 @@ static void test_world_hidden(void **state)
     }
 }
 
+static size_t count_of(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
+/* The loader's unit rule, printed once at load, and --unit over it; a
+ * scene without RINDEX said once to be vacuum, one with it not. */
+static void test_unit_rule_and_no_optics(void **state)
+{
+    static const char *meta = PRISM_TEST_DATA "/collada/unit_g4_meta.dae";
+    viewer_run r;
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", "host", "--size", "64x48",
+                                     "--photons", "100", meta, NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(count_of(r.output, "Geant4 export (<meta> extras): millimetres"), 1);
+    assert_int_equal(count_of(r.output, "no RINDEX anywhere: every material is vacuum"), 1);
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", "host", "--size", "64x48",
+                                     "--photons", "0", "--unit", "cm", meta, NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(count_of(r.output, "lengths in units of 0.01 m: cm (user's choice)"), 1);
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", "host", "--size", "64x48",
+                                     "--photons", "100", PRISM_ASSETS "/tiny_detector.dae",
+                                     NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(count_of(r.output, "Geant4 export (G4DAE material or surface extras, <meta> extras, "
+                                        "pointer-suffixed ids, __dd__ paths): millimetres"),
+                     1);
+    assert_null(strstr(r.output, "no RINDEX"));
+}
+
 static void test_bench_json(void **state)
 {
     viewer_run r;
@@ -470,6 +504,7 @@ int main(void)
         cmocka_unit_test_setup(test_keys_h_and_s, hide_hud),
         cmocka_unit_test_setup(test_keys_v_p_space_scrub, hide_hud),
         cmocka_unit_test_setup(test_world_hidden, hide_hud),
+        cmocka_unit_test_setup(test_unit_rule_and_no_optics, hide_hud),
         cmocka_unit_test(test_bench_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

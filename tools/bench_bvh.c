@@ -24,6 +24,7 @@ typedef struct options {
     unsigned leaf, quality, order;
     int width, height;
     size_t random_rays;
+    prism_length_unit unit;
 } options;
 
 typedef struct owned_scene {
@@ -37,11 +38,12 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench bvh FILE.dae|soup:N [--json] [--threads N] [--ray-threads N]\n"
                "       [--repeat N] [--leaf N] [--quality 0..3] [--order bfs|dfs] [--width W] [--height H]\n"
-               "       [--rays N]\n"
+               "       [--rays N] [--unit m|cm|mm|auto]\n"
                "Builds Prism's BVH and Embree 3's on the same triangles (build threads: --threads,\n"
                "default all; best of --repeat, default 3, Prism's and Embree's builds taking turns),\n"
                "then traces the same camera and random rays one at a time\n"
-               "(--ray-threads, default 1) with prism_bvh_intersect and rtcIntersect1.\n");
+               "(--ray-threads, default 1) with prism_bvh_intersect and rtcIntersect1.\n"
+               PRISM_BENCH_UNIT_HELP);
 }
 
 static bool parse(int argc, char **argv, options *o)
@@ -62,6 +64,8 @@ static bool parse(int argc, char **argv, options *o)
     o->width = atoi(prism_bench_option(argc, argv, "--width", "640"));
     o->height = atoi(prism_bench_option(argc, argv, "--height", "480"));
     o->random_rays = (size_t)atol(prism_bench_option(argc, argv, "--rays", "262144"));
+    if (!prism_bench_unit(argc, argv, "bvh", &o->unit))
+        return false;
     if (o->threads <= 0)
         o->threads = omp_get_max_threads();
     if (o->ray_threads <= 0)
@@ -115,13 +119,13 @@ static bool make_soup(size_t n, owned_scene *o)
     return true;
 }
 
-static bool get_scene(const char *file, owned_scene *o)
+static bool get_scene(const char *file, prism_length_unit unit, owned_scene *o)
 {
     memset(o, 0, sizeof *o);
     if (strncmp(file, "soup:", 5) == 0)
         return make_soup((size_t)atol(file + 5), o);
     char err[512] = "";
-    prism_load_desc d = {.error = err, .error_size = sizeof err};
+    prism_load_desc d = {.error = err, .error_size = sizeof err, .length_unit = unit};
     if (prism_scene_load(file, &d, &o->loaded) != PRISM_SUCCESS) {
         fprintf(stderr, "prism-bench bvh: %s\n", err);
         return false;
@@ -428,7 +432,7 @@ int prism_bench_bvh(int argc, char **argv)
         return 2;
     }
     owned_scene sc;
-    if (!get_scene(o.file, &sc)) {
+    if (!get_scene(o.file, o.unit, &sc)) {
         free_scene(&sc);
         return 1;
     }

@@ -34,16 +34,18 @@ typedef struct options {
     int repeat, width, height;
     size_t photons[2];
     unsigned leaf;
+    prism_length_unit unit;
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench bvh-gpu FILE.dae [--json] [--repeat N] [--size WxH] [--leaf N]\n"
-               "       [--photons N,M]\n"
+               "       [--photons N,M] [--unit m|cm|mm|auto]\n"
                "Builds the BVH on the CUDA device (best of --repeat, default 5, after a warm-up)\n"
                "and on the host (all OpenMP threads, best of 3), prints both builds (the GPU's\n"
                "phases), the SAH of both trees and the render rate (default 1920x1080, outside\n"
-               "and inside) and propagation rate (default 1000000,10000000 photons) on each.\n");
+               "and inside) and propagation rate (default 1000000,10000000 photons) on each.\n"
+               PRISM_BENCH_UNIT_HELP);
 }
 
 static bool parse(int argc, char **argv, options *o)
@@ -57,6 +59,8 @@ static bool parse(int argc, char **argv, options *o)
     const char *ph = prism_bench_option(argc, argv, "--photons", "1000000,10000000");
     unsigned long a = 0, b = 0;
     if (sscanf(size, "%dx%d", &o->width, &o->height) != 2 || sscanf(ph, "%lu,%lu", &a, &b) != 2)
+        return false;
+    if (!prism_bench_unit(argc, argv, "bvh-gpu", &o->unit))
         return false;
     o->photons[0] = a;
     o->photons[1] = b;
@@ -266,7 +270,7 @@ int prism_bench_bvh_gpu(int argc, char **argv)
         return 1;
     }
     prism_scene *s = NULL;
-    prism_load_desc ld = {.error = why, .error_size = sizeof why};
+    prism_load_desc ld = {.error = why, .error_size = sizeof why, .length_unit = o.unit};
     if (prism_scene_load(o.file, &ld, &s) != PRISM_SUCCESS) {
         fprintf(stderr, "prism-bench bvh-gpu: %s\n", why);
         prism_context_destroy(ctx);

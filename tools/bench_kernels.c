@@ -6,14 +6,15 @@
 
 #include "bench_util.h"
 
-bool bench_scene_load(const char *file, unsigned bvh_order, bench_scene *out, char *why,
-                      size_t why_size)
+bool bench_scene_load(const char *file, prism_length_unit unit, unsigned bvh_order,
+                      bench_scene *out, char *why, size_t why_size)
 {
     memset(out, 0, sizeof *out);
     char err[512] = "";
     prism_load_desc ld = {0};
     ld.error = err;
     ld.error_size = sizeof err;
+    ld.length_unit = unit;
     double t0 = prism_bench_now();
     prism_result r = prism_scene_load(file, &ld, &out->scene);
     out->load_seconds = prism_bench_now() - t0;

@@ -25,10 +25,10 @@ typedef struct bench_scene {
  * value. */
 bool bench_bvh_option(int argc, char **argv, unsigned bvh_order, bool *device_bvh);
 
-/* Load FILE and build its BVH in node order `bvh_order` (PRISM_BVH_ORDER_*);
- * false with `why` filled on failure. */
-bool bench_scene_load(const char *file, unsigned bvh_order, bench_scene *out, char *why,
-                      size_t why_size);
+/* Load FILE in `unit` (--unit) and build its BVH in node order `bvh_order`
+ * (PRISM_BVH_ORDER_*); false with `why` filled on failure. */
+bool bench_scene_load(const char *file, prism_length_unit unit, unsigned bvh_order,
+                      bench_scene *out, char *why, size_t why_size);
 void bench_scene_free(bench_scene *s);
 /* A context of `backend` (CUDA or HOST), or NULL with `why`. */
 prism_context *bench_context(prism_backend backend, char *why, size_t why_size);

@@ -34,6 +34,7 @@ typedef struct load_options {
     const char *file;
     int repeat, threads;
     bool json, no_assimp;
+    prism_length_unit unit;
 } load_options;
 
 /* One loader's figures; ok false with `why` when it was not measured. */
@@ -50,7 +51,8 @@ typedef struct load_figures {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: prism-bench load FILE.dae [--repeat N] [--threads N] [--no-assimp] [--json]\n"
+            "usage: prism-bench load FILE.dae [--repeat N] [--threads N] [--unit U] [--no-assimp]\n"
+            "                                 [--json]\n"
             "Loads FILE N times (default 3) with Prism (prism_scene_load) and with assimp\n"
             "and reports the median: seconds, MB/s of file and world triangles per second,\n"
             "and Prism's speed over assimp's. Rows: assimp with aiProcess_PreTransformVertices\n"
@@ -58,13 +60,15 @@ static void usage(FILE *f)
             "post-processing (assimp), and the same plus world arrays built by hand (+flat).\n"
             "Prism's peak RSS is reported with its ratio to the scene's final arrays.\n"
             "  --threads N   OpenMP threads for Prism (default: all)\n"
+            "  --unit U      m, cm, mm or auto: the file's length unit for Prism (default auto:\n"
+            "                its <unit>, else mm for a Geant4 export, else m)\n"
             "  --no-assimp   measure Prism only\n"
             "  --json        one JSON object instead of the table\n");
 }
 
 static int parse(int argc, char **argv, load_options *o)
 {
-    *o = (load_options){NULL, 3, 0, false, false};
+    *o = (load_options){NULL, 3, 0, false, false, PRISM_UNIT_AUTO};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -75,7 +79,13 @@ static int parse(int argc, char **argv, load_options *o)
             o->json = true;
         else if (!strcmp(a, "--no-assimp"))
             o->no_assimp = true;
-        else if ((!strcmp(a, "--repeat") || !strcmp(a, "--threads")) && i + 1 < argc) {
+        else if (!strcmp(a, "--unit") && i + 1 < argc) {
+            if (prism_length_unit_parse(argv[++i], &o->unit) != PRISM_SUCCESS) {
+                fprintf(stderr, "prism-bench load: --unit: expected m, cm, mm or auto, got '%s'\n",
+                        argv[i]);
+                return 2;
+            }
+        } else if ((!strcmp(a, "--repeat") || !strcmp(a, "--threads")) && i + 1 < argc) {
             bool repeat = !strcmp(a, "--repeat");
             char *end;
             long v = strtol(argv[++i], &end, 10);
@@ -148,7 +158,7 @@ static void measure_prism(const load_options *o, load_figures *fig)
     }
     for (int i = 0; i < o->repeat; i++) {
         char msg[512] = "";
-        prism_load_desc desc = {.error = msg, .error_size = sizeof msg};
+        prism_load_desc desc = {.error = msg, .error_size = sizeof msg, .length_unit = o->unit};
         prism_scene *s = NULL;
         double t0 = prism_bench_now();
         prism_result r = prism_scene_load(o->file, &desc, &s);

@@ -39,6 +39,7 @@ typedef struct prop_bench {
     int repeat;
     bool json, no_host, no_cuda;
     unsigned bvh_order;
+    prism_length_unit unit; /* --unit */
     bool device_bvh; /* --bvh cuda: CUDA rows on the device-built tree */
     prop_result results[MAX_RESULTS];
     int count;
@@ -53,13 +54,13 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench propagate FILE.dae [--counts N,M] [--host-count N]\n"
                "                             [--max-steps S] [--repeat R] [--no-host] [--no-cuda] [--json]\n"
-               "                             [--bvh-order bfs|dfs] [--bvh cuda|host]\n"
+               "                             [--bvh-order bfs|dfs] [--bvh cuda|host] [--unit U]\n"
                "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
                "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
                "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n"
                "--bvh: CUDA runs trace the tree the device builds at upload (cuda, the default) or\n"
                "the host's (host); host runs trace the host's. --bvh-order: the host tree's node\n"
-               "order (default bfs; dfs implies --bvh host).\n");
+               "order (default bfs; dfs implies --bvh host).\n" PRISM_BENCH_UNIT_HELP);
 }
 
 static void skip(prop_bench *b, const char *why)
@@ -288,6 +289,8 @@ static bool parse(int argc, char **argv, prop_bench *b)
     const bool bvh_ok = bench_bvh_option(argc, argv, b->bvh_order, &b->device_bvh);
     static const char *const flags[] = {"--json", "--no-host", "--no-cuda", NULL};
     b->file = prism_bench_positional(argc, argv, flags);
+    if (!prism_bench_unit(argc, argv, "propagate", &b->unit))
+        return false;
     return b->file != NULL && b->repeat >= 1 && b->repeat <= 64 && b->max_steps >= 1 &&
            (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0) && bvh_ok;
 }
@@ -302,7 +305,7 @@ int prism_bench_propagate(int argc, char **argv)
     }
     bench_scene s;
     char why[600];
-    if (!bench_scene_load(b->file, b->bvh_order, &s, why, sizeof why)) {
+    if (!bench_scene_load(b->file, b->unit, b->bvh_order, &s, why, sizeof why)) {
         fprintf(stderr, "prism-bench propagate: %s: %s\n", b->file, why);
         free(b);
         return 1;

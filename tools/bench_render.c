@@ -36,6 +36,7 @@ typedef struct render_bench {
     int repeat, host_repeat;
     bool json, no_host, no_cuda, device_only;
     unsigned bvh_order;
+    prism_length_unit unit; /* --unit */
     bool device_bvh; /* --bvh cuda: CUDA rows on the device-built tree */
     int variants[MAX_TUNINGS], variant_count; /* --variants: CUDA kernels to compare */
     unsigned blocks[MAX_TUNINGS];
@@ -57,7 +58,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: prism-bench render FILE.dae [--width W] [--height H] [--repeat N]\n"
                "                          [--host-repeat N] [--no-host] [--no-cuda] [--json]\n"
                "                          [--device-only] [--bvh-order bfs|dfs] [--bvh cuda|host]\n"
-               "                          [--variants V,V..] [--blocks B,B..]\n"
+               "                          [--variants V,V..] [--blocks B,B..] [--unit U]\n"
                "Primary rays per second at WxH (default 1920x1080), outside and inside the\n"
                "detector, for placement policies device, mapped and chroma on CUDA and on the\n"
                "host backend. Median of N renders (default 5; host 1) after a warm-up.\n"
@@ -66,7 +67,7 @@ static void usage(FILE *f)
                "lists them), each with every --blocks size (default 256). --bvh: the CUDA rows\n"
                "trace the tree the device builds at upload (cuda, the default) or the host's\n"
                "(host); host rows always trace the host's. --bvh-order: the host tree's node\n"
-               "order (default bfs; dfs implies --bvh host).\n");
+               "order (default bfs; dfs implies --bvh host).\n" PRISM_BENCH_UNIT_HELP);
 }
 
 static void skip(render_bench *b, const char *why)
@@ -351,6 +352,8 @@ static bool parse(int argc, char **argv, render_bench *b)
         b->blocks[i] = blocks[i] > 0 ? (unsigned)blocks[i] : 0u;
     static const char *const flags[] = {"--json", "--no-host", "--no-cuda", "--device-only", NULL};
     b->file = prism_bench_positional(argc, argv, flags);
+    if (!prism_bench_unit(argc, argv, "render", &b->unit))
+        return false;
     return b->file != NULL && b->width >= 1 && b->width <= 16384 && b->height >= 1 &&
            b->height <= 16384 && b->repeat >= 1 && b->repeat <= 64 && b->host_repeat >= 1 &&
            b->host_repeat <= 64 && b->variant_count >= 0 && b->block_count >= 1 &&
@@ -367,7 +370,7 @@ int prism_bench_render(int argc, char **argv)
     }
     bench_scene s;
     char why[600];
-    if (!bench_scene_load(b->file, b->bvh_order, &s, why, sizeof why)) {
+    if (!bench_scene_load(b->file, b->unit, b->bvh_order, &s, why, sizeof why)) {
         fprintf(stderr, "prism-bench render: %s: %s\n", b->file, why);
         free(b);
         return 1;

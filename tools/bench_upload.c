@@ -66,7 +66,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: prism-bench upload FILE.dae [--repeat N] [--budget BYTES] [--chunk BYTES]\n"
                "                          [--buffers N] [--threads N] [--no-ramp] [--stores WAY]\n"
-               "                          [--json]\n"
+               "                          [--unit m|cm|mm|auto] [--json]\n"
                "GB/s of pageable cudaMemcpy, a pinned copy, the pinned chunked staged copy of the\n"
                "upload and streaming writes into mapped write-combined memory; total upload time\n"
                "per placement policy (auto, device, mapped, chroma); a kernel's read bandwidth from\n"
@@ -78,7 +78,7 @@ static void usage(FILE *f)
                "threads that fill them; --no-ramp starts with full chunks instead of 256 KiB\n"
                "doubling; --stores is how staging is written: stream (the default), plain (the\n"
                "old way), plain+demote, hybrid, hybrid+demote (engine/fill_store.c). The per-array\n"
-               "report is the median upload's of each policy.\n");
+               "report is the median upload's of each policy.\n" PRISM_BENCH_UNIT_HELP);
 }
 
 /* ---- the transfer paths, each on `bytes` bytes of `src` */
@@ -448,8 +448,9 @@ int prism_bench_upload(int argc, char **argv)
     for (int i = 1; i < PRISM__STORES_COUNT_; i++)
         if (strcmp(way, store_names[i]) == 0)
             b.stores = (prism__stores)i;
+    prism_length_unit unit = PRISM_UNIT_AUTO;
     if (b.repeat < 1 || b.chunk < 4096 || b.buffers == 1 || b.buffers > PRISM__STAGING_MAX ||
-        (*way && !b.stores)) {
+        (*way && !b.stores) || !prism_bench_unit(argc, argv, "upload", &unit)) {
         usage(stderr);
         return 2;
     }
@@ -458,6 +459,7 @@ int prism_bench_upload(int argc, char **argv)
     char error[512] = "";
     ld.error = error;
     ld.error_size = sizeof error;
+    ld.length_unit = unit;
     if (prism_scene_load(b.file, &ld, &scene) != PRISM_SUCCESS) {
         fprintf(stderr, "prism-bench upload: %s\n", error);
         return 1;

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,4 +61,13 @@ const char *prism_bench_option(int argc, char **argv, const char *option, const 
         if (strcmp(argv[i], option) == 0)
             return argv[i + 1];
     return fallback;
+}
+
+bool prism_bench_unit(int argc, char **argv, const char *stage, prism_length_unit *unit)
+{
+    const char *v = prism_bench_option(argc, argv, "--unit", "auto");
+    if (prism_length_unit_parse(v, unit) == PRISM_SUCCESS)
+        return true;
+    fprintf(stderr, "prism-bench %s: --unit: expected m, cm, mm or auto, got '%s'\n", stage, v);
+    return false;
 }

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "prism/scene.h"
+
 /* Seconds on a monotonic clock. */
 double prism_bench_now(void);
 /* Median of n values (sorts them in place). 0 when n == 0. */
@@ -18,5 +20,12 @@ bool prism_bench_has_flag(int argc, char **argv, const char *flag);
 const char *prism_bench_positional(int argc, char **argv, const char *const *flags);
 /* The value after `option` ("--repeat 5"), or `fallback`. */
 const char *prism_bench_option(int argc, char **argv, const char *option, const char *fallback);
+/* --unit m|cm|mm|auto (prism_length_unit_parse; default auto) into *unit:
+ * false, with a message naming `stage` on stderr, for any other value. */
+bool prism_bench_unit(int argc, char **argv, const char *stage, prism_length_unit *unit);
+/* The usage line's piece for it. */
+#define PRISM_BENCH_UNIT_HELP                                                                    \
+    "  --unit m|cm|mm|auto   the file's length unit (default auto: its <unit>, else mm for a\n"  \
+    "                        Geant4 export, else m)\n"
 
 #endif

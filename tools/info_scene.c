@@ -12,7 +12,7 @@
 
 #define PROGRESS_MIN_BYTES (32u << 20)
 
-int prism_info_scene(const char *path, bool json);
+int prism_info_scene(const char *path, bool json, prism_length_unit unit);
 
 typedef struct bar {
     int shown; /* last percentage drawn, -1 for none */
@@ -57,6 +57,22 @@ static const char *up_name(prism_up_axis up)
     return up == PRISM_UP_X ? "X_UP" : up == PRISM_UP_Z ? "Z_UP" : "Y_UP";
 }
 
+static const char *source_name(prism_unit_source s)
+{
+    return s == PRISM_UNIT_FROM_USER     ? "user"
+           : s == PRISM_UNIT_FROM_FILE   ? "file"
+           : s == PRISM_UNIT_FROM_GEANT4 ? "geant4"
+                                         : "default";
+}
+
+static const struct {
+    uint32_t bit;
+    const char *name;
+} marks[] = {{PRISM_GEANT4_EXTRAS, "g4dae_extras"},
+             {PRISM_GEANT4_META, "meta_extras"},
+             {PRISM_GEANT4_POINTER_IDS, "pointer_ids"},
+             {PRISM_GEANT4_DD_PATHS, "dd_paths"}};
+
 static void json_props(const prism_property *p, size_t n)
 {
     printf("[");
@@ -82,6 +98,13 @@ static void print_json(const char *path, const prism_scene *s)
            "\"unit_meter\": %.9g, \"g4dae\": %s,\n",
            s->bbox_min[0], s->bbox_min[1], s->bbox_min[2], s->bbox_max[0], s->bbox_max[1],
            s->bbox_max[2], up_name(s->up_axis), s->unit_meter, s->g4dae ? "true" : "false");
+    printf(" \"unit_source\": \"%s\", \"unit_rule\": ", source_name(s->unit_source));
+    json_string(s->unit_rule);
+    printf(", \"geant4_marks\": [");
+    for (size_t i = 0, n = 0; i < sizeof marks / sizeof *marks; i++)
+        if (s->geant4_marks & marks[i].bit)
+            printf("%s\"%s\"", n++ ? ", " : "", marks[i].name);
+    printf("], \"has_optics\": %s,\n", prism_scene_has_optics(s) ? "true" : "false");
     printf(" \"materials\": [");
     for (size_t i = 0; i < s->materials_count; i++) {
         printf(i ? ", {\"name\": " : "{\"name\": ");
@@ -103,6 +126,8 @@ static void print_json(const char *path, const prism_scene *s)
            "\"nonfinite_vertices\": %zu, \"unknown_elements\": %zu},\n",
            s->skipped.lines, s->skipped.degenerate_polygons, s->skipped.nonfinite_vertices,
            s->skipped.unknown_elements);
+    printf(" \"quirks\": {\"float_array_counts\": %zu, \"flat_positions\": %zu},\n",
+           s->quirks.float_array_counts, s->quirks.flat_positions);
     printf(" \"load_seconds\": %.6f, \"mb_per_second\": %.3f, \"triangles_per_second\": %.1f}\n",
            st->seconds, st->seconds > 0 ? (double)st->bytes / 1e6 / st->seconds : 0.0,
            st->triangles_per_second);
@@ -128,7 +153,9 @@ static void print_human(const char *path, const prism_scene *s)
         printf("  bbox (m)   [%g %g %g] .. [%g %g %g]\n", s->bbox_min[0], s->bbox_min[1],
                s->bbox_min[2], s->bbox_max[0], s->bbox_max[1], s->bbox_max[2]);
     printf("  unit       %g m, up axis %s\n", s->unit_meter, up_name(s->up_axis));
-    printf("  materials  %zu\n", s->materials_count);
+    printf("  unit rule  %s\n", s->unit_rule);
+    printf("  materials  %zu%s\n", s->materials_count,
+           prism_scene_has_optics(s) ? "" : " (no RINDEX anywhere: every material is vacuum)");
     for (size_t i = 0; i < s->materials_count; i++) {
         printf("    %s", s->materials[i].name);
         human_props(s->materials[i].properties, s->materials[i].properties_count);
@@ -145,6 +172,10 @@ static void print_human(const char *path, const prism_scene *s)
            "%zu unknown elements\n",
            s->skipped.lines, s->skipped.degenerate_polygons, s->skipped.nonfinite_vertices,
            s->skipped.unknown_elements);
+    if (s->quirks.float_array_counts || s->quirks.flat_positions)
+        printf("  forgiven   %zu float_array counts disagreeing with their text, %zu "
+               "two-component position sources (z = 0)\n",
+               s->quirks.float_array_counts, s->quirks.flat_positions);
     printf("  load       %.3f s, %.1f MB/s, %.2f M triangles/s\n", st->seconds,
            st->seconds > 0 ? (double)st->bytes / 1e6 / st->seconds : 0.0,
            st->triangles_per_second / 1e6);
@@ -157,11 +188,12 @@ static void log_info(void *user, prism_log_level level, const char *msg)
         fprintf(stderr, "prism-info: %s\n", msg);
 }
 
-int prism_info_scene(const char *path, bool json)
+int prism_info_scene(const char *path, bool json, prism_length_unit unit)
 {
     char err[1024] = "";
     bar b = {-1};
-    prism_load_desc d = {.error = err, .error_size = sizeof err, .log = log_info};
+    prism_load_desc d = {.error = err, .error_size = sizeof err, .log = log_info,
+                         .length_unit = unit};
     struct stat st;
     bool show = isatty(fileno(stderr)) && stat(path, &st) == 0 &&
                 (size_t)st.st_size >= PROGRESS_MIN_BYTES;

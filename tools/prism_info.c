@@ -5,18 +5,22 @@
 #include <string.h>
 
 #include "prism/context.h"
+#include "prism/scene.h"
 
 #ifdef PRISM_INFO_SCENE
-int prism_info_scene(const char *path, bool json);
+int prism_info_scene(const char *path, bool json, prism_length_unit unit);
 #endif
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: prism-info [--json] FILE.dae    summary of a COLLADA file\n"
-            "       prism-info --devices            the devices Prism can use\n"
+            "usage: prism-info [--json] [--unit U] FILE.dae   summary of a COLLADA file\n"
+            "       prism-info --devices                      the devices Prism can use\n"
             "options:\n"
             "  --json      print the file summary as one JSON object\n"
+            "  --unit U    m, cm, mm or auto: the unit of the file's lengths (default auto:\n"
+            "              its <unit>; without one, mm for a Geant4 export, else m); the\n"
+            "              summary says which rule decided\n"
             "  --devices   print the device report (host backend and every CUDA device)\n"
             "  --help      this text\n");
 }
@@ -39,6 +43,7 @@ int main(int argc, char **argv)
 {
     bool json = false, want_devices = false;
     const char *path = NULL;
+    prism_length_unit unit = PRISM_UNIT_AUTO;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -47,6 +52,13 @@ int main(int argc, char **argv)
             json = true;
         } else if (strcmp(argv[i], "--devices") == 0) {
             want_devices = true;
+        } else if (strcmp(argv[i], "--unit") == 0 || strncmp(argv[i], "--unit=", 7) == 0) {
+            const char *v = argv[i][6] == '=' ? argv[i] + 7 : i + 1 < argc ? argv[++i] : NULL;
+            if (prism_length_unit_parse(v, &unit) != PRISM_SUCCESS) {
+                fprintf(stderr, "prism-info: --unit: expected m, cm, mm or auto, got '%s'\n",
+                        v ? v : "nothing");
+                return 2;
+            }
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "prism-info: unknown option %s\n", argv[i]);
             usage(stderr);
@@ -68,9 +80,10 @@ int main(int argc, char **argv)
         return 2;
     }
 #ifdef PRISM_INFO_SCENE
-    return prism_info_scene(path, json);
+    return prism_info_scene(path, json, unit);
 #else
     (void)json;
+    (void)unit;
     fprintf(stderr, "prism-info: this build has no COLLADA loader\n");
     return 1;
 #endif

@@ -415,6 +415,11 @@ static int start(viewer_app *app)
                                                   prism_context_backend(app->ctx) == PRISM_BACKEND_HOST)));
     if (r == 0)
         r = viewer_scene_job_wait_loaded(app->job);
+    /* Said once, on the HUD too, so that nobody takes straight lines for physics. */
+    if (r == 0 && !prism_scene_has_optics(app->scene)) {
+        snprintf(app->status, sizeof app->status, "no RINDEX anywhere: every material is vacuum");
+        fprintf(stderr, "prism-view: %s: %s\n", app->opt.file, app->status);
+    }
     /* With CUDA sharing GL and the tree built by the upload on the device
      * (milliseconds), the upload comes before the first frame and writes
      * the raster view's vertex and index buffers through interop: each

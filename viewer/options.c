@@ -46,6 +46,10 @@ void viewer_options_usage(FILE *out)
         "                          the CUDA device from the uploaded triangles, or\n"
         "                          on the host (all cores) with the host backend or\n"
         "                          too little device memory\n"
+        "  --unit m|cm|mm|auto     the unit of the file's lengths (default auto:\n"
+        "                          its <unit>; without one, mm for a Geant4\n"
+        "                          export, else m); the rule that decided is\n"
+        "                          printed at load\n"
         "  --show-world            draw the world volume too: the outermost solid\n"
         "                          that encloses the others (a closed box around\n"
         "                          the detector), hidden by default in both views\n"
@@ -190,7 +194,7 @@ static const char *const PLACEMENT_NAMES[] = {"auto", "device", "mapped", "chrom
 static const char *const BVH_NAMES[] = {"auto", "host", "cuda", NULL};
 static const char *const VALUED[] = {"--size", "--frames", "--screenshot", "--photons",
     "--source", "--mode", "--view", "--camera", "--backend", "--placement", "--reserve", "--bvh",
-    NULL};
+    "--unit", NULL};
 
 /* One option that takes a value. Returns 0, or -1 with the message set. */
 static int parse_valued(viewer_options *o, const char *opt, const char *val, char *err,
@@ -238,6 +242,9 @@ static int parse_valued(viewer_options *o, const char *opt, const char *val, cha
         if ((c = parse_choice(val, BVH_NAMES)) < 0)
             return fail(err, size, "--bvh: expected auto, host or cuda, got '%s'", val);
         o->bvh = (viewer_bvh)c;
+    } else if (!strcmp(opt, "--unit")) {
+        if (prism_length_unit_parse(val, &o->unit) != PRISM_SUCCESS)
+            return fail(err, size, "--unit: expected m, cm, mm or auto, got '%s'", val);
     } else if (!strcmp(opt, "--reserve")) {
         char *end;
         errno = 0;

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "prism/scene.h"
+
 typedef enum viewer_view { VIEW_RASTER = 0, VIEW_RAYTRACE } viewer_view;
 typedef enum viewer_photon_mode { PHOTONS_VBO = 0, PHOTONS_COPY } viewer_photon_mode;
 typedef enum viewer_source_kind { SOURCE_AUTO = 0, SOURCE_POINT, SOURCE_BEAM } viewer_source_kind;
@@ -46,6 +48,7 @@ typedef struct viewer_options {
     viewer_placement placement;
     viewer_bvh bvh;
     double reserve_mb;         /* <0 = engine default */
+    prism_length_unit unit;    /* --unit: the file's length unit (AUTO: the loader's rule) */
     bool show_world;           /* draw the outermost volume(s) (hidden by default) */
     bool bench;
     bool json;

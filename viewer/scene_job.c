@@ -13,13 +13,33 @@
 #include "clock.h"
 #include "progress.h"
 
+/* The loader's warnings and its unit rule, kept while the progress bar
+ * owns the line and printed after it. */
+typedef struct load_log {
+    char lines[8][512];
+    int count, dropped;
+} load_log;
+
+static void keep_log(void *user, prism_log_level level, const char *message)
+{
+    load_log *l = user;
+    if (level != PRISM_LOG_WARNING && level != PRISM_LOG_INFO)
+        return; /* an error comes back as the load's message */
+    if (l->count < 8)
+        snprintf(l->lines[l->count++], sizeof l->lines[0], "%s", message);
+    else
+        l->dropped++;
+}
+
 static int load_scene(viewer_app *app)
 {
     char error[1024] = "";
     viewer_progress progress;
+    load_log log = {.count = 0};
     viewer_progress_begin(&progress, "loading");
     prism_load_desc desc = {.progress = viewer_progress_update, .progress_user = &progress,
-                            .error = error, .error_size = sizeof error};
+                            .error = error, .error_size = sizeof error, .log = keep_log,
+                            .log_user = &log, .length_unit = app->opt.unit};
     double t0 = viewer_clock();
     prism_result r = prism_scene_load(app->opt.file, &desc, &app->scene);
     app->startup.load = viewer_clock() - t0;
@@ -32,6 +52,10 @@ static int load_scene(viewer_app *app)
     snprintf(note, sizeof note, "%zu triangles in %.2f s", app->scene->triangles_count,
              app->startup.load);
     viewer_progress_end(&progress, note);
+    for (int i = 0; i < log.count; i++)
+        fprintf(stderr, "prism-view: %s\n", log.lines[i]);
+    if (log.dropped)
+        fprintf(stderr, "prism-view: %d more loader messages\n", log.dropped);
     if (app->scene->triangles_count == 0) {
         fprintf(stderr, "prism-view: %s: no triangles to show\n", app->opt.file);
         return -1;
