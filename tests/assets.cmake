@@ -22,7 +22,8 @@ if(TARGET prism-gen-detector)
     "\"$0\" --pmts 37 -o gen_detector_a.dae && \"$0\" --pmts=37 > gen_detector_b.dae && cmp gen_detector_a.dae gen_detector_b.dae"
     $<TARGET_FILE:prism-gen-detector>)
   add_test(NAME assets_generate_bad_options COMMAND sh -c
-    "for o in --bogus '--pmts x' '--pmts -1' '--pmts 1000001' --pmts extra; do \
+    "for o in --bogus '--pmts x' '--pmts -1' '--pmts 1000001' --pmts extra '--offset 1,2' \
+              '--offset x,0,0' '--offset 0,0,2e6' '--offset 1,2,3,4'; do \
        \"$0\" $o > /dev/null 2> gen_detector_err.txt; rc=$?; \
        [ $rc -eq 2 ] || { echo \"$o: exit $rc\"; exit 1; }; \
        grep -q prism-gen-detector gen_detector_err.txt || { echo \"$o: no message\"; exit 1; }; \

@@ -16,7 +16,10 @@
  *   world box +-(R+1000) in x and y, +-(H+1000) in z;
  *   PMT bulb: ellipsoid 100 x 100 x 70 (16 segments x 4 rings, 96
  *   triangles) around a vacuum ellipsoid 80 x 80 x 55 (8 x 3, 32
- *   triangles), centred 150 mm inside the wall or cap. */
+ *   triangles), centred 150 mm inside the wall or cap.
+ * --offset X,Y,Z (metres) moves the whole detector by a <translate> on the
+ * top node, for the precision tests: far from the origin, float32 world
+ * coordinates lose what the rays must keep. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -41,6 +44,7 @@ typedef struct gen_mesh {
 
 typedef struct gen_dims {
     long pmts;
+    double offset[3];      /* metres; written in mm on the top node */
     int unique;            /* every PMT its own geometry and logical volume */
     double R, H;           /* tank */
     long wall, top, bottom; /* PMTs on each part */
@@ -506,8 +510,11 @@ static void write_detector(FILE *f, const gen_dims *d)
     write_materials(f);
     write_nodes(f, d);
     fprintf(f, "  <library_visual_scenes>\n    <visual_scene id=\"DefaultScene\">\n"
-               "      <node id=\"top.0\" name=\"top.0\">\n"
-               "        <instance_node url=\"#" LV_WORLD "\"/>\n      </node>\n"
+               "      <node id=\"top.0\" name=\"top.0\">\n");
+    if (d->offset[0] != 0 || d->offset[1] != 0 || d->offset[2] != 0)
+        fprintf(f, "        <translate>%.17g %.17g %.17g</translate>\n", d->offset[0] * 1e3,
+                d->offset[1] * 1e3, d->offset[2] * 1e3);
+    fprintf(f, "        <instance_node url=\"#" LV_WORLD "\"/>\n      </node>\n"
                "    </visual_scene>\n  </library_visual_scenes>\n"
                "  <scene>\n    <instance_visual_scene url=\"#DefaultScene\"/>\n  </scene>\n"
                "</COLLADA>\n");
@@ -518,7 +525,7 @@ static void write_detector(FILE *f, const gen_dims *d)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: prism-gen-detector [--pmts N] [--unique] [--output FILE]\n"
+            "usage: prism-gen-detector [--pmts N] [--unique] [--offset X,Y,Z] [--output FILE]\n"
             "Writes a deterministic G4DAE-style COLLADA detector (lengths in mm): a\n"
             "cylindrical tank of mineral oil holding an acrylic vessel of liquid\n"
             "scintillator, with N photomultipliers on the tank's wall and caps facing\n"
@@ -531,6 +538,8 @@ static void usage(FILE *f)
             "  --unique         give every PMT its own geometry and logical volume (and skin\n"
             "                   surface), as an exporter without instancing would: the same\n"
             "                   world in a file some 20 times larger, for parse-bound benchmarks\n"
+            "  --offset X,Y,Z   move the whole detector by (X, Y, Z) metres, each within\n"
+            "                   +-1e6 (default 0,0,0: centred on the origin)\n"
             "  -o, --output F   write to file F instead of standard output\n"
             "  -h, --help       print this help and exit\n"
             "\n"
@@ -544,8 +553,23 @@ static int bad_option(const char *what, const char *arg)
     return 2;
 }
 
+/* "X,Y,Z": three finite numbers within +-1e6 m. */
+static int parse_offset(const char *s, double out[3])
+{
+    for (int k = 0; k < 3; k++) {
+        char *end;
+        errno = 0;
+        out[k] = strtod(s, &end);
+        if (errno || end == s || !(fabs(out[k]) <= 1e6) || *end != (k < 2 ? ',' : '\0'))
+            return -1;
+        s = end + 1;
+    }
+    return 0;
+}
+
 /* Returns -1 to go on, or the exit status. */
-static int parse_args(int argc, char **argv, long *pmts, int *unique, const char **output)
+static int parse_args(int argc, char **argv, long *pmts, int *unique, double offset[3],
+                      const char **output)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
@@ -559,7 +583,8 @@ static int parse_args(int argc, char **argv, long *pmts, int *unique, const char
         }
         int is_pmts = !strcmp(a, "--pmts") || !strncmp(a, "--pmts=", 7);
         int is_out = !strcmp(a, "-o") || !strcmp(a, "--output") || !strncmp(a, "--output=", 9);
-        if (!is_pmts && !is_out)
+        int is_offset = !strcmp(a, "--offset") || !strncmp(a, "--offset=", 9);
+        if (!is_pmts && !is_out && !is_offset)
             return bad_option(a[0] == '-' ? "unknown option" : "unexpected argument", a);
         if (strchr(a, '='))
             val = strchr(a, '=') + 1;
@@ -571,6 +596,11 @@ static int parse_args(int argc, char **argv, long *pmts, int *unique, const char
             if (!*val)
                 return bad_option("empty file name after", a);
             *output = val;
+            continue;
+        }
+        if (is_offset) {
+            if (parse_offset(val, offset))
+                return bad_option("--offset needs X,Y,Z in metres, each within +-1e6, not", val);
             continue;
         }
         char *end;
@@ -587,8 +617,9 @@ int main(int argc, char **argv)
 {
     long pmts = 192;
     int unique = 0;
+    double offset[3] = {0, 0, 0};
     const char *output = NULL;
-    int status = parse_args(argc, argv, &pmts, &unique, &output);
+    int status = parse_args(argc, argv, &pmts, &unique, offset, &output);
     if (status >= 0)
         return status;
 
@@ -601,6 +632,7 @@ int main(int argc, char **argv)
     setvbuf(f, buffer, _IOFBF, sizeof buffer);
     gen_dims d;
     gen_dims_for(pmts, unique, &d);
+    memcpy(d.offset, offset, sizeof d.offset);
     write_detector(f, &d);
     int failed = ferror(f) != 0;
     if (fflush(f) != 0)
