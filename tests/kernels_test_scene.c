@@ -112,6 +112,15 @@ void kt_box(kt_scene *s, const float lo[3], const float hi[3], uint32_t solid, u
     }
 }
 
+void kt_quad(kt_scene *s, const float a[3], const float b[3], const float c[3], const float d[3],
+             uint32_t solid, uint32_t inner, uint32_t outer, uint32_t surface)
+{
+    uint32_t v[4] = {add_vertex(s, a[0], a[1], a[2]), add_vertex(s, b[0], b[1], b[2]),
+                     add_vertex(s, c[0], c[1], c[2]), add_vertex(s, d[0], d[1], d[2])};
+    add_triangle(s, v[0], v[1], v[2], solid, inner, outer, surface);
+    add_triangle(s, v[0], v[2], v[3], solid, inner, outer, surface);
+}
+
 void kt_sphere(kt_scene *s, const float c[3], float r, unsigned seg, uint32_t solid,
                uint32_t inner, uint32_t outer, uint32_t surface)
 {

@@ -41,6 +41,10 @@ uint32_t kt_surface(kt_scene *s, const char *name, float detect, float absorb, f
  * surface index or PRISM_NONE. */
 void kt_box(kt_scene *s, const float lo[3], const float hi[3], uint32_t solid, uint32_t inner,
             uint32_t outer, uint32_t surface);
+/* A flat quad (a, b, c, d), counter-clockwise seen from its front, split
+ * along a-c into two triangles. */
+void kt_quad(kt_scene *s, const float a[3], const float b[3], const float c[3], const float d[3],
+             uint32_t solid, uint32_t inner, uint32_t outer, uint32_t surface);
 /* A UV sphere of radius r at c with `seg` segments around, normals out. */
 void kt_sphere(kt_scene *s, const float c[3], float r, unsigned seg, uint32_t solid,
                uint32_t inner, uint32_t outer, uint32_t surface);

@@ -8,6 +8,7 @@
 #define PRISM_KERNELS_PHOTON_H
 
 #include "physics.h"
+#include "spawn.h"
 #include "traverse.h"
 
 #define PRISM_SPEED_OF_LIGHT 0.299792458f /* metres per nanosecond */
@@ -19,8 +20,9 @@ typedef struct prism_propagate_params {
 } prism_propagate_params;
 
 /* Start distance: a photon on a surface must not hit the surface it stands
- * on. The triangle it left is skipped exactly; this keeps neighbours that
- * share an edge from catching it at float rounding distance. */
+ * on. The triangle it left is skipped exactly and its ray starts off the
+ * surface (prism_photon_origin); this is for photons given on a surface,
+ * whose neighbours could catch them at float rounding distance. */
 PRISM_HD float prism_photon_tmin(pv3 pos)
 {
     float m = fmaxf(fmaxf(fabsf(pos.x), fabsf(pos.y)), fabsf(pos.z));
@@ -64,6 +66,31 @@ PRISM_HD pv3 prism_triangle_normal(const prism_geometry_view *g, uint32_t index)
     pv3 v0 = prism_trace_vertex(g, tri[0]);
     return pv3_normalize(pv3_cross(pv3_sub(prism_trace_vertex(g, tri[1]), v0),
                                    pv3_sub(prism_trace_vertex(g, tri[2]), v0)));
+}
+
+/* Where the photon's next ray starts: where it is, or, standing on
+ * triangle `on` (the boundary it just crossed), just off that surface on
+ * the side it goes (kernels/spawn.h), so that no neighbour of the triangle
+ * meets it again at the rounding distance of its position. */
+PRISM_HD pv3 prism_photon_origin(const prism_geometry_view *g, uint32_t on, pv3 pos, pv3 dir)
+{
+    if (on >= g->triangle_count) /* PRISM_TRACE_NONE: not on a surface */
+        return pos;
+    const uint32_t *tri = g->triangles + 3u * (size_t)on;
+    pv3 a = prism_trace_vertex(g, tri[0]), b = prism_trace_vertex(g, tri[1]),
+        c = prism_trace_vertex(g, tri[2]);
+    pv3 n = pv3_normalize(pv3_cross(pv3_sub(b, a), pv3_sub(c, a)));
+    return prism_spawn(pos, a, b, c, n, dir);
+}
+
+/* The point of the triangle at `hit`, from its barycentrics: off by a
+ * rounding of its coordinates whatever the length of the ray (o + t d
+ * carries the rounding of t), so a photon on a boundary is on it. */
+PRISM_HD pv3 prism_photon_hit_point(const prism_geometry_view *g, const prism_trace_hit *hit)
+{
+    const uint32_t *tri = g->triangles + 3u * (size_t)hit->index;
+    return prism_triangle_point(prism_trace_vertex(g, tri[0]), prism_trace_vertex(g, tri[1]),
+                                prism_trace_vertex(g, tri[2]), hit->u, hit->v);
 }
 
 /* Move the photon `d` metres through a medium of index n. */
@@ -112,10 +139,12 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
     }
     prism_rng r = prism_rng_make(q->seed, id, p->steps + 1u, PRISM_RNG_PROPAGATE);
     prism_trace_hit hit;
-    if (!prism_trace_closest(g, pos, st.dir, prism_photon_tmin(pos), INFINITY, p->reserved, &hit)) {
+    pv3 org = prism_photon_origin(g, p->reserved, pos, st.dir);
+    if (!prism_trace_closest(g, org, st.dir, prism_photon_tmin(org), INFINITY, p->reserved, &hit)) {
         p->history |= PRISM_NO_HIT;
         return 0;
     }
+    hit.t += pv3_dot(pv3_sub(org, pos), st.dir); /* from the photon, not from the ray's start */
     /* The material the photon is in is the one on its side of that triangle. */
     uint32_t mats = g->triangle_info[hit.index].materials;
     pv3 n = prism_triangle_normal(g, hit.index);
@@ -137,6 +166,7 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
         what = PRISM_RAYLEIGH_SCATTER;
     } else {
         prism_photon_move(p, &pos, st.dir, hit.t, m.rindex);
+        pos = prism_photon_hit_point(g, &hit);
         what = prism_photon_boundary(g, o, p, &st, &hit, n, &r);
         alive = (what & PRISM_TERMINAL_FLAGS) == 0;
     }
