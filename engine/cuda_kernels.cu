@@ -1,8 +1,10 @@
 /* The CUDA backend of the kernels: thin launchers over the PRISM_HD
- * per-pixel and per-photon functions that the host backend runs in OpenMP
- * loops (engine/kernels/). Each launcher binds the context's device,
- * launches on the kernels' stream, and waits, so a failing launch is
- * reported by the call that made it. */
+ * per-pixel functions that the host backend runs in OpenMP loops
+ * (engine/kernels/), the photon tally, and the kernels' stream. The photon
+ * kernels are in cuda_photon_kernels.cuh, built twice (exact and fast
+ * arithmetic). Each launcher binds the context's device, launches on the
+ * kernels' stream, and waits, so a failing launch is reported by the call
+ * that made it. */
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -15,12 +17,12 @@ extern "C" {
 #include "context_internal.h"
 #include "kernel_state.h"
 }
+#include "cuda_launch.h"
 #include "kernel_backend.h"
 #include "kernels/render_tuning.h"
 #include "kernels/traverse_gpu.h"
 
 #define PRISM_RENDER_BLOCK 256
-#define PRISM_PHOTON_BLOCK 128
 
 /* The render kernel as first written: prism_render_one, the host's code. */
 __global__ void prism_render_kernel(prism_geometry_view g, prism_render_params p,
@@ -153,54 +155,6 @@ static int render_variant_for(const prism_geometry_view *g, const prism_render_p
     return v;
 }
 
-__global__ void prism_generate_kernel(prism_source_params s, prism_propagate_params q,
-                                      const prism_photon *given, prism_photon *photons,
-                                      prism_step_record *records, uint32_t *queue, uint32_t count)
-{
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count)
-        return;
-    prism_generate_photon(&s, i, given != 0 ? &given[i] : 0, &photons[i]);
-    prism_record_write(records, &q, i, &photons[i]);
-    queue[i] = i;
-}
-
-__global__ void prism_propagate_kernel(prism_geometry_view g, prism_optics_view o,
-                                       prism_propagate_params q, prism_photon *photons,
-                                       prism_step_record *records, const uint32_t *queue_in,
-                                       uint32_t n_in, uint32_t *queue_out, uint32_t *counter,
-                                       uint32_t budget)
-{
-    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n_in)
-        return;
-    uint32_t id = queue_in[k];
-    if (prism_photon_run(&g, &o, &q, photons, records, id, budget))
-        queue_out[atomicAdd(counter, 1u)] = id;
-}
-
-static cudaStream_t stream_of(prism_context *ctx)
-{
-    return ctx->kernels != NULL ? (cudaStream_t)ctx->kernels->stream : (cudaStream_t)0;
-}
-
-/* After a launch: its error, then the stream's. */
-static prism_result finish(prism_context *ctx, const char *what)
-{
-    cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(stream_of(ctx));
-    if (err == cudaSuccess)
-        return PRISM_SUCCESS;
-    cudaGetLastError();
-    return prism__error(ctx, PRISM_ERROR_CUDA, "%s kernel: %s", what, cudaGetErrorString(err));
-}
-
-static unsigned blocks(uint32_t n, unsigned block)
-{
-    return (unsigned)(((uint64_t)n + block - 1u) / block);
-}
-
 extern "C" prism_result prism__cuda_render(prism_context *ctx, const prism_geometry_view *g,
                                            const prism_render_params *p, uint32_t *image,
                                            uint32_t y0, uint32_t rows)
@@ -211,7 +165,7 @@ extern "C" prism_result prism__cuda_render(prism_context *ctx, const prism_geome
         return r;
     int v = render_variant_for(g, p);
     prism_render_fn f = prism_render_variants[v].f;
-    unsigned grid = blocks(count, render_block);
+    unsigned grid = prism__cuda_blocks(count, render_block);
     if (prism_render_variants[v].persist) {
         /* as many blocks as stay resident, and the counter zeroed */
         int dev = 0, sms = 0, per_sm = 0;
@@ -219,58 +173,14 @@ extern "C" prism_result prism__cuda_render(prism_context *ctx, const prism_geome
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)f,
                                                           (int)render_block, 0) != cudaSuccess ||
-            cudaMemsetAsync(p->work, 0, sizeof(uint32_t), stream_of(ctx)) != cudaSuccess)
-            return finish(ctx, "render (persistent setup)");
+            cudaMemsetAsync(p->work, 0, sizeof(uint32_t), prism__cuda_stream_of(ctx)) !=
+                cudaSuccess)
+            return prism__cuda_finish(ctx, "render (persistent setup)");
         unsigned resident = (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
         grid = grid < resident ? grid : resident;
     }
-    f<<<grid, render_block, 0, stream_of(ctx)>>>(*g, *p, image, y0, rows, count);
-    return finish(ctx, "render");
-}
-
-extern "C" prism_result prism__cuda_generate(prism_context *ctx, const prism_source_params *s,
-                                             const prism_propagate_params *q,
-                                             const prism_photon *given, prism_photon *photons,
-                                             prism_step_record *records, uint32_t *queue,
-                                             uint32_t count)
-{
-    prism_result r = prism__cuda_bind(ctx);
-    if (r != PRISM_SUCCESS || count == 0)
-        return r;
-    prism_generate_kernel<<<blocks(count, PRISM_PHOTON_BLOCK), PRISM_PHOTON_BLOCK, 0,
-                            stream_of(ctx)>>>(*s, *q, given, photons, records, queue, count);
-    return finish(ctx, "generate");
-}
-
-extern "C" prism_result prism__cuda_propagate(prism_context *ctx, const prism_geometry_view *g,
-                                              const prism_optics_view *o,
-                                              const prism_propagate_params *q,
-                                              prism_photon *photons, prism_step_record *records,
-                                              const uint32_t *queue_in, uint32_t n_in,
-                                              uint32_t *queue_out, uint32_t *n_out,
-                                              uint32_t budget, uint32_t *counter)
-{
-    *n_out = 0;
-    prism_result r = prism__cuda_bind(ctx);
-    if (r != PRISM_SUCCESS || n_in == 0)
-        return r;
-    prism_optics_view vacuum;
-    memset(&vacuum, 0, sizeof vacuum);
-    cudaStream_t s = stream_of(ctx);
-    cudaError_t err = cudaMemsetAsync(counter, 0, sizeof *counter, s);
-    if (err != cudaSuccess)
-        return finish(ctx, "propagate (counter)");
-    prism_propagate_kernel<<<blocks(n_in, PRISM_PHOTON_BLOCK), PRISM_PHOTON_BLOCK, 0, s>>>(
-        *g, o != 0 ? *o : vacuum, *q, photons, records, queue_in, n_in, queue_out, counter,
-        budget);
-    err = cudaGetLastError();
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(n_out, counter, sizeof *n_out, cudaMemcpyDeviceToHost, s);
-    if (err != cudaSuccess) {
-        cudaGetLastError();
-        return prism__error(ctx, PRISM_ERROR_CUDA, "propagate kernel: %s", cudaGetErrorString(err));
-    }
-    return finish(ctx, "propagate");
+    f<<<grid, render_block, 0, prism__cuda_stream_of(ctx)>>>(*g, *p, image, y0, rows, count);
+    return prism__cuda_finish(ctx, "render");
 }
 
 extern "C" prism_result prism__cuda_kernel_attributes(prism_context *ctx, const char *name,
@@ -279,9 +189,13 @@ extern "C" prism_result prism__cuda_kernel_attributes(prism_context *ctx, const 
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS)
         return r;
+    const prism_cuda_photon_kernels *photon = prism__cuda_photon_kernels(
+        strcmp(name, "propagate_fast") == 0    ? PRISM_PROPAGATE_MATH_FAST
+        : strcmp(name, "propagate_exact") == 0 ? PRISM_PROPAGATE_MATH_EXACT
+                                               : PRISM_PROPAGATE_MATH_DEFAULT);
     const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_variants[render_variant_for(NULL, NULL)].f
-                    : strcmp(name, "generate") == 0 ? (const void *)prism_generate_kernel
-                                                    : (const void *)prism_propagate_kernel;
+                    : strcmp(name, "generate") == 0 ? photon->generate_kernel
+                                                    : photon->propagate_kernel;
     cudaFuncAttributes a;
     cudaError_t err = cudaFuncGetAttributes(&a, f);
     if (err != cudaSuccess) {
@@ -362,11 +276,11 @@ extern "C" prism_result prism__cuda_tally(prism_context *ctx, const prism_photon
     unsigned long long *sums = (unsigned long long *)prism_buffer_device_pointer(scratch);
     uint32_t *any = (uint32_t *)(sums + 3);
     unsigned long long got[4];
-    cudaStream_t s = stream_of(ctx);
+    cudaStream_t s = prism__cuda_stream_of(ctx);
     cudaError_t err = cudaMemsetAsync(sums, 0, 32, s);
     if (err == cudaSuccess) {
-        prism_tally_kernel<<<blocks(count, 256) < 1024 ? blocks(count, 256) : 1024, 256, 0, s>>>(
-            photons, count, sums, any);
+        const unsigned grid = prism__cuda_blocks(count, 256);
+        prism_tally_kernel<<<grid < 1024 ? grid : 1024, 256, 0, s>>>(photons, count, sums, any);
         err = cudaGetLastError();
     }
     if (err == cudaSuccess)

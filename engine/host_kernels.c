@@ -28,7 +28,8 @@ prism_result prism__host_generate(prism_context *ctx, const prism_source_params 
 {
 #pragma omp parallel for schedule(static) num_threads(host_threads(ctx))
     for (long long i = 0; i < (long long)count; i++) {
-        prism_generate_photon(s, (uint32_t)i, given != NULL ? &given[i] : NULL, &photons[i]);
+        prism_generate_photon(s, q->first_photon + (uint64_t)i, given != NULL ? &given[i] : NULL,
+                              &photons[i]);
         prism_record_write(records, q, (uint32_t)i, &photons[i]);
         queue[i] = (uint32_t)i;
     }

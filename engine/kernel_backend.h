@@ -38,24 +38,40 @@ prism_result prism__host_propagate(prism_context *ctx, const prism_geometry_view
                                    uint32_t *n_out, uint32_t budget);
 
 #ifdef PRISM_HAVE_CUDA
-/* The same on ctx's device and stream; queue counts live on the device:
- * `counter` is one device uint32. Synchronous (they return when done). */
+/* The render on ctx's device and stream. Synchronous (returns when done). */
 prism_result prism__cuda_render(prism_context *ctx, const prism_geometry_view *g,
                                 const prism_render_params *p, uint32_t *image, uint32_t y0,
                                 uint32_t rows);
-prism_result prism__cuda_generate(prism_context *ctx, const prism_source_params *s,
-                                  const prism_propagate_params *q, const prism_photon *given,
-                                  prism_photon *photons, prism_step_record *records,
-                                  uint32_t *queue, uint32_t count);
-prism_result prism__cuda_propagate(prism_context *ctx, const prism_geometry_view *g,
-                                   const prism_optics_view *o, const prism_propagate_params *q,
-                                   prism_photon *photons, prism_step_record *records,
-                                   const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
-                                   uint32_t *n_out, uint32_t budget, uint32_t *counter);
+/* The photon kernels of one arithmetic (cuda_photon_kernels.cuh): the
+ * exact one gives the host backend's bits, the fast one uses the hardware's
+ * approximations. generate and propagate do what prism__host_generate and
+ * prism__host_propagate do, on ctx's device; queue counts live on the
+ * device (`counter` is one device uint32). Synchronous. The kernel
+ * pointers are for cudaFuncGetAttributes. */
+typedef struct prism_cuda_photon_kernels {
+    prism_result (*generate)(prism_context *ctx, const prism_source_params *s,
+                             const prism_propagate_params *q, const prism_photon *given,
+                             prism_photon *photons, prism_step_record *records, uint32_t *queue,
+                             uint32_t count);
+    prism_result (*propagate)(prism_context *ctx, const prism_geometry_view *g,
+                              const prism_optics_view *o, const prism_propagate_params *q,
+                              prism_photon *photons, prism_step_record *records,
+                              const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
+                              uint32_t *n_out, uint32_t budget, uint32_t *counter);
+    const void *generate_kernel, *propagate_kernel;
+} prism_cuda_photon_kernels;
+extern const prism_cuda_photon_kernels prism__cuda_photon_exact, prism__cuda_photon_fast;
+
+static inline const prism_cuda_photon_kernels *prism__cuda_photon_kernels(prism_propagate_math m)
+{
+    return m == PRISM_PROPAGATE_MATH_FAST ? &prism__cuda_photon_fast : &prism__cuda_photon_exact;
+}
+
 /* The stats' photon figures from `count` photons in device memory. */
 prism_result prism__cuda_tally(prism_context *ctx, const prism_photon *photons, uint32_t count,
                                prism_propagate_stats *st);
-/* Registers and static shared memory of a kernel by name. */
+/* Registers and static shared memory of a kernel by name ("render",
+ * "generate", "propagate", "propagate_exact", "propagate_fast"). */
 prism_result prism__cuda_kernel_attributes(prism_context *ctx, const char *name, int *registers,
                                            size_t *shared_bytes);
 #endif

@@ -43,8 +43,12 @@ void prism__kernels_shutdown(prism_context *ctx)
 
 static bool known_kernel(const char *name)
 {
-    return name != NULL && (strcmp(name, "render") == 0 || strcmp(name, "propagate") == 0 ||
-                            strcmp(name, "generate") == 0);
+    static const char *const names[] = {"render", "generate", "propagate", "propagate_exact",
+                                        "propagate_fast"};
+    for (size_t i = 0; name != NULL && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
 }
 
 prism_result prism_kernel_resources(prism_context *ctx, const char *kernel_name,

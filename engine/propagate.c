@@ -12,6 +12,7 @@
 #include "geometry_internal.h"
 #include "kernel_backend.h"
 #include "optics_tables.h"
+#include "prism/memory.h"
 #include "target.h"
 
 static prism_result check_source(prism_context *ctx, const prism_photon_source *s,
@@ -47,14 +48,25 @@ static prism_result check_source(prism_context *ctx, const prism_photon_source *
     return PRISM_SUCCESS;
 }
 
-static prism_result check_desc(prism_context *ctx, const prism_propagate_desc *d,
+PRISM_STATIC_ASSERT(PRISM_PROPAGATE_MAX_PHOTON_INDEX == PRISM_RNG_MAX_PHOTONS,
+                    "every photon index has its own random stream");
+
+static prism_result check_desc(prism_context *ctx, const prism_propagate_desc *d, size_t count,
                                prism_propagate_params *q, uint32_t *budget)
 {
     if (d->record_steps > PRISM_PROPAGATE_MAX_RECORDS)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "propagate: record_steps %u is above %u", d->record_steps,
                             PRISM_PROPAGATE_MAX_RECORDS);
+    if ((unsigned)d->math > PRISM_PROPAGATE_MATH_FAST)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "propagate: unknown math %d",
+                            (int)d->math);
+    if (d->first_photon > PRISM_PROPAGATE_MAX_PHOTON_INDEX - count)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: photons %llu + %zu go beyond index 2^56",
+                            (unsigned long long)d->first_photon, count);
     q->seed = d->seed;
+    q->first_photon = d->first_photon;
     q->max_steps = d->max_steps == 0 ? 100u : d->max_steps;
     q->record_steps = d->record_steps;
     *budget = d->steps_per_launch == 0 ? PRISM_PROPAGATE_STEPS_PER_LAUNCH : d->steps_per_launch;
@@ -80,6 +92,7 @@ void prism__propagate_tally(const prism_photon *photons, size_t count, prism_pro
 
 typedef struct run_state {
     prism__scratch given, queue[2], counter;
+    prism_propagate_math math;
 } run_state;
 
 static void run_release(run_state *w)
@@ -112,8 +125,8 @@ static prism_result launch_generate(prism_context *ctx, const prism_source_param
     const prism_photon *given = w->given.pointer;
 #ifdef PRISM_HAVE_CUDA
     if (ctx->backend == PRISM_BACKEND_CUDA)
-        return prism__cuda_generate(ctx, sp, q, given, photons, records, w->queue[0].pointer,
-                                    count);
+        return prism__cuda_photon_kernels(w->math)->generate(ctx, sp, q, given, photons, records,
+                                                             w->queue[0].pointer, count);
 #endif
     return prism__host_generate(ctx, sp, q, given, photons, records, w->queue[0].pointer, count);
 }
@@ -126,8 +139,9 @@ static prism_result launch_steps(prism_context *ctx, const prism_geometry_view *
 {
 #ifdef PRISM_HAVE_CUDA
     if (ctx->backend == PRISM_BACKEND_CUDA)
-        return prism__cuda_propagate(ctx, g, o, q, photons, records, in, n, out, n_out, budget,
-                                     w->counter.pointer);
+        return prism__cuda_photon_kernels(w->math)->propagate(ctx, g, o, q, photons, records, in,
+                                                              n, out, n_out, budget,
+                                                              w->counter.pointer);
 #endif
     (void)w;
     return prism__host_propagate(ctx, g, o, q, photons, records, in, n, out, n_out, budget);
@@ -195,9 +209,11 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
     prism_source_params sp;
     prism_propagate_params q;
     uint32_t budget = 0;
+    if (desc == NULL)
+        desc = &zero_desc;
     prism_result r = check_source(ctx, source, &sp);
     if (r == PRISM_SUCCESS)
-        r = check_desc(ctx, desc != NULL ? desc : &zero_desc, &q, &budget);
+        r = check_desc(ctx, desc, source->count, &q, &budget);
     if (r != PRISM_SUCCESS)
         return r;
     sp.seed = q.seed;
@@ -206,6 +222,7 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
     prism_propagate_stats st = {0};
     run_state w;
     memset(&w, 0, sizeof w);
+    w.math = desc->math;
     r = run_alloc(ctx, source, &w);
     uint32_t count = (uint32_t)source->count;
     if (r == PRISM_SUCCESS)
@@ -276,6 +293,36 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
     prism_result e1 = want_records ? prism__target_end(ctx, &rec, r == PRISM_SUCCESS) : PRISM_SUCCESS;
     prism_result e0 = prism__target_end(ctx, &ph, r == PRISM_SUCCESS);
     return r != PRISM_SUCCESS ? r : (e1 != PRISM_SUCCESS ? e1 : e0);
+}
+
+prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometry *geometry,
+                                         prism_source_kind kind, const prism_propagate_desc *desc,
+                                         size_t *count)
+{
+    if (ctx == NULL || geometry == NULL || count == NULL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate_batch_limit: NULL context, geometry or count");
+    if (prism__geometry_context(geometry) != ctx)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate_batch_limit: the geometry belongs to another context");
+    *count = 0;
+    size_t free_bytes = 0, total_bytes = 0;
+    prism_result r = prism_device_memory_info(ctx, &free_bytes, &total_bytes);
+    if (r != PRISM_SUCCESS)
+        return r;
+    const size_t reserve = prism_geometry_report(geometry)->reserve;
+    const size_t k = desc != NULL ? desc->record_steps : 0;
+    const size_t per_photon = sizeof(prism_photon) + 2 * sizeof(uint32_t) +
+                              (kind == PRISM_SOURCE_PHOTONS ? sizeof(prism_photon) : 0) +
+                              k * sizeof(prism_step_record);
+    const size_t left = free_bytes > reserve ? free_bytes - reserve : 0;
+    if (left < per_photon)
+        return prism__error(ctx, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,
+                            "propagate_batch_limit: %.1f MB free, %.1f MB of it kept in reserve: "
+                            "no room for a photon (%zu bytes)",
+                            free_bytes / 1e6, reserve / 1e6, per_photon);
+    *count = left / per_photon < UINT32_MAX ? left / per_photon : UINT32_MAX;
+    return PRISM_SUCCESS;
 }
 
 const char *prism_history_flag_name(uint32_t bit)

@@ -10,11 +10,13 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "kernels/kmath.h"
 #include "kernels/philox.h"
 #include "kernels_test_scene.h"
 #include "prism/geometry.h"
@@ -436,6 +438,138 @@ static void test_step_records(void **state)
     kt_free(&s, ctx);
 }
 
+/* A run split into calls (first_photon advancing) gives the photons and
+ * records of one call, byte for byte; photon indices past 2^32 draw their
+ * own numbers and their records carry the low 32 bits. */
+static void test_first_photon_splits(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    enum { N = 6000, K = 5 };
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N, .position = {0.1f, 0, 0}};
+    prism_propagate_desc d = {.seed = 8, .record_steps = K};
+    prism_step_record *ref_rec = calloc(N * K, sizeof *ref_rec), *rec = calloc(N * K, sizeof *rec);
+    prism_photon *ref = run(&s, &src, &d, ref_rec, NULL), *ph = calloc(N, sizeof *ph);
+    const size_t parts[3] = {1000, 2999, 2001};
+    for (size_t i = 0, at = 0; i < 3; at += parts[i++]) {
+        prism_photon_source part = src;
+        part.count = parts[i];
+        prism_propagate_desc pd = d;
+        pd.first_photon = at;
+        assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &part,
+                                               &pd, ph + at, rec + at * K, true, NULL),
+                         PRISM_SUCCESS);
+    }
+    assert_memory_equal(ph, ref, N * sizeof *ph);
+    assert_memory_equal(rec, ref_rec, N * K * sizeof *rec);
+    /* photons 2^32 + 7 ...: not photons 7 ... again */
+    prism_photon_source few = src;
+    few.count = 10;
+    prism_propagate_desc high = d;
+    high.first_photon = ((uint64_t)1 << 32) + 7;
+    assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &few, &high,
+                                           ph, rec, true, NULL),
+                     PRISM_SUCCESS);
+    for (uint32_t i = 0; i < 10; i++) {
+        assert_memory_not_equal(&ph[i], &ref[7 + i], sizeof *ph);
+        assert_int_equal(rec[i * K].photon, 7 + i);
+    }
+    /* the host computes exactly whatever math is asked for */
+    prism_propagate_desc fast = d;
+    fast.math = PRISM_PROPAGATE_MATH_FAST;
+    prism_photon *f = run(&s, &src, &fast, rec, NULL);
+    assert_memory_equal(f, ref, N * sizeof *f);
+    free(f);
+    free(ph);
+    free(ref);
+    free(rec);
+    free(ref_rec);
+    kt_free(&s, ctx);
+}
+
+/* The own logarithm and sine/cosine (kernels/kmath.h) against libm in
+ * double: within 2 ulp over every 37th uniform the generator can draw
+ * (and at both ends), and exact where the answer is. */
+static double ulps(float got, double want)
+{
+    const float w = (float)want;
+    return fabs((double)got - want) / (double)(nextafterf(fabsf(w), INFINITY) - fabsf(w));
+}
+
+static void test_own_math(void **state)
+{
+    (void)state;
+    const double two_pi = 6.283185307179586;
+    double worst_log = 0, worst_sincos = 0;
+    for (uint32_t k = 0; k < (1u << 23); k += k < 16 || k > (1u << 23) - 16 ? 1 : 37) {
+        const float u = ((float)k + 0.5f) * (1.0f / 8388608.0f);
+        worst_log = fmax(worst_log, ulps(prism_logf(u), log((double)u)));
+        float sn, cs;
+        prism_sincos_turn(u, &sn, &cs);
+        const double S = sin(two_pi * u), C = cos(two_pi * u);
+        /* near a zero of sin or cos, ulps of the tiny answer mean nothing */
+        if (fabs(S) > 1e-3)
+            worst_sincos = fmax(worst_sincos, ulps(sn, S));
+        if (fabs(C) > 1e-3)
+            worst_sincos = fmax(worst_sincos, ulps(cs, C));
+        assert_true(fabs(sn - S) < 2e-7 && fabs(cs - C) < 2e-7);
+    }
+    printf("# worst: log %.2f ulp, sin/cos %.2f ulp\n", worst_log, worst_sincos);
+    assert_true(worst_log <= 2.0 && worst_sincos <= 2.0);
+    assert_float_equal(prism_logf(1.0f), 0.0f, 0);
+    assert_true(ulps(prism_logf(1e-40f), log(1e-40)) <= 2.0); /* subnormal */
+    assert_true(ulps(prism_logf(3e38f), log(3e38)) <= 2.0);
+    assert_true(isinf(prism_logf(0.0f)) && prism_logf(0.0f) < 0);
+    assert_true(isnan(prism_logf(-1.0f)));
+    float sn, cs;
+    prism_sincos_turn(0.0f, &sn, &cs);
+    assert_true(sn == 0.0f && cs == 1.0f);
+    prism_sincos_turn(0.25f, &sn, &cs);
+    assert_true(sn == 1.0f && cs == 0.0f);
+}
+
+/* How many photons a call can take: what the memory holds, less for
+ * records and a PHOTONS source's input; an error when nothing fits. */
+static void test_batch_limit(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    prism_geometry *g = kt_upload(&s, ctx, PRISM_PLACEMENT_AUTO, false);
+    assert_non_null(g);
+    size_t point = 0, photons = 0, records = 0;
+    prism_propagate_desc d = {.record_steps = 10};
+    assert_int_equal(prism_propagate_batch_limit(ctx, g, PRISM_SOURCE_POINT, NULL, &point),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_propagate_batch_limit(ctx, g, PRISM_SOURCE_PHOTONS, NULL, &photons),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_propagate_batch_limit(ctx, g, PRISM_SOURCE_POINT, &d, &records),
+                     PRISM_SUCCESS);
+    size_t free_bytes = 0, total = 0;
+    assert_int_equal(prism_device_memory_info(ctx, &free_bytes, &total), PRISM_SUCCESS);
+    const size_t left = free_bytes - prism_geometry_report(g)->reserve;
+    printf("# batch limit: %zu / %zu / %zu photons in %.0f MB\n", point, photons, records,
+           left / 1e6);
+    /* 72, 136 and 392 bytes a photon (the ledger may move a little between calls) */
+    const size_t fits = left / 72 < UINT32_MAX ? left / 72 : UINT32_MAX;
+    assert_true(point > 0 && (double)point > 0.99 * (double)fits);
+    assert_true(photons < point && records < photons);
+    assert_float_equal((double)records / (double)(left / 392), 1.0, 0.01);
+    assert_int_equal(prism_propagate_batch_limit(ctx, NULL, PRISM_SOURCE_POINT, NULL, &point),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    prism_geometry_destroy(g);
+    /* a reserve above the free memory: no photon fits, and the message says why */
+    prism_geometry_desc gd = {.policy = PRISM_PLACEMENT_MAPPED, .reserve = free_bytes * 2};
+    assert_int_equal(prism_geometry_upload(ctx, &s.scene, s.bvh, &gd, &g), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate_batch_limit(ctx, g, PRISM_SOURCE_POINT, NULL, &point),
+                     PRISM_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_non_null(strstr(prism_context_last_error(ctx), "reserve"));
+    assert_int_equal(point, 0);
+    prism_geometry_destroy(g);
+    kt_free(&s, ctx);
+}
+
 /* Rayleigh: with no absorption and scattering length 2 m, the fraction of
  * photons scattered before the wall 1 m away is 1 - e^(-1/2); N = 50000,
  * 4 sigma = 0.0087. */
@@ -577,6 +711,17 @@ static void test_errors(void **state)
     prism_propagate_desc d = {.record_steps = 5000};
     assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, true, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
+    d = (prism_propagate_desc){.math = (prism_propagate_math)7};
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, true, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "math"));
+    d = (prism_propagate_desc){.first_photon = PRISM_PROPAGATE_MAX_PHOTON_INDEX - 3};
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, true, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "2^56"));
+    d.first_photon--; /* photons 2^56 - 4 .. 2^56 - 1: the last ones there are */
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, true, NULL),
+                     PRISM_SUCCESS);
     assert_int_equal(prism__propagate_view(ctx, NULL, o, &src, NULL, ph, NULL, true, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     /* No materials at all: vacuum; the beam leaves the box. */
@@ -692,6 +837,9 @@ int main(void)
         cmocka_unit_test(test_surface_reflection),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_step_records),
+        cmocka_unit_test(test_first_photon_splits),
+        cmocka_unit_test(test_own_math),
+        cmocka_unit_test(test_batch_limit),
         cmocka_unit_test(test_rayleigh_fraction),
         cmocka_unit_test(test_public_path),
         cmocka_unit_test(test_placement_policies),

@@ -3,8 +3,11 @@
  *
  * - 1M photons through a scene with every process: the count of each
  *   history bit agrees within 5 sigma of the two-sample difference
- *   (sqrt(a + b)); single photons may part ways where --use_fast_math
- *   rounds a log or a cosine differently, so only the statistics must agree.
+ *   (sqrt(a + b)).
+ * - Exact arithmetic (the default): photons and records bit for bit the
+ *   host's, and a run split into calls (first_photon) is one call's; fast
+ *   arithmetic (--use_fast_math: single photons part ways where a log or a
+ *   cosine rounds differently) agrees in its detected count.
  * - Deterministic cases (every surface absorbs or detects with probability
  *   one) agree photon by photon: same history, solid and steps, position
  *   within 10 micrometres and time within 1e-5 relative.
@@ -190,6 +193,76 @@ static void test_policies_and_outputs_identical(void **state)
     kt_free(&s, host);
 }
 
+/* Exact arithmetic (the default): CUDA's photons and records are the
+ * host's, bit for bit, on the same tree; and a run split into calls with
+ * first_photon is one call's, on CUDA as on the host. */
+static void test_exact_bit_identical(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    assert_int_equal(kt_build(&s, host), 0);
+    prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
+    prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
+    const size_t N = photons(300000);
+    enum { K = 6 };
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = N, .position = {0.1f, 0, -1},
+                               .direction = {0.1f, 0.2f, 1}, .radius = 0.8f, .divergence = 1.2f,
+                               .wavelength_nm = 350, .wavelength_max_nm = 550};
+    prism_propagate_desc d = {.seed = 99, .record_steps = K, .max_steps = 60};
+    prism_photon *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
+    prism_step_record *ra = calloc(N * K, sizeof *ra), *rb = calloc(N * K, sizeof *rb);
+    prism_propagate_outputs oa = {.photons = {.kind = PRISM_TARGET_HOST, .host = a},
+                                  .records = {.kind = PRISM_TARGET_HOST, .host = ra}};
+    prism_propagate_outputs ob = {.photons = {.kind = PRISM_TARGET_HOST, .host = b},
+                                  .records = {.kind = PRISM_TARGET_HOST, .host = rb}};
+    prism_propagate_stats hs, cs;
+    assert_int_equal(prism_propagate(host, hg, &src, &d, &oa, &hs), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
+    size_t same = 0;
+    for (size_t i = 0; i < N; i++)
+        same += memcmp(&a[i], &b[i], sizeof *a) == 0;
+    printf("# exact: %zu of %zu photons bit-identical, %llu steps; host %.3f s, cuda %.3f s\n",
+           same, N, (unsigned long long)cs.steps, hs.seconds, cs.seconds);
+    assert_int_equal(same, N);
+    assert_memory_equal(ra, rb, N * K * sizeof *ra);
+    /* the same run in three calls on CUDA */
+    const size_t parts[3] = {N / 3, N / 2, N - N / 3 - N / 2};
+    for (size_t i = 0, at = 0; i < 3; at += parts[i++]) {
+        prism_photon_source part = src;
+        part.count = parts[i];
+        prism_propagate_desc pd = d;
+        pd.first_photon = at;
+        prism_propagate_outputs po = {.photons = {.kind = PRISM_TARGET_HOST, .host = b + at},
+                                      .records = {.kind = PRISM_TARGET_HOST, .host = rb + at * K}};
+        assert_int_equal(prism_propagate(cuda, cg, &part, &pd, &po, NULL), PRISM_SUCCESS);
+    }
+    assert_memory_equal(a, b, N * sizeof *a);
+    assert_memory_equal(ra, rb, N * K * sizeof *ra);
+    /* fast arithmetic: other photons, the same physics */
+    d.math = PRISM_PROPAGATE_MATH_FAST;
+    assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
+    size_t alike = 0, da = 0, db = 0;
+    same = 0;
+    for (size_t i = 0; i < N; i++) {
+        same += memcmp(&a[i], &b[i], sizeof *a) == 0;
+        alike += a[i].history == b[i].history && a[i].solid == b[i].solid &&
+                 a[i].steps == b[i].steps;
+        da += (a[i].history & PRISM_SURFACE_DETECT) != 0;
+        db += (b[i].history & PRISM_SURFACE_DETECT) != 0;
+    }
+    printf("# fast: %zu bit-identical, %zu end alike of %zu; detected %zu host, %zu cuda\n", same,
+           alike, N, da, db);
+    assert_true(fabs((double)da - (double)db) <= 5.0 * sqrt((double)(da + db)) + 1.0);
+    free(a);
+    free(b);
+    free(ra);
+    free(rb);
+    prism_geometry_destroy(hg);
+    prism_geometry_destroy(cg);
+    kt_free(&s, host);
+}
+
 int main(void)
 {
     cuda = kt_cuda_context();
@@ -202,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_histograms_1M),
         cmocka_unit_test(test_deterministic_photon_by_photon),
         cmocka_unit_test(test_policies_and_outputs_identical),
+        cmocka_unit_test(test_exact_bit_identical),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     prism_context_destroy(host);

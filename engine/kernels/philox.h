@@ -40,7 +40,10 @@ PRISM_HD prism_philox4 prism_philox4x32_10(prism_philox4 c, uint32_t k0, uint32_
 }
 
 /* A stream of uniforms for one (photon, step): counter words are
- * (photon, step, block, purpose); each block gives four numbers. */
+ * (photon, step, block, purpose); each block gives four numbers. Photon
+ * indices beyond 32 bits carry their high bits above the purpose (bits 8
+ * and up of the last word), so indices up to 2^56 draw distinct streams
+ * and those below 2^32 draw what they always drew. */
 typedef struct prism_rng {
     uint32_t k0, k1;
     uint32_t photon, step, block, purpose;
@@ -50,15 +53,17 @@ typedef struct prism_rng {
 
 enum { PRISM_RNG_GENERATE = 1, PRISM_RNG_PROPAGATE = 2 };
 
-PRISM_HD prism_rng prism_rng_make(uint64_t seed, uint32_t photon, uint32_t step, uint32_t purpose)
+#define PRISM_RNG_MAX_PHOTONS ((uint64_t)1 << 56)
+
+PRISM_HD prism_rng prism_rng_make(uint64_t seed, uint64_t photon, uint32_t step, uint32_t purpose)
 {
     prism_rng r;
     r.k0 = (uint32_t)seed;
     r.k1 = (uint32_t)(seed >> 32);
-    r.photon = photon;
+    r.photon = (uint32_t)photon;
     r.step = step;
     r.block = 0;
-    r.purpose = purpose;
+    r.purpose = purpose | (uint32_t)(photon >> 32) << 8;
     r.used = 4;
     r.out.v[0] = r.out.v[1] = r.out.v[2] = r.out.v[3] = 0;
     return r;

@@ -15,6 +15,7 @@
 
 typedef struct prism_propagate_params {
     uint64_t seed;
+    uint64_t first_photon; /* run index of the call's photon 0 (Philox key, records) */
     uint32_t max_steps;
     uint32_t record_steps; /* K; 0 = no records */
 } prism_propagate_params;
@@ -42,7 +43,7 @@ PRISM_HD void prism_record_write(prism_step_record *records, const prism_propaga
     rec->time = p->time;
     rec->history = p->history;
     rec->wavelength = p->wavelength;
-    rec->photon = id;
+    rec->photon = (uint32_t)(q->first_photon + id);
     rec->step = p->steps;
 }
 
@@ -137,7 +138,8 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
         p->history |= PRISM_STEP_LIMIT;
         return 0;
     }
-    prism_rng r = prism_rng_make(q->seed, id, p->steps + 1u, PRISM_RNG_PROPAGATE);
+    prism_rng r = prism_rng_make(q->seed, q->first_photon + id, p->steps + 1u,
+                                 PRISM_RNG_PROPAGATE);
     prism_trace_hit hit;
     pv3 org = prism_photon_origin(g, p->reserved, pos, st.dir);
     if (!prism_trace_closest(g, org, st.dir, prism_photon_tmin(org), INFINITY, p->reserved, &hit)) {
@@ -151,8 +153,8 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
     int entering = pv3_dot(st.dir, n) < 0.0f;
     prism_material_sample m =
         prism_optics_material(o, entering ? mats >> 16 : mats & 0xFFFFu, p->wavelength);
-    float d_abs = -m.absorption_length * logf(prism_rng_uniform(&r));
-    float d_sca = -m.scattering_length * logf(prism_rng_uniform(&r));
+    float d_abs = -m.absorption_length * prism_logf(prism_rng_uniform(&r));
+    float d_sca = -m.scattering_length * prism_logf(prism_rng_uniform(&r));
     uint32_t what;
     int alive = 1;
     if (d_abs < hit.t && d_abs <= d_sca) {

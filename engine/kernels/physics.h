@@ -55,10 +55,11 @@ PRISM_HD uint32_t prism_fresnel(prism_ray_state *st, pv3 nn, float n1, float n2,
 /* Lambertian direction about unit n. */
 PRISM_HD pv3 prism_sample_lambert(prism_rng *r, pv3 n)
 {
-    float u = prism_rng_uniform(r), phi = PRISM_TWO_PI * prism_rng_uniform(r);
+    float u = prism_rng_uniform(r), sin_phi, cos_phi;
+    prism_sincos_turn(prism_rng_uniform(r), &sin_phi, &cos_phi);
     float c = sqrtf(u), s = sqrtf(fmaxf(0.0f, 1.0f - u));
     pv3 a = pv3_perpendicular(n), b = pv3_cross(n, a);
-    return pv3_normalize(pv3_madd(pv3_madd(pv3_scale(n, c), a, s * cosf(phi)), b, s * sinf(phi)));
+    return pv3_normalize(pv3_madd(pv3_madd(pv3_scale(n, c), a, s * cos_phi), b, s * sin_phi));
 }
 
 /* An optical surface with probabilities p[PRISM_SURF_*]; the remainder

@@ -1,16 +1,16 @@
 /* Photon generation for prism_propagate: isotropic point, torch (disc and
- * cone), or photons given by the caller, normalised. Photon i draws from
- * Philox stream (seed, i, 0, GENERATE), so both backends make the same
- * photons. */
+ * cone), or photons given by the caller, normalised. Photon i (its index in
+ * the whole run: the call's first_photon plus its place in the call) draws
+ * from Philox stream (seed, i, 0, GENERATE), so both backends, and any
+ * split of a run into calls, make the same photons. */
 #ifndef PRISM_KERNELS_SOURCE_H
 #define PRISM_KERNELS_SOURCE_H
 
 #include "prism/propagate.h"
 
+#include "kmath.h"
 #include "philox.h"
 #include "vec.h"
-
-#define PRISM_TWO_PI 6.283185307179586f
 
 typedef struct prism_source_params {
     uint32_t kind;          /* prism_source_kind */
@@ -24,19 +24,20 @@ typedef struct prism_source_params {
 PRISM_HD pv3 prism_sample_cone(prism_rng *r, pv3 axis, float cos_max)
 {
     float c = 1.0f - prism_rng_uniform(r) * (1.0f - cos_max);
-    float s = sqrtf(fmaxf(0.0f, 1.0f - c * c));
-    float phi = PRISM_TWO_PI * prism_rng_uniform(r);
+    float s = sqrtf(fmaxf(0.0f, 1.0f - c * c)), sin_phi, cos_phi;
+    prism_sincos_turn(prism_rng_uniform(r), &sin_phi, &cos_phi);
     pv3 a = pv3_perpendicular(axis), b = pv3_cross(axis, a);
     return pv3_normalize(
-        pv3_madd(pv3_madd(pv3_scale(axis, c), a, s * cosf(phi)), b, s * sinf(phi)));
+        pv3_madd(pv3_madd(pv3_scale(axis, c), a, s * cos_phi), b, s * sin_phi));
 }
 
 /* A random unit vector perpendicular to unit d. */
 PRISM_HD pv3 prism_sample_polarisation(prism_rng *r, pv3 d)
 {
-    float phi = PRISM_TWO_PI * prism_rng_uniform(r);
+    float sin_phi, cos_phi;
+    prism_sincos_turn(prism_rng_uniform(r), &sin_phi, &cos_phi);
     pv3 a = pv3_perpendicular(d), b = pv3_cross(d, a);
-    return pv3_normalize(pv3_madd(pv3_scale(a, cosf(phi)), b, sinf(phi)));
+    return pv3_normalize(pv3_madd(pv3_scale(a, cos_phi), b, sin_phi));
 }
 
 /* pol made a unit vector perpendicular to unit d, or a random one. */
@@ -56,11 +57,11 @@ PRISM_HD void prism_photon_clear(prism_photon *p)
     p->reserved = 0xFFFFFFFFu; /* no triangle to skip */
 }
 
-/* Photon `id` of the source; `given` is the caller's photon (PHOTONS only). */
-PRISM_HD void prism_generate_photon(const prism_source_params *s, uint32_t id,
+/* Photon `index` of the run; `given` is the caller's photon (PHOTONS only). */
+PRISM_HD void prism_generate_photon(const prism_source_params *s, uint64_t index,
                                     const prism_photon *given, prism_photon *out)
 {
-    prism_rng r = prism_rng_make(s->seed, id, 0, PRISM_RNG_GENERATE);
+    prism_rng r = prism_rng_make(s->seed, index, 0, PRISM_RNG_GENERATE);
     pv3 pos, dir, pol;
     float wl, t;
     if (s->kind == PRISM_SOURCE_PHOTONS) {
@@ -74,10 +75,10 @@ PRISM_HD void prism_generate_photon(const prism_source_params *s, uint32_t id,
         dir = s->kind == PRISM_SOURCE_BEAM ? s->direction : pv3_make(0.0f, 0.0f, 1.0f);
         float cos_max = s->kind == PRISM_SOURCE_BEAM ? s->cos_divergence : -1.0f;
         if (s->kind == PRISM_SOURCE_BEAM && s->radius > 0.0f) {
-            float rad = s->radius * sqrtf(prism_rng_uniform(&r));
-            float phi = PRISM_TWO_PI * prism_rng_uniform(&r);
+            float rad = s->radius * sqrtf(prism_rng_uniform(&r)), sin_phi, cos_phi;
+            prism_sincos_turn(prism_rng_uniform(&r), &sin_phi, &cos_phi);
             pv3 a = pv3_perpendicular(dir), b = pv3_cross(dir, a);
-            pos = pv3_madd(pv3_madd(pos, a, rad * cosf(phi)), b, rad * sinf(phi));
+            pos = pv3_madd(pv3_madd(pos, a, rad * cos_phi), b, rad * sin_phi);
         }
         if (cos_max < 1.0f)
             dir = prism_sample_cone(&r, dir, cos_max);

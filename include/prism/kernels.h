@@ -10,7 +10,8 @@
 extern "C" {
 #endif
 
-/* Kernel names: "render", "propagate", "generate". */
+/* Kernel names: "render", "generate", "propagate" (the default arithmetic:
+ * prism_propagate_math), "propagate_exact", "propagate_fast". */
 
 /** Occupancy of the named kernel launched with `threads_per_block` threads
  * on ctx's device, from cudaFuncGetAttributes and prism_occupancy_compute.

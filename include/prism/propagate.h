@@ -4,7 +4,11 @@
  * reflection included), and optical surfaces that detect, absorb or reflect.
  * The same per-photon code runs on the CUDA and the host backend
  * (engine/kernels/); random numbers are Philox4x32-10 keyed by the seed and
- * the photon's index, so a photon draws the same numbers on both. */
+ * the photon's index in the run, so a photon draws the same numbers on
+ * both, and in whichever call of a run split into batches it is.
+ *
+ * Functions: prism_propagate, prism_propagate_batch_limit,
+ *            prism_history_flag_name. */
 #ifndef PRISM_PROPAGATE_H
 #define PRISM_PROPAGATE_H
 
@@ -88,7 +92,8 @@ typedef struct prism_step_record {
     float time;
     uint32_t history;   /* history bits up to and including this step */
     float wavelength;
-    uint32_t photon;    /* photon index */
+    uint32_t photon;    /* photon's index in the run (desc.first_photon + its
+                           place in the call), its low 32 bits */
     uint32_t step;      /* step number of this record */
 } prism_step_record;
 
@@ -124,8 +129,25 @@ typedef struct prism_photon_source {
     const prism_photon *photons; /* PHOTONS: `count` of them, host memory */
 } prism_photon_source;
 
+/* The arithmetic of the CUDA kernels. EXACT: IEEE float operations in the
+ * host's order (no fused multiply-adds, correctly rounded division and
+ * square root, denormals kept) and Prism's own log, sine and cosine, so a
+ * photon ends bit for bit where the host backend puts it. FAST: nvcc's
+ * --use_fast_math and the hardware's approximate functions; photons then
+ * agree with the host backend statistically, not one by one. The host
+ * backend always computes EXACT. */
+typedef enum prism_propagate_math {
+    PRISM_PROPAGATE_MATH_DEFAULT = 0, /* EXACT */
+    PRISM_PROPAGATE_MATH_EXACT,
+    PRISM_PROPAGATE_MATH_FAST
+} prism_propagate_math;
+
+/* Photon indices of a run go up to 2^56 (first_photon + count). */
+#define PRISM_PROPAGATE_MAX_PHOTON_INDEX ((uint64_t)1 << 56)
+
 /* Defaults (all-zero): seed 0; at most 100 steps per photon; no step
- * records; steps per launch chosen so launches stay short (~50 ms). */
+ * records; steps per launch chosen so launches stay short (~50 ms); the
+ * call's photons are the run's first; exact arithmetic. */
 typedef struct prism_propagate_desc {
     uint64_t seed;
     uint32_t max_steps;       /* 0 = 100; a photon still alive after them gets STEP_LIMIT */
@@ -134,6 +156,13 @@ typedef struct prism_propagate_desc {
      * are compacted into a queue for the next launch, as Chroma did.
      * 0 = automatic. Results do not depend on it. */
     uint32_t steps_per_launch;
+    prism_propagate_math math;
+    /* Index in the whole run of this call's first photon. Photon i of the
+     * call draws the random numbers of photon first_photon + i and its
+     * records carry that index, so a run made of calls of any size (count
+     * photons each, first_photon advancing by count) gives exactly the
+     * photons of one call. */
+    uint64_t first_photon;
 } prism_propagate_desc;
 
 /* Where the results go. Each output may be left out (kind HOST with host
@@ -164,7 +193,8 @@ typedef struct prism_propagate_stats {
  *
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/source/outputs, a
  *   geometry uploaded with another context, a zero count, a PHOTONS source without photons, a zero beam direction,
- *   record_steps > 1024 or records asked for with record_steps 0),
+ *   record_steps > 1024 or records asked for with record_steps 0, an unknown
+ *   math, first_photon + count beyond PRISM_PROPAGATE_MAX_PHOTON_INDEX),
  *   PRISM_ERROR_OUT_OF_RANGE (an output buffer too small),
  *   PRISM_ERROR_OUT_OF_MEMORY, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,
  *   PRISM_ERROR_CUDA, PRISM_ERROR_GL.
@@ -175,6 +205,22 @@ PRISM_API prism_result prism_propagate(prism_context *ctx, const prism_geometry 
                                        const prism_propagate_desc *desc,
                                        const prism_propagate_outputs *outputs,
                                        prism_propagate_stats *stats);
+
+/** How many photons one prism_propagate call on `geometry` can take: the
+ * device memory free now (prism_device_memory_info), less the reserve the
+ * geometry's placement kept (prism_upload_report.reserve), divided by what
+ * a photon needs there: its state staged for a host output (64 bytes), two
+ * queue slots (8), its input for a PHOTONS source (64) and its records
+ * (32 x desc->record_steps). At most 2^32-1. A larger run is split into
+ * calls of at most this many photons, with desc.first_photon advancing.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/count, a
+ *   geometry of another context), PRISM_ERROR_OUT_OF_DEVICE_MEMORY (not
+ *   one photon fits; the message gives the figures), PRISM_ERROR_CUDA. */
+PRISM_API prism_result prism_propagate_batch_limit(prism_context *ctx,
+                                                   const prism_geometry *geometry,
+                                                   prism_source_kind kind,
+                                                   const prism_propagate_desc *desc,
+                                                   size_t *count);
 
 /** The name of one history bit ("SURFACE_DETECT"), or "?" . */
 PRISM_API const char *prism_history_flag_name(uint32_t bit);
