@@ -1,20 +1,15 @@
-/* Running prism-view from the tests: posix_spawn with stdout and stderr
- * in a file, PNG reading with libpng's simplified API. */
+/* Running prism-view from the tests (exec_util.c: stdout and stderr in a
+ * file), PNG reading with libpng's simplified API. */
 #define _XOPEN_SOURCE 700
 #include "test_viewer_support.h"
 
-#include <fcntl.h>
-#include <ftw.h>
 #include <png.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "exec_util.h"
 
 const uint8_t VIEWER_BACKGROUND[4] = {26, 31, 41, 255};
 
@@ -23,67 +18,25 @@ const char *viewer_path(void)
     return getenv("PRISM_VIEW");
 }
 
-static char tmpdir[64];
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
-/* Removes the directory (with what the tests wrote) when the test exits. */
-static void remove_tmpdir(void)
-{
-    if (tmpdir[0] && strcmp(tmpdir, "/tmp") != 0 && !getenv("PRISM_TEST_KEEP"))
-        nftw(tmpdir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
-
 const char *viewer_tmpdir(void)
 {
-    if (!tmpdir[0]) {
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/prism-viewer-test-XXXXXX");
-        if (mkdtemp(tmpdir))
-            atexit(remove_tmpdir);
-        else
-            snprintf(tmpdir, sizeof tmpdir, "/tmp");
-    }
-    return tmpdir;
+    return exec_tmpdir();
 }
 
 void viewer_exec(viewer_run *run, const char *const *args)
 {
-    memset(run, 0, sizeof *run);
-    char log[128];
-    snprintf(log, sizeof log, "%s/run.log", viewer_tmpdir());
     const char *argv[64] = {viewer_path()};
     int n = 1;
     for (; args[n - 1] && n < 63; n++)
         argv[n] = args[n - 1];
     argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    int status = 0;
-    run->exit_code = -1;
-    if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0 &&
-        waitpid(pid, &status, 0) == pid) {
-        if (WIFEXITED(status))
-            run->exit_code = WEXITSTATUS(status);
-        else if (WIFSIGNALED(status))
-            run->signal = WTERMSIG(status);
-    }
-    posix_spawn_file_actions_destroy(&fa);
-    FILE *f = fopen(log, "rb");
-    if (f) {
-        size_t got = fread(run->output, 1, sizeof run->output - 1, f);
-        run->output[got] = 0;
-        fclose(f);
-    }
-    fprintf(stderr, "--- prism-view");
-    for (int i = 1; argv[i]; i++)
-        fprintf(stderr, " %s", argv[i]);
-    fprintf(stderr, " -> exit %d signal %d\n%s", run->exit_code, run->signal, run->output);
+    static exec_run r;
+    exec_program(&r, argv, true);
+    run->exit_code = r.exit_code;
+    run->signal = r.signal;
+    const size_t len = strnlen(r.out, sizeof run->output - 1);
+    memcpy(run->output, r.out, len);
+    run->output[len] = 0;
 }
 
 bool viewer_image_read(const char *path, viewer_image *img)
@@ -137,27 +90,12 @@ double viewer_image_difference(const viewer_image *a, const viewer_image *b, int
     return (double)diff / (double)n;
 }
 
-static bool on_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    char buf[1024];
-    while (path && *path) {
-        const char *colon = strchr(path, ':');
-        size_t len = colon ? (size_t)(colon - path) : strlen(path);
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)len, path, name);
-        if (access(buf, X_OK) == 0)
-            return true;
-        path = colon ? colon + 1 : NULL;
-    }
-    return false;
-}
-
 void viewer_require_display(int argc, char **argv)
 {
     const char *d = getenv("DISPLAY");
     if (d && d[0])
         return;
-    if (getenv("PRISM_TEST_UNDER_XVFB") || !on_path("xvfb-run")) {
+    if (getenv("PRISM_TEST_UNDER_XVFB") || !exec_on_path("xvfb-run", NULL, 0)) {
         fprintf(stderr, "no display and no xvfb-run: skipped\n");
         exit(77);
     }

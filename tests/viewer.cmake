@@ -4,11 +4,11 @@
 if(TARGET prism-view)
   find_package(PNG QUIET)
   set(viewer_env "PRISM_VIEW=$<TARGET_FILE:prism-view>")
-  prism_test(NAME viewer SOURCES test_viewer.c test_viewer_support.c
+  prism_test(NAME viewer SOURCES test_viewer.c test_viewer_support.c exec_util.c
     LIBRARIES PNG::PNG ENVIRONMENT ${viewer_env} TIMEOUT 300)
-  prism_test(NAME viewer_window SOURCES test_viewer_window.c test_viewer_support.c
+  prism_test(NAME viewer_window SOURCES test_viewer_window.c test_viewer_support.c exec_util.c
     LIBRARIES PNG::PNG ENVIRONMENT ${viewer_env} TIMEOUT 300)
-  prism_test(NAME viewer_gpu SOURCES test_viewer_gpu.c test_viewer_support.c
+  prism_test(NAME viewer_gpu SOURCES test_viewer_gpu.c test_viewer_support.c exec_util.c
     LIBRARIES PNG::PNG ENVIRONMENT ${viewer_env} LABELS gpu TIMEOUT 300)
   add_dependencies(test_viewer prism-view)
   prism_test(NAME viewer_camera SOURCES test_viewer_camera.c ${PROJECT_SOURCE_DIR}/viewer/camera.c

@@ -11,6 +11,7 @@
 
 #include "bench_kernels.h"
 #include "bench_util.h"
+#include "cli.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
 #include "prism/render.h"
@@ -239,7 +240,7 @@ static void print_json(const options *o, const prism_scene *s, const tree_figure
 {
     const double n = (double)s->triangles_count;
     printf("{\"file\":");
-    bench_json_string(o->file);
+    tool_json_string(o->file);
     printf(",\"triangles\":%zu,\"leaf\":%u,\"width\":%d,\"height\":%d,\"photons\":[%zu,%zu],",
            s->triangles_count, o->leaf, o->width, o->height, o->photons[0], o->photons[1]);
     json_tree("cuda", g, n, true);

@@ -40,7 +40,5 @@ const char *bench_policy_name(prism_placement_policy policy);
 /* The render bench's two views of a detector: [0] outside the tank (from
  * 90% of the way to a corner, a third of the way up), [1] its centre. */
 void bench_cameras(const prism_scene *s, prism_camera cam[2]);
-/* Print a JSON string with quotes and escapes. */
-void bench_json_string(const char *s);
 
 #endif

@@ -23,6 +23,7 @@
 #endif
 
 #include "bench_util.h"
+#include "cli.h"
 #include "prism/scene.h"
 #ifdef PRISM_BENCH_HAVE_ASSIMP
 #include <assimp/cimport.h>
@@ -341,26 +342,12 @@ static void measure_assimp(const load_options *o, load_figures *fig, load_figure
 static double mb_per_s(size_t bytes, const load_figures *f) { return bytes / 1e6 / f->seconds; }
 static double tri_per_s(const load_figures *f) { return (double)f->triangles / f->seconds; }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
 static void json_loader(const char *name, size_t bytes, const load_figures *f)
 {
     printf("\"%s\":", name);
     if (!f->ok) {
         printf("{\"measured\":false,\"why\":");
-        json_string(f->why);
+        tool_json_string(f->why);
         printf("}");
         return;
     }
@@ -378,7 +365,7 @@ static void print_json(const load_options *o, size_t bytes, const load_figures *
                        const load_figures *pt, const load_figures *a, const load_figures *af)
 {
     printf("{\"bench\":\"load\",\"file\":");
-    json_string(o->file);
+    tool_json_string(o->file);
     printf(",\"bytes\":%zu,\"repeat\":%d,", bytes, o->repeat);
     json_loader("prism", bytes, p);
     if (p->ok)

@@ -6,13 +6,15 @@
  * CUDA writes final photons to device memory (no copy back in the timing;
  * they are read afterwards to count steps). Each figure is the median of
  * --repeat runs after one warm-up. The kernel's registers and occupancy are
- * reported with a CUDA device. */
+ * reported with a CUDA device. --math chooses the CUDA kernels'
+ * arithmetic (prism_propagate_math). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_kernels.h"
 #include "bench_util.h"
+#include "cli.h"
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
@@ -41,6 +43,7 @@ typedef struct prop_bench {
     unsigned bvh_order;
     prism_length_unit unit; /* --unit */
     bool device_bvh; /* --bvh cuda: CUDA rows on the device-built tree */
+    prism_propagate_math math; /* --math exact|fast */
     prop_result results[MAX_RESULTS];
     int count;
     char skipped[6][300];
@@ -55,12 +58,15 @@ static void usage(FILE *f)
     fprintf(f, "usage: prism-bench propagate FILE.dae [--counts N,M] [--host-count N]\n"
                "                             [--max-steps S] [--repeat R] [--no-host] [--no-cuda] [--json]\n"
                "                             [--bvh-order bfs|dfs] [--bvh cuda|host] [--unit U]\n"
+               "                             [--math exact|fast]\n"
                "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
                "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
                "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n"
                "--bvh: CUDA runs trace the tree the device builds at upload (cuda, the default) or\n"
                "the host's (host); host runs trace the host's. --bvh-order: the host tree's node\n"
-               "order (default bfs; dfs implies --bvh host).\n" PRISM_BENCH_UNIT_HELP);
+               "order (default bfs; dfs implies --bvh host). --math: the CUDA kernels' arithmetic\n"
+               "(exact, the default: the host's bits; fast: the GPU's approximate functions).\n"
+               PRISM_BENCH_UNIT_HELP);
 }
 
 static void skip(prop_bench *b, const char *why)
@@ -130,7 +136,7 @@ static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry
         return;
     }
     prism_photon_source src = source_of(s->scene, n);
-    prism_propagate_desc d = {.seed = 1, .max_steps = b->max_steps};
+    prism_propagate_desc d = {.seed = 1, .max_steps = b->max_steps, .math = b->math};
     prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_BUFFER, .buffer = buf}};
     prism_propagate_stats st;
     double sec = time_runs(ctx, g, &src, &d, &out, b->repeat, &st);
@@ -172,9 +178,11 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
             measure_cuda_count(b, ctx, g, s, p[i], b->counts[c]);
         prism_geometry_destroy(g);
     }
+    const char *kernel =
+        b->math == PRISM_PROPAGATE_MATH_FAST ? "propagate_fast" : "propagate_exact";
     b->have_occupancy =
-        prism_kernel_resources(ctx, "propagate", &b->registers, NULL) == PRISM_SUCCESS &&
-        prism_kernel_occupancy(ctx, "propagate", 128, &b->occupancy) == PRISM_SUCCESS;
+        prism_kernel_resources(ctx, kernel, &b->registers, NULL) == PRISM_SUCCESS &&
+        prism_kernel_occupancy(ctx, kernel, 128, &b->occupancy) == PRISM_SUCCESS;
     prism_context_destroy(ctx);
 }
 
@@ -208,8 +216,10 @@ static void measure_host(prop_bench *b, const bench_scene *s)
 
 static void print_table(const prop_bench *b, const bench_scene *s)
 {
-    printf("prism-bench propagate %s: %zu triangles, max %u steps, load %.2f s, BVH %.2f s\n",
-           b->file, s->scene->triangles_count, b->max_steps, s->load_seconds, s->bvh_seconds);
+    printf("prism-bench propagate %s: %zu triangles, max %u steps, %s math, load %.2f s, BVH "
+           "%.2f s\n", b->file, s->scene->triangles_count, b->max_steps,
+           b->math == PRISM_PROPAGATE_MATH_FAST ? "fast" : "exact", s->load_seconds,
+           s->bvh_seconds);
     printf("BVH: CUDA runs on the %s tree, host runs on the host-built one\n",
            s->device_bvh ? "device-built (built at each upload)" : "host-built");
     printf("%-6s %-8s %10s %10s %12s %12s %11s %9s %9s %10s %10s\n", "backend", "policy",
@@ -233,8 +243,9 @@ static void print_table(const prop_bench *b, const bench_scene *s)
 static void print_json(const prop_bench *b, const bench_scene *s)
 {
     printf("{\"bench\":\"propagate\",\"file\":");
-    bench_json_string(b->file);
-    printf(",\"cuda_bvh\":\"%s\"", s->device_bvh ? "device" : "host");
+    tool_json_string(b->file);
+    printf(",\"cuda_bvh\":\"%s\",\"math\":\"%s\"", s->device_bvh ? "device" : "host",
+           b->math == PRISM_PROPAGATE_MATH_FAST ? "fast" : "exact");
     printf(",\"triangles\":%zu,\"max_steps\":%u,\"results\":[", s->scene->triangles_count,
            b->max_steps);
     for (int i = 0; i < b->count; i++) {
@@ -254,7 +265,7 @@ static void print_json(const prop_bench *b, const bench_scene *s)
     printf(",\"not_measured\":[");
     for (int i = 0; i < b->skipped_count; i++) {
         printf(i ? "," : "");
-        bench_json_string(b->skipped[i]);
+        tool_json_string(b->skipped[i]);
     }
     printf("]}\n");
 }
@@ -287,12 +298,15 @@ static bool parse(int argc, char **argv, prop_bench *b)
     const char *order = prism_bench_option(argc, argv, "--bvh-order", "bfs");
     b->bvh_order = strcmp(order, "dfs") == 0 ? PRISM_BVH_ORDER_DFS : PRISM_BVH_ORDER_BFS;
     const bool bvh_ok = bench_bvh_option(argc, argv, b->bvh_order, &b->device_bvh);
+    const char *math = prism_bench_option(argc, argv, "--math", "exact");
+    b->math = strcmp(math, "fast") == 0 ? PRISM_PROPAGATE_MATH_FAST : PRISM_PROPAGATE_MATH_EXACT;
     static const char *const flags[] = {"--json", "--no-host", "--no-cuda", NULL};
     b->file = prism_bench_positional(argc, argv, flags);
     if (!prism_bench_unit(argc, argv, "propagate", &b->unit))
         return false;
     return b->file != NULL && b->repeat >= 1 && b->repeat <= 64 && b->max_steps >= 1 &&
-           (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0) && bvh_ok;
+           (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0) && bvh_ok &&
+           (strcmp(math, "exact") == 0 || strcmp(math, "fast") == 0);
 }
 
 int prism_bench_propagate(int argc, char **argv)

@@ -15,6 +15,7 @@
 
 #include "bench_kernels.h"
 #include "bench_util.h"
+#include "cli.h"
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/render.h"
@@ -288,7 +289,7 @@ static void print_table(const render_bench *b, const bench_scene *s)
 static void print_json(const render_bench *b, const bench_scene *s)
 {
     printf("{\"bench\":\"render\",\"file\":");
-    bench_json_string(b->file);
+    tool_json_string(b->file);
     printf(",\"cuda_bvh\":\"%s\"", s->device_bvh ? "device" : "host");
     printf(",\"triangles\":%zu,\"width\":%u,\"height\":%u,\"results\":[", s->scene->triangles_count,
            b->width, b->height);
@@ -309,7 +310,7 @@ static void print_json(const render_bench *b, const bench_scene *s)
     printf(",\"not_measured\":[");
     for (int i = 0; i < b->skipped_count; i++) {
         printf(i ? "," : "");
-        bench_json_string(b->skipped[i]);
+        tool_json_string(b->skipped[i]);
     }
     printf("]}\n");
 }

@@ -89,15 +89,12 @@ static int open_display(viewer_app *app)
     return r;
 }
 
-static const prism_backend BACKENDS[] = {PRISM_BACKEND_AUTO, PRISM_BACKEND_CUDA,
-                                         PRISM_BACKEND_HOST};
-
 static prism_context_desc engine_desc(const viewer_app *app)
 {
-    return (prism_context_desc){.backend = BACKENDS[app->opt.backend], .log = on_engine_log,
+    return (prism_context_desc){.backend = app->opt.engine.backend, .log = on_engine_log,
                                 .log_level = getenv("PRISM_VIEW_VERBOSE") ? PRISM_LOG_INFO
                                                                       : PRISM_LOG_WARNING,
-                                .share_gl = app->opt.backend != BACKEND_HOST};
+                                .share_gl = app->opt.engine.backend != PRISM_BACKEND_HOST};
 }
 
 /* CUDA's own start (driver and primary context, ~0.2 s on an H200, the
@@ -122,7 +119,7 @@ static void *prewarm_main(void *p)
 static void prewarm_start(viewer_app *app)
 {
     const char *flag = getenv("PRISM_VIEW_PREWARM");
-    if (app->opt.backend == BACKEND_HOST || (flag && strcmp(flag, "0") == 0))
+    if (app->opt.engine.backend == PRISM_BACKEND_HOST || (flag && strcmp(flag, "0") == 0))
         return;
     viewer_prewarm *w = calloc(1, sizeof *w);
     if (!w)
@@ -163,22 +160,17 @@ static int open_engine(viewer_app *app)
         fprintf(stderr, "prism-view: engine: %s\n", prism_result_string(r));
         return -1;
     }
-    if (prism_context_backend(app->ctx) == PRISM_BACKEND_HOST && app->opt.backend != BACKEND_HOST)
+    if (prism_context_backend(app->ctx) == PRISM_BACKEND_HOST &&
+        app->opt.engine.backend != PRISM_BACKEND_HOST)
         fprintf(stderr, "prism-view: no CUDA device: host backend, images and photons go "
                 "through the copy path\n");
     return 0;
 }
 
-static const prism_placement_policy POLICIES[] = {PRISM_PLACEMENT_AUTO, PRISM_PLACEMENT_DEVICE,
-                                                  PRISM_PLACEMENT_MAPPED, PRISM_PLACEMENT_CHROMA};
-
-static const prism_bvh_builder BUILDERS[] = {PRISM_BVH_BUILDER_AUTO, PRISM_BVH_BUILDER_HOST,
-                                             PRISM_BVH_BUILDER_CUDA};
-
 static int upload(viewer_app *app)
 {
-    prism_geometry_desc desc = {.policy = POLICIES[app->opt.placement],
-                                .builder = BUILDERS[app->opt.bvh]};
+    prism_geometry_desc desc = {.policy = app->opt.engine.placement,
+                                .builder = app->opt.engine.bvh};
     if (app->opt.reserve_mb == 0)
         desc.reserve = PRISM_PLACEMENT_NO_RESERVE;
     else if (app->opt.reserve_mb > 0)
@@ -306,19 +298,10 @@ static int make_raster(viewer_app *app)
 
 static void source_from_options(const viewer_app *app, prism_photon_source *src)
 {
-    const viewer_source *s = &app->opt.source;
-    memset(src, 0, sizeof *src);
-    if (s->kind == SOURCE_BEAM) {
-        src->kind = PRISM_SOURCE_BEAM;
-        memcpy(src->direction, s->dir, sizeof src->direction);
-        src->radius = s->radius;
-        src->divergence = s->divergence;
-    }
-    if (s->kind == SOURCE_AUTO)
+    *src = app->opt.engine.source;
+    if (!app->opt.engine.source_given)
         for (int i = 0; i < 3; i++)
             src->position[i] = 0.5f * (app->scene->bbox_min[i] + app->scene->bbox_max[i]);
-    else
-        memcpy(src->position, s->pos, sizeof src->position);
 }
 
 /* Propagate once more (P key, V key, start). Before the first photons
@@ -410,8 +393,9 @@ static int start(viewer_app *app)
     /* The host builds the BVH only for the host backend or when asked;
      * otherwise the upload builds it on the device (or, short of device
      * memory, on the host after all, which it says). */
-    viewer_scene_job_decide(app->job, r == 0 && (app->opt.bvh == BVH_HOST ||
-                                                 (app->opt.bvh == BVH_AUTO &&
+    const prism_bvh_builder bvh = app->opt.engine.bvh;
+    viewer_scene_job_decide(app->job, r == 0 && (bvh == PRISM_BVH_BUILDER_HOST ||
+                                                 (bvh == PRISM_BVH_BUILDER_AUTO &&
                                                   prism_context_backend(app->ctx) == PRISM_BACKEND_HOST)));
     if (r == 0)
         r = viewer_scene_job_wait_loaded(app->job);
@@ -428,7 +412,8 @@ static int start(viewer_app *app)
     if (r == 0) {
         const char *share = getenv("PRISM_VIEW_SHARE_GEOMETRY");
         app->gl_by_engine = prism_context_backend(app->ctx) == PRISM_BACKEND_CUDA &&
-                            prism_context_gl_shared(app->ctx) && app->opt.bvh != BVH_HOST &&
+                            prism_context_gl_shared(app->ctx) &&
+                            app->opt.engine.bvh != PRISM_BVH_BUILDER_HOST &&
                             !(share && strcmp(share, "0") == 0);
         r = make_raster(app) || (app->gl_by_engine && viewer_app_ready(app));
     }

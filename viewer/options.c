@@ -3,10 +3,10 @@
 #include "options.h"
 
 #include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cli.h"
 
 void viewer_options_usage(FILE *out)
 {
@@ -83,48 +83,6 @@ void viewer_options_usage(FILE *out)
         out);
 }
 
-static int fail(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-/* Parse exactly `n` comma-separated finite floats (or between min_n and n). */
-static int parse_floats(const char *s, float *out, int min_n, int max_n)
-{
-    int n = 0;
-    while (*s) {
-        if (n == max_n)
-            return -1;
-        char *end;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (end == s || errno || !isfinite(v))
-            return -1;
-        out[n++] = (float)v;
-        if (*end == ',')
-            end++;
-        else if (*end)
-            return -1;
-        s = end;
-    }
-    return n >= min_n ? n : -1;
-}
-
-static int parse_long(const char *s, long min, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < min)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_size(const char *s, int *w, int *h)
 {
     char *end;
@@ -141,43 +99,10 @@ static int parse_size(const char *s, int *w, int *h)
     return 0;
 }
 
-static int parse_source(const char *s, viewer_source *src)
-{
-    float v[8];
-    if (strncmp(s, "point:", 6) == 0) {
-        if (parse_floats(s + 6, v, 3, 3) != 3)
-            return -1;
-        src->kind = SOURCE_POINT;
-        memcpy(src->pos, v, sizeof src->pos);
-        return 0;
-    }
-    if (strncmp(s, "beam:", 5) == 0) {
-        int n = parse_floats(s + 5, v, 6, 8);
-        if (n < 0 || (v[3] == 0 && v[4] == 0 && v[5] == 0))
-            return -1;
-        src->kind = SOURCE_BEAM;
-        memcpy(src->pos, v, sizeof src->pos);
-        memcpy(src->dir, v + 3, sizeof src->dir);
-        src->radius = n > 6 ? v[6] : 0.0f;
-        src->divergence = n > 7 ? v[7] * 0.017453293f : 0.0f;
-        return src->radius < 0 || src->divergence < 0 ? -1 : 0;
-    }
-    return -1;
-}
-
-/* Match `arg` against `names` (NULL-terminated); return the index or -1. */
-static int parse_choice(const char *arg, const char *const *names)
-{
-    for (int i = 0; names[i]; i++)
-        if (strcmp(arg, names[i]) == 0)
-            return i;
-    return -1;
-}
-
 static int parse_camera(const char *s, viewer_options *o)
 {
     float v[10];
-    if (parse_floats(s, v, 10, 10) != 10 || v[9] <= 0 || v[9] >= 180)
+    if (tool_parse_floats(s, v, 10, 10) != 10 || v[9] <= 0 || v[9] >= 180)
         return -1;
     memcpy(o->eye, v, sizeof o->eye);
     memcpy(o->target, v + 3, sizeof o->target);
@@ -189,68 +114,48 @@ static int parse_camera(const char *s, viewer_options *o)
 
 static const char *const VIEW_NAMES[] = {"raster", "raytrace", NULL};
 static const char *const MODE_NAMES[] = {"vbo", "copy", NULL};
-static const char *const BACKEND_NAMES[] = {"auto", "cuda", "host", NULL};
-static const char *const PLACEMENT_NAMES[] = {"auto", "device", "mapped", "chroma", NULL};
-static const char *const BVH_NAMES[] = {"auto", "host", "cuda", NULL};
 static const char *const VALUED[] = {"--size", "--frames", "--screenshot", "--photons",
     "--source", "--mode", "--view", "--camera", "--backend", "--placement", "--reserve", "--bvh",
     "--unit", NULL};
 
 /* One option that takes a value. Returns 0, or -1 with the message set. */
-static int parse_valued(viewer_options *o, const char *opt, const char *val, char *err,
+static int parse_valued(void *user, const char *opt, const char *val, char *err,
                         size_t size)
 {
-    int c;
+    viewer_options *o = user;
+    int c = tool_parse_engine_option(&o->engine, opt, val, err, size);
+    if (c != 1)
+        return c;
     if (!strcmp(opt, "--size")) {
         if (parse_size(val, &o->width, &o->height))
-            return fail(err, size, "--size: expected WxH (1..16384), got '%s'", val);
+            return tool_fail(err, size, "--size: expected WxH (1..16384), got '%s'", val);
     } else if (!strcmp(opt, "--frames")) {
-        if (parse_long(val, 1, &o->frames))
-            return fail(err, size, "--frames: expected a positive integer, got '%s'", val);
+        if (tool_parse_long(val, 1, &o->frames))
+            return tool_fail(err, size, "--frames: expected a positive integer, got '%s'", val);
     } else if (!strcmp(opt, "--screenshot")) {
         o->screenshot = val;
     } else if (!strcmp(opt, "--photons")) {
-        if (parse_long(val, 0, &o->photons))
-            return fail(err, size, "--photons: expected an integer >= 0, got '%s'", val);
-    } else if (!strcmp(opt, "--source")) {
-        if (parse_source(val, &o->source))
-            return fail(err, size, "--source: expected point:x,y,z or "
-                        "beam:x,y,z,dx,dy,dz[,radius[,divergence]], got '%s'", val);
+        if (tool_parse_long(val, 0, &o->photons))
+            return tool_fail(err, size, "--photons: expected an integer >= 0, got '%s'", val);
     } else if (!strcmp(opt, "--mode")) {
-        if ((c = parse_choice(val, MODE_NAMES)) < 0)
-            return fail(err, size, "--mode: expected vbo or copy, got '%s'", val);
+        if ((c = tool_parse_choice(val, MODE_NAMES)) < 0)
+            return tool_fail(err, size, "--mode: expected vbo or copy, got '%s'", val);
         o->mode = (viewer_photon_mode)c;
         o->mode_given = true;
     } else if (!strcmp(opt, "--view")) {
-        if ((c = parse_choice(val, VIEW_NAMES)) < 0)
-            return fail(err, size, "--view: expected raster or raytrace, got '%s'", val);
+        if ((c = tool_parse_choice(val, VIEW_NAMES)) < 0)
+            return tool_fail(err, size, "--view: expected raster or raytrace, got '%s'", val);
         o->view = (viewer_view)c;
     } else if (!strcmp(opt, "--camera")) {
         if (parse_camera(val, o))
-            return fail(err, size, "--camera: expected ten numbers "
-                        "eye(3),target(3),up(3),fov(0..180), got '%s'", val);
-    } else if (!strcmp(opt, "--backend")) {
-        if ((c = parse_choice(val, BACKEND_NAMES)) < 0)
-            return fail(err, size, "--backend: expected auto, cuda or host, got '%s'", val);
-        o->backend = (viewer_backend)c;
-    } else if (!strcmp(opt, "--placement")) {
-        if ((c = parse_choice(val, PLACEMENT_NAMES)) < 0)
-            return fail(err, size, "--placement: expected auto, device, mapped or chroma, "
-                        "got '%s'", val);
-        o->placement = (viewer_placement)c;
-    } else if (!strcmp(opt, "--bvh")) {
-        if ((c = parse_choice(val, BVH_NAMES)) < 0)
-            return fail(err, size, "--bvh: expected auto, host or cuda, got '%s'", val);
-        o->bvh = (viewer_bvh)c;
-    } else if (!strcmp(opt, "--unit")) {
-        if (prism_length_unit_parse(val, &o->unit) != PRISM_SUCCESS)
-            return fail(err, size, "--unit: expected m, cm, mm or auto, got '%s'", val);
+            return tool_fail(err, size, "--camera: expected ten numbers "
+                             "eye(3),target(3),up(3),fov(0..180), got '%s'", val);
     } else if (!strcmp(opt, "--reserve")) {
         char *end;
         errno = 0;
         o->reserve_mb = strtod(val, &end);
         if (end == val || *end || errno || !(o->reserve_mb >= 0) || o->reserve_mb > 1e9)
-            return fail(err, size, "--reserve: expected megabytes >= 0, got '%s'", val);
+            return tool_fail(err, size, "--reserve: expected megabytes >= 0, got '%s'", val);
     } else {
         return 1; /* not a valued option */
     }
@@ -266,8 +171,9 @@ static void set_defaults(viewer_options *o)
     o->reserve_mb = -1;
 }
 
-static bool is_flag(viewer_options *o, const char *a)
+static bool is_flag(void *user, const char *a)
 {
+    viewer_options *o = user;
     if (!strcmp(a, "--headless"))
         o->headless = o->headless_forced = true;
     else if (!strcmp(a, "--show-world"))
@@ -286,43 +192,15 @@ static bool is_flag(viewer_options *o, const char *a)
 int viewer_options_parse(int argc, char **argv, viewer_options *o, char *err, size_t size)
 {
     set_defaults(o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_flag(o, a))
-            continue;
-        if (a[0] == '-' && a[1]) {
-            const char *eq = strchr(a, '=');
-            char opt[32];
-            const char *val;
-            if (eq && (size_t)(eq - a) < sizeof opt) { /* --opt=value */
-                memcpy(opt, a, (size_t)(eq - a));
-                opt[eq - a] = 0;
-                val = eq + 1;
-            } else {
-                snprintf(opt, sizeof opt, "%s", a);
-                val = i + 1 < argc ? argv[i + 1] : NULL;
-                if (val)
-                    i++;
-            }
-            if (!val && parse_choice(opt, VALUED) >= 0)
-                return fail(err, size, "%s needs a value (see --help)", opt);
-            int r = parse_valued(o, opt, val ? val : "", err, size);
-            if (r == 1)
-                return fail(err, size, "unknown option '%s' (see --help)", a);
-            if (r)
-                return -1;
-            continue;
-        }
-        if (o->file)
-            return fail(err, size, "one file only: '%s' and '%s' (see --help)", o->file, a);
-        o->file = a;
-    }
+    const tool_args args = {VALUED, is_flag, parse_valued, o, &o->file, "file"};
+    if (tool_args_parse(argc, argv, &args, err, size))
+        return -1;
     if (o->help)
         return 0;
     if (!o->file)
-        return fail(err, size, "no FILE.dae given (see --help)");
+        return tool_fail(err, size, "no FILE.dae given (see --help)");
     if (o->json && !o->bench)
-        return fail(err, size, "--json goes with --bench");
+        return tool_fail(err, size, "--json goes with --bench");
     if (o->bench)
         o->headless = true;
     return 0;

@@ -34,24 +34,24 @@ static void keep_log(void *user, prism_log_level level, const char *message)
 static int load_scene(viewer_app *app)
 {
     char error[1024] = "";
-    viewer_progress progress;
+    tool_progress progress;
     load_log log = {.count = 0};
-    viewer_progress_begin(&progress, "loading");
-    prism_load_desc desc = {.progress = viewer_progress_update, .progress_user = &progress,
+    tool_progress_begin(&progress, "loading", NULL, true);
+    prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &progress,
                             .error = error, .error_size = sizeof error, .log = keep_log,
-                            .log_user = &log, .length_unit = app->opt.unit};
+                            .log_user = &log, .length_unit = app->opt.engine.unit};
     double t0 = viewer_clock();
     prism_result r = prism_scene_load(app->opt.file, &desc, &app->scene);
     app->startup.load = viewer_clock() - t0;
     if (r != PRISM_SUCCESS) {
-        viewer_progress_end(&progress, "failed");
+        tool_progress_end(&progress, "failed");
         fprintf(stderr, "prism-view: %s\n", error[0] ? error : prism_result_string(r));
         return -1;
     }
     char note[96];
     snprintf(note, sizeof note, "%zu triangles in %.2f s", app->scene->triangles_count,
              app->startup.load);
-    viewer_progress_end(&progress, note);
+    tool_progress_end(&progress, note);
     for (int i = 0; i < log.count; i++)
         fprintf(stderr, "prism-view: %s\n", log.lines[i]);
     if (log.dropped)
@@ -104,13 +104,13 @@ static int job_threads(void)
 
 static int build_bvh(viewer_app *app)
 {
-    viewer_progress progress;
-    viewer_progress_begin(&progress, "building BVH");
+    tool_progress progress;
+    tool_progress_begin(&progress, "building BVH", NULL, true);
     /* The builder calls back on this thread only (its OpenMP workers just
      * count), so the bar needs no lock: ~100 calls, triangles placed. No
      * bar (stderr not a terminal): no callback, and no counting. */
     prism_bvh_desc desc = {.threads = omp_get_max_threads(),
-                           .progress = progress.enabled ? viewer_progress_update : NULL,
+                           .progress = progress.enabled ? tool_progress_update : NULL,
                            .progress_user = &progress};
     app->startup.bvh_threads = desc.threads;
     double t0 = viewer_clock();
@@ -119,13 +119,13 @@ static int build_bvh(viewer_app *app)
                                      &app->bvh);
     app->startup.bvh = viewer_clock() - t0;
     if (r != PRISM_SUCCESS) {
-        viewer_progress_end(&progress, "failed");
+        tool_progress_end(&progress, "failed");
         fprintf(stderr, "prism-view: BVH: %s\n", prism_result_string(r));
         return -1;
     }
     char note[96];
     snprintf(note, sizeof note, "%zu nodes in %.2f s", app->bvh->node_count, app->startup.bvh);
-    viewer_progress_end(&progress, note);
+    tool_progress_end(&progress, note);
     return 0;
 }
 
