@@ -1,0 +1,356 @@
+/* prism-propagate end to end on the bundled detector, host backend: the
+ * outputs and their shapes, a summary whose counts add up, --json that
+ * parses, byte-identical files whatever the batch size, photons read back
+ * in, bad input files refused with no output left behind, the no-RINDEX
+ * note, --validate without a device, the command line's mistakes.
+ * $PRISM_PROPAGATE is the program. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "exec_util.h"
+#include "npy.h"
+#include "prism/context.h"
+#include "prism/propagate.h"
+
+#define DETECTOR PRISM_ASSETS "/tiny_detector.dae"
+
+static const uint64_t PHOTON[2] = {4, 4};
+
+/* Run prism-propagate with `args` (NULL-terminated); stdout and stderr apart. */
+static void run(exec_run *r, const char *const *args)
+{
+    const char *argv[40] = {getenv("PRISM_PROPAGATE")};
+    int n = 1;
+    for (; args[n - 1] != NULL && n < 39; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    exec_program(r, argv, false);
+}
+
+/* The number after "key": that follows `anchor` in a JSON text. */
+static double json_number(const char *json, const char *anchor, const char *key)
+{
+    const char *at = strstr(json, anchor);
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    at = at != NULL ? strstr(at, k) : NULL;
+    if (at == NULL)
+        fail_msg("no %s after %s in: %s", key, anchor, json);
+    return strtod(at + strlen(k), NULL);
+}
+
+static float *read_npy(const char *path, const uint64_t *dims, uint64_t *rows)
+{
+    npy_reader r;
+    if (npy_reader_open(&r, path, dims, 2) != 0)
+        fail_msg("%s", r.error);
+    size_t row = (size_t)(4 * dims[0] * dims[1]);
+    float *data = malloc(r.rows * row + 1);
+    assert_non_null(data);
+    assert_int_equal(npy_reader_read(&r, data, (size_t)r.rows), 0);
+    *rows = r.rows;
+    npy_reader_close(&r);
+    return data;
+}
+
+static size_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+static bool same_files(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa != NULL && fb != NULL;
+    int ca = 0, cb = 0;
+    while (same && ca == cb && ca != EOF) {
+        ca = fgetc(fa);
+        cb = fgetc(fb);
+    }
+    same = same && ca == cb;
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    static exec_run r;
+    run(&r, (const char *[]){"--help", NULL});
+    assert_int_equal(r.exit_code, 0);
+    const char *words[] = {"--photons in.npy", "--source point:", "beam:", "--count N",
+                           "--hits hits.npy", "--out photons.npy", "--records", "--record-steps K",
+                           "--seed S", "--max-steps N", "--backend auto|cuda|host",
+                           "--placement auto|device|mapped|chroma", "--bvh", "--math exact|fast",
+                           "--batch N", "--json", "--quiet", "--validate", "view(np.uint32)",
+                           "exit status"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strstr(r.out, words[i]) == NULL)
+            fail_msg("--help does not mention %s", words[i]);
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    const struct {
+        const char *args[8];
+        const char *message;
+    } cases[] = {
+        {{"--bogus", DETECTOR}, "unknown option '--bogus'"},
+        {{"--count", "0", DETECTOR}, "--count: expected a number of photons"},
+        {{"--count", "1.5", DETECTOR}, "--count: expected a number of photons"},
+        {{"--count", "-3", DETECTOR}, "--count: expected a number of photons"},
+        {{"--batch", "lots", DETECTOR}, "--batch: expected photons a batch"},
+        {{"--seed", "x", DETECTOR}, "--seed: expected an integer"},
+        {{"--max-steps", "0", DETECTOR}, "--max-steps: expected a positive integer"},
+        {{"--record-steps", "2000", "--records", "r.npy", DETECTOR},
+         "--record-steps: expected 1 to 1024"},
+        {{"--record-steps", "4", DETECTOR}, "--record-steps goes with --records"},
+        {{"--source", "line:1,2", DETECTOR}, "--source: expected point:x,y,z"},
+        {{"--backend", "opencl", DETECTOR}, "--backend: expected auto, cuda or host"},
+        {{"--placement", "gpu", DETECTOR}, "--placement: expected auto, device, mapped or chroma"},
+        {{"--math", "sloppy", DETECTOR}, "--math: expected exact or fast"},
+        {{"--photons", "a.npy", "--source", "point:0,0,0", DETECTOR}, "one source of photons only"},
+        {{"--hits", "x.npy", "--out", "x.npy", DETECTOR}, "'x.npy' named for two outputs"},
+        {{"--validate", "--hits", "h.npy", DETECTOR}, "--validate writes no files"},
+        {{"--validate", "--backend", "host", DETECTOR}, "leave out --backend host"},
+        {{DETECTOR, "other.dae"}, "one detector only"},
+        {{"--seed"}, "--seed needs a value"},
+        {{"--quiet"}, "no DETECTOR.dae given"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static exec_run r;
+        run(&r, cases[i].args);
+        assert_int_equal(r.exit_code, 2);
+        if (strstr(r.err, cases[i].message) == NULL || strstr(r.err, "prism-propagate: ") == NULL)
+            fail_msg("case %zu: expected \"%s\" in: %s", i, cases[i].message, r.err);
+    }
+}
+
+/* The outputs of one run against its JSON summary. */
+static void test_end_to_end(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *hits = exec_path("e2e_hits.npy"), *out = exec_path("e2e_out.npy");
+    const char *rec = exec_path("e2e_rec.npy");
+    run(&r, (const char *[]){DETECTOR, "--count", "20000", "--seed", "3", "--hits", hits, "--out",
+                             out, "--records", rec, "--record-steps", "6", "--json",
+                             "--backend", "host", NULL});
+    assert_int_equal(r.exit_code, 0);
+    /* the JSON parses (when there is a python3 to ask) */
+    char py[512];
+    if (exec_on_path("python3", py, sizeof py)) {
+        FILE *f = fopen(exec_path("summary.json"), "wb");
+        fputs(r.out, f);
+        fclose(f);
+        static exec_run j;
+        exec_program(&j, (const char *[]){py, "-m", "json.tool", exec_path("summary.json"), NULL},
+                     true);
+        assert_int_equal(j.exit_code, 0);
+    } else {
+        printf("# no python3: the JSON is checked by the figures below only\n");
+    }
+    assert_float_equal(json_number(r.out, "{", "photons"), 20000, 0);
+    /* every photon ended one way, once */
+    const char *ended = strstr(r.out, "\"ended\":{");
+    assert_non_null(ended);
+    double sum = 0;
+    for (const char *p = ended; (p = strstr(p, "\"photons\":")) != NULL &&
+                                p < strstr(ended, "\"detected\":");
+         p++)
+        sum += strtod(p + 10, NULL);
+    assert_float_equal(sum, 20000, 0);
+    /* hits: every detected photon and nothing else; per solid they add up */
+    uint64_t nh = 0, no = 0, nr = 0;
+    float *h = read_npy(hits, PHOTON, &nh), *o = read_npy(out, PHOTON, &no);
+    const uint64_t rdims[2] = {6, 8};
+    float *rr = read_npy(rec, rdims, &nr);
+    assert_int_equal(no, 20000);
+    assert_int_equal(nr, 20000);
+    const double detected = json_number(r.out, "\"detected\":", "photons");
+    assert_true(nh > 0);
+    assert_float_equal((double)nh, detected, 0);
+    const prism_photon *hp = (const prism_photon *)h, *op = (const prism_photon *)o;
+    const prism_step_record *rp = (const prism_step_record *)rr;
+    uint64_t seen = 0;
+    for (uint64_t i = 0; i < no; i++) {
+        if (op[i].history & PRISM_SURFACE_DETECT)
+            assert_memory_equal(&hp[seen++], &op[i], sizeof *op);
+        assert_int_equal(rp[i * 6].photon, i);
+        assert_memory_equal(rp[i * 6 + 5].pos, op[i].pos, sizeof op[i].pos);
+    }
+    assert_int_equal(seen, nh);
+    const char *top = strstr(r.out, "\"top\":[");
+    double per_solid = 0;
+    for (const char *p = top; (p = strstr(p, "\"photons\":")) != NULL; p++)
+        per_solid += strtod(p + 10, NULL);
+    assert_float_equal(per_solid, detected, 0); /* 6 PMTs: all in the top 10 */
+    assert_int_equal(file_size(out), 128 + 20000 * 64);
+    assert_int_equal(file_size(rec), 128 + 20000 * 6 * 32);
+    free(h);
+    free(o);
+    free(rr);
+}
+
+/* Batches of 1000, 7919 and the automatic size: the same bytes. */
+static void test_batches_same_bytes(void **state)
+{
+    (void)state;
+    const char *batch[3] = {"1000", "7919", NULL};
+    char files[3][3][512];
+    for (int b = 0; b < 3; b++) {
+        const char *names[3] = {"hits", "out", "rec"};
+        for (int k = 0; k < 3; k++) {
+            char n[64];
+            snprintf(n, sizeof n, "batch%d_%s.npy", b, names[k]);
+            snprintf(files[b][k], sizeof files[b][k], "%s", exec_path(n));
+        }
+        static exec_run r;
+        const char *args[20] = {DETECTOR, "--count", "20000", "--seed", "7", "--quiet",
+                                "--backend", "host", "--hits", files[b][0], "--out", files[b][1],
+                                "--records", files[b][2], "--record-steps", "5",
+                                batch[b] ? "--batch" : NULL, batch[b], NULL};
+        run(&r, args);
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.out, b == 0 ? "20 batches" : b == 1 ? "3 batches" : "1 batch "));
+    }
+    for (int b = 1; b < 3; b++)
+        for (int k = 0; k < 3; k++)
+            if (!same_files(files[0][k], files[b][k]))
+                fail_msg("%s and %s differ", files[0][k], files[b][k]);
+}
+
+/* Photons given in a file: read in batches, the same answer as one batch;
+ * a NaN position in the second batch fails the run and leaves no output
+ * and no temporary (an old file keeps its bytes); a file of the wrong
+ * dtype is named with what it holds. */
+static void test_photons_in(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    prism_photon *ph = calloc(N, sizeof *ph);
+    for (int i = 0; i < N; i++) {
+        const float a = 0.002f * (float)i;
+        ph[i] = (prism_photon){.pos = {0.1f, 0, 0}, .dir = {cosf(a), sinf(a), 0.3f},
+                               .wavelength = 400.0f + (float)(i % 100), .time = 1.0f};
+    }
+    const char *in = exec_path("in.npy"), *nan_in = exec_path("nan_in.npy");
+    npy_writer w;
+    assert_int_equal(npy_writer_open(&w, in, PHOTON, 2), 0);
+    assert_int_equal(npy_writer_append(&w, ph, N), 0);
+    assert_int_equal(npy_writer_commit(&w), 0);
+    ph[1500].pos[1] = NAN;
+    assert_int_equal(npy_writer_open(&w, nan_in, PHOTON, 2), 0);
+    assert_int_equal(npy_writer_append(&w, ph, N), 0);
+    assert_int_equal(npy_writer_commit(&w), 0);
+    free(ph);
+    static exec_run r;
+    const char *a = exec_path("in_a.npy"), *b = exec_path("in_b.npy");
+    run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", a, "--backend", "host", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "3000 photons (photons from"));
+    run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", b, "--batch", "701",
+                             "--backend", "host", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_true(same_files(a, b));
+    /* the first --count photons only */
+    run(&r, (const char *[]){DETECTOR, "--photons", in, "--count", "10", "--backend", "host",
+                             NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "10 photons"));
+    /* failures: nothing left but the old file, which keeps its bytes */
+    const char *dir = exec_path("failing");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char hits[600], out[600];
+    snprintf(hits, sizeof hits, "%s/hits.npy", dir);
+    snprintf(out, sizeof out, "%s/out.npy", dir);
+    FILE *f = fopen(out, "wb");
+    fputs("an older run", f);
+    fclose(f);
+    run(&r, (const char *[]){DETECTOR, "--photons", nan_in, "--batch", "1000", "--hits", hits,
+                             "--out", out, "--backend", "host", NULL});
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.err, "nan_in.npy: photon 1500: position (0.1, nan, 0) is not "
+                                  "finite"));
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(n, 1);
+    assert_int_equal(file_size(out), 12);
+    run(&r, (const char *[]){DETECTOR, "--photons", nan_in, "--count", "5000", NULL});
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.err, "--count 5000, but"));
+    assert_non_null(strstr(r.err, "nan_in.npy holds 3000 photons"));
+    run(&r, (const char *[]){DETECTOR, "--photons", DETECTOR, NULL});
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.err, "tiny_detector.dae: not a .npy file"));
+}
+
+/* The note about a geometry without optics: once, and only then. */
+static void test_no_rindex_note(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *note = "no RINDEX anywhere: every material is vacuum";
+    run(&r, (const char *[]){PRISM_ASSETS "/cube.dae", "--count", "1000", "--backend", "host",
+                             "--json", NULL});
+    assert_int_equal(r.exit_code, 0);
+    const char *at = strstr(r.err, note);
+    assert_non_null(at);
+    assert_null(strstr(at + 1, note));
+    assert_non_null(strstr(r.out, "\"no_rindex\":true"));
+    run(&r, (const char *[]){DETECTOR, "--count", "1000", "--backend", "host", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.err, note));
+}
+
+/* --validate: without a device it says so (exit 4); with one it compares
+ * (the gpu-labelled test propagate_tool_validate asks for agreement). */
+static void test_validate_without_device(void **state)
+{
+    (void)state;
+    static exec_run r;
+    run(&r, (const char *[]){DETECTOR, "--validate", "--count", "2000", NULL});
+    if (prism_cuda_device_count() > 0) {
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.out, "agree"));
+    } else {
+        assert_int_equal(r.exit_code, 4);
+        assert_non_null(strstr(r.err, "nothing to compare the host backend with"));
+    }
+}
+
+int main(void)
+{
+    if (getenv("PRISM_PROPAGATE") == NULL) {
+        printf("PRISM_PROPAGATE is not set: skipped\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_end_to_end),
+        cmocka_unit_test(test_batches_same_bytes),
+        cmocka_unit_test(test_photons_in),
+        cmocka_unit_test(test_no_rindex_note),
+        cmocka_unit_test(test_validate_without_device),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

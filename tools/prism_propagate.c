@@ -1,0 +1,146 @@
+/* prism-propagate: optical photons through a detector, kept as NumPy
+ * files. Loads the detector, uploads it to the chosen backend, runs the
+ * photons in batches (propagate_batches.c) and prints the summary
+ * (propagate_summary.c); --validate compares CUDA with the host backend
+ * instead (propagate_validate.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress.h"
+#include "propagate_tool.h"
+
+static void on_engine_log(void *user, prism_log_level level, const char *message)
+{
+    (void)user;
+    if (level >= PRISM_LOG_WARNING)
+        fprintf(stderr, "prism: %s\n", message);
+}
+
+static prism_scene *load(const propagate_options *o, double *seconds)
+{
+    char error[1024] = "";
+    tool_progress bar;
+    tool_progress_begin(&bar, "loading", NULL, !o->quiet);
+    prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &bar,
+                            .error = error, .error_size = sizeof error};
+    prism_scene *scene = NULL;
+    const double t0 = tool_now();
+    prism_result r = prism_scene_load(o->file, &desc, &scene);
+    *seconds = tool_now() - t0;
+    tool_progress_end(&bar, r == PRISM_SUCCESS ? "" : "failed");
+    if (r != PRISM_SUCCESS) {
+        fprintf(stderr, "prism-propagate: %s\n", error[0] ? error : prism_result_string(r));
+        return NULL;
+    }
+    if (scene->triangles_count == 0) {
+        fprintf(stderr, "prism-propagate: %s: no triangles: nothing for photons to meet\n",
+                o->file);
+        prism_scene_free(scene);
+        return NULL;
+    }
+    return scene;
+}
+
+/* No material with a refractive index: the geometry has no optics. */
+static bool no_rindex(const prism_scene *scene)
+{
+    for (size_t i = 0; i < scene->materials_count; i++)
+        if (prism_material_property(&scene->materials[i], "RINDEX") != NULL)
+            return false;
+    return true;
+}
+
+static prism_context *open_context(const propagate_options *o)
+{
+    prism_context_desc desc = {.backend = o->engine.backend, .log = on_engine_log,
+                               .log_level = PRISM_LOG_WARNING};
+    prism_context *ctx = NULL;
+    prism_result r = prism_context_create(&desc, &ctx);
+    if (r != PRISM_SUCCESS) {
+        fprintf(stderr, "prism-propagate: %s backend: %s\n",
+                prism_backend_name(o->engine.backend), prism_result_string(r));
+        return NULL;
+    }
+    if (o->engine.backend == PRISM_BACKEND_AUTO &&
+        prism_context_backend(ctx) == PRISM_BACKEND_HOST && !o->quiet)
+        fprintf(stderr, "prism-propagate: no CUDA device: the host backend\n");
+    return ctx;
+}
+
+static prism_geometry *upload(const propagate_options *o, prism_context *ctx,
+                              const prism_scene *scene, double *seconds)
+{
+    prism_geometry_desc desc = {.policy = o->engine.placement, .builder = o->engine.bvh};
+    prism_geometry *g = NULL;
+    const double t0 = tool_now();
+    if (prism_geometry_upload(ctx, scene, NULL, &desc, &g) != PRISM_SUCCESS) {
+        fprintf(stderr, "prism-propagate: upload: %s\n", prism_context_last_error(ctx));
+        return NULL;
+    }
+    *seconds = tool_now() - t0;
+    return g;
+}
+
+/* Load, upload, run, summarise. */
+static int simulate(const propagate_options *o, prism_scene *scene, propagate_run_info *run)
+{
+    npy_reader in;
+    memset(&in, 0, sizeof in);
+    char err[1024];
+    if (o->photons && propagate_open_photons(o, &in, err, sizeof err)) {
+        fprintf(stderr, "prism-propagate: %s\n", err);
+        npy_reader_close(&in);
+        return PROPAGATE_FAILED;
+    }
+    const uint64_t count = o->count ? o->count : o->photons ? in.rows : PROPAGATE_DEFAULT_COUNT;
+    const prism_photon_source src = propagate_source(o, scene, count);
+    run->photons = &in;
+    run->source = &src;
+    int rc = PROPAGATE_FAILED;
+    prism_geometry *g = NULL;
+    propagate_summary sum;
+    run->ctx = open_context(o);
+    if (run->ctx != NULL && (g = upload(o, run->ctx, scene, &run->upload_seconds)) != NULL &&
+        propagate_summary_init(&sum, scene) == 0) {
+        run->geometry = g;
+        rc = propagate_run(run, &sum);
+        if (rc == PROPAGATE_OK && o->json)
+            propagate_summary_json(&sum, run);
+        else if (rc == PROPAGATE_OK)
+            propagate_summary_print(&sum, run);
+        propagate_summary_free(&sum);
+    }
+    prism_geometry_destroy(g);
+    if (prism_context_destroy(run->ctx) != PRISM_SUCCESS && rc == PROPAGATE_OK)
+        rc = PROPAGATE_FAILED;
+    npy_reader_close(&in);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    propagate_options o;
+    char err[512];
+    if (propagate_options_parse(argc, argv, &o, err, sizeof err)) {
+        fprintf(stderr, "prism-propagate: %s\n", err);
+        return PROPAGATE_USAGE;
+    }
+    if (o.help) {
+        propagate_options_usage(stdout);
+        return PROPAGATE_OK;
+    }
+    npy_remove_temporaries_on_signals();
+    propagate_run_info run = {.opt = &o};
+    prism_scene *scene = load(&o, &run.load_seconds);
+    if (scene == NULL)
+        return PROPAGATE_FAILED;
+    run.scene = scene;
+    run.no_rindex = no_rindex(scene);
+    if (run.no_rindex)
+        fprintf(stderr, "prism-propagate: %s: no RINDEX anywhere: every material is vacuum\n",
+                o.file);
+    const int rc = o.validate ? propagate_validate(&o, scene) : simulate(&o, scene, &run);
+    prism_scene_free(scene);
+    return rc;
+}

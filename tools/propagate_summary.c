@@ -1,0 +1,240 @@
+/* prism-propagate's summary: photons per history bit and per way of
+ * ending, detections per detecting solid (the top ones named), rates and
+ * memory; as text or as one JSON object. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "propagate_tool.h"
+
+#define TOP_SOLIDS 10
+#define DETECT_BIT 2
+_Static_assert(PRISM_SURFACE_DETECT == 1u << DETECT_BIT, "the detection bit");
+
+/* The walk's end, one per photon: the terminal bit, NAN_ABORT and
+ * STEP_LIMIT first should a photon carry two. */
+static int ended_bit(uint32_t history)
+{
+    const uint32_t order[6] = {PRISM_NAN_ABORT, PRISM_STEP_LIMIT, PRISM_SURFACE_DETECT,
+                               PRISM_SURFACE_ABSORB, PRISM_BULK_ABSORB, PRISM_NO_HIT};
+    for (int i = 0; i < 6; i++)
+        if (history & order[i])
+            for (int b = 0; b < 32; b++)
+                if (order[i] == 1u << b)
+                    return b;
+    return -1;
+}
+
+int propagate_summary_init(propagate_summary *s, const prism_scene *scene)
+{
+    memset(s, 0, sizeof *s);
+    s->solids = scene->solids_count;
+    s->detected_by_solid = calloc(s->solids + 1, sizeof *s->detected_by_solid);
+    return s->detected_by_solid != NULL ? 0 : -1;
+}
+
+void propagate_summary_add(propagate_summary *s, const prism_photon *photons, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t h = photons[i].history;
+        s->steps += photons[i].steps;
+        for (int b = 0; b < 32; b++)
+            s->flagged[b] += (h >> b) & 1u;
+        const int e = ended_bit(h);
+        if (e >= 0)
+            s->ended[e]++;
+        if (h & PRISM_SURFACE_DETECT)
+            s->detected_by_solid[photons[i].solid < s->solids ? photons[i].solid : s->solids]++;
+    }
+    s->photons += n;
+}
+
+void propagate_summary_free(propagate_summary *s)
+{
+    free(s->detected_by_solid);
+    s->detected_by_solid = NULL;
+}
+
+/* The solids with the most detections, best first (ties: lower index). */
+static size_t top_solids(const propagate_summary *s, size_t top[TOP_SOLIDS], size_t *detecting)
+{
+    size_t n = 0;
+    *detecting = 0;
+    for (size_t i = 0; i <= s->solids; i++) {
+        const uint64_t c = s->detected_by_solid[i];
+        if (c == 0)
+            continue;
+        (*detecting)++;
+        size_t at = n < TOP_SOLIDS ? n++ : TOP_SOLIDS;
+        while (at > 0 && s->detected_by_solid[top[at - 1]] < c) {
+            if (at < TOP_SOLIDS)
+                top[at] = top[at - 1];
+            at--;
+        }
+        if (at < TOP_SOLIDS)
+            top[at] = i;
+    }
+    return n;
+}
+
+static double fraction(uint64_t k, uint64_t n)
+{
+    return n > 0 ? (double)k / (double)n : 0.0;
+}
+
+static const char *solid_name(const prism_scene *scene, size_t i)
+{
+    return i < scene->solids_count && scene->solids[i].name ? scene->solids[i].name : "(unknown)";
+}
+
+static void source_words(const prism_photon_source *src, const propagate_options *o, char *out,
+                         size_t size)
+{
+    if (src->kind == PRISM_SOURCE_PHOTONS)
+        snprintf(out, size, "photons from %s", o->photons);
+    else if (src->kind == PRISM_SOURCE_BEAM)
+        snprintf(out, size, "beam at %g,%g,%g along %g,%g,%g", src->position[0],
+                 src->position[1], src->position[2], src->direction[0], src->direction[1],
+                 src->direction[2]);
+    else
+        snprintf(out, size, "point at %g,%g,%g", src->position[0], src->position[1],
+                 src->position[2]);
+}
+
+static double rate(const propagate_summary *s, double seconds)
+{
+    return seconds > 0 ? (double)s->photons / seconds : 0.0;
+}
+
+void propagate_summary_print(const propagate_summary *s, const propagate_run_info *run)
+{
+    const propagate_options *o = run->opt;
+    char src[256];
+    source_words(run->source, o, src, sizeof src);
+    printf("prism-propagate %s: %llu photons (%s), seed %llu, %s backend, %u batch%s of up to "
+           "%llu\n", o->file, (unsigned long long)s->photons, src, (unsigned long long)o->seed,
+           prism_backend_name(prism_context_backend(run->ctx)), s->batches,
+           s->batches == 1 ? "" : "es", (unsigned long long)s->batch);
+    printf("  %-18s %12s %9s   %-14s %12s %9s\n", "history bit", "photons", "fraction",
+           "ended by", "photons", "fraction");
+    int rows[32], ends[32], nr = 0, ne = 0;
+    for (int b = 0; b < 32; b++) {
+        if (s->flagged[b])
+            rows[nr++] = b;
+        if (s->ended[b])
+            ends[ne++] = b;
+    }
+    for (int i = 0; i < nr || i < ne; i++) {
+        if (i < nr)
+            printf("  %-18s %12llu %9.5f", prism_history_flag_name(1u << rows[i]),
+                   (unsigned long long)s->flagged[rows[i]],
+                   fraction(s->flagged[rows[i]], s->photons));
+        else
+            printf("  %-18s %12s %9s", "", "", "");
+        if (i < ne)
+            printf("   %-14s %12llu %9.5f", prism_history_flag_name(1u << ends[i]),
+                   (unsigned long long)s->ended[ends[i]], fraction(s->ended[ends[i]], s->photons));
+        printf("\n");
+    }
+    size_t top[TOP_SOLIDS], detecting = 0, n = top_solids(s, top, &detecting);
+    const uint64_t detected = s->flagged[DETECT_BIT];
+    printf("  detected %llu (%.5f) on %zu solid%s%s\n", (unsigned long long)detected,
+           fraction(detected, s->photons), detecting, detecting == 1 ? "" : "s",
+           n > 0 ? "; the most:" : "");
+    for (size_t i = 0; i < n; i++) {
+        printf("    %12llu  ", (unsigned long long)s->detected_by_solid[top[i]]);
+        if (top[i] < s->solids)
+            printf("solid %zu: %s, copy %d\n", top[i], solid_name(run->scene, top[i]),
+                   run->scene->solids[top[i]].copy_number);
+        else
+            printf("a solid outside the scene's list\n");
+    }
+    printf("  %.3f s propagating: %.3f M photons/s, %.3f M steps/s; %.3f s in all with reading "
+           "and writing (%.3f M photons/s)\n", s->propagate_seconds,
+           rate(s, s->propagate_seconds) / 1e6,
+           s->propagate_seconds > 0 ? (double)s->steps / s->propagate_seconds / 1e6 : 0.0,
+           s->seconds, rate(s, s->seconds) / 1e6);
+    printf("  memory a batch: %.1f MB device, %.1f MB host\n", s->device_batch_bytes / 1e6,
+           s->host_batch_bytes / 1e6);
+    const char *paths[3] = {o->hits, o->out, o->records};
+    const uint64_t counts[3] = {s->hits, s->out_rows, s->record_rows};
+    const char *what[3] = {"hits", "final photons", "photons' step records"};
+    for (int i = 0; i < 3; i++)
+        if (paths[i])
+            printf("  %s: %llu %s\n", paths[i], (unsigned long long)counts[i], what[i]);
+}
+
+static void json_counts(const char *key, const uint64_t *counts, uint64_t photons)
+{
+    printf(",\"%s\":{", key);
+    for (int b = 0, first = 1; b < 32; b++)
+        if (counts[b]) {
+            printf("%s\"%s\":{\"photons\":%llu,\"fraction\":%.6g}", first ? "" : ",",
+                   prism_history_flag_name(1u << b), (unsigned long long)counts[b],
+                   fraction(counts[b], photons));
+            first = 0;
+        }
+    printf("}");
+}
+
+static void json_outputs(const propagate_summary *s, const propagate_options *o)
+{
+    const char *keys[3] = {"hits", "out", "records"}, *paths[3] = {o->hits, o->out, o->records};
+    const uint64_t rows[3] = {s->hits, s->out_rows, s->record_rows};
+    printf(",\"outputs\":{");
+    for (int i = 0, first = 1; i < 3; i++)
+        if (paths[i]) {
+            printf("%s\"%s\":{\"path\":", first ? "" : ",", keys[i]);
+            tool_json_string(paths[i]);
+            printf(",\"rows\":%llu}", (unsigned long long)rows[i]);
+            first = 0;
+        }
+    printf("}");
+}
+
+void propagate_summary_json(const propagate_summary *s, const propagate_run_info *run)
+{
+    const propagate_options *o = run->opt;
+    char src[256];
+    source_words(run->source, o, src, sizeof src);
+    printf("{\"file\":");
+    tool_json_string(o->file);
+    printf(",\"source\":");
+    tool_json_string(src);
+    printf(",\"photons\":%llu,\"seed\":%llu,\"backend\":\"%s\",\"device\":",
+           (unsigned long long)s->photons, (unsigned long long)o->seed,
+           prism_backend_name(prism_context_backend(run->ctx)));
+    tool_json_string(prism_context_device(run->ctx)->name);
+    printf(",\"math\":\"%s\",\"no_rindex\":%s,\"batches\":%u,\"batch\":%llu,\"steps\":%llu",
+           o->math == PRISM_PROPAGATE_MATH_FAST ? "fast" : "exact",
+           run->no_rindex ? "true" : "false", s->batches, (unsigned long long)s->batch,
+           (unsigned long long)s->steps);
+    json_counts("history", s->flagged, s->photons);
+    json_counts("ended", s->ended, s->photons);
+    size_t top[TOP_SOLIDS], detecting = 0, n = top_solids(s, top, &detecting);
+    printf(",\"detected\":{\"photons\":%llu,\"fraction\":%.6g,\"solids\":%zu,\"top\":[",
+           (unsigned long long)s->flagged[DETECT_BIT], fraction(s->flagged[DETECT_BIT], s->photons),
+           detecting);
+    for (size_t i = 0; i < n; i++) {
+        const prism_solid *solid = top[i] < s->solids ? &run->scene->solids[top[i]] : NULL;
+        printf("%s{\"solid\":", i ? "," : "");
+        if (solid != NULL) {
+            printf("%zu,\"name\":", top[i]);
+            tool_json_string(solid_name(run->scene, top[i]));
+            printf(",\"path\":");
+            tool_json_string(solid->path != NULL ? solid->path : "");
+            printf(",\"copy\":%d", solid->copy_number);
+        } else {
+            printf("null");
+        }
+        printf(",\"photons\":%llu}", (unsigned long long)s->detected_by_solid[top[i]]);
+    }
+    printf("]},\"seconds\":{\"load\":%.6g,\"upload\":%.6g,\"propagate\":%.6g,\"run\":%.6g}",
+           run->load_seconds, run->upload_seconds, s->propagate_seconds, s->seconds);
+    printf(",\"photons_per_second\":%.6g,\"photons_per_second_overall\":%.6g",
+           rate(s, s->propagate_seconds), rate(s, s->seconds));
+    printf(",\"memory\":{\"device_batch_bytes\":%zu,\"host_batch_bytes\":%zu}",
+           s->device_batch_bytes, s->host_batch_bytes);
+    json_outputs(s, o);
+    printf("}\n");
+}

@@ -1,0 +1,117 @@
+/* prism-propagate's pieces: the command line (propagate_options.c), the
+ * batch loop that reads or generates photons, propagates them and appends
+ * the outputs (propagate_batches.c), the summary (propagate_summary.c)
+ * and the CUDA-against-host validation (propagate_validate.c). */
+#ifndef PRISM_TOOLS_PROPAGATE_TOOL_H
+#define PRISM_TOOLS_PROPAGATE_TOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "prism/context.h"
+#include "prism/geometry.h"
+#include "prism/propagate.h"
+#include "prism/scene.h"
+
+#include "cli.h"
+#include "npy.h"
+
+/* Exit statuses. */
+enum {
+    PROPAGATE_OK = 0,
+    PROPAGATE_FAILED = 1,        /* a file, the engine, an output */
+    PROPAGATE_USAGE = 2,         /* a bad command line */
+    PROPAGATE_DISAGREE = 3,      /* --validate: the backends agree less than asked */
+    PROPAGATE_NO_CUDA = 4        /* --validate: no CUDA device to compare with */
+};
+
+/* Automatic batches: what the engine says fits the device, at most this
+ * many photons (host memory: 64 bytes a photon for the final states, as
+ * many again for --photons input, 32 K for records). */
+#define PROPAGATE_MAX_BATCH_CUDA ((uint64_t)1 << 23)
+#define PROPAGATE_MAX_BATCH_HOST ((uint64_t)1 << 20)
+#define PROPAGATE_DEFAULT_COUNT 1000000u
+#define PROPAGATE_VALIDATE_COUNT 100000u
+#define PROPAGATE_DEFAULT_RECORD_STEPS 16u
+
+typedef struct propagate_options {
+    const char *file;
+    const char *photons;          /* --photons in.npy */
+    tool_engine_options engine;   /* --source (else the scene's centre), --backend,
+                                     --placement, --bvh */
+    uint64_t count;               /* 0 = default (the file's rows, 1M, or 100k to validate) */
+    const char *hits, *out, *records;
+    uint32_t record_steps;        /* K; 0 = PROPAGATE_DEFAULT_RECORD_STEPS */
+    uint64_t seed;
+    uint32_t max_steps;           /* 0 = the engine's 100 */
+    prism_propagate_math math;
+    uint64_t batch;               /* 0 = automatic */
+    bool json, quiet, validate, help;
+} propagate_options;
+
+/* Fill `o` from argv: 0, or -1 with one line in `err`. */
+int propagate_options_parse(int argc, char **argv, propagate_options *o, char *err,
+                            size_t err_size);
+void propagate_options_usage(FILE *out);
+
+/* What a run did: counts per history bit, how photons ended, detections
+ * per solid, rates. */
+typedef struct propagate_summary {
+    uint64_t photons, steps;
+    uint64_t flagged[32];         /* photons with history bit b */
+    uint64_t ended[32];           /* photons whose walk ended with terminal bit b */
+    uint64_t *detected_by_solid;  /* [solids + 1]: the last counts unknown solids */
+    size_t solids;
+    uint64_t batch;               /* photons a batch */
+    unsigned batches;
+    double propagate_seconds;     /* inside prism_propagate */
+    double seconds;               /* the batch loop, reading and writing included */
+    size_t device_batch_bytes;    /* device memory of one batch (photons, queues, records) */
+    size_t host_batch_bytes;      /* host memory of one batch */
+    uint64_t hits, out_rows, record_rows;
+} propagate_summary;
+
+int propagate_summary_init(propagate_summary *s, const prism_scene *scene);
+/* Count `n` final photons in. */
+void propagate_summary_add(propagate_summary *s, const prism_photon *photons, size_t n);
+void propagate_summary_free(propagate_summary *s);
+
+/* The run's setting, for the summary's header and JSON. */
+typedef struct propagate_run_info {
+    const propagate_options *opt;
+    npy_reader *photons;              /* --photons, opened (propagate_open_photons) */
+    const prism_scene *scene;
+    prism_context *ctx;
+    const prism_geometry *geometry;
+    const prism_photon_source *source;
+    bool no_rindex;
+    double load_seconds, upload_seconds;
+} propagate_run_info;
+
+void propagate_summary_print(const propagate_summary *s, const propagate_run_info *run);
+void propagate_summary_json(const propagate_summary *s, const propagate_run_info *run);
+
+/* The source as the options give it, for `count` photons (scene: its
+ * centre by default). */
+prism_photon_source propagate_source(const propagate_options *o, const prism_scene *scene,
+                                     uint64_t count);
+/* Open --photons, checking its shape and dtype against --count; its
+ * photon count in in->rows. */
+int propagate_open_photons(const propagate_options *o, npy_reader *in, char *err,
+                           size_t err_size);
+/* The next n photons of --photons into `photons`, their positions checked
+ * (first = their index in the file, for the message). */
+int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n,
+                           uint64_t first, char *err, size_t err_size);
+
+/* The whole run, batch by batch; outputs committed only when all went
+ * well. Returns an exit status (message on stderr). */
+int propagate_run(const propagate_run_info *run, propagate_summary *sum);
+
+/* --validate: the sample on the host backend and on CUDA, compared photon
+ * by photon. Returns an exit status. */
+int propagate_validate(const propagate_options *o, const prism_scene *scene);
+
+#endif
