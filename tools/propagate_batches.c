@@ -3,9 +3,11 @@
  * (so any batch size gives the same photons), the final photons, hits and
  * records appended to their .npy files, counted into the summary. Host
  * memory holds one batch; the files are committed only after the last. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli.h"
 #include "prism/memory.h"
@@ -253,6 +255,12 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     abort_outputs(&r.w);
     release_memory(&r.mem);
     sum->seconds = tool_now() - t0;
+    prism_memory_report report;
+    if (prism_memory_report_get(run->ctx, &report) == PRISM_SUCCESS)
+        sum->engine_peak_bytes = report.peak_bytes;
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) == 0)
+        sum->host_peak_bytes = (size_t)usage.ru_maxrss * 1024; /* Linux: kilobytes */
     if (rc != 0)
         fprintf(stderr, "prism-propagate: %s\n", err);
     return rc == 0 ? PROPAGATE_OK : PROPAGATE_FAILED;

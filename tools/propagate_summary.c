@@ -38,8 +38,8 @@ void propagate_summary_add(propagate_summary *s, const prism_photon *photons, si
     for (size_t i = 0; i < n; i++) {
         const uint32_t h = photons[i].history;
         s->steps += photons[i].steps;
-        for (int b = 0; b < 32; b++)
-            s->flagged[b] += (h >> b) & 1u;
+        for (uint32_t rest = h; rest != 0; rest &= rest - 1) /* the set bits only */
+            s->flagged[__builtin_ctz(rest)]++;
         const int e = ended_bit(h);
         if (e >= 0)
             s->ended[e]++;
@@ -154,8 +154,9 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            rate(s, s->propagate_seconds) / 1e6,
            s->propagate_seconds > 0 ? (double)s->steps / s->propagate_seconds / 1e6 : 0.0,
            s->seconds, rate(s, s->seconds) / 1e6);
-    printf("  memory a batch: %.1f MB device, %.1f MB host\n", s->device_batch_bytes / 1e6,
-           s->host_batch_bytes / 1e6);
+    printf("  memory: a batch %.1f MB on the device, %.1f MB on the host; the engine's peak "
+           "%.1f MB, the process's resident peak %.1f MB\n", s->device_batch_bytes / 1e6,
+           s->host_batch_bytes / 1e6, s->engine_peak_bytes / 1e6, s->host_peak_bytes / 1e6);
     const char *paths[3] = {o->hits, o->out, o->records};
     const uint64_t counts[3] = {s->hits, s->out_rows, s->record_rows};
     const char *what[3] = {"hits", "final photons", "photons' step records"};
@@ -233,8 +234,9 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
            run->load_seconds, run->upload_seconds, s->propagate_seconds, s->seconds);
     printf(",\"photons_per_second\":%.6g,\"photons_per_second_overall\":%.6g",
            rate(s, s->propagate_seconds), rate(s, s->seconds));
-    printf(",\"memory\":{\"device_batch_bytes\":%zu,\"host_batch_bytes\":%zu}",
-           s->device_batch_bytes, s->host_batch_bytes);
+    printf(",\"memory\":{\"device_batch_bytes\":%zu,\"host_batch_bytes\":%zu,"
+           "\"engine_peak_bytes\":%zu,\"host_peak_bytes\":%zu}", s->device_batch_bytes,
+           s->host_batch_bytes, s->engine_peak_bytes, s->host_peak_bytes);
     json_outputs(s, o);
     printf("}\n");
 }
