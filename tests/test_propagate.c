@@ -488,6 +488,36 @@ static void test_first_photon_splits(void **state)
     kt_free(&s, ctx);
 }
 
+/* Final photons do not depend on the tree that traced them: another
+ * tree (leaves of one triangle, depth-first) gives the same bytes, and
+ * the skip triangle, an index in the tree's leaf order, is cleared. */
+static void test_tree_independent(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    enum { N = 20000 };
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N, .position = {0.3f, 0.2f, 0}};
+    prism_propagate_desc d = {.seed = 21};
+    prism_photon *ref = run(&s, &src, &d, NULL, NULL), *ph = calloc(N, sizeof *ph);
+    prism_bvh_desc bd = {.max_leaf_size = 1, .order = PRISM_BVH_ORDER_DFS};
+    prism_bvh *other = NULL;
+    assert_int_equal(prism_bvh_build(s.positions, s.vertices, s.indices, s.triangles, &bd, &other),
+                     PRISM_SUCCESS);
+    prism_geometry *g = NULL;
+    assert_int_equal(prism_geometry_upload(ctx, &s.scene, other, NULL, &g), PRISM_SUCCESS);
+    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
+    assert_int_equal(prism_propagate(ctx, g, &src, &d, &out, NULL), PRISM_SUCCESS);
+    assert_memory_equal(ph, ref, N * sizeof *ph);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(ph[i].reserved, 0xFFFFFFFFu);
+    prism_geometry_destroy(g);
+    prism_bvh_free(other);
+    free(ph);
+    free(ref);
+    kt_free(&s, ctx);
+}
+
 /* The own logarithm and sine/cosine (kernels/kmath.h) against libm in
  * double: within 2 ulp over every 37th uniform the generator can draw
  * (and at both ends), and exact where the answer is. */
@@ -838,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_step_records),
         cmocka_unit_test(test_first_photon_splits),
+        cmocka_unit_test(test_tree_independent),
         cmocka_unit_test(test_own_math),
         cmocka_unit_test(test_batch_limit),
         cmocka_unit_test(test_rayleigh_fraction),

@@ -198,8 +198,12 @@ PRISM_HD int prism_photon_run(const prism_geometry_view *g, const prism_optics_v
         p.history |= PRISM_STEP_LIMIT;
         alive = 0;
     }
-    if (!alive)
+    if (!alive) {
+        /* the skip triangle is an index in the tree's leaf order: cleared,
+         * so a final photon is the same whichever tree traced it */
+        p.reserved = 0xFFFFFFFFu;
         prism_record_finish(records, q, id, &p);
+    }
     photons[id] = p;
     return alive;
 }

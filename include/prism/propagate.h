@@ -64,7 +64,7 @@ typedef struct prism_photon {
                            the detecting solid); PRISM_NONE if none */
     uint32_t triangle;  /* scene triangle of the last boundary hit, or PRISM_NONE */
     uint32_t steps;     /* interactions taken (boundaries, scatterings) */
-    uint32_t reserved;  /* used during propagation; ignore */
+    uint32_t reserved;  /* used during propagation; 0xFFFFFFFF when it ends */
 } prism_photon;
 
 #ifndef __cplusplus
