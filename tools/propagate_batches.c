@@ -138,6 +138,30 @@ static int batch_size(const propagate_run_info *run, const prism_photon_source *
     return 0;
 }
 
+/* The detected photons moved to the front, in order; their number. Each
+ * thread compacts its own slice in place, then the slices' hits (a few
+ * percent of the bytes) are moved together. */
+static size_t compact_hits(prism_photon *ph, size_t n)
+{
+    enum { SLICES = 64 };
+    size_t kept[SLICES];
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int c = 0; c < SLICES; c++) {
+        const size_t lo = n * (size_t)c / SLICES, hi = n * (size_t)(c + 1) / SLICES;
+        size_t k = lo;
+        for (size_t i = lo; i < hi; i++)
+            if (ph[i].history & PRISM_SURFACE_DETECT)
+                ph[k++] = ph[i];
+        kept[c] = k - lo;
+    }
+    size_t h = 0;
+    for (int c = 0; c < SLICES; c++) {
+        memmove(ph + h, ph + n * (size_t)c / SLICES, kept[c] * sizeof *ph);
+        h += kept[c];
+    }
+    return h;
+}
+
 /* The final photons of one batch: every one to --out, the detected ones
  * (compacted in place, after --out has them) to --hits. */
 static int write_photons(const propagate_options *o, outputs *w, prism_photon *ph, size_t n,
@@ -150,10 +174,7 @@ static int write_photons(const propagate_options *o, outputs *w, prism_photon *p
     }
     if (!o->hits)
         return 0;
-    size_t h = 0;
-    for (size_t i = 0; i < n; i++)
-        if (ph[i].history & PRISM_SURFACE_DETECT)
-            ph[h++] = ph[i];
+    const size_t h = compact_hits(ph, n);
     if (npy_writer_append(&w->hits, ph, h))
         return tool_fail(err, size, "%s", w->hits.error);
     sum->hits += h;
