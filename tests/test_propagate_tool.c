@@ -96,7 +96,8 @@ static void test_help(void **state)
                            "--hits hits.npy", "--out photons.npy", "--records", "--record-steps K",
                            "--seed S", "--max-steps N", "--backend auto|cuda|host",
                            "--placement auto|device|mapped|chroma", "--bvh", "--math exact|fast",
-                           "--batch N", "--json", "--quiet", "--validate", "view(np.uint32)",
+                           "--batch N", "--unit m|cm|mm|auto", "--json", "--quiet",
+                           "--validate", "view(np.uint32)",
                            "exit status"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strstr(r.out, words[i]) == NULL)
@@ -124,6 +125,7 @@ static void test_bad_options(void **state)
         {{"--backend", "opencl", DETECTOR}, "--backend: expected auto, cuda or host"},
         {{"--placement", "gpu", DETECTOR}, "--placement: expected auto, device, mapped or chroma"},
         {{"--math", "sloppy", DETECTOR}, "--math: expected exact or fast"},
+        {{"--unit", "km", DETECTOR}, "--unit: expected m, cm, mm or auto"},
         {{"--photons", "a.npy", "--source", "point:0,0,0", DETECTOR}, "one source of photons only"},
         {{"--hits", "x.npy", "--out", "x.npy", DETECTOR}, "'x.npy' named for two outputs"},
         {{"--validate", "--hits", "h.npy", DETECTOR}, "--validate writes no files"},
@@ -166,6 +168,7 @@ static void test_end_to_end(void **state)
         printf("# no python3: the JSON is checked by the figures below only\n");
     }
     assert_float_equal(json_number(r.out, "{", "photons"), 20000, 0);
+    assert_float_equal(json_number(r.out, "{", "unit_meter"), 0.001, 1e-12); /* Geant4's mm */
     /* every photon ended one way, once */
     const char *ended = strstr(r.out, "\"ended\":{");
     assert_non_null(ended);
@@ -303,7 +306,8 @@ static void test_photons_in(void **state)
     assert_non_null(strstr(r.err, "tiny_detector.dae: not a .npy file"));
 }
 
-/* The note about a geometry without optics: once, and only then. */
+/* The note about a geometry without optics: once, and only then; the
+ * unit the user imposes. */
 static void test_no_rindex_note(void **state)
 {
     (void)state;
@@ -319,6 +323,12 @@ static void test_no_rindex_note(void **state)
     run(&r, (const char *[]){DETECTOR, "--count", "1000", "--backend", "host", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_null(strstr(r.err, note));
+    /* --unit: the user's unit, said in the summary */
+    run(&r, (const char *[]){DETECTOR, "--count", "1000", "--backend", "host", "--unit", "m",
+                             "--json", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_float_equal(json_number(r.out, "{", "unit_meter"), 1.0, 0);
+    assert_non_null(strstr(r.out, "user"));
 }
 
 /* --validate: without a device it says so (exit 4); with one it compares

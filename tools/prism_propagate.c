@@ -23,7 +23,8 @@ static prism_scene *load(const propagate_options *o, double *seconds)
     tool_progress bar;
     tool_progress_begin(&bar, "loading", NULL, !o->quiet);
     prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &bar,
-                            .error = error, .error_size = sizeof error};
+                            .error = error, .error_size = sizeof error, .log = on_engine_log,
+                            .length_unit = o->engine.unit};
     prism_scene *scene = NULL;
     const double t0 = tool_now();
     prism_result r = prism_scene_load(o->file, &desc, &scene);

@@ -44,6 +44,8 @@ void propagate_options_usage(FILE *out)
         "  --placement auto|device|mapped|chroma\n"
         "                          where the geometry arrays go (default auto)\n"
         "  --bvh auto|host|cuda    who builds the BVH (default auto: the device)\n"
+        "  --unit m|cm|mm|auto     the unit of the file's lengths (default auto: its\n"
+        "                          <unit>; without one, mm for a Geant4 export, else m)\n"
         "  --math exact|fast       CUDA arithmetic: exact (default) is the host's,\n"
         "                          bit for bit; fast uses the GPU's approximate\n"
         "                          functions and agrees only statistically\n"
@@ -77,7 +79,7 @@ void propagate_options_usage(FILE *out)
 
 static const char *const VALUED[] = {"--photons", "--source", "--count", "--hits", "--out",
     "--records", "--record-steps", "--seed", "--max-steps", "--backend", "--placement", "--bvh",
-    "--math", "--batch", NULL};
+    "--math", "--batch", "--unit", NULL};
 static const char *const MATH_NAMES[] = {"default", "exact", "fast", NULL};
 
 /* The options that name a file or a count. Returns 1 for none of them. */

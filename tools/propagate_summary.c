@@ -132,6 +132,7 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            "%llu\n", o->file, (unsigned long long)s->photons, src, (unsigned long long)o->seed,
            prism_backend_name(prism_context_backend(run->ctx)), s->batches,
            s->batches == 1 ? "" : "es", (unsigned long long)s->batch);
+    printf("  lengths: %s\n", run->scene->unit_rule);
     printf("  %-18s %12s %9s   %-14s %12s %9s\n", "history bit", "photons", "fraction",
            "ended by", "photons", "fraction");
     int rows[32], ends[32], nr = 0, ne = 0;
@@ -223,6 +224,8 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
            (unsigned long long)s->photons, (unsigned long long)o->seed,
            prism_backend_name(prism_context_backend(run->ctx)));
     tool_json_string(prism_context_device(run->ctx)->name);
+    printf(",\"unit_meter\":%.9g,\"unit_rule\":", run->scene->unit_meter);
+    tool_json_string(run->scene->unit_rule);
     printf(",\"math\":\"%s\",\"no_rindex\":%s,\"batches\":%u,\"batch\":%llu,\"steps\":%llu",
            o->math == PRISM_PROPAGATE_MATH_FAST ? "fast" : "exact",
            run->no_rindex ? "true" : "false", s->batches, (unsigned long long)s->batch,
