@@ -282,6 +282,17 @@ static void test_nvrtc_without_device(void **state)
     free(ptx);
     free(log);
     free(kernels);
+    /* and the example's */
+    kernels = read_text(PRISM_ASSETS "/../examples/custom_kernel/ao_kernel.cuh", &text_size);
+    assert_non_null(kernels);
+    r = prism__nvrtc_compile(ctx, n, kernels, "ao_kernel.cuh", "--gpu-architecture=sm_90", true,
+                             NULL, 0, &ptx, &size, &log);
+    if (r != PRISM_SUCCESS)
+        fail_msg("%s\n%s", prism_context_last_error(ctx), log != NULL ? log : "");
+    assert_string_equal(log, "");
+    free(ptx);
+    free(log);
+    free(kernels);
 
     const char *bad[1] = {"--no-such-option"};
     r = prism__nvrtc_compile(ctx, n, good_source, "depth.cu", "--gpu-architecture=compute_75",
