@@ -74,13 +74,6 @@ static prism_result check_options(prism_context *ctx, const prism_module_options
     return PRISM_SUCCESS;
 }
 
-static struct prism_module_state *state_of(prism_context *ctx)
-{
-    if (ctx->modules == NULL)
-        ctx->modules = calloc(1, sizeof *ctx->modules);
-    return ctx->modules;
-}
-
 static void unload(prism_module *m)
 {
     struct prism_module_state *s = m->ctx->modules;
@@ -225,6 +218,13 @@ prism_result prism_function_launch(prism_function *function, const prism_launch 
 }
 
 #ifdef PRISM_HAVE_CUDA
+
+static struct prism_module_state *state_of(prism_context *ctx)
+{
+    if (ctx->modules == NULL)
+        ctx->modules = calloc(1, sizeof *ctx->modules);
+    return ctx->modules;
+}
 
 static prism_module *memo_find(struct prism_module_state *s, const prism__kc_key *key)
 {

@@ -421,7 +421,10 @@ static void test_second_process_from_disk(void **state)
     assert_int_equal(second.disk_hits, 1);
     printf("# compile call: first process %.4f s (NVRTC), second %.4f s (disk): %.0fx\n",
            first.seconds, second.seconds, first.seconds / second.seconds);
-    assert_true(first.seconds >= 20.0 * second.seconds);
+    /* under compute-sanitizer (which slows the driver, not NVRTC) the
+     * ratio means nothing: PRISM_TEST_UNTIMED=1 */
+    if (getenv("PRISM_TEST_UNTIMED") == NULL)
+        assert_true(first.seconds >= 20.0 * second.seconds);
 }
 
 /* An entry damaged on disk: a warning naming it, compiled again, written

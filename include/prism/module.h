@@ -52,10 +52,13 @@ typedef enum prism_module_cache {
 /* Defaults (all-zero, or NULL options): name "module.cu", no compiler
  * options, both caches, the cache directory from the environment.
  *
- * compiler_options: NVRTC's (-D..., -I is meaningless, --use_fast_math,
- * -lineinfo, -std=c++17, ...). Prism adds the architecture
+ * compiler_options: NVRTC's (-D..., --use_fast_math, -lineinfo,
+ * -std=c++17, -I<dir>, ...). Prism adds the architecture
  * (--gpu-architecture=sm_XY of the device, or compute_XY PTX where this
- * NVRTC does not know the device), so the options must not name one. */
+ * NVRTC does not know the device), so the options must not name one.
+ * Headers found through -I are read by NVRTC but are not part of the disk
+ * cache's key: while they change, use PRISM_MODULE_CACHE_MEMORY (or put
+ * their text in the source). */
 typedef struct prism_module_options {
     const char *name;                    /* the source's name in NVRTC's log */
     const char *const *compiler_options;
