@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "module_headers.h"
 #include "module_internal.h"
@@ -43,6 +44,7 @@
 
 struct prism__nvrtc {
     void *library;
+    char identity[4096 + 128];
     int major, minor;
     int *archs; /* ascending, as NVRTC lists them: 75 = sm_75 */
     int arch_count;
@@ -51,22 +53,85 @@ struct prism__nvrtc {
 #undef FIELD
 };
 
-static void *open_nvrtc(char *tried, size_t tried_size)
+static bool regular_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The NVRTC file to load, where it is found by path (module_internal.h
+ * gives the order); false when only the loader's search can find it. */
+static bool locate(char *path, size_t size)
 {
     const char *env = getenv("PRISM_NVRTC_LIBRARY");
-    const char *names[4] = {env, PRISM_NVRTC_SONAME, "libnvrtc.so", NULL};
+    if (env != NULL && env[0] != 0) {
+        if (strchr(env, '/') == NULL || !regular_file(env))
+            return false;
+        snprintf(path, size, "%s", env);
+        return true;
+    }
+    const char *dirs = getenv("LD_LIBRARY_PATH");
+    for (const char *d = dirs; d != NULL && *d != 0;) {
+        const char *end = strchr(d, ':');
+        const int n = end != NULL ? (int)(end - d) : (int)strlen(d);
+        if (n > 0 && snprintf(path, size, "%.*s/%s", n, d, PRISM_NVRTC_SONAME) < (int)size &&
+            regular_file(path))
+            return true;
+        d += n + (end != NULL);
+    }
 #ifdef PRISM_NVRTC_DIR
-    static const char dir_name[] = PRISM_NVRTC_DIR "/" PRISM_NVRTC_SONAME;
-    names[3] = dir_name;
+    if (snprintf(path, size, "%s/%s", PRISM_NVRTC_DIR, PRISM_NVRTC_SONAME) < (int)size &&
+        regular_file(path))
+        return true;
 #endif
+    return false;
+}
+
+/* A file's identity: real path, size, modification time, inode. */
+static bool identify(const char *path, char *identity, size_t size)
+{
+    char real[4096];
+    struct stat st;
+    if (realpath(path, real) == NULL || stat(real, &st) != 0)
+        return false;
+    int n = snprintf(identity, size, "%s %lld %lld.%09ld %llu", real, (long long)st.st_size,
+                     (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
+                     (unsigned long long)st.st_ino);
+    return n > 0 && (size_t)n < size;
+}
+
+bool prism__nvrtc_identify(char *identity, size_t size)
+{
+    char path[4096];
+    return locate(path, sizeof path) && identify(path, identity, size);
+}
+
+const char *prism__nvrtc_identity(const prism__nvrtc *n)
+{
+    return n->identity;
+}
+
+static void *open_nvrtc(char *path, size_t path_size, char *tried, size_t tried_size)
+{
+    if (locate(path, path_size)) {
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (h != NULL)
+            return h;
+        size_t len = 0;
+        prism__appendf(tried, tried_size, &len, "%s (%s)", path, dlerror());
+        return NULL;
+    }
+    path[0] = 0;
+    const char *env = getenv("PRISM_NVRTC_LIBRARY");
+    const char *names[3] = {env, PRISM_NVRTC_SONAME, "libnvrtc.so"};
     size_t len = 0;
-    for (int i = 0; i < 4; i++) {
-        if (names[i] == NULL || names[i][0] == 0)
-            continue;
+    for (int i = env != NULL && env[0] != 0 ? 0 : 1; i < 3; i++) {
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (h != NULL)
             return h;
         prism__appendf(tried, tried_size, &len, "%s%s", len ? ", " : "", names[i]);
+        if (i == 0)
+            break; /* a name given is the only one tried */
     }
     return NULL;
 }
@@ -74,8 +139,8 @@ static void *open_nvrtc(char *tried, size_t tried_size)
 prism_result prism__nvrtc_load(prism_context *ctx, prism__nvrtc **out)
 {
     *out = NULL;
-    char tried[1024] = "";
-    void *h = open_nvrtc(tried, sizeof tried);
+    char tried[1024] = "", path[4096];
+    void *h = open_nvrtc(path, sizeof path, tried, sizeof tried);
     if (h == NULL)
         return prism__error(ctx, PRISM_ERROR_UNSUPPORTED,
                             "runtime compilation needs NVRTC (the CUDA toolkit's libnvrtc.so): "
@@ -93,6 +158,13 @@ prism_result prism__nvrtc_load(prism_context *ctx, prism__nvrtc **out)
         missing = #f;
     NVRTC_FUNCTIONS(LOAD)
 #undef LOAD
+    /* found by the loader: its file is where the loader put it */
+    Dl_info info;
+    if (path[0] == 0 && missing == NULL && dladdr((void *)n->nvrtcVersion, &info) != 0 &&
+        info.dli_fname != NULL)
+        snprintf(path, sizeof path, "%s", info.dli_fname);
+    if (!identify(path, n->identity, sizeof n->identity))
+        snprintf(n->identity, sizeof n->identity, "%s (no file)", path);
     if (missing == NULL && n->nvrtcVersion(&n->major, &n->minor) == NVRTC_SUCCESS &&
         n->nvrtcGetNumSupportedArchs(&n->arch_count) == NVRTC_SUCCESS && n->arch_count > 0 &&
         (n->archs = calloc((size_t)n->arch_count, sizeof *n->archs)) != NULL &&
@@ -265,22 +337,37 @@ void prism__cuda_library_unload(prism_context *ctx, void *library)
 }
 
 prism_result prism__cuda_library_kernel(prism_context *ctx, void *library, const char *name,
-                                        void **kernel)
+                                        void **kernel, char *names, size_t names_size)
 {
     *kernel = NULL;
+    if (names_size > 0)
+        names[0] = 0;
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS)
         return r;
-    cudaKernel_t k = NULL;
-    cudaError_t err = cudaLibraryGetKernel(&k, (cudaLibrary_t)library, name);
-    if (err == cudaErrorSymbolNotFound) {
-        cudaGetLastError();
-        return PRISM_ERROR_INVALID_ARGUMENT;
+    /* Looked up among the library's kernels by name rather than asked for,
+     * so that a wrong name is an answer, not a CUDA error, and the message
+     * can list the names there are. */
+    unsigned count = 0;
+    cudaError_t err = cudaLibraryGetKernelCount(&count, (cudaLibrary_t)library);
+    cudaKernel_t *all = count > 0 && err == cudaSuccess ? calloc(count, sizeof *all) : NULL;
+    if (err == cudaSuccess && count > 0 && all == NULL)
+        return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "module: no memory");
+    if (err == cudaSuccess && count > 0)
+        err = cudaLibraryEnumerateKernels(all, count, (cudaLibrary_t)library);
+    size_t len = 0;
+    for (unsigned i = 0; err == cudaSuccess && i < count && *kernel == NULL; i++) {
+        const char *n = NULL;
+        err = cudaFuncGetName(&n, (const void *)all[i]);
+        if (err == cudaSuccess && n != NULL && strcmp(n, name) == 0)
+            *kernel = all[i];
+        else if (err == cudaSuccess && n != NULL)
+            prism__appendf(names, names_size, &len, "%s%s", len ? ", " : "", n);
     }
+    free(all);
     if (err != cudaSuccess)
-        return cuda_error(ctx, err, "module: cudaLibraryGetKernel");
-    *kernel = k;
-    return PRISM_SUCCESS;
+        return cuda_error(ctx, err, "module: listing the kernels");
+    return *kernel != NULL ? PRISM_SUCCESS : PRISM_ERROR_INVALID_ARGUMENT;
 }
 
 static unsigned or_one(unsigned v)

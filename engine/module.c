@@ -171,12 +171,14 @@ prism_result prism_module_function(prism_module *module, const char *name, prism
         }
 #ifdef PRISM_HAVE_CUDA
     void *kernel = NULL;
-    prism_result r = prism__cuda_library_kernel(module->ctx, module->library, name, &kernel);
+    char names[512];
+    prism_result r = prism__cuda_library_kernel(module->ctx, module->library, name, &kernel, names,
+                                                sizeof names);
     if (r == PRISM_ERROR_INVALID_ARGUMENT)
         return prism__error(module->ctx, r,
-                            "module \"%s\": no kernel \"%s\" (kernels are found by their "
-                            "extern \"C\" names)",
-                            module->name, name);
+                            "module \"%s\": no kernel \"%s\" (it has: %s; kernels are found by "
+                            "their extern \"C\" names)",
+                            module->name, name, names[0] ? names : "none");
     if (r != PRISM_SUCCESS)
         return r;
     const size_t n = strlen(name) + 1;
@@ -205,6 +207,16 @@ prism_result prism_function_launch(prism_function *function, const prism_launch 
     if (l.stream != NULL && l.stream->ctx != ctx)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "launch \"%s\": the stream belongs to another context", function->name);
+    uint64_t threads = 1;
+    for (int i = 0; i < 3; i++)
+        threads *= l.block[i] != 0 ? l.block[i] : 1u;
+    if (threads > (uint64_t)ctx->device.max_threads_per_block || l.grid[1] > 65535u ||
+        l.grid[2] > 65535u || l.grid[0] > 0x7FFFFFFFu)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "launch \"%s\": blocks of %llu threads (at most %d) or a grid of "
+                            "%u x %u x %u blocks (y and z at most 65535)",
+                            function->name, (unsigned long long)threads,
+                            ctx->device.max_threads_per_block, l.grid[0], l.grid[1], l.grid[2]);
 #ifdef PRISM_HAVE_CUDA
     void *stream = l.stream != NULL ? prism__stream_handle(l.stream) : ctx->kernels->stream;
     char what[128];
@@ -283,19 +295,19 @@ static double now(void)
 
 /* The key of this compilation: everything the binary depends on. */
 static prism_result make_key(prism_context *ctx, const prism_module_options *o, const char *source,
-                             const char *arch, prism__kc_key *key)
+                             const char *nvrtc, prism__kc_key *key)
 {
-    int major = 0, minor = 0, runtime = 0, driver = 0;
-    prism__nvrtc_version(ctx->modules->nvrtc, &major, &minor);
+    int runtime = 0, driver = 0;
     prism__cuda_versions(&runtime, &driver);
+    char arch[32];
+    snprintf(arch, sizeof arch, "sm_%d%d", ctx->device.cc_major, ctx->device.cc_minor);
     const prism__kc_inputs in = {
         .source = source,
         .name = module_name(o),
         .options = o->compiler_options,
         .option_count = o->compiler_option_count,
         .arch = arch,
-        .nvrtc_major = major,
-        .nvrtc_minor = minor,
+        .nvrtc = nvrtc,
         .driver_version = driver,
         .prism_version = PRISM_VERSION_STRING,
         .headers_digest = prism__device_headers_digest,
@@ -340,13 +352,18 @@ static void from_disk(prism_context *ctx, const char *dir, const prism__kc_key *
     size_t size = 0;
     uint32_t flags = 0;
     struct prism_module_state *s = ctx->modules;
+    const double t_read = now();
     prism__kc_lookup l = prism__kc_load(ctx, dir, key, &payload, &size, &flags);
     if (l == PRISM__KC_REJECTED)
         s->stats.disk_rejected++;
     if (l != PRISM__KC_HIT)
         return;
+    const double t0 = now();
     if (prism__cuda_library_load(ctx, payload, library) == PRISM_SUCCESS) {
         s->stats.disk_hits++;
+        prism__log(ctx, PRISM_LOG_DEBUG,
+                   "module: %zu bytes from the disk cache: read in %.2f ms, loaded in %.2f ms", size,
+                   1e3 * (t0 - t_read), 1e3 * (now() - t0));
     } else {
         ctx->last_error[0] = 0;
         s->stats.disk_rejected++;
@@ -356,18 +373,23 @@ static void from_disk(prism_context *ctx, const char *dir, const prism__kc_key *
 }
 
 static prism_result compile_and_load(prism_context *ctx, const prism_module_options *o,
-                                     const char *source, const char *arch, bool cubin,
-                                     const char *dir, const prism__kc_key *key, void **library)
+                                     const char *source, const char *dir,
+                                     const prism__kc_key *key, void **library)
 {
     struct prism_module_state *s = ctx->modules;
     const char *name = module_name(o);
+    char arch[64];
+    bool cubin = false;
+    prism_result r = prism__nvrtc_target(ctx, s->nvrtc, ctx->device.cc_major,
+                                         ctx->device.cc_minor, arch, sizeof arch, &cubin);
+    if (r != PRISM_SUCCESS)
+        return r;
     void *binary = NULL;
     size_t size = 0;
     char *log = NULL;
     const double t0 = now();
-    prism_result r = prism__nvrtc_compile(ctx, s->nvrtc, source, name, arch, cubin,
-                                          o->compiler_options, o->compiler_option_count, &binary,
-                                          &size, &log);
+    r = prism__nvrtc_compile(ctx, s->nvrtc, source, name, arch, cubin, o->compiler_options,
+                             o->compiler_option_count, &binary, &size, &log);
     const double seconds = now() - t0;
     s->stats.compiles++;
     s->stats.compile_seconds += seconds;
@@ -378,8 +400,8 @@ static prism_result compile_and_load(prism_context *ctx, const prism_module_opti
     free(log);
     if (r != PRISM_SUCCESS)
         return r;
-    prism__log(ctx, PRISM_LOG_INFO, "module \"%s\": compiled for %s in %.3f s", name, arch,
-               seconds);
+    prism__log(ctx, PRISM_LOG_INFO, "module \"%s\": compiled (%s) in %.3f s", name,
+               arch + sizeof "--gpu-architecture=" - 1, seconds);
     if (dir != NULL) {
         char why[512];
         if (prism__kc_store(dir, key, binary, size, cubin ? PRISM__KC_CUBIN : 0u, why,
@@ -395,23 +417,33 @@ static prism_result compile_and_load(prism_context *ctx, const prism_module_opti
     return r;
 }
 
+/* NVRTC's identity for the key: from its file where it is found by path,
+ * so that a cache hit never loads it; else loaded, and from the file the
+ * loader chose. */
+static prism_result nvrtc_identity(prism_context *ctx, char *identity, size_t size)
+{
+    struct prism_module_state *s = ctx->modules;
+    if (s->nvrtc == NULL && prism__nvrtc_identify(identity, size))
+        return PRISM_SUCCESS;
+    prism_result r = s->nvrtc != NULL ? PRISM_SUCCESS : prism__nvrtc_load(ctx, &s->nvrtc);
+    if (r == PRISM_SUCCESS)
+        snprintf(identity, size, "%s", prism__nvrtc_identity(s->nvrtc));
+    return r;
+}
+
 static prism_result compile_cuda(prism_context *ctx, const prism_module_options *o,
                                  const char *source, prism_module **out)
 {
     struct prism_module_state *s = state_of(ctx);
     if (s == NULL)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "module: no memory");
-    prism_result r = prism__cuda_bind(ctx);
-    if (r == PRISM_SUCCESS && s->nvrtc == NULL)
-        r = prism__nvrtc_load(ctx, &s->nvrtc);
-    char arch[64];
-    bool cubin = false;
-    if (r == PRISM_SUCCESS)
-        r = prism__nvrtc_target(ctx, s->nvrtc, ctx->device.cc_major, ctx->device.cc_minor, arch,
-                                sizeof arch, &cubin);
+    char identity[4096 + 128];
     prism__kc_key key = {0};
+    prism_result r = prism__cuda_bind(ctx);
     if (r == PRISM_SUCCESS)
-        r = make_key(ctx, o, source, arch, &key);
+        r = nvrtc_identity(ctx, identity, sizeof identity);
+    if (r == PRISM_SUCCESS)
+        r = make_key(ctx, o, source, identity, &key);
     if (r != PRISM_SUCCESS)
         return r;
     prism_module *m = o->cache != PRISM_MODULE_CACHE_NONE ? memo_find(s, &key) : NULL;
@@ -435,8 +467,16 @@ static prism_result compile_cuda(prism_context *ctx, const prism_module_options 
     void *library = NULL;
     if (dir != NULL)
         from_disk(ctx, dir, &key, &library);
-    if (library == NULL)
-        r = compile_and_load(ctx, o, source, arch, cubin, dir, &key, &library);
+    if (library == NULL && s->nvrtc == NULL) {
+        r = prism__nvrtc_load(ctx, &s->nvrtc);
+        /* the file may have changed since it was looked at: key what compiles */
+        if (r == PRISM_SUCCESS && strcmp(identity, prism__nvrtc_identity(s->nvrtc)) != 0) {
+            prism__kc_key_free(&key);
+            r = make_key(ctx, o, source, prism__nvrtc_identity(s->nvrtc), &key);
+        }
+    }
+    if (r == PRISM_SUCCESS && library == NULL)
+        r = compile_and_load(ctx, o, source, dir, &key, &library);
     if (r != PRISM_SUCCESS) {
         prism__kc_key_free(&key);
         return r;

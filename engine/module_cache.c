@@ -92,8 +92,7 @@ prism_result prism__kc_key_make(const prism__kc_inputs *in, prism__kc_key *out)
     put(&t, "prism kernel cache 1\n", 21);
     field(&t, "prism", in->prism_version);
     field(&t, "headers", in->headers_digest);
-    snprintf(number, sizeof number, "%d.%d", in->nvrtc_major, in->nvrtc_minor);
-    field(&t, "nvrtc", number);
+    field(&t, "nvrtc", in->nvrtc);
     snprintf(number, sizeof number, "%d", in->driver_version);
     field(&t, "driver", number);
     field(&t, "arch", in->arch);

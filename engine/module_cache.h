@@ -18,8 +18,8 @@ typedef struct prism__kc_inputs {
     const char *name;
     const char *const *options;
     size_t option_count;
-    const char *arch;           /* the architecture option given to NVRTC */
-    int nvrtc_major, nvrtc_minor;
+    const char *arch;           /* the device's: "sm_90" */
+    const char *nvrtc;          /* NVRTC's identity (prism__nvrtc_identify) */
     int driver_version;         /* cudaDriverGetVersion's */
     const char *prism_version;
     const char *headers_digest; /* prism__device_headers_digest */

@@ -15,13 +15,28 @@
 
 typedef struct prism__nvrtc prism__nvrtc;
 
-/* Load NVRTC: $PRISM_NVRTC_LIBRARY, else libnvrtc.so.<the toolkit's
- * major version>, libnvrtc.so, then the toolkit's library directory this
- * Prism was built with. PRISM_ERROR_UNSUPPORTED (message in ctx) when none
- * loads. ctx may be a host context (the tests compile without a device). */
+/* Where NVRTC is loaded from, in this order: $PRISM_NVRTC_LIBRARY (a path,
+ * or a name for the loader to search), libnvrtc.so.<major> (the toolkit
+ * this Prism was built with) in each $LD_LIBRARY_PATH directory, then in
+ * that toolkit's library directory, then libnvrtc.so.<major> and
+ * libnvrtc.so by the loader's own search.
+ *
+ * The disk cache keys modules on NVRTC's identity: its library file's real
+ * path, size, modification time and inode, which change with every NVRTC
+ * release and patch. prism__nvrtc_identify gives it without loading NVRTC
+ * where the file is found by path (every place above but the loader's
+ * search): loading it costs milliseconds (200,000 relocations), more than
+ * the whole load of a cached module, so a cache hit never loads it. */
+bool prism__nvrtc_identify(char *identity, size_t size);
+
+/* Load NVRTC (as above). PRISM_ERROR_UNSUPPORTED (message in ctx) when
+ * none loads. ctx may be a host context (the tests compile without a
+ * device). */
 prism_result prism__nvrtc_load(prism_context *ctx, prism__nvrtc **out);
 void prism__nvrtc_unload(prism__nvrtc *n);
 void prism__nvrtc_version(const prism__nvrtc *n, int *major, int *minor);
+/* The identity of the file loaded (prism__nvrtc_identify's form). */
+const char *prism__nvrtc_identity(const prism__nvrtc *n);
 
 /* The architecture option for compute capability major.minor: sm_XY
  * (cubin) where this NVRTC knows it, else PTX of the newest virtual
@@ -43,9 +58,9 @@ prism_result prism__nvrtc_compile(prism_context *ctx, const prism__nvrtc *n, con
 prism_result prism__cuda_library_load(prism_context *ctx, const void *image, void **library);
 void prism__cuda_library_unload(prism_context *ctx, void *library);
 /* The kernel named `name` (cudaKernel_t); PRISM_ERROR_INVALID_ARGUMENT with
- * no message when there is none. */
+ * no message when there is none, and the names there are in `names`. */
 prism_result prism__cuda_library_kernel(prism_context *ctx, void *library, const char *name,
-                                        void **kernel);
+                                        void **kernel, char *names, size_t names_size);
 prism_result prism__cuda_kernel_launch(prism_context *ctx, void *kernel, const prism_launch *launch,
                                        void *stream, void **args, const char *what);
 

@@ -228,8 +228,25 @@ static void test_nvrtc_without_device(void **state)
     }
     int major = 0, minor = 0;
     prism__nvrtc_version(n, &major, &minor);
-    printf("# NVRTC %d.%d\n", major, minor);
+    printf("# NVRTC %d.%d: %s\n", major, minor, prism__nvrtc_identity(n));
     assert_true(major >= 12);
+    /* the identity the cache keys on, with and without loading NVRTC */
+    char id[8192];
+    if (prism__nvrtc_identify(id, sizeof id))
+        assert_string_equal(id, prism__nvrtc_identity(n));
+    char *real = strdup(prism__nvrtc_identity(n));
+    *strchr(real, ' ') = 0;
+    setenv("PRISM_NVRTC_LIBRARY", real, 1);
+    assert_true(prism__nvrtc_identify(id, sizeof id));
+    assert_string_equal(id, prism__nvrtc_identity(n));
+    setenv("PRISM_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so", 1);
+    assert_false(prism__nvrtc_identify(id, sizeof id));
+    prism__nvrtc *none = (prism__nvrtc *)&none;
+    assert_int_equal(prism__nvrtc_load(ctx, &none), PRISM_ERROR_UNSUPPORTED);
+    assert_null(none);
+    assert_non_null(strstr(prism_context_last_error(ctx), "/nonexistent/libnvrtc.so"));
+    unsetenv("PRISM_NVRTC_LIBRARY");
+    free(real);
     char arch[64];
     bool cubin = false;
     assert_int_equal(prism__nvrtc_target(ctx, n, 9, 0, arch, sizeof arch, &cubin), PRISM_SUCCESS);

@@ -27,9 +27,8 @@ static prism__kc_inputs base_inputs(void)
         .name = "k.cu",
         .options = two_options,
         .option_count = 2,
-        .arch = "--gpu-architecture=sm_90",
-        .nvrtc_major = 13,
-        .nvrtc_minor = 0,
+        .arch = "sm_90",
+        .nvrtc = "/usr/lib/libnvrtc.so.13.0.88 109338064 1760564160.0 42",
         .driver_version = 13000,
         .prism_version = "0.1.0",
         .headers_digest = "abc",
@@ -62,9 +61,9 @@ static void test_key_depends_on_every_input(void **state)
     v[1].name = "other.cu";
     v[2].options = other_options;
     v[3].option_count = 1;
-    v[4].arch = "--gpu-architecture=sm_80";
-    v[5].nvrtc_minor = 1;
-    v[6].nvrtc_major = 12;
+    v[4].arch = "sm_80";
+    v[5].nvrtc = "/usr/lib/libnvrtc.so.13.0.88 109338064 1760564160.0 43";
+    v[6].nvrtc = "/usr/lib/libnvrtc.so.13.1.10 109338064 1760564160.0 42";
     v[7].driver_version = 13010;
     v[8].prism_version = "0.2.0";
     v[9].headers_digest = "abd";

@@ -60,6 +60,8 @@ static int log_warnings;
 static void capture(void *user, prism_log_level level, const char *message)
 {
     (void)user;
+    if (level == PRISM_LOG_DEBUG && strncmp(message, "module", 6) == 0)
+        printf("%s\n", message);
     if (level >= PRISM_LOG_WARNING) {
         log_warnings++;
         strncat(log_text, message, sizeof log_text - strlen(log_text) - 2);
@@ -69,7 +71,8 @@ static void capture(void *user, prism_log_level level, const char *message)
 
 static prism_context *logged_context(void)
 {
-    prism_context_desc d = {.backend = PRISM_BACKEND_CUDA, .log = capture};
+    prism_context_desc d = {.backend = PRISM_BACKEND_CUDA, .log = capture,
+                            .log_level = PRISM_LOG_DEBUG};
     prism_context *ctx = NULL;
     if (prism_context_create(&d, &ctx) != PRISM_SUCCESS)
         return NULL;
@@ -202,9 +205,13 @@ static void test_compile_and_launch(void **state)
     assert_int_equal(prism_function_launch(f1, &l, NULL), PRISM_ERROR_INVALID_ARGUMENT);
     prism_stream_destroy(s);
     prism_context_destroy(host);
-    /* a block too big: CUDA's words, the kernel named */
-    prism_launch big = {.block = {4096}};
-    assert_int_equal(prism_function_launch(f1, &big, NULL), PRISM_ERROR_CUDA);
+    /* a block too big: refused before CUDA sees it */
+    prism_launch big = {.block = {64, 32}};
+    assert_int_equal(prism_function_launch(f1, &big, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(cuda), "2048 threads"));
+    /* more shared memory than a block has: CUDA's words, the kernel named */
+    prism_launch shared = {.shared_bytes = (size_t)1 << 30};
+    assert_int_equal(prism_function_launch(f1, &shared, NULL), PRISM_ERROR_CUDA);
     assert_non_null(strstr(prism_context_last_error(cuda), "\"nothing\""));
     printf("# %s\n", prism_context_last_error(cuda));
     /* no such kernel */
@@ -212,6 +219,8 @@ static void test_compile_and_launch(void **state)
     assert_int_equal(prism_module_function(m, "fil", &none), PRISM_ERROR_INVALID_ARGUMENT);
     assert_null(none);
     assert_non_null(strstr(prism_context_last_error(cuda), "extern \"C\""));
+    assert_non_null(strstr(prism_context_last_error(cuda), "fill"));
+    assert_non_null(strstr(prism_context_last_error(cuda), "nothing"));
     /* the context still works */
     check_fill(cuda, m, 300, 2.0f);
     prism_module_release(m);
@@ -336,7 +345,12 @@ static void run_children(int count, const char *dir, child_result *out)
                                    &r->seconds, &r->compiles, &r->disk_hits, &r->rejected,
                                    &r->warnings, &r->hits, &r->rays) != 7)
             fail_msg("child %d said:\n%s", i, text);
-        printf("# %s", line);
+        for (const char *l = text; *l != 0;) {
+            const char *end = strchr(l, '\n');
+            const int n = end != NULL ? (int)(end - l) : (int)strlen(l);
+            printf("# %.*s\n", n, l);
+            l += n + (end != NULL);
+        }
     }
 }
 

@@ -36,7 +36,7 @@ static void frame_camera(ao_frame *f)
         size = fmaxf(size, hi[i] - lo[i]);
     }
     for (int i = 0; i < 3; i++) {
-        f->eye[i] = c[i] + 1.6f * size * dir[i];
+        f->eye[i] = c[i] + 1.2f * size * dir[i];
         f->forward[i] = c[i] - f->eye[i];
     }
     normalize(f->forward);

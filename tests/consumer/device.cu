@@ -2,6 +2,7 @@
 // prism/device.cuh traces a box Prism uploaded. Without a CUDA device it
 // only proves that it builds; with one it runs, and the same kernel
 // compiled at run time by prism_module_compile must give the same depths.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -88,9 +89,15 @@ int main()
         return fail("launch", ctx);
     cudaMemcpy(compiled.data(), out, N * sizeof(float), cudaMemcpyDeviceToHost);
     cudaFree(out);
+    // the top face is 4 below the rays' origins; t comes out of the
+    // watertight test's edge functions, so within a few ulps of it
     int wrong = 0;
     for (int i = 0; i < N; i++)
-        wrong += built[i] != 4.0f || compiled[i] != built[i];
+        if (std::fabs(built[i] - 4.0f) > 4e-6f || std::fabs(compiled[i] - built[i]) > 4e-6f) {
+            if (wrong++ < 3)
+                std::printf("consumer: cuda: ray %d: %.9g (nvcc), %.9g (runtime)\n", i, built[i],
+                            compiled[i]);
+        }
     prism_module_release(m);
     prism_geometry_destroy(g);
     prism_bvh_free(bvh);
