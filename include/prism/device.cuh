@@ -60,8 +60,8 @@ typedef struct prism_device_hit {
 /* Closest triangle along origin + t direction, t in [tmin, tmax], other
  * than leaf-order triangle `skip` (PRISM_TRACE_NONE: none; the index of
  * the last hit, to go on from a surface without hitting it again).
- * Returns whether one was hit. Watertight, as Prism's propagation's walk:
- * it is that walk (prism_trace_closest of prism/device/traverse.h). */
+ * Returns whether one was hit. It is the walk of Prism's propagation
+ * (prism_trace_closest of prism/device/traverse.h), hits for hits. */
 __device__ __forceinline__ bool prism_trace_closest(const prism_device_view *view, float3 origin,
                                                     float3 direction, float tmin, float tmax,
                                                     uint32_t skip, prism_device_hit *hit)
