@@ -74,7 +74,7 @@ static prism_result open_chosen(prism_context *ctx, const prism_context_desc *de
         r = open_cuda(ctx, c.index, desc);
         if (r == PRISM_SUCCESS)
             return r;
-        snprintf(message, sizeof message, "%s: %s", c.source, ctx->last_error);
+        snprintf(message, sizeof message, "%s: %.1024s", c.source, ctx->last_error);
         return no_cuda(ctx, desc, r, message);
     }
     for (int i = 0; i < count; i++) {
@@ -191,8 +191,11 @@ prism_result prism_context_destroy(prism_context *ctx)
 {
     if (!ctx)
         return PRISM_SUCCESS;
+    prism_result modules = prism__modules_shutdown(ctx);
     prism__kernels_shutdown(ctx);
     prism_result r = prism__memory_shutdown(ctx);
+    if (r == PRISM_SUCCESS)
+        r = modules;
     if (ctx->backend == PRISM_BACKEND_CUDA)
         prism__cuda_close(ctx);
     free(ctx);

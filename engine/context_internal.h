@@ -10,6 +10,7 @@
 
 struct prism_memory_state; /* ledger, pools: engine/ledger.c and friends */
 struct prism_kernel_state; /* streams, kernel resources: engine/kernel_state.c */
+struct prism_module_state; /* runtime-compiled modules and their memo: engine/module.c */
 
 struct prism_context {
     prism_backend backend;
@@ -21,9 +22,10 @@ struct prism_context {
     prism_log_fn log;
     void *log_user;
     prism_log_level log_level;
-    char last_error[1024];
+    char last_error[4096]; /* room for a compiler's log (prism_module_compile) */
     struct prism_memory_state *memory;
     struct prism_kernel_state *kernels;
+    struct prism_module_state *modules; /* NULL until the first compile */
 };
 
 #if defined(__GNUC__)
@@ -47,13 +49,17 @@ prism_result prism__error(prism_context *ctx, prism_result result, const char *f
     PRISM_PRINTF(3, 4);
 
 /* Module hooks called by prism_context_create/destroy, in this order:
- * create: memory_init, kernels_init; destroy: kernels_shutdown, memory_shutdown.
+ * create: memory_init, kernels_init; destroy: modules_shutdown,
+ * kernels_shutdown, memory_shutdown. modules_shutdown unloads every
+ * runtime-compiled module and returns PRISM_ERROR_LIVE_ALLOCATIONS when the
+ * caller still held one (after logging each).
  * memory_shutdown returns PRISM_ERROR_LIVE_ALLOCATIONS when the ledger is not
  * empty, after logging each live allocation. */
 prism_result prism__memory_init(prism_context *ctx);
 prism_result prism__memory_shutdown(prism_context *ctx);
 prism_result prism__kernels_init(prism_context *ctx);
 void prism__kernels_shutdown(prism_context *ctx);
+prism_result prism__modules_shutdown(prism_context *ctx);
 
 #ifdef PRISM_HAVE_CUDA
 /* Make ctx's device current on the calling thread (the runtime API keeps the

@@ -30,6 +30,7 @@ const char *prism_result_string(prism_result result)
         [PRISM_ERROR_CUDA] = "PRISM_ERROR_CUDA",
         [PRISM_ERROR_GL] = "PRISM_ERROR_GL",
         [PRISM_ERROR_PLACEMENT] = "PRISM_ERROR_PLACEMENT",
+        [PRISM_ERROR_COMPILE] = "PRISM_ERROR_COMPILE",
     };
     if ((unsigned)result >= PRISM_RESULT_COUNT_ || !names[result])
         return "PRISM_ERROR_UNKNOWN";

@@ -21,6 +21,7 @@
 
 #include "egl_test_util.h"
 #include "kernels_test_scene.h"
+#include "prism/device_view.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
 #include "prism/render.h"
@@ -88,6 +89,10 @@ static void check_report(const prism_geometry *g, const prism_geometry *plain)
     char text[4096];
     prism_geometry_report_format(r, text, sizeof text);
     printf("# %s", text);
+    /* the device view: no pointer to vertices GL owns between launches */
+    prism_device_view view;
+    assert_int_equal(prism_geometry_device_view(g, &view),
+                     host_mode ? PRISM_SUCCESS : PRISM_ERROR_UNSUPPORTED);
     if (host_mode) {
         assert_false(prism_geometry_vertices_shared(g));
         assert_false(v->gl_shared);

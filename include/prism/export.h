@@ -3,7 +3,12 @@
 #ifndef PRISM_EXPORT_H
 #define PRISM_EXPORT_H
 
-#if defined(PRISM_STATIC_DEFINE)
+#if defined(__CUDACC_RTC__)
+/* NVRTC compiles device code only and refuses host functions, even
+ * declared: in a runtime-compiled module (prism/module.h) the C API reads
+ * as device declarations, never defined, so a call fails to link. */
+#define PRISM_API __device__
+#elif defined(PRISM_STATIC_DEFINE)
 #define PRISM_API
 #elif defined(PRISM_BUILDING)
 #define PRISM_API __attribute__((visibility("default")))

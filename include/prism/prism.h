@@ -1,6 +1,8 @@
 /* Prism's whole core API in one include. Each object kind also has its own
  * header (context, scene, bvh, memory, placement, geometry, render,
- * propagate, kernels); GL and CUDA types stay out of all of them. */
+ * propagate, kernels, module); GL and CUDA types stay out of all of them.
+ * Renderers' own CUDA kernels include prism/device.cuh (its C side:
+ * prism/device_view.h), which this header leaves out. */
 #ifndef PRISM_PRISM_H
 #define PRISM_PRISM_H
 
@@ -14,5 +16,6 @@
 #include "render.h"
 #include "propagate.h"
 #include "kernels.h"
+#include "module.h"
 
 #endif

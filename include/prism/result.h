@@ -30,6 +30,7 @@ typedef enum prism_result {
     PRISM_ERROR_CUDA,               /* any other CUDA failure; the message has CUDA's words */
     PRISM_ERROR_GL,                 /* an OpenGL failure */
     PRISM_ERROR_PLACEMENT,          /* a placement policy that cannot be met */
+    PRISM_ERROR_COMPILE,            /* runtime compilation failed; the message has the compiler's log */
     PRISM_RESULT_COUNT_
 } prism_result;
 

@@ -16,6 +16,12 @@ run("configure" ${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK}/build -G ${GENERATOR}
 run("build" ${CMAKE_COMMAND} --build ${WORK}/build)
 run("run" ${WORK}/build/consumer)
 message("${last_output}consumer: cmake ok")
+if(EXISTS ${WORK}/build/consumer_cuda)
+  run("run (cuda)" ${WORK}/build/consumer_cuda)
+  message("${last_output}")
+else()
+  message("consumer: cuda not built (no CUDA compiler or a Prism without CUDA)")
+endif()
 
 file(GLOB pc_dirs ${WORK}/prefix/lib*/pkgconfig ${WORK}/prefix/lib/*/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "${pc_dirs}")
