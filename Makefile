@@ -1,24 +1,38 @@
-# The two commands of the README: `make run` and `make test`. Both install
-# missing Debian packages (scripts/deps.sh), configure, build, then run.
+# The two commands of the README: `make run` and `make test`. Each checks
+# what it needs (scripts/deps.sh: `make run` only what running needs, `make
+# test` the test peers too), installs the missing Debian packages, configures,
+# builds, then runs. Both share one build folder; `make run` leaves the test
+# suites out of it.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
-# ctest under a virtual X server where there is no display (CI).
-XRUN := $(if $(DISPLAY),,$(if $(shell command -v xvfb-run),xvfb-run -a --server-args='-screen 0 1280x1024x24'))
+# ctest under a virtual X server where there is no display (CI); looked up
+# when a recipe runs, after deps may have installed xvfb.
+XRUN = $(if $(DISPLAY),,$(if $(shell command -v xvfb-run),xvfb-run -a --server-args='-screen 0 1280x1024x24'))
 
-.PHONY: all deps build run test test-sanitize clean
+RUN_CONFIG  := -DPRISM_BUILD_TESTS=OFF
+TEST_CONFIG := -DPRISM_BUILD_TESTS=ON
+configure = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(1) $(CMAKE_ARGS)
+
+.PHONY: all deps deps-run build run test test-sanitize clean
 
 all: build
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh test
 
+deps-run:
+	@scripts/deps.sh run
+
+# Everything, the test suites included.
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+	$(call configure,$(TEST_CONFIG))
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+run: deps-run
+	$(call configure,$(RUN_CONFIG))
+	cmake --build $(BUILD) -j $(JOBS)
 	@scripts/run.sh $(BUILD)
 
 test: build
