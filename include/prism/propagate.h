@@ -8,7 +8,7 @@
  * both, and in whichever call of a run split into batches it is.
  *
  * Functions: prism_propagate, prism_propagate_batch_limit,
- *            prism_history_flag_name. */
+ *            prism_photons_select, prism_history_flag_name. */
 #ifndef PRISM_PROPAGATE_H
 #define PRISM_PROPAGATE_H
 
@@ -221,6 +221,23 @@ PRISM_API prism_result prism_propagate_batch_limit(prism_context *ctx,
                                                    prism_source_kind kind,
                                                    const prism_propagate_desc *desc,
                                                    size_t *count);
+
+/** Select photons where they are: of the `count` prism_photon at the start
+ * of `photons` (a buffer of ctx the kernels reach: device, mapped, managed
+ * memory or a view, e.g. prism_propagate's photons target), those whose
+ * history has any bit of `any_of` (PRISM_SURFACE_DETECT: the hits) are
+ * copied, in photon order, to the start of `out`; *selected gets how many.
+ * `out` NULL: count only. Results left in device memory are filtered there,
+ * without crossing PCIe.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/photons/selected, a buffer
+ *   of another context or one the kernels cannot reach),
+ *   PRISM_ERROR_OUT_OF_RANGE (count beyond the photons buffer; more photons
+ *   selected than `out` holds: nothing is written, *selected is set),
+ *   PRISM_ERROR_OUT_OF_DEVICE_MEMORY, PRISM_ERROR_CUDA.
+ * @thread_safety as the context: one thread at a time. */
+PRISM_API prism_result prism_photons_select(prism_context *ctx, const prism_buffer *photons,
+                                            size_t count, uint32_t any_of, prism_buffer *out,
+                                            size_t *selected);
 
 /** The name of one history bit ("SURFACE_DETECT"), or "?" . */
 PRISM_API const char *prism_history_flag_name(uint32_t bit);

@@ -1,0 +1,111 @@
+/* prism_photons_select on CUDA against the host backend, byte for byte:
+ * made-up photons (millions, so the count kernel runs many blocks and cub
+ * many tiles), the count-only call, and an output too small. Skipped (77)
+ * without a CUDA device. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "prism/memory.h"
+#include "prism/propagate.h"
+
+static prism_context *host, *cuda;
+
+static void make(prism_photon *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t h = (uint32_t)(i * 2654435761u);
+        memset(&p[i], 0, sizeof p[i]);
+        p[i].pos[0] = (float)i;
+        p[i].history = (h >> 7) & 0x3fu;
+        p[i].solid = (uint32_t)i;
+    }
+}
+
+/* Select on `ctx`; returns the selected photons read back (count in *k). */
+static prism_photon *select_on(prism_context *ctx, const prism_photon *in, size_t n,
+                               uint32_t any_of, size_t *k)
+{
+    prism_buffer *b = NULL, *out = NULL;
+    assert_int_equal(prism_buffer_create_device(ctx, n * sizeof *in, "test.photons", &b),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_write(b, 0, in, n * sizeof *in), PRISM_SUCCESS);
+    size_t counted = 0;
+    assert_int_equal(prism_photons_select(ctx, b, n, any_of, NULL, &counted), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(ctx, (counted + 1) * sizeof *in, "test.out", &out),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_photons_select(ctx, b, n, any_of, out, k), PRISM_SUCCESS);
+    assert_int_equal(*k, counted);
+    prism_photon *got = malloc((*k + 1) * sizeof *got);
+    assert_int_equal(prism_buffer_read(out, 0, got, *k * sizeof *got), PRISM_SUCCESS);
+    prism_buffer_release(out);
+    prism_buffer_release(b);
+    return got;
+}
+
+static void test_cuda_equals_host(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {1, 1000, 3000017};
+    const uint32_t masks[] = {PRISM_SURFACE_DETECT, PRISM_NO_HIT | PRISM_BULK_ABSORB, 0u};
+    for (size_t s = 0; s < 3; s++) {
+        prism_photon *in = malloc(sizes[s] * sizeof *in);
+        make(in, sizes[s]);
+        for (size_t m = 0; m < 3; m++) {
+            size_t kh = 0, kc = 0;
+            prism_photon *h = select_on(host, in, sizes[s], masks[m], &kh);
+            prism_photon *c = select_on(cuda, in, sizes[s], masks[m], &kc);
+            assert_int_equal(kc, kh);
+            if (kh > 0)
+                assert_memory_equal(c, h, kh * sizeof *h);
+            free(h);
+            free(c);
+        }
+        free(in);
+    }
+}
+
+static void test_output_too_small(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    prism_photon *in = malloc(N * sizeof *in);
+    make(in, N);
+    prism_buffer *b = NULL, *out = NULL;
+    assert_int_equal(prism_buffer_create_device(cuda, N * sizeof *in, "test.photons", &b),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_write(b, 0, in, N * sizeof *in), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, 64 * sizeof *in, "test.small", &out),
+                     PRISM_SUCCESS);
+    size_t selected = 0;
+    assert_int_equal(prism_photons_select(cuda, b, N, PRISM_SURFACE_DETECT, out, &selected),
+                     PRISM_ERROR_OUT_OF_RANGE);
+    assert_true(selected > 64);
+    prism_buffer_release(out);
+    prism_buffer_release(b);
+    free(in);
+}
+
+int main(void)
+{
+    prism_context_desc d = {.backend = PRISM_BACKEND_CUDA};
+    if (prism_cuda_device_count() == 0 || prism_context_create(&d, &cuda) != PRISM_SUCCESS) {
+        printf("no CUDA device: skipped\n");
+        return 77;
+    }
+    prism_context_desc hd = {.backend = PRISM_BACKEND_HOST};
+    assert_int_equal(prism_context_create(&hd, &host), PRISM_SUCCESS);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cuda_equals_host),
+        cmocka_unit_test(test_output_too_small),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    prism_context_destroy(host);
+    return prism_context_destroy(cuda) == PRISM_SUCCESS ? failed : 1;
+}
