@@ -1,0 +1,40 @@
+"""Prism: GPU ray tracing and optical photon propagation for detector
+geometry (COLLADA / G4DAE), from Python.
+
+A thin layer over Prism's C library::
+
+    import prism
+    print(prism.devices())
+    scene = prism.load("detector.dae")            # arrays view the C memory
+    ctx = prism.Context()                         # CUDA when there is a device
+    geometry = ctx.upload(scene)
+    result = geometry.propagate(prism.Source.point(100_000), seed=1)
+    hits = result.hits                            # (N,) prism.PHOTON_DTYPE
+    image = geometry.render(prism.Camera(eye=(0, 0, 5), look_at=(0, 0, 0)), (640, 480))
+
+Errors raise prism.Error subclasses (code, result, message attributes).
+The C log goes to the "prism" logger of the logging module.
+"""
+from . import _log  # noqa: F401  (installs the log handler)
+from ._prism import (  # noqa: F401
+    BUILT_WITH_CUDA, NONE, TERMINAL_FLAGS,
+    NO_HIT, BULK_ABSORB, SURFACE_DETECT, SURFACE_ABSORB, RAYLEIGH_SCATTER, REFLECT_DIFFUSE,
+    REFLECT_SPECULAR, SURFACE_REEMIT, SURFACE_TRANSMIT, BULK_REEMIT, REFRACT, TOTAL_INTERNAL,
+    STEP_LIMIT, NAN_ABORT,
+    Error, InvalidArgumentError, OutOfMemoryError, OutOfDeviceMemoryError, IOError, ParseError,
+    LimitError, UnsupportedError, NoDriverError, NoDeviceError, InvalidDeviceError,
+    DeviceUnavailableError, NoGLContextError, GLNotOnCudaDeviceError, InteropUnavailableError,
+    MappedNotAllowedError, OutOfRangeError, LiveAllocationsError, CudaError, GLError,
+    PlacementError,
+    history_flag_name,
+)
+from ._dtypes import PHOTON_DTYPE, STEP_RECORD_DTYPE
+from ._scene import UNITS, Material, Scene, Solids, Surface, load
+from ._engine import Camera, Context, DeviceArray, DeviceList, Geometry, Result, Source, devices
+
+__version__ = __import__("prism._prism", fromlist=["version"]).version()
+
+__all__ = [
+    "load", "devices", "Context", "Scene", "Geometry", "Result", "Source", "Camera",
+    "DeviceArray", "PHOTON_DTYPE", "STEP_RECORD_DTYPE", "Error", "history_flag_name",
+]

@@ -1,0 +1,203 @@
+# Type stubs of the prism package (the public API; see help(prism.X)).
+import os
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+BUILT_WITH_CUDA: bool
+NONE: int
+TERMINAL_FLAGS: int
+NO_HIT: int
+BULK_ABSORB: int
+SURFACE_DETECT: int
+SURFACE_ABSORB: int
+RAYLEIGH_SCATTER: int
+REFLECT_DIFFUSE: int
+REFLECT_SPECULAR: int
+SURFACE_REEMIT: int
+SURFACE_TRANSMIT: int
+BULK_REEMIT: int
+REFRACT: int
+TOTAL_INTERNAL: int
+STEP_LIMIT: int
+NAN_ABORT: int
+
+PHOTON_DTYPE: np.dtype
+STEP_RECORD_DTYPE: np.dtype
+UNITS: Dict[str, float]
+
+Progress = Union[None, bool, Callable[[int, int], Optional[bool]]]
+Vec3 = Sequence[float]
+
+class Error(Exception):
+    code: int
+    result: str
+    message: str
+
+class InvalidArgumentError(Error, ValueError, TypeError): ...
+class OutOfMemoryError(Error, MemoryError): ...
+class OutOfDeviceMemoryError(Error, MemoryError): ...
+class IOError(Error, OSError): ...
+class ParseError(Error, ValueError): ...
+class LimitError(Error, ValueError): ...
+class UnsupportedError(Error): ...
+class NoDriverError(Error): ...
+class NoDeviceError(Error): ...
+class InvalidDeviceError(Error, ValueError): ...
+class DeviceUnavailableError(Error): ...
+class NoGLContextError(Error): ...
+class GLNotOnCudaDeviceError(Error): ...
+class InteropUnavailableError(Error): ...
+class MappedNotAllowedError(Error): ...
+class OutOfRangeError(Error, ValueError): ...
+class LiveAllocationsError(Error): ...
+class CudaError(Error): ...
+class GLError(Error): ...
+class PlacementError(Error): ...
+
+def history_flag_name(bit: int) -> str: ...
+
+class Material(NamedTuple):
+    name: str
+    properties: Dict[str, Tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
+
+class Surface(NamedTuple):
+    name: str
+    kind: str
+    model: int
+    finish: int
+    type: int
+    value: float
+    properties: Dict[str, Tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]
+
+class Solids(NamedTuple):
+    name: List[str]
+    path: List[str]
+    copy_number: npt.NDArray[np.int32]
+    parent: npt.NDArray[np.uint32]
+    material: npt.NDArray[np.uint32]
+    first_triangle: npt.NDArray[np.uint32]
+    triangle_count: npt.NDArray[np.uint32]
+
+class Scene:
+    path: Optional[str]
+    vertices_count: int
+    triangles_count: int
+    unit_meter: float
+    up_axis: str
+    g4dae: bool
+    stats: Dict[str, Any]
+    skipped: Dict[str, int]
+    @property
+    def positions(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def indices(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def triangle_solid(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def triangle_material_inner(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def triangle_material_outer(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def triangle_surface(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def bbox(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def materials(self) -> List[Material]: ...
+    @property
+    def surfaces(self) -> List[Surface]: ...
+    @property
+    def solids(self) -> Solids: ...
+    def find_material(self, name: str) -> Optional[int]: ...
+
+def load(path: Union[str, os.PathLike], unit: Union[None, str, float] = ...,
+         progress: Progress = ..., max_triangles: Optional[int] = ...) -> Scene: ...
+
+class DeviceList(List[Dict[str, Any]]):
+    report: str
+
+def devices() -> DeviceList: ...
+
+class DeviceArray:
+    shape: Tuple[int, ...]
+    ptr: int
+    nbytes: int
+    device: str
+    typestr: str
+    __cuda_array_interface__: Dict[str, Any]
+    def __dlpack__(self, *, stream: Any = ..., max_version: Optional[Tuple[int, int]] = ...,
+                   dl_device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...) -> Any: ...
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+    def read_into(self, out: Any) -> None: ...
+    def select(self, any_of: int) -> "DeviceArray": ...
+
+class Source:
+    kind: str
+    count: int
+    position: Tuple[float, float, float]
+    direction: Tuple[float, float, float]
+    radius: float
+    divergence: float
+    wavelength: float
+    wavelength_max: float
+    time: float
+    def __init__(self, kind: str = ..., count: int = ..., position: Vec3 = ...,
+                 direction: Vec3 = ..., radius: float = ..., divergence: float = ...,
+                 wavelength: float = ..., wavelength_max: float = ..., time: float = ...) -> None: ...
+    @classmethod
+    def point(cls, count: int, position: Vec3 = ..., **kwargs: float) -> "Source": ...
+    @classmethod
+    def beam(cls, count: int, position: Vec3, direction: Vec3, radius: float = ...,
+             divergence: float = ..., **kwargs: float) -> "Source": ...
+
+class Camera:
+    eye: Tuple[float, float, float]
+    look_at: Tuple[float, float, float]
+    up: Tuple[float, float, float]
+    vfov: float
+    matrix: Optional[npt.NDArray[np.float32]]
+    def __init__(self, eye: Vec3, look_at: Vec3, up: Vec3 = ..., vfov: float = ...) -> None: ...
+    @classmethod
+    def from_matrix(cls, matrix: npt.ArrayLike, vfov: float = ...) -> "Camera": ...
+
+class Result:
+    photons: Union[npt.NDArray[np.void], DeviceArray]
+    records: Union[None, npt.NDArray[np.void], DeviceArray]
+    stats: Dict[str, Any]
+    @property
+    def hits(self) -> Union[npt.NDArray[np.void], DeviceArray]: ...
+
+class Geometry:
+    context: "Context"
+    scene: Scene
+    report: Dict[str, Any]
+    @property
+    def vertices_shared(self) -> bool: ...
+    def propagate(self, photons_or_source: Any, seed: int = ..., max_steps: int = ...,
+                  record_steps: int = ..., on_device: bool = ...,
+                  steps_per_launch: int = ...) -> Result: ...
+    def render(self, camera: Camera, size: Tuple[int, int], mode: str = ...,
+               background: Sequence[int] = ..., material_colors: Optional[npt.ArrayLike] = ...,
+               hidden_solids: Optional[Sequence[int]] = ..., ambient: float = ...,
+               xray_layers: int = ..., xray_alpha: float = ...,
+               max_distance: float = ...) -> npt.NDArray[np.uint8]: ...
+
+class Context:
+    def __init__(self, backend: str = ..., device: Union[None, int, str] = ...,
+                 host_threads: int = ...) -> None: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def device(self) -> Dict[str, Any]: ...
+    @property
+    def closed(self) -> bool: ...
+    def memory_report(self) -> Dict[str, Any]: ...
+    def trim(self) -> None: ...
+    def upload(self, scene: Scene, policy: str = ..., reserve: Optional[int] = ...,
+               budget: Optional[int] = ..., builder: str = ..., skip_optics: bool = ...,
+               progress: Progress = ...) -> Geometry: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Context": ...
+    def __exit__(self, *exc: Any) -> None: ...

@@ -1,0 +1,399 @@
+"""prism.Context, prism.Geometry and what goes in and out of the kernels:
+Source, Camera, Result; prism.devices()."""
+import numpy as np
+
+from . import _prism
+from ._dtypes import PHOTON_DTYPE, STEP_RECORD_DTYPE, _invalid, device_photons, host_photons
+from ._progress import progress_callback
+from ._scene import Scene
+
+_BACKENDS = {"auto": 0, "cuda": 1, "host": 2}
+_SOURCE_KINDS = {"point": 0, "beam": 1}
+_RENDER_MODES = {"shaded": 0, "xray": 1}
+
+#: The DeviceArray type: results left in the context's device memory.
+DeviceArray = _prism.DeviceArray
+
+
+class DeviceList(list):
+    """prism.devices(): one dict per device (the host first, then each CUDA
+    device); str() gives the report Prism prints at start-up."""
+
+    def __init__(self, items, report):
+        super().__init__(items)
+        self.report = report
+
+    def __str__(self):
+        return self.report.rstrip("\n")
+
+
+def devices():
+    """The devices Prism sees: ``prism_device_report`` and
+    ``prism_device_query`` for the host and each CUDA device.
+
+    ``print(prism.devices())`` prints the report; each item is a dict
+    (backend, index, name, total_memory, compute_capability, ...).
+    """
+    report = _prism.device_report()
+    items = [_prism.device_query(-1)]
+    for i in range(_prism.cuda_device_count()):
+        try:
+            items.append(_prism.device_query(i))
+        except _prism.Error:
+            pass
+    return DeviceList(items, report)
+
+
+def _vec3(v, what):
+    try:
+        t = tuple(float(x) for x in v)
+    except TypeError:
+        raise _invalid("%s must be 3 numbers, not %r" % (what, v)) from None
+    if len(t) != 3:
+        raise _invalid("%s must be 3 numbers, got %d" % (what, len(t)))
+    return t
+
+
+class Source:
+    """Photons generated on the device (``prism_photon_source``).
+
+    kind "point": ``count`` photons from ``position``, directions uniform on
+    the sphere. kind "beam": from a disc of ``radius`` around ``position``
+    perpendicular to ``direction``, within a cone of half-angle
+    ``divergence`` (radians). Wavelength in nm (uniform between
+    ``wavelength`` and ``wavelength_max`` when that is larger); time in ns;
+    lengths in metres.
+    """
+
+    def __init__(self, kind="point", count=1, position=(0.0, 0.0, 0.0),
+                 direction=(0.0, 0.0, 1.0), radius=0.0, divergence=0.0, wavelength=420.0,
+                 wavelength_max=0.0, time=0.0):
+        if kind not in _SOURCE_KINDS:
+            raise _invalid("source kind %r is not one of point, beam" % (kind,))
+        if not isinstance(count, (int, np.integer)) or count < 0:
+            raise _invalid("count must be a non-negative integer, not %r" % (count,))
+        self.kind, self.count = kind, int(count)
+        self.position = _vec3(position, "position")
+        self.direction = _vec3(direction, "direction")
+        self.radius, self.divergence = float(radius), float(divergence)
+        self.wavelength, self.wavelength_max = float(wavelength), float(wavelength_max)
+        self.time = float(time)
+
+    @classmethod
+    def point(cls, count, position=(0.0, 0.0, 0.0), **kwargs):
+        """``count`` photons from ``position``, isotropic."""
+        return cls("point", count, position, **kwargs)
+
+    @classmethod
+    def beam(cls, count, position, direction, radius=0.0, divergence=0.0, **kwargs):
+        """A torch: ``count`` photons along ``direction``."""
+        return cls("beam", count, position, direction, radius, divergence, **kwargs)
+
+    def __repr__(self):
+        return "prism.Source(%r, count=%d, position=%r)" % (self.kind, self.count, self.position)
+
+
+class Camera:
+    """A pinhole camera (``prism_camera``): ``eye`` looking at ``look_at``
+    with ``up`` (need not be orthogonal), vertical field of view ``vfov``
+    degrees; or ``Camera.from_matrix`` with a camera-to-world transform."""
+
+    def __init__(self, eye, look_at, up=(0.0, 1.0, 0.0), vfov=45.0):
+        self.eye = _vec3(eye, "eye")
+        self.look_at = _vec3(look_at, "look_at")
+        self.up = _vec3(up, "up")
+        self.vfov = float(vfov)
+        self.matrix = None
+
+    @classmethod
+    def from_matrix(cls, matrix, vfov=45.0):
+        """A 4x4 camera-to-world matrix (the inverse of a view matrix) in
+        NumPy's convention (translation in the last column): the camera
+        looks along its -Z column with its +Y column up."""
+        m = np.asarray(matrix, dtype=np.float32)
+        if m.shape != (4, 4):
+            raise _invalid("matrix must be 4x4, got shape %s" % (m.shape,))
+        cam = cls((0, 0, 0), (0, 0, -1), vfov=vfov)
+        cam.matrix = np.ascontiguousarray(m.T)  # column-major, as prism_camera stores it
+        return cam
+
+    def __repr__(self):
+        return "prism.Camera(eye=%r, look_at=%r, up=%r, vfov=%g)" % (
+            self.eye, self.look_at, self.up, self.vfov)
+
+
+class Result:
+    """What ``Geometry.propagate`` returns.
+
+    photons : (N,) PHOTON_DTYPE array, or a DeviceArray (N, 4, 4) float32
+        with ``on_device=True``: every photon's final state.
+    records : (N, K) STEP_RECORD_DTYPE array, DeviceArray (N, K, 8), or None
+        The step records when ``record_steps`` K > 0.
+    stats : dict
+        seconds, steps, launches, history_or, detected, step_limited.
+    hits : the photons with SURFACE_DETECT, in photon order (a new array).
+    """
+
+    def __init__(self, photons, records, stats):
+        self.photons, self.records, self.stats = photons, records, stats
+        self._hits = None
+
+    @property
+    def hits(self):
+        """The photons that ended detected (SURFACE_DETECT), in photon order:
+        a new array, or with ``on_device=True`` a new DeviceArray filtered
+        on the device (``prism_photons_select``)."""
+        if self._hits is None:
+            p = self.photons
+            if isinstance(p, DeviceArray):
+                self._hits = p.select(_prism.SURFACE_DETECT)
+            else:
+                self._hits = p[(p["history"] & _prism.SURFACE_DETECT) != 0]
+        return self._hits
+
+    def __repr__(self):
+        n = self.photons.shape[0]
+        return "<prism.Result: %d photons, %d detected>" % (n, self.stats["detected"])
+
+
+class Geometry:
+    """An uploaded geometry (``prism_geometry``): BVH, triangles and optics
+    in the context's memory. Made by ``Context.upload``."""
+
+    def __init__(self, c, context, scene):
+        self._c, self.context, self.scene = c, context, scene
+        #: where each array went, who built the BVH and why (prism_upload_report)
+        self.report = c.report()
+
+    @property
+    def vertices_shared(self):
+        """True when the kernels read the vertices from a GL buffer."""
+        return self._c.vertices_shared
+
+    def propagate(self, photons_or_source, seed=0, max_steps=100, record_steps=0,
+                  on_device=False, steps_per_launch=0):
+        """Propagate photons through the geometry: ``prism_propagate``.
+
+        Parameters
+        ----------
+        photons_or_source : Source, array or device array
+            A ``prism.Source``; or photons: a (N,) ``PHOTON_DTYPE`` array, a
+            float32 (N, 4, 4) array (the .npy form), or on a CUDA context a
+            CUDA array (``__cuda_array_interface__`` or DLPack) of float32
+            (N, 4, 4), read in place. Only pos, time, dir, wavelength and
+            pol are read.
+        seed : int
+            Photon i draws the same random numbers for the same seed, on
+            either backend and whatever the batch.
+        max_steps : int
+            Interactions before a photon stops with STEP_LIMIT.
+        record_steps : int
+            K step records per photon (0..1024) in ``Result.records``.
+        on_device : bool
+            Leave the results in the context's device memory as DeviceArray
+            (DLPack / __cuda_array_interface__, no copy).
+
+        Returns
+        -------
+        Result
+
+        Raises
+        ------
+        prism.InvalidArgumentError
+            Photons of the wrong dtype or shape, a zero count, a bad source.
+
+        The GIL is released during the call.
+        """
+        kw = dict(seed=int(seed), max_steps=int(max_steps), record_steps=int(record_steps),
+                  steps_per_launch=int(steps_per_launch), on_device=bool(on_device))
+        if not 0 <= kw["record_steps"] <= _prism.MAX_RECORD_STEPS:
+            raise _invalid("record_steps %d is not in 0..%d"
+                           % (kw["record_steps"], _prism.MAX_RECORD_STEPS))
+        if kw["max_steps"] < 1 or kw["seed"] < 0:
+            raise _invalid("max_steps must be >= 1 and seed >= 0")
+        keep = None
+        if isinstance(photons_or_source, Source):
+            s = photons_or_source
+            kw.update(kind=_SOURCE_KINDS[s.kind], count=s.count, position=s.position,
+                      direction=s.direction, radius=s.radius, divergence=s.divergence,
+                      wavelength=s.wavelength, wavelength_max=s.wavelength_max, time=s.time)
+        else:
+            dev = device_photons(photons_or_source)
+            if dev is not None:
+                if self.context.backend != "cuda":
+                    raise _invalid("photons in CUDA memory given to a %s context"
+                                   % self.context.backend)
+                keep = dev.keep
+                kw.update(kind=2, count=dev.count, photons_device=dev.ptr)
+            else:
+                host = host_photons(photons_or_source)
+                kw.update(kind=2, count=host.shape[0], photons=host)
+        n, k = kw["count"], kw["record_steps"]
+        out_photons = out_records = None
+        if not on_device:
+            out_photons = np.empty(n, PHOTON_DTYPE)
+            kw["out_photons"] = out_photons
+            if k > 0:
+                out_records = np.empty((n, k), STEP_RECORD_DTYPE)
+                kw["out_records"] = out_records
+        dev_photons, dev_records, stats = self._c.propagate(**kw)
+        del keep
+        if on_device:
+            return Result(dev_photons, dev_records, stats)
+        return Result(out_photons, out_records, stats)
+
+    def render(self, camera, size, mode="shaded", background=(0, 0, 0, 0),
+               material_colors=None, hidden_solids=None, ambient=0.0, xray_layers=0,
+               xray_alpha=0.0, max_distance=0.0):
+        """Ray trace a picture: ``prism_render``.
+
+        Parameters
+        ----------
+        camera : Camera
+        size : (width, height)
+        mode : "shaded" (headlight diffuse) or "xray" (layers blended)
+        background : RGBA of pixels that see nothing (0..255)
+        material_colors : (M, 4) uint8, optional; RGBA per material
+        hidden_solids : sequence of solid ids the rays pass through
+        ambient, xray_layers, xray_alpha, max_distance : 0 = the defaults
+
+        Returns
+        -------
+        numpy.ndarray
+            (height, width, 4) uint8 RGBA, premultiplied alpha, top row first.
+        """
+        if not isinstance(camera, Camera):
+            raise _invalid("camera must be a prism.Camera, not %s" % type(camera).__name__)
+        try:
+            width, height = (int(x) for x in size)
+        except (TypeError, ValueError):
+            raise _invalid("size must be (width, height), not %r" % (size,)) from None
+        if not (0 < width <= 16384 and 0 < height <= 16384):
+            raise _invalid("size %dx%d is not within 1..16384 each" % (width, height))
+        if mode not in _RENDER_MODES:
+            raise _invalid("mode %r is not one of shaded, xray" % (mode,))
+        image = np.empty((height, width, 4), np.uint8)
+        kw = dict(eye=camera.eye, look_at=camera.look_at, up=camera.up, vfov=camera.vfov,
+                  mode=_RENDER_MODES[mode], background=tuple(int(x) for x in background),
+                  ambient=float(ambient), xray_layers=int(xray_layers),
+                  xray_alpha=float(xray_alpha), max_distance=float(max_distance))
+        if camera.matrix is not None:
+            kw["matrix"] = camera.matrix
+        if material_colors is not None:
+            colors = np.ascontiguousarray(material_colors, dtype=np.uint8)
+            if colors.ndim != 2 or colors.shape[1] != 4:
+                raise _invalid("material_colors must be (M, 4) uint8, got shape %s"
+                               % (colors.shape,))
+            kw["material_colors"] = colors
+        if hidden_solids is not None:
+            kw["hidden_solids"] = np.ascontiguousarray(hidden_solids, dtype=np.uint32).ravel()
+        self._c.render(image, width, height, **kw)
+        return image
+
+    def __repr__(self):
+        r = self.report
+        return "<prism.Geometry: %d device bytes, %d mapped bytes, BVH by %s>" % (
+            r["device_bytes"], r["mapped_bytes"], r["bvh"]["builder"])
+
+
+class Context:
+    """A Prism context (``prism_context``): a backend and its device.
+
+    Parameters
+    ----------
+    backend : "auto", "cuda" or "host"
+        auto: CUDA when a usable device exists, else the host backend (the
+        same kernels on CPU threads).
+    device : None, int or str
+        A CUDA device ("0", "cuda:1"); None chooses from $PRISM_DEVICE,
+        $CUDA_DEVICE, ~/.cuda-device, then the first usable device.
+    host_threads : int
+        Host backend threads (0: OpenMP's choice).
+
+    Raises
+    ------
+    prism.NoDeviceError, prism.NoDriverError, prism.InvalidDeviceError,
+    prism.UnsupportedError (cuda in a build without CUDA)
+    """
+
+    def __init__(self, backend="auto", device=None, host_threads=0):
+        if backend not in _BACKENDS:
+            raise _invalid("backend %r is not one of auto, cuda, host" % (backend,))
+        if device is not None and not isinstance(device, (str, int)):
+            raise _invalid("device must be None, an int or a str, not %r" % (device,))
+        self._c = _prism.Context(_BACKENDS[backend], None if device is None else str(device),
+                                 int(host_threads))
+
+    @property
+    def backend(self):
+        """'cuda' or 'host'."""
+        return self._c.backend
+
+    @property
+    def device(self):
+        """The device's figures (prism_device_info) as a dict."""
+        return self._c.device
+
+    def memory_report(self):
+        """The ledger: live allocations by kind and tag, the peak, free memory."""
+        return self._c.memory_report()
+
+    def trim(self):
+        """Free what the context's own pools hold between uses
+        (``prism_memory_trim``: the upload's staging chunks)."""
+        self._c.trim()
+
+    def upload(self, scene, policy="auto", reserve=None, budget=None, builder="auto",
+               skip_optics=False, progress=None):
+        """Build the BVH and place the geometry: ``prism_geometry_upload``.
+
+        Parameters
+        ----------
+        scene : Scene
+        policy : "auto", "device", "mapped" or "chroma"
+            Where the arrays go (see prism/placement.h).
+        reserve : int, optional
+            Bytes of device memory to leave free (None: 300 MB; 0: none).
+        budget : int, optional
+            Pretend at most this much device memory is free.
+        builder : "auto", "host" or "cuda"
+            Who builds the BVH.
+        skip_optics : bool
+            Geometry only: no optics tables.
+        progress : None, bool or callable(done, total)
+            For a BVH built on the host (triangles placed); as in load().
+
+        Returns
+        -------
+        Geometry, with ``.report`` as a dict.
+        """
+        if not isinstance(scene, Scene):
+            raise _invalid("upload needs a prism.Scene, not %s" % type(scene).__name__)
+        callback, done = progress_callback(progress, "BVH", "tri")
+        try:
+            g = self._c.upload(scene._c, policy=policy, reserve=reserve, budget=budget,
+                               builder=builder, skip_optics=bool(skip_optics), progress=callback)
+        finally:
+            done()
+        return Geometry(g, self, scene)
+
+    def close(self):
+        """Destroy the context now (it is destroyed when collected anyway).
+        Raises prism.LiveAllocationsError, leaving it open, while geometries
+        or device arrays made from it are alive."""
+        self._c.close()
+
+    @property
+    def closed(self):
+        return self._c.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        if self._c.closed:
+            return "<prism.Context (closed)>"
+        return "<prism.Context %s: %s>" % (self.backend, self.device["name"])

@@ -1,0 +1,293 @@
+/* _prism.Context: a prism_context, a lock that keeps it to one thread at a
+ * time while the GIL is released around long calls, the ledger as a dict,
+ * and the upload that makes geometries. */
+#include "pyprism.h"
+
+#include <string.h>
+
+prism_context *pyprism_context_get(pyprism_context *c)
+{
+    if (c->ctx == NULL)
+        pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "the context is closed");
+    return c->ctx;
+}
+
+void pyprism_context_lock(pyprism_context *c)
+{
+    if (!PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(c->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+void pyprism_context_unlock(pyprism_context *c)
+{
+    PyThread_release_lock(c->lock);
+}
+
+PyObject *pyprism_context_raise(pyprism_context *c, prism_result r)
+{
+    const char *m = c->ctx != NULL ? prism_context_last_error(c->ctx) : "";
+    return pyprism_raise(r, m && m[0] ? m : c->sink.last_error);
+}
+
+static int context_init(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"backend", "device", "host_threads", "log_level", NULL};
+    pyprism_context *c = (pyprism_context *)self;
+    int backend = PRISM_BACKEND_AUTO, host_threads = 0, log_level = PRISM_LOG_DEFAULT;
+    const char *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|izii:Context", keywords, &backend, &device,
+                                     &host_threads, &log_level))
+        return -1;
+    if (c->ctx != NULL) {
+        pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "the context is already created");
+        return -1;
+    }
+    if (backend < PRISM_BACKEND_AUTO || backend > PRISM_BACKEND_HOST || host_threads < 0 ||
+        log_level < PRISM_LOG_DEFAULT || log_level > PRISM_LOG_ERROR) {
+        pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "bad backend, host_threads or log_level");
+        return -1;
+    }
+    if (c->lock == NULL && (c->lock = PyThread_allocate_lock()) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    prism_context_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = (prism_backend)backend;
+    desc.device = device;
+    desc.host_threads = host_threads;
+    desc.log = pyprism_log;
+    desc.log_user = &c->sink;
+    desc.log_level = (prism_log_level)log_level;
+    c->sink.last_error[0] = 0;
+    prism_result r;
+    prism_context *ctx = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    r = prism_context_create(&desc, &ctx);
+    Py_END_ALLOW_THREADS
+    if (r != PRISM_SUCCESS) {
+        pyprism_raise(r, c->sink.last_error);
+        return -1;
+    }
+    c->ctx = ctx;
+    return 0;
+}
+
+static void context_dealloc(PyObject *self)
+{
+    pyprism_context *c = (pyprism_context *)self;
+    if (c->ctx != NULL)
+        prism_context_destroy(c->ctx); /* children hold references: none is alive */
+    if (c->lock != NULL)
+        PyThread_free_lock(c->lock);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *context_close(PyObject *self, PyObject *unused)
+{
+    pyprism_context *c = (pyprism_context *)self;
+    if (c->ctx == NULL)
+        Py_RETURN_NONE;
+    if (c->children > 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "close: %zd geometries or device arrays made from this context are alive",
+                 c->children);
+        return pyprism_raise(PRISM_ERROR_LIVE_ALLOCATIONS, msg);
+    }
+    c->sink.last_error[0] = 0;
+    pyprism_context_lock(c);
+    prism_result r = prism_context_destroy(c->ctx);
+    c->ctx = NULL;
+    pyprism_context_unlock(c);
+    if (r != PRISM_SUCCESS)
+        return pyprism_raise(r, c->sink.last_error);
+    Py_RETURN_NONE;
+}
+
+static PyObject *context_backend(PyObject *self, void *unused)
+{
+    prism_context *ctx = pyprism_context_get((pyprism_context *)self);
+    return ctx ? PyUnicode_FromString(prism_backend_name(prism_context_backend(ctx))) : NULL;
+}
+
+static PyObject *context_device(PyObject *self, void *unused)
+{
+    prism_context *ctx = pyprism_context_get((pyprism_context *)self);
+    return ctx ? pyprism_device_info_dict(prism_context_device(ctx)) : NULL;
+}
+
+static PyObject *context_closed(PyObject *self, void *unused)
+{
+    return PyBool_FromLong(((pyprism_context *)self)->ctx == NULL);
+}
+
+static PyObject *context_memory_report(PyObject *self, PyObject *unused)
+{
+    pyprism_context *c = (pyprism_context *)self;
+    if (pyprism_context_get(c) == NULL)
+        return NULL;
+    prism_memory_report rep;
+    pyprism_context_lock(c);
+    prism_result r = prism_memory_report_get(c->ctx, &rep);
+    if (r != PRISM_SUCCESS) {
+        pyprism_context_raise(c, r);
+        pyprism_context_unlock(c);
+        return NULL;
+    }
+    pyprism_context_unlock(c);
+    PyObject *kinds = PyDict_New(), *tags = PyList_New(0);
+    for (int k = 0; kinds && k < PRISM_MEMORY_KIND_COUNT; k++) {
+        PyObject *v = Py_BuildValue("{s:n,s:n}", "bytes", (Py_ssize_t)rep.by_kind[k].bytes,
+                                    "count", (Py_ssize_t)rep.by_kind[k].count);
+        if (v == NULL || PyDict_SetItemString(kinds, prism_memory_kind_name((prism_memory_kind)k),
+                                              v) < 0)
+            Py_CLEAR(kinds);
+        Py_XDECREF(v);
+    }
+    for (size_t i = 0; tags && i < rep.tags_count; i++) {
+        const prism_memory_tag_usage *t = &rep.tags[i];
+        PyObject *v = Py_BuildValue("{s:s,s:s,s:n,s:n}", "tag", t->tag, "kind",
+                                    prism_memory_kind_name(t->kind), "bytes", (Py_ssize_t)t->bytes,
+                                    "count", (Py_ssize_t)t->count);
+        if (v == NULL || PyList_Append(tags, v) < 0)
+            Py_CLEAR(tags);
+        Py_XDECREF(v);
+    }
+    PyObject *d = kinds && tags
+                      ? Py_BuildValue("{s:n,s:n,s:O,s:O,s:O,s:n,s:n,s:n,s:n}", "bytes",
+                                      (Py_ssize_t)rep.total.bytes, "count",
+                                      (Py_ssize_t)rep.total.count, "by_kind", kinds, "tags", tags,
+                                      "tags_truncated", rep.tags_truncated ? Py_True : Py_False,
+                                      "pool_held_bytes", (Py_ssize_t)rep.pool_held_bytes,
+                                      "peak_bytes", (Py_ssize_t)rep.peak_bytes, "device_free",
+                                      (Py_ssize_t)rep.device_free, "device_total",
+                                      (Py_ssize_t)rep.device_total)
+                      : NULL;
+    Py_XDECREF(kinds);
+    Py_XDECREF(tags);
+    return d;
+}
+
+static PyObject *context_trim(PyObject *self, PyObject *unused)
+{
+    pyprism_context *c = (pyprism_context *)self;
+    if (pyprism_context_get(c) == NULL)
+        return NULL;
+    pyprism_context_lock(c);
+    prism_memory_trim(c->ctx);
+    pyprism_context_unlock(c);
+    Py_RETURN_NONE;
+}
+
+static int parse_builder(const char *name, prism_bvh_builder *out)
+{
+    static const char *names[] = {"auto", "host", "cuda"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (prism_bvh_builder)i;
+            return 0;
+        }
+    char msg[160];
+    snprintf(msg, sizeof msg, "builder '%.60s' is not one of auto, host, cuda", name);
+    pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, msg);
+    return -1;
+}
+
+static PyObject *context_upload(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"scene", "policy", "reserve", "budget", "builder", "skip_optics",
+                               "host_free_memory", "progress", NULL};
+    pyprism_context *c = (pyprism_context *)self;
+    PyObject *scene, *reserve = Py_None, *budget = Py_None, *host_free = Py_None;
+    PyObject *progress = Py_None;
+    const char *policy = "auto", *builder = "auto";
+    int skip_optics = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|sOOspOO:upload", keywords,
+                                     &pyprism_scene_type, &scene, &policy, &reserve, &budget,
+                                     &builder, &skip_optics, &host_free, &progress))
+        return NULL;
+    if (pyprism_context_get(c) == NULL)
+        return NULL;
+    prism_geometry_desc desc;
+    memset(&desc, 0, sizeof desc);
+    if (!prism_placement_policy_parse(policy, &desc.policy)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "policy '%.60s' is not one of auto, device, mapped, chroma",
+                 policy);
+        return pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, msg);
+    }
+    size_t reserve_bytes;
+    if (parse_builder(builder, &desc.builder) < 0 ||
+        pyprism_size_arg(reserve, "reserve", 0, &reserve_bytes) < 0 ||
+        pyprism_size_arg(budget, "budget", 0, &desc.budget) < 0 ||
+        pyprism_size_arg(host_free, "host_free_memory", 0, &desc.host_free_memory) < 0)
+        return NULL;
+    /* Python's reserve=0 means none; the C zero means the default */
+    desc.reserve = reserve == Py_None ? 0 : reserve_bytes == 0 ? PRISM_PLACEMENT_NO_RESERVE
+                                                               : reserve_bytes;
+    desc.skip_optics = skip_optics != 0;
+    if (progress != Py_None && !PyCallable_Check(progress))
+        return pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT,
+                             "progress must be callable(done, total)");
+    pyprism_progress prog = {progress == Py_None ? NULL : progress, NULL};
+    prism_bvh_desc bvh;
+    memset(&bvh, 0, sizeof bvh);
+    bvh.progress = pyprism_progress_call;
+    bvh.progress_user = &prog;
+    desc.bvh = &bvh;
+    prism_geometry *g = NULL;
+    prism_result r;
+    char message[1024] = "";
+    const prism_scene *s = ((pyprism_scene *)scene)->scene;
+    pyprism_context_lock(c);
+    Py_BEGIN_ALLOW_THREADS
+    r = prism_geometry_upload(c->ctx, s, NULL, &desc, &g);
+    Py_END_ALLOW_THREADS
+    if (r != PRISM_SUCCESS)
+        snprintf(message, sizeof message, "%s", prism_context_last_error(c->ctx));
+    pyprism_context_unlock(c);
+    if (pyprism_progress_finish(&prog) == NULL) {
+        if (g != NULL) {
+            pyprism_context_lock(c);
+            prism_geometry_destroy(g);
+            pyprism_context_unlock(c);
+        }
+        return NULL;
+    }
+    if (r != PRISM_SUCCESS)
+        return pyprism_raise(r, message);
+    return pyprism_geometry_new(c, g);
+}
+
+static PyGetSetDef context_getset[] = {
+    {"backend", context_backend, NULL, "'cuda' or 'host'.", NULL},
+    {"device", context_device, NULL, "The device's figures (prism_device_info) as a dict.", NULL},
+    {"closed", context_closed, NULL, "True once close() destroyed the context.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef context_methods[] = {
+    {"close", context_close, METH_NOARGS, "Destroy the context (see prism.Context.close)."},
+    {"memory_report", context_memory_report, METH_NOARGS, "The ledger (prism_memory_report)."},
+    {"trim", context_trim, METH_NOARGS, "prism_memory_trim: free the context's idle pools."},
+    {"upload", (PyCFunction)(void (*)(void))context_upload, METH_VARARGS | METH_KEYWORDS,
+     "upload(scene, policy, reserve, budget, builder, skip_optics, host_free_memory, progress)"},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject pyprism_context_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "prism._prism.Context",
+    .tp_basicsize = sizeof(pyprism_context),
+    .tp_dealloc = context_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A prism_context (see prism.Context).",
+    .tp_methods = context_methods,
+    .tp_getset = context_getset,
+    .tp_init = context_init,
+    .tp_new = PyType_GenericNew,
+};

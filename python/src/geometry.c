@@ -1,0 +1,408 @@
+/* _prism.Geometry: an uploaded prism_geometry, its report, and the two
+ * kernels: prism_propagate (host arrays in and out, or device memory out as
+ * DeviceArrays) and prism_render (an RGBA8 image into a caller's buffer).
+ * The GIL is released around both; the context's lock is held. */
+#include "pyprism.h"
+
+#include <string.h>
+
+PyObject *pyprism_geometry_new(pyprism_context *c, prism_geometry *g)
+{
+    pyprism_geometry *self = PyObject_New(pyprism_geometry, &pyprism_geometry_type);
+    if (self == NULL) {
+        pyprism_context_lock(c);
+        prism_geometry_destroy(g);
+        pyprism_context_unlock(c);
+        return NULL;
+    }
+    self->geometry = g;
+    self->context = (pyprism_context *)Py_NewRef((PyObject *)c);
+    c->children++;
+    return (PyObject *)self;
+}
+
+static void geometry_dealloc(PyObject *self)
+{
+    pyprism_geometry *g = (pyprism_geometry *)self;
+    if (g->context != NULL) {
+        pyprism_context_lock(g->context);
+        prism_geometry_destroy(g->geometry);
+        pyprism_context_unlock(g->context);
+        g->context->children--;
+        Py_DECREF(g->context);
+    }
+    PyObject_Free(self);
+}
+
+static PyObject *entry_dict(const prism_upload_entry *e)
+{
+    return Py_BuildValue("{s:s,s:n,s:n,s:n,s:d,s:d,s:O,s:s,s:O}", "name", e->name, "bytes",
+                         (Py_ssize_t)e->bytes, "device_bytes", (Py_ssize_t)e->device_bytes,
+                         "mapped_bytes", (Py_ssize_t)e->mapped_bytes, "seconds", e->seconds,
+                         "gbps", e->gbps, "demoted", e->demoted ? Py_True : Py_False, "reason",
+                         e->reason, "gl_shared", e->gl_shared ? Py_True : Py_False);
+}
+
+static PyObject *geometry_report(PyObject *self, PyObject *unused)
+{
+    const prism_upload_report *r = prism_geometry_report(((pyprism_geometry *)self)->geometry);
+    PyObject *arrays = PyList_New((Py_ssize_t)r->array_count);
+    for (size_t i = 0; arrays && i < r->array_count; i++) {
+        PyObject *e = entry_dict(&r->arrays[i]);
+        if (e == NULL)
+            Py_CLEAR(arrays);
+        else
+            PyList_SET_ITEM(arrays, (Py_ssize_t)i, e);
+    }
+    const prism_bvh_build_report *b = &r->bvh;
+    PyObject *phases = Py_BuildValue("(ddddd)", b->phase_seconds[0], b->phase_seconds[1],
+                                     b->phase_seconds[2], b->phase_seconds[3], b->phase_seconds[4]);
+    PyObject *bvh =
+        phases ? Py_BuildValue(
+                     "{s:s,s:s,s:d,s:O,s:I,s:O,s:n,s:O,s:{s:n,s:n,s:I,s:d,s:I,s:d,s:n,s:n,s:n}}",
+                     "builder", prism_bvh_builder_name(b->builder), "why", b->why, "seconds",
+                     b->seconds, "phase_seconds", phases, "iterations", b->iterations, "balanced",
+                     b->balanced ? Py_True : Py_False, "peak_device_bytes",
+                     (Py_ssize_t)b->peak_device_bytes, "nodes_moved",
+                     b->nodes_moved ? Py_True : Py_False, "stats", "nodes",
+                     (Py_ssize_t)b->stats.nodes, "leaves", (Py_ssize_t)b->stats.leaves,
+                     "max_depth", b->stats.max_depth, "mean_leaf_triangles",
+                     b->stats.mean_leaf_triangles, "max_leaf_triangles",
+                     b->stats.max_leaf_triangles, "sah_cost", b->stats.sah_cost, "node_bytes",
+                     (Py_ssize_t)b->stats.node_bytes, "vertex_bytes",
+                     (Py_ssize_t)b->stats.vertex_bytes, "triangle_bytes",
+                     (Py_ssize_t)b->stats.triangle_bytes)
+               : NULL;
+    char text[4096];
+    prism_geometry_report_format(r, text, sizeof text);
+    PyObject *d = arrays && bvh
+                      ? Py_BuildValue("{s:s,s:n,s:n,s:n,s:O,s:n,s:n,s:d,s:O,s:O,s:d,s:s}",
+                                      "policy", prism_placement_policy_name(r->policy),
+                                      "free_bytes", (Py_ssize_t)r->free_bytes, "total_bytes",
+                                      (Py_ssize_t)r->total_bytes, "reserve",
+                                      (Py_ssize_t)r->reserve, "arrays", arrays, "device_bytes",
+                                      (Py_ssize_t)r->device_bytes, "mapped_bytes",
+                                      (Py_ssize_t)r->mapped_bytes, "seconds", r->seconds, "bvh",
+                                      bvh, "gl_filled", r->gl_filled ? Py_True : Py_False,
+                                      "gl_fill_seconds", r->gl_fill_seconds, "text", text)
+                      : NULL;
+    Py_XDECREF(arrays);
+    Py_XDECREF(phases);
+    Py_XDECREF(bvh);
+    return d;
+}
+
+/* A C-contiguous buffer of exactly `bytes` bytes (writable if asked). */
+static int exact_buffer(PyObject *o, Py_buffer *b, size_t bytes, bool writable, const char *what)
+{
+    if (PyObject_GetBuffer(o, b, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Clear();
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s must be a C-contiguous%s buffer", what,
+                 writable ? " writable" : "");
+        pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, msg);
+        return -1;
+    }
+    if ((size_t)b->len != bytes) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s holds %zd bytes, %zu expected", what, b->len, bytes);
+        PyBuffer_Release(b);
+        pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, msg);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *stats_dict(const prism_propagate_stats *s)
+{
+    return Py_BuildValue("{s:d,s:K,s:I,s:I,s:n,s:n}", "seconds", s->seconds, "steps",
+                         (unsigned long long)s->steps, "launches", s->launches, "history_or",
+                         s->history_or, "detected", (Py_ssize_t)s->detected, "step_limited",
+                         (Py_ssize_t)s->step_limited);
+}
+
+typedef struct propagate_args {
+    prism_photon_source source;
+    prism_propagate_desc desc;
+    PyObject *photons, *out_photons, *out_records;
+    unsigned long long photons_device;
+    int on_device;
+} propagate_args;
+
+static int parse_propagate(PyObject *args, PyObject *kwargs, propagate_args *a)
+{
+    static char *keywords[] = {"kind", "count", "position", "direction", "radius", "divergence",
+                               "wavelength", "wavelength_max", "time", "photons",
+                               "photons_device", "seed", "max_steps", "record_steps",
+                               "steps_per_launch", "out_photons", "out_records", "on_device",
+                               NULL};
+    memset(a, 0, sizeof *a);
+    a->photons = a->out_photons = a->out_records = Py_None;
+    int kind = 0;
+    Py_ssize_t count = 0;
+    prism_photon_source *s = &a->source;
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kwargs, "in|(fff)(fff)fffffOKKIIIOOp:propagate", keywords, &kind, &count,
+            &s->position[0], &s->position[1], &s->position[2], &s->direction[0],
+            &s->direction[1], &s->direction[2], &s->radius, &s->divergence, &s->wavelength_nm,
+            &s->wavelength_max_nm, &s->time, &a->photons, &a->photons_device, &a->desc.seed,
+            &a->desc.max_steps, &a->desc.record_steps, &a->desc.steps_per_launch,
+            &a->out_photons, &a->out_records, &a->on_device))
+        return -1;
+    if (kind < PRISM_SOURCE_POINT || kind > PRISM_SOURCE_PHOTONS || count < 0) {
+        pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "bad source kind or negative count");
+        return -1;
+    }
+    s->kind = (prism_source_kind)kind;
+    s->count = (size_t)count;
+    return 0;
+}
+
+/* Device memory for an output, or NULL (count 0 lets the C call report). */
+static prism_result device_output(pyprism_context *c, size_t bytes, const char *tag,
+                                  prism_buffer **out)
+{
+    *out = NULL;
+    if (bytes == 0)
+        return PRISM_SUCCESS;
+    return prism_buffer_create_device(c->ctx, bytes, tag, out);
+}
+
+static PyObject *geometry_propagate(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    pyprism_geometry *g = (pyprism_geometry *)self;
+    pyprism_context *c = g->context;
+    propagate_args a;
+    if (parse_propagate(args, kwargs, &a) < 0 || pyprism_context_get(c) == NULL)
+        return NULL;
+    size_t n = a.source.count, k = a.desc.record_steps;
+    Py_buffer in = {0}, op = {0}, orec = {0};
+    PyObject *result = NULL;
+    prism_buffer *dev_photons = NULL, *dev_records = NULL;
+    bool have_in = false, have_op = false, have_orec = false;
+    if (a.source.kind == PRISM_SOURCE_PHOTONS && a.photons_device != 0) {
+        /* device memory: the engine's copy (cudaMemcpyDefault) reads it in place */
+        a.source.photons = (const prism_photon *)(uintptr_t)a.photons_device;
+    } else if (a.source.kind == PRISM_SOURCE_PHOTONS && a.photons != Py_None) {
+        if (exact_buffer(a.photons, &in, n * sizeof(prism_photon), false, "photons") < 0)
+            goto done;
+        have_in = true;
+        a.source.photons = in.buf;
+    }
+    if (!a.on_device && a.out_photons != Py_None) {
+        if (exact_buffer(a.out_photons, &op, n * sizeof(prism_photon), true, "out_photons") < 0)
+            goto done;
+        have_op = true;
+    }
+    if (!a.on_device && a.out_records != Py_None) {
+        if (exact_buffer(a.out_records, &orec, n * k * sizeof(prism_step_record), true,
+                         "out_records") < 0)
+            goto done;
+        have_orec = true;
+    }
+    prism_propagate_outputs outputs;
+    memset(&outputs, 0, sizeof outputs);
+    prism_propagate_stats stats;
+    memset(&stats, 0, sizeof stats);
+    prism_result r = PRISM_SUCCESS;
+    char message[1024] = "";
+    pyprism_context_lock(c);
+    Py_BEGIN_ALLOW_THREADS
+    if (a.on_device) {
+        r = device_output(c, n * sizeof(prism_photon), "python.photons", &dev_photons);
+        if (r == PRISM_SUCCESS && k > 0)
+            r = device_output(c, n * k * sizeof(prism_step_record), "python.records",
+                              &dev_records);
+        outputs.photons.kind = dev_photons ? PRISM_TARGET_BUFFER : PRISM_TARGET_HOST;
+        outputs.photons.buffer = dev_photons;
+        outputs.records.kind = dev_records ? PRISM_TARGET_BUFFER : PRISM_TARGET_HOST;
+        outputs.records.buffer = dev_records;
+    } else {
+        outputs.photons.host = have_op ? op.buf : NULL;
+        outputs.records.host = have_orec ? orec.buf : NULL;
+    }
+    if (r == PRISM_SUCCESS)
+        r = prism_propagate(c->ctx, g->geometry, &a.source, &a.desc, &outputs, &stats);
+    if (r != PRISM_SUCCESS) {
+        snprintf(message, sizeof message, "%s", prism_context_last_error(c->ctx));
+        prism_buffer_release(dev_photons);
+        prism_buffer_release(dev_records);
+        dev_photons = dev_records = NULL;
+    }
+    Py_END_ALLOW_THREADS
+    pyprism_context_unlock(c);
+    if (r != PRISM_SUCCESS) {
+        pyprism_raise(r, message);
+        goto done;
+    }
+    PyObject *photons_obj = Py_None, *records_obj = Py_None;
+    if (dev_photons != NULL) {
+        Py_ssize_t shape[3] = {(Py_ssize_t)n, 4, 4};
+        photons_obj = pyprism_device_array_new(c, dev_photons, 3, shape);
+        dev_photons = NULL; /* taken, even on failure */
+    }
+    if (dev_records != NULL && photons_obj != NULL) {
+        Py_ssize_t shape[3] = {(Py_ssize_t)n, (Py_ssize_t)k, 8};
+        records_obj = pyprism_device_array_new(c, dev_records, 3, shape);
+        dev_records = NULL;
+    }
+    PyObject *st = photons_obj && records_obj ? stats_dict(&stats) : NULL;
+    if (st != NULL)
+        result = Py_BuildValue("(OOO)", photons_obj, records_obj, st);
+    if (photons_obj != Py_None)
+        Py_XDECREF(photons_obj);
+    if (records_obj != Py_None)
+        Py_XDECREF(records_obj);
+    Py_XDECREF(st);
+done:
+    if (dev_photons != NULL || dev_records != NULL) {
+        pyprism_context_lock(c);
+        prism_buffer_release(dev_photons);
+        prism_buffer_release(dev_records);
+        pyprism_context_unlock(c);
+    }
+    if (have_in)
+        PyBuffer_Release(&in);
+    if (have_op)
+        PyBuffer_Release(&op);
+    if (have_orec)
+        PyBuffer_Release(&orec);
+    return result;
+}
+
+static PyObject *geometry_render(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"out", "width", "height", "eye", "look_at", "up", "vfov",
+                               "matrix", "mode", "background", "material_colors",
+                               "hidden_solids", "ambient", "xray_layers", "xray_alpha",
+                               "max_distance", "bottom_row_first", NULL};
+    pyprism_geometry *g = (pyprism_geometry *)self;
+    pyprism_context *c = g->context;
+    PyObject *out, *matrix = Py_None, *colors = Py_None, *hidden = Py_None;
+    prism_camera cam;
+    prism_render_desc d;
+    memset(&cam, 0, sizeof cam);
+    memset(&d, 0, sizeof d);
+    unsigned width = 0, height = 0;
+    int mode = 0, bottom_first = 0;
+    unsigned char bg[4] = {0, 0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kwargs, "OII|(fff)(fff)(fff)fOi(bbbb)OOfIffp:render", keywords, &out, &width,
+            &height, &cam.eye[0], &cam.eye[1], &cam.eye[2], &cam.look_at[0], &cam.look_at[1],
+            &cam.look_at[2], &cam.up[0], &cam.up[1], &cam.up[2], &cam.vfov_degrees, &matrix,
+            &mode, &bg[0], &bg[1], &bg[2], &bg[3], &colors, &hidden, &d.ambient,
+            &d.xray_layers, &d.xray_alpha, &d.max_distance, &bottom_first))
+        return NULL;
+    if (pyprism_context_get(c) == NULL)
+        return NULL;
+    if (mode != PRISM_RENDER_SHADED && mode != PRISM_RENDER_XRAY)
+        return pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "mode must be shaded or xray");
+    d.width = width;
+    d.height = height;
+    d.mode = (prism_render_mode)mode;
+    memcpy(d.background, bg, 4);
+    d.bottom_row_first = bottom_first != 0;
+    Py_buffer ob = {0}, mb = {0}, cb = {0}, hb = {0};
+    bool have_m = false, have_c = false, have_h = false;
+    PyObject *result = NULL;
+    if (exact_buffer(out, &ob, (size_t)width * height * 4, true, "out") < 0)
+        return NULL;
+    if (matrix != Py_None) {
+        if (exact_buffer(matrix, &mb, 16 * sizeof(float), false, "matrix (16 float32)") < 0)
+            goto done;
+        have_m = true;
+        cam.use_matrix = true;
+        memcpy(cam.matrix, mb.buf, sizeof cam.matrix);
+    }
+    if (colors != Py_None) {
+        if (PyObject_GetBuffer(colors, &cb, PyBUF_C_CONTIGUOUS) < 0 || cb.len % 4 != 0) {
+            if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_BufferError)) {
+                PyErr_Clear();
+                pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT,
+                              "material_colors must be (M, 4) uint8 RGBA");
+            }
+            if (cb.obj != NULL)
+                PyBuffer_Release(&cb);
+            goto done;
+        }
+        have_c = true;
+        d.material_colors = (const uint8_t(*)[4])cb.buf;
+        d.material_colors_count = (size_t)cb.len / 4;
+    }
+    if (hidden != Py_None) {
+        if (PyObject_GetBuffer(hidden, &hb, PyBUF_C_CONTIGUOUS) < 0 || hb.len % 4 != 0) {
+            PyErr_Clear();
+            if (hb.obj != NULL)
+                PyBuffer_Release(&hb);
+            pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "hidden_solids must be uint32 solid ids");
+            goto done;
+        }
+        have_h = true;
+        d.hidden_solids = hb.buf;
+        d.hidden_solids_count = (size_t)hb.len / 4;
+    }
+    prism_target target;
+    memset(&target, 0, sizeof target);
+    target.kind = PRISM_TARGET_HOST;
+    target.host = ob.buf;
+    prism_render_stats stats;
+    prism_result r;
+    char message[1024] = "";
+    pyprism_context_lock(c);
+    Py_BEGIN_ALLOW_THREADS
+    r = prism_render(c->ctx, g->geometry, &cam, &d, &target, &stats);
+    if (r != PRISM_SUCCESS)
+        snprintf(message, sizeof message, "%s", prism_context_last_error(c->ctx));
+    Py_END_ALLOW_THREADS
+    pyprism_context_unlock(c);
+    if (r != PRISM_SUCCESS)
+        pyprism_raise(r, message);
+    else
+        result = Py_BuildValue("{s:d,s:I,s:O}", "seconds", stats.seconds, "launches",
+                               stats.launches, "interop", stats.interop ? Py_True : Py_False);
+done:
+    PyBuffer_Release(&ob);
+    if (have_m)
+        PyBuffer_Release(&mb);
+    if (have_c)
+        PyBuffer_Release(&cb);
+    if (have_h)
+        PyBuffer_Release(&hb);
+    return result;
+}
+
+static PyObject *geometry_vertices_shared(PyObject *self, void *unused)
+{
+    return PyBool_FromLong(prism_geometry_vertices_shared(((pyprism_geometry *)self)->geometry));
+}
+
+static PyObject *geometry_context(PyObject *self, void *unused)
+{
+    return Py_NewRef((PyObject *)((pyprism_geometry *)self)->context);
+}
+
+static PyGetSetDef geometry_getset[] = {
+    {"vertices_shared", geometry_vertices_shared, NULL, "prism_geometry_vertices_shared.", NULL},
+    {"context", geometry_context, NULL, "The _prism.Context it belongs to.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef geometry_methods[] = {
+    {"report", geometry_report, METH_NOARGS, "report() -> dict (prism_upload_report)"},
+    {"propagate", (PyCFunction)(void (*)(void))geometry_propagate, METH_VARARGS | METH_KEYWORDS,
+     "propagate(kind, count, ...) -> (device photons or None, device records or None, stats)"},
+    {"render", (PyCFunction)(void (*)(void))geometry_render, METH_VARARGS | METH_KEYWORDS,
+     "render(out, width, height, ...) -> stats"},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject pyprism_geometry_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "prism._prism.Geometry",
+    .tp_basicsize = sizeof(pyprism_geometry),
+    .tp_dealloc = geometry_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An uploaded prism_geometry (see prism.Geometry).",
+    .tp_methods = geometry_methods,
+    .tp_getset = geometry_getset,
+};
