@@ -11,8 +11,10 @@ CMAKE_ARGS ?=
 # when a recipe runs, after deps may have installed xvfb.
 XRUN = $(if $(DISPLAY),,$(if $(shell command -v xvfb-run),xvfb-run -a --server-args='-screen 0 1280x1024x24'))
 
-RUN_CONFIG  := -DPRISM_BUILD_TESTS=OFF
-TEST_CONFIG := -DPRISM_BUILD_TESTS=ON
+# The Python the package's tests run under (one with NumPy and pytest).
+PYTHON     ?= $(shell scripts/deps.sh --python)
+RUN_CONFIG  = -DPRISM_BUILD_TESTS=OFF -DPRISM_BUILD_PYTHON=OFF
+TEST_CONFIG = -DPRISM_BUILD_TESTS=ON -DPRISM_BUILD_PYTHON=ON -DPython3_EXECUTABLE=$(PYTHON)
 configure = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(1) $(CMAKE_ARGS)
 
 .PHONY: all deps deps-run build run test test-sanitize clean
@@ -20,7 +22,7 @@ configure = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(1) $(CM
 all: build
 
 deps:
-	@scripts/deps.sh test
+	@PYTHON=$(PYTHON) scripts/deps.sh test
 
 deps-run:
 	@scripts/deps.sh run
@@ -39,10 +41,11 @@ test: build
 	cd $(BUILD) && $(XRUN) ctest --output-on-failure -j $(JOBS)
 
 # The same suites built with AddressSanitizer and UndefinedBehaviorSanitizer
-# (host code; the CUDA backend is left out of this configuration).
+# (host code; the CUDA backend is left out of this configuration; the Python
+# suites run with ASan's runtime preloaded, tests/python.cmake).
 test-sanitize: deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_CUDA=OFF \
-	  -DPRISM_SANITIZE=address,undefined $(CMAKE_ARGS)
+	  -DPRISM_SANITIZE=address,undefined $(TEST_CONFIG) $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \

@@ -1,0 +1,108 @@
+"""The CUDA backend (label gpu; skipped without a device): results left in
+device memory reach a DLPack consumer (written here) and CuPy without a
+copy, device photons go back in, and CUDA agrees with the host backend."""
+import gc
+
+import numpy as np
+import pytest
+
+import prism
+from conftest import TINY
+from test_engine import dlpack_consume
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def cuda():
+    return prism.Context("cuda")
+
+
+@pytest.fixture(scope="module")
+def gpu_geometry(cuda, tiny):
+    return cuda.upload(tiny, progress=False)
+
+
+def test_the_context_is_on_a_cuda_device(cuda):
+    assert cuda.backend == "cuda" and cuda.device["index"] >= 0
+
+
+def test_results_stay_on_the_device(gpu_geometry, centre):
+    r = gpu_geometry.propagate(prism.Source.point(10000, centre), seed=1, record_steps=3,
+                               on_device=True)
+    p = r.photons
+    assert p.device.startswith("cuda:") and p.shape == (10000, 4, 4)
+    assert p.__dlpack_device__()[0] == 2
+    cai = p.__cuda_array_interface__
+    assert cai["data"][0] == p.ptr and cai["shape"] == (10000, 4, 4) and cai["typestr"] == "<f4"
+    with pytest.raises(BufferError):
+        memoryview(p)
+    host = p.numpy() if hasattr(p, "numpy") else None
+    out = np.empty((10000, 4, 4), np.float32)
+    p.read_into(out)
+    photons = out.reshape(-1, 16).view(prism.PHOTON_DTYPE).reshape(-1)
+    assert int(((photons["history"] & prism.SURFACE_DETECT) != 0).sum()) == r.stats["detected"]
+    del host
+
+
+def test_hits_reach_a_dlpack_consumer_without_a_copy(gpu_geometry, centre):
+    r = gpu_geometry.propagate(prism.Source.point(20000, centre), seed=2, on_device=True)
+    hits = r.hits
+    assert isinstance(hits, prism.DeviceArray) and hits.shape == (r.stats["detected"], 4, 4)
+    info, release = dlpack_consume(hits, stream=None)
+    assert info["data"] == hits.ptr  # the consumer reads Prism's memory itself
+    assert info["device"] == (2, hits.__dlpack_device__()[1])
+    assert info["shape"] == (r.stats["detected"], 4, 4) and info["dtype"] == (2, 32, 1)
+    expected = np.empty(hits.shape, np.float32)
+    hits.read_into(expected)
+    del r, hits
+    gc.collect()  # the consumer's reference keeps the memory
+    release()
+    assert np.all(expected.reshape(-1, 16).view(np.uint32)[:, 11] & prism.SURFACE_DETECT)
+
+
+def test_cupy_takes_the_hits_without_a_copy(gpu_geometry, centre):
+    cupy = pytest.importorskip("cupy")
+    r = gpu_geometry.propagate(prism.Source.point(5000, centre), seed=3, on_device=True)
+    a = cupy.from_dlpack(r.hits)
+    assert a.data.ptr == r.hits.ptr and a.shape == r.hits.shape
+    b = cupy.asarray(r.photons)  # __cuda_array_interface__
+    assert b.data.ptr == r.photons.ptr
+
+
+def test_device_photons_go_back_in(gpu_geometry, centre):
+    first = gpu_geometry.propagate(prism.Source.point(3000, centre), seed=4, max_steps=1,
+                                   on_device=True)
+    on_host = np.empty(first.photons.shape, np.float32)
+    first.photons.read_into(on_host)
+    from_device = gpu_geometry.propagate(first.photons, seed=5)
+    from_host = gpu_geometry.propagate(on_host, seed=5)
+    assert from_device.photons.tobytes() == from_host.photons.tobytes()
+
+
+def test_cuda_agrees_with_the_host(gpu_geometry, geometry, centre):
+    n = 200000
+    src = prism.Source.point(n, centre)
+    gpu = gpu_geometry.propagate(src, seed=8).photons
+    cpu = geometry.propagate(src, seed=8).photons
+    for flag in (prism.SURFACE_DETECT, prism.BULK_ABSORB, prism.NO_HIT, prism.SURFACE_ABSORB):
+        a = int(((gpu["history"] & flag) != 0).sum())
+        b = int(((cpu["history"] & flag) != 0).sum())
+        sigma = max(np.sqrt(b * (1 - b / n)), 1.0)
+        assert abs(a - b) <= 5 * sigma, (prism.history_flag_name(flag), a, b)
+    same = (gpu["history"] == cpu["history"]).mean()
+    assert same > 0.95, "only %.3f of photons have the same history" % same
+
+
+def test_no_device_memory_left_after_a_thousand_cycles(cuda):
+    cuda.trim()
+    before = cuda.memory_report()
+    for i in range(1000):
+        g = cuda.upload(prism.load(TINY, progress=False), progress=False)
+        r = g.propagate(prism.Source.point(64), seed=i, on_device=True)
+        _ = r.hits
+        del g, r
+    gc.collect()
+    cuda.trim()
+    after = cuda.memory_report()
+    assert (after["count"], after["bytes"]) == (before["count"], before["bytes"])
