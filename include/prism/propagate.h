@@ -126,7 +126,10 @@ typedef struct prism_photon_source {
     float wavelength_nm;      /* 0 = 420 */
     float wavelength_max_nm;  /* > wavelength_nm: uniform spectrum */
     float time;               /* ns */
-    const prism_photon *photons; /* PHOTONS: `count` of them, host memory */
+    /* PHOTONS: `count` of them, host memory; on the CUDA backend also memory of
+     * the context's device (copied with cudaMemcpyDefault: the Python package
+     * passes CuPy / PyTorch arrays this way) */
+    const prism_photon *photons;
 } prism_photon_source;
 
 /* The arithmetic of the CUDA kernels. EXACT: IEEE float operations in the

@@ -181,7 +181,8 @@ static PyObject *geometry_propagate(PyObject *self, PyObject *args, PyObject *kw
     prism_buffer *dev_photons = NULL, *dev_records = NULL;
     bool have_in = false, have_op = false, have_orec = false;
     if (a.source.kind == PRISM_SOURCE_PHOTONS && a.photons_device != 0) {
-        /* device memory: the engine's copy (cudaMemcpyDefault) reads it in place */
+        /* device memory: the engine's copy of given photons (cudaMemcpyDefault, as
+         * prism/propagate.h promises for the CUDA backend) reads it in place */
         a.source.photons = (const prism_photon *)(uintptr_t)a.photons_device;
     } else if (a.source.kind == PRISM_SOURCE_PHOTONS && a.photons != Py_None) {
         if (exact_buffer(a.photons, &in, n * sizeof(prism_photon), false, "photons") < 0)

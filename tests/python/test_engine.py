@@ -307,6 +307,23 @@ def test_the_gil_is_released_during_propagate(geometry, centre):
         len(inside), window[1] - window[0])
 
 
+def test_threads_sharing_a_context_take_turns(geometry, centre):
+    # the C library allows one thread per context at a time; the package's
+    # lock makes concurrent calls wait instead of racing
+    src = prism.Source.point(20000, centre)
+    expected = [geometry.propagate(src, seed=s).photons.tobytes() for s in range(4)]
+    got = [None] * 4
+
+    def work(s):
+        got[s] = geometry.propagate(src, seed=s).photons.tobytes()
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == expected
+
+
 def test_the_c_log_reaches_the_logging_module(caplog, host, tiny):
     import logging
     with caplog.at_level(logging.DEBUG, logger="prism"):
