@@ -1,11 +1,16 @@
 # Type stubs of the prism package (the public API; see help(prism.X)).
 import os
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple,
+                    Union, final)
 
 import numpy as np
 import numpy.typing as npt
 
 __version__: str
+__all__ = [
+    "load", "devices", "Context", "Scene", "Geometry", "Result", "Source", "Camera",
+    "DeviceArray", "PHOTON_DTYPE", "STEP_RECORD_DTYPE", "Error", "history_flag_name",
+]
 BUILT_WITH_CUDA: bool
 NONE: int
 TERMINAL_FLAGS: int
@@ -28,8 +33,8 @@ PHOTON_DTYPE: np.dtype
 STEP_RECORD_DTYPE: np.dtype
 UNITS: Dict[str, float]
 
-Progress = Union[None, bool, Callable[[int, int], Optional[bool]]]
-Vec3 = Sequence[float]
+_Progress = Union[None, bool, Callable[[int, int], Optional[bool]]]
+_Vec3 = Sequence[float]
 
 class Error(Exception):
     code: int
@@ -82,6 +87,7 @@ class Solids(NamedTuple):
     triangle_count: npt.NDArray[np.uint32]
 
 class Scene:
+    def __init__(self, c: Any, path: Optional[str] = ...) -> None: ...
     path: Optional[str]
     vertices_count: int
     triangles_count: int
@@ -113,13 +119,15 @@ class Scene:
     def find_material(self, name: str) -> Optional[int]: ...
 
 def load(path: Union[str, os.PathLike], unit: Union[None, str, float] = ...,
-         progress: Progress = ..., max_triangles: Optional[int] = ...) -> Scene: ...
+         progress: _Progress = ..., max_triangles: Optional[int] = ...) -> Scene: ...
 
 class DeviceList(List[Dict[str, Any]]):
     report: str
+    def __init__(self, items: Iterable[Dict[str, Any]], report: str) -> None: ...
 
 def devices() -> DeviceList: ...
 
+@final
 class DeviceArray:
     shape: Tuple[int, ...]
     ptr: int
@@ -143,13 +151,13 @@ class Source:
     wavelength: float
     wavelength_max: float
     time: float
-    def __init__(self, kind: str = ..., count: int = ..., position: Vec3 = ...,
-                 direction: Vec3 = ..., radius: float = ..., divergence: float = ...,
+    def __init__(self, kind: str = ..., count: int = ..., position: _Vec3 = ...,
+                 direction: _Vec3 = ..., radius: float = ..., divergence: float = ...,
                  wavelength: float = ..., wavelength_max: float = ..., time: float = ...) -> None: ...
     @classmethod
-    def point(cls, count: int, position: Vec3 = ..., **kwargs: float) -> "Source": ...
+    def point(cls, count: int, position: _Vec3 = ..., **kwargs: float) -> "Source": ...
     @classmethod
-    def beam(cls, count: int, position: Vec3, direction: Vec3, radius: float = ...,
+    def beam(cls, count: int, position: _Vec3, direction: _Vec3, radius: float = ...,
              divergence: float = ..., **kwargs: float) -> "Source": ...
 
 class Camera:
@@ -158,11 +166,12 @@ class Camera:
     up: Tuple[float, float, float]
     vfov: float
     matrix: Optional[npt.NDArray[np.float32]]
-    def __init__(self, eye: Vec3, look_at: Vec3, up: Vec3 = ..., vfov: float = ...) -> None: ...
+    def __init__(self, eye: _Vec3, look_at: _Vec3, up: _Vec3 = ..., vfov: float = ...) -> None: ...
     @classmethod
     def from_matrix(cls, matrix: npt.ArrayLike, vfov: float = ...) -> "Camera": ...
 
 class Result:
+    def __init__(self, photons: Any, records: Any, stats: Dict[str, Any]) -> None: ...
     photons: Union[npt.NDArray[np.void], DeviceArray]
     records: Union[None, npt.NDArray[np.void], DeviceArray]
     stats: Dict[str, Any]
@@ -170,6 +179,7 @@ class Result:
     def hits(self) -> Union[npt.NDArray[np.void], DeviceArray]: ...
 
 class Geometry:
+    def __init__(self, c: Any, context: "Context", scene: Scene) -> None: ...
     context: "Context"
     scene: Scene
     report: Dict[str, Any]
@@ -197,7 +207,7 @@ class Context:
     def trim(self) -> None: ...
     def upload(self, scene: Scene, policy: str = ..., reserve: Optional[int] = ...,
                budget: Optional[int] = ..., builder: str = ..., skip_optics: bool = ...,
-               progress: Progress = ...) -> Geometry: ...
+               progress: _Progress = ...) -> Geometry: ...
     def close(self) -> None: ...
     def __enter__(self) -> "Context": ...
     def __exit__(self, *exc: Any) -> None: ...

@@ -6,7 +6,7 @@ import sys
 
 def _tqdm():
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped]
     except ImportError:
         return None
     return tqdm

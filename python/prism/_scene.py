@@ -125,22 +125,40 @@ class Scene:
             a = self._arrays[name] = np.asarray(self._c.view(name))
         return a
 
-    positions = property(lambda self: self._array("positions"),
-                         doc="(V, 3) float32 vertex positions in metres (a view).")
-    indices = property(lambda self: self._array("indices"),
-                       doc="(T, 3) uint32 vertex indices, counter-clockwise from outside (a view).")
-    triangle_solid = property(lambda self: self._array("triangle_solid"),
-                              doc="(T,) uint32 solid of each triangle (a view).")
-    triangle_material_inner = property(
-        lambda self: self._array("triangle_material_inner"),
-        doc="(T,) uint32 material inside each triangle's solid (a view).")
-    triangle_material_outer = property(
-        lambda self: self._array("triangle_material_outer"),
-        doc="(T,) uint32 material of the enclosing solid, or prism.NONE (a view).")
-    triangle_surface = property(lambda self: self._array("triangle_surface"),
-                                doc="(T,) uint32 optical surface, or prism.NONE (a view).")
-    bbox = property(lambda self: self._array("bbox"),
-                    doc="(2, 3) float32: bbox_min and bbox_max in metres (a view).")
+    @property
+    def positions(self):
+        """(V, 3) float32 vertex positions in metres (a view)."""
+        return self._array("positions")
+
+    @property
+    def indices(self):
+        """(T, 3) uint32 vertex indices, counter-clockwise seen from outside (a view)."""
+        return self._array("indices")
+
+    @property
+    def triangle_solid(self):
+        """(T,) uint32 solid of each triangle (a view)."""
+        return self._array("triangle_solid")
+
+    @property
+    def triangle_material_inner(self):
+        """(T,) uint32 material inside each triangle's solid (a view)."""
+        return self._array("triangle_material_inner")
+
+    @property
+    def triangle_material_outer(self):
+        """(T,) uint32 material of the enclosing solid, or prism.NONE (a view)."""
+        return self._array("triangle_material_outer")
+
+    @property
+    def triangle_surface(self):
+        """(T,) uint32 optical surface of each triangle, or prism.NONE (a view)."""
+        return self._array("triangle_surface")
+
+    @property
+    def bbox(self):
+        """(2, 3) float32: bbox_min and bbox_max in metres (a view)."""
+        return self._array("bbox")
 
     @property
     def materials(self):
