@@ -18,6 +18,7 @@ The C log goes to the "prism" logger of the logging module.
 from . import _log  # noqa: F401  (installs the log handler)
 from ._prism import (  # noqa: F401
     BUILT_WITH_CUDA, NONE, TERMINAL_FLAGS,
+    GEANT4_EXTRAS, GEANT4_META, GEANT4_POINTER_IDS, GEANT4_DD_PATHS,
     NO_HIT, BULK_ABSORB, SURFACE_DETECT, SURFACE_ABSORB, RAYLEIGH_SCATTER, REFLECT_DIFFUSE,
     REFLECT_SPECULAR, SURFACE_REEMIT, SURFACE_TRANSMIT, BULK_REEMIT, REFRACT, TOTAL_INTERNAL,
     STEP_LIMIT, NAN_ABORT,
@@ -29,7 +30,7 @@ from ._prism import (  # noqa: F401
     history_flag_name,
 )
 from ._dtypes import PHOTON_DTYPE, STEP_RECORD_DTYPE
-from ._scene import UNITS, Material, Scene, Solids, Surface, load
+from ._scene import Material, Scene, Solids, Surface, load
 from ._engine import Camera, Context, DeviceArray, DeviceList, Geometry, Result, Source, devices
 
 __version__ = __import__("prism._prism", fromlist=["version"]).version()

@@ -14,6 +14,10 @@ __all__ = [
 BUILT_WITH_CUDA: bool
 NONE: int
 TERMINAL_FLAGS: int
+GEANT4_EXTRAS: int
+GEANT4_META: int
+GEANT4_POINTER_IDS: int
+GEANT4_DD_PATHS: int
 NO_HIT: int
 BULK_ABSORB: int
 SURFACE_DETECT: int
@@ -31,7 +35,6 @@ NAN_ABORT: int
 
 PHOTON_DTYPE: np.dtype
 STEP_RECORD_DTYPE: np.dtype
-UNITS: Dict[str, float]
 
 _Progress = Union[None, bool, Callable[[int, int], Optional[bool]]]
 _Vec3 = Sequence[float]
@@ -92,6 +95,10 @@ class Scene:
     vertices_count: int
     triangles_count: int
     unit_meter: float
+    unit_rule: str
+    unit_source: str
+    geant4_marks: int
+    quirks: Dict[str, int]
     up_axis: str
     g4dae: bool
     stats: Dict[str, Any]

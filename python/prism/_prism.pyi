@@ -4,6 +4,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union, final
 BUILT_WITH_CUDA: bool
 NONE: int
 TERMINAL_FLAGS: int
+GEANT4_EXTRAS: int
+GEANT4_META: int
+GEANT4_POINTER_IDS: int
+GEANT4_DD_PATHS: int
 MAX_RECORD_STEPS: int
 NO_HIT: int
 BULK_ABSORB: int
@@ -103,7 +107,7 @@ class Context:
 class Foreign:
     def describe(self) -> Dict[str, Any]: ...
 
-def load(path: Union[str, bytes, Any], unit_meter: float = ..., progress: _Progress = ...,
+def load(path: Union[str, bytes, Any], unit: Union[None, str, float] = ..., progress: _Progress = ...,
          max_triangles: Optional[int] = ..., max_depth: int = ...) -> Scene: ...
 def from_dlpack(capsule: Any) -> Foreign: ...
 def device_report() -> str: ...

@@ -6,11 +6,7 @@ import os
 import numpy as np
 
 from . import _prism
-from ._dtypes import _invalid
 from ._progress import progress_callback
-
-#: Lengths of the unit names ``load(unit=...)`` takes, in metres.
-UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001}
 
 Material = collections.namedtuple("Material", "name properties")
 Material.__doc__ = """A material: its name and its property tables,
@@ -26,25 +22,6 @@ Solids.__doc__ = """The placed volumes: names and paths as lists of str; the
 numeric fields as uint32 (copy_number int32) arrays viewing the C structs."""
 
 
-def _unit_meter(unit):
-    # The loader takes metres per unit; "auto" (or None) lets the file and
-    # the G4DAE rule decide.
-    if unit is None or unit == "auto":
-        return 0.0
-    if isinstance(unit, str):
-        if unit not in UNITS:
-            raise _invalid("unit %r is not one of m, cm, mm, auto (or a number of metres)" % unit)
-        return UNITS[unit]
-    try:
-        value = float(unit)
-    except (TypeError, ValueError):
-        raise _invalid("unit %r is not one of m, cm, mm, auto (or a number of metres)"
-                       % (unit,)) from None
-    if not value > 0 or value == float("inf"):
-        raise _invalid("unit %r is not a positive number of metres" % (unit,))
-    return value
-
-
 def load(path, unit=None, progress=None, max_triangles=None):
     """Load a COLLADA (.dae) file: ``prism_scene_load``.
 
@@ -54,8 +31,10 @@ def load(path, unit=None, progress=None, max_triangles=None):
         The file.
     unit : None, "auto", "m", "cm", "mm" or float
         The length unit of the file's numbers. None or "auto": the file's
-        ``<unit>``, else millimetres for a Geant4 (G4DAE) export, else
-        metres. A name or a number of metres overrides the file.
+        ``<unit>``; without one, millimetres for a Geant4 export (G4DAE
+        extras, <meta>, pointer-suffixed ids, __dd__ paths), else metres.
+        A name (``prism_length_unit_parse``) or a number of metres
+        overrides the file. ``Scene.unit_rule`` says which rule decided.
     progress : None, bool or callable(done, total)
         None: a tqdm bar when tqdm is installed and stderr is a terminal.
         True: a tqdm bar whenever tqdm is installed. False: none. A
@@ -79,12 +58,10 @@ def load(path, unit=None, progress=None, max_triangles=None):
     prism.InvalidArgumentError
         A bad ``unit``.
     """
-    unit_meter = _unit_meter(unit)
     fspath = os.fspath(path)
     callback, done = progress_callback(progress, "load %s" % os.path.basename(str(fspath)), "B")
     try:
-        c = _prism.load(fspath, unit_meter=unit_meter, progress=callback,
-                        max_triangles=max_triangles)
+        c = _prism.load(fspath, unit=unit, progress=callback, max_triangles=max_triangles)
     finally:
         done()
     return Scene(c, fspath)
@@ -109,6 +86,14 @@ class Scene:
         self.triangles_count = info["triangles_count"]
         #: metres per unit of the file's numbers (the unit the loader used)
         self.unit_meter = info["unit_meter"]
+        #: which rule decided it, in words (prism_scene.unit_rule)
+        self.unit_rule = info["unit_rule"]
+        #: "user", "file", "geant4" or "default"
+        self.unit_source = info["unit_source"]
+        #: the Geant4 exporter's marks found (prism.GEANT4_* bits)
+        self.geant4_marks = info["geant4_marks"]
+        #: what the loader forgave, and how often (float_array counts, XY positions)
+        self.quirks = info["quirks"]
         #: the file's up axis: "X", "Y" or "Z"
         self.up_axis = info["up_axis"]
         #: whether the file carried G4DAE extras

@@ -365,6 +365,10 @@ static int add_constants(PyObject *m)
         {"NAN_ABORT", PRISM_NAN_ABORT},
         {"TERMINAL_FLAGS", PRISM_TERMINAL_FLAGS},
         {"NONE", PRISM_NONE},
+        {"GEANT4_EXTRAS", PRISM_GEANT4_EXTRAS},
+        {"GEANT4_META", PRISM_GEANT4_META},
+        {"GEANT4_POINTER_IDS", PRISM_GEANT4_POINTER_IDS},
+        {"GEANT4_DD_PATHS", PRISM_GEANT4_DD_PATHS},
         {"MAX_RECORD_STEPS", 1024},
     };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {

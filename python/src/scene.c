@@ -23,34 +23,53 @@ static PyObject *scene_new_from(prism_scene *scene)
     return (PyObject *)s;
 }
 
+/* `unit`: None (the file decides), a name prism_length_unit_parse reads
+ * ("auto", "m", "cm", "mm") or a number of metres. */
+static int parse_unit(PyObject *unit, prism_load_desc *desc)
+{
+    if (unit == Py_None)
+        return 0;
+    if (PyUnicode_Check(unit)) {
+        const char *text = PyUnicode_AsUTF8(unit);
+        if (text != NULL && prism_length_unit_parse(text, &desc->length_unit) == PRISM_SUCCESS)
+            return 0;
+    } else if (PyNumber_Check(unit) && !PyBool_Check(unit)) {
+        double m = PyFloat_AsDouble(unit);
+        if (m > 0.0 && m < 1e30) {
+            desc->unit_meter = m;
+            return 0;
+        }
+    }
+    PyErr_Clear();
+    PyObject *r = PyObject_Repr(unit);
+    char msg[200];
+    snprintf(msg, sizeof msg, "unit %.80s is not one of auto, m, cm, mm or a positive number of "
+             "metres", r != NULL ? PyUnicode_AsUTF8(r) : "?");
+    Py_XDECREF(r);
+    pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, msg);
+    return -1;
+}
+
 PyObject *pyprism_load(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"path",          "unit_meter", "progress",
-                               "max_triangles", "max_depth",  NULL};
-    PyObject *path = NULL, *progress = Py_None, *max_triangles = Py_None;
-    double unit_meter = 0.0;
+    static char *keywords[] = {"path", "unit", "progress", "max_triangles", "max_depth", NULL};
+    PyObject *path = NULL, *unit = Py_None, *progress = Py_None, *max_triangles = Py_None;
     unsigned max_depth = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|dOOI:load", keywords, PyUnicode_FSConverter,
-                                     &path, &unit_meter, &progress, &max_triangles, &max_depth))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|OOOI:load", keywords, PyUnicode_FSConverter,
+                                     &path, &unit, &progress, &max_triangles, &max_depth))
         return NULL;
     PyObject *result = NULL;
     prism_load_desc desc;
     memset(&desc, 0, sizeof desc);
-    if (pyprism_size_arg(max_triangles, "max_triangles", 0, &desc.max_triangles) < 0)
+    if (pyprism_size_arg(max_triangles, "max_triangles", 0, &desc.max_triangles) < 0 ||
+        parse_unit(unit, &desc) < 0)
         goto done;
-    if (!(unit_meter >= 0.0) || unit_meter > 1e30) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "unit_meter %g is not a positive number of metres", unit_meter);
-        pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, msg);
-        goto done;
-    }
     if (progress != Py_None && !PyCallable_Check(progress)) {
         pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "progress must be callable(done, total)");
         goto done;
     }
     char error[1024] = "";
     pyprism_progress prog = {progress == Py_None ? NULL : progress, NULL};
-    desc.unit_meter = unit_meter;
     desc.max_depth = max_depth;
     desc.log = pyprism_log;
     desc.progress = pyprism_progress_call; /* also turns Ctrl-C into a cancel */
@@ -226,22 +245,27 @@ static PyObject *scene_info(PyObject *self, PyObject *unused)
     const prism_load_stats *st = &s->stats;
     const prism_skip_counts *k = &s->skipped;
     static const char *axes[] = {"Y", "X", "Z"};
+    static const char *sources[] = {"user", "file", "geant4", "default"};
     return Py_BuildValue(
-        "{s:n,s:n,s:n,s:n,s:n,s:d,s:s,s:O,"
+        "{s:n,s:n,s:n,s:n,s:n,s:d,s:s,s:s,s:s,s:I,s:O,"
         "s:{s:n,s:d,s:d,s:n,s:n,s:n,s:n,s:n},"
-        "s:{s:n,s:n,s:n,s:n}}",
+        "s:{s:n,s:n,s:n,s:n},s:{s:n,s:n}}",
         "vertices_count", (Py_ssize_t)s->vertices_count, "triangles_count",
         (Py_ssize_t)s->triangles_count, "solids_count", (Py_ssize_t)s->solids_count,
         "materials_count", (Py_ssize_t)s->materials_count, "surfaces_count",
-        (Py_ssize_t)s->surfaces_count, "unit_meter", s->unit_meter, "up_axis",
-        (unsigned)s->up_axis < 3 ? axes[s->up_axis] : "?", "g4dae", s->g4dae ? Py_True : Py_False,
+        (Py_ssize_t)s->surfaces_count, "unit_meter", s->unit_meter, "unit_rule", s->unit_rule,
+        "unit_source", (unsigned)s->unit_source < 4 ? sources[s->unit_source] : "?",
+        "up_axis", (unsigned)s->up_axis < 3 ? axes[s->up_axis] : "?", "geant4_marks",
+        s->geant4_marks, "g4dae", s->g4dae ? Py_True : Py_False,
         "stats", "bytes", (Py_ssize_t)st->bytes, "seconds", st->seconds, "triangles_per_second",
         st->triangles_per_second, "geometries", (Py_ssize_t)st->geometries, "nodes",
         (Py_ssize_t)st->nodes, "instances", (Py_ssize_t)st->instances, "unique_triangles",
         (Py_ssize_t)st->unique_triangles, "unique_vertices", (Py_ssize_t)st->unique_vertices,
         "skipped", "lines", (Py_ssize_t)k->lines, "degenerate_polygons",
         (Py_ssize_t)k->degenerate_polygons, "nonfinite_vertices",
-        (Py_ssize_t)k->nonfinite_vertices, "unknown_elements", (Py_ssize_t)k->unknown_elements);
+        (Py_ssize_t)k->nonfinite_vertices, "unknown_elements", (Py_ssize_t)k->unknown_elements,
+        "quirks", "float_array_counts", (Py_ssize_t)s->quirks.float_array_counts,
+        "flat_positions", (Py_ssize_t)s->quirks.flat_positions);
 }
 
 static PyObject *scene_find_material(PyObject *self, PyObject *arg)

@@ -83,15 +83,17 @@ def test_materials_surfaces_and_solids(tiny):
 
 def test_units():
     default = prism.load(TINY, progress=False)
-    assert default.g4dae and default.unit_meter == pytest.approx(0.001)
+    assert default.unit_meter == pytest.approx(0.001) and default.unit_source == "geant4"
+    assert "Geant4" in default.unit_rule and default.geant4_marks & prism.GEANT4_EXTRAS
     mm = prism.load(TINY, unit="mm", progress=False)
-    metres = prism.load(TINY, unit="m", progress=False)
+    metres = prism.load(TINY, unit="M", progress=False)  # prism_length_unit_parse: any case
     cm = prism.load(TINY, unit=0.01, progress=False)
+    assert mm.unit_source == metres.unit_source == cm.unit_source == "user"
     np.testing.assert_array_equal(mm.positions, default.positions)
     np.testing.assert_allclose(metres.positions, default.positions * 1000, rtol=1e-6)
     np.testing.assert_allclose(cm.positions, default.positions * 10, rtol=1e-6)
     assert prism.load(TINY, unit="auto", progress=False).unit_meter == default.unit_meter
-    for bad in ("furlong", -1.0, 0, "M"):
+    for bad in ("furlong", -1.0, 0, True, [1]):
         with pytest.raises(prism.InvalidArgumentError, match="unit"):
             prism.load(TINY, unit=bad)
 
