@@ -26,7 +26,7 @@ from ._prism import (  # noqa: F401
     LimitError, UnsupportedError, NoDriverError, NoDeviceError, InvalidDeviceError,
     DeviceUnavailableError, NoGLContextError, GLNotOnCudaDeviceError, InteropUnavailableError,
     MappedNotAllowedError, OutOfRangeError, LiveAllocationsError, CudaError, GLError,
-    PlacementError,
+    PlacementError, CompileError,
     history_flag_name,
 )
 from ._dtypes import PHOTON_DTYPE, STEP_RECORD_DTYPE

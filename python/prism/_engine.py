@@ -10,6 +10,7 @@ from ._scene import Scene
 _BACKENDS = {"auto": 0, "cuda": 1, "host": 2}
 _SOURCE_KINDS = {"point": 0, "beam": 1}
 _RENDER_MODES = {"shaded": 0, "xray": 1}
+_MATHS = {"exact": 1, "fast": 2}
 
 #: The DeviceArray type: results left in the context's device memory.
 DeviceArray = _prism.DeviceArray
@@ -171,7 +172,7 @@ class Geometry:
         return self._c.vertices_shared
 
     def propagate(self, photons_or_source, seed=0, max_steps=100, record_steps=0,
-                  on_device=False, steps_per_launch=0):
+                  on_device=False, math="exact", first_photon=0, steps_per_launch=0):
         """Propagate photons through the geometry: ``prism_propagate``.
 
         Parameters
@@ -185,6 +186,10 @@ class Geometry:
         seed : int
             Photon i draws the same random numbers for the same seed, on
             either backend and whatever the batch.
+        first_photon : int
+            This call's photons are the run's first_photon, first_photon+1,
+            ...: a run split into calls (see ``batch_limit``) gives the
+            photons of one call, byte for byte.
         max_steps : int
             Interactions before a photon stops with STEP_LIMIT.
         record_steps : int
@@ -192,6 +197,10 @@ class Geometry:
         on_device : bool
             Leave the results in the context's device memory as DeviceArray
             (DLPack / __cuda_array_interface__, no copy).
+        math : "exact" or "fast"
+            CUDA arithmetic: "exact" gives the host backend's photons bit
+            for bit; "fast" uses the GPU's approximate functions and agrees
+            with it statistically. The host backend always computes exactly.
 
         Returns
         -------
@@ -204,13 +213,16 @@ class Geometry:
 
         The GIL is released during the call.
         """
+        if math not in _MATHS:
+            raise _invalid("math %r is not one of exact, fast" % (math,))
         kw = dict(seed=int(seed), max_steps=int(max_steps), record_steps=int(record_steps),
-                  steps_per_launch=int(steps_per_launch), on_device=bool(on_device))
+                  steps_per_launch=int(steps_per_launch), on_device=bool(on_device),
+                  math=_MATHS[math], first_photon=int(first_photon))
         if not 0 <= kw["record_steps"] <= _prism.MAX_RECORD_STEPS:
             raise _invalid("record_steps %d is not in 0..%d"
                            % (kw["record_steps"], _prism.MAX_RECORD_STEPS))
-        if kw["max_steps"] < 1 or kw["seed"] < 0:
-            raise _invalid("max_steps must be >= 1 and seed >= 0")
+        if kw["max_steps"] < 1 or kw["seed"] < 0 or kw["first_photon"] < 0:
+            raise _invalid("max_steps must be >= 1, seed and first_photon >= 0")
         keep = None
         if isinstance(photons_or_source, Source):
             s = photons_or_source
@@ -241,6 +253,16 @@ class Geometry:
         if on_device:
             return Result(dev_photons, dev_records, stats)
         return Result(out_photons, out_records, stats)
+
+    def batch_limit(self, kind="point", record_steps=0):
+        """How many photons one ``propagate`` call can take here
+        (``prism_propagate_batch_limit``): the device memory the geometry
+        left free over what a photon needs. kind: "point", "beam" or
+        "photons" (given photons need room for their input too)."""
+        kinds = dict(_SOURCE_KINDS, photons=2)
+        if kind not in kinds:
+            raise _invalid("kind %r is not one of point, beam, photons" % (kind,))
+        return self._c.batch_limit(kinds[kind], int(record_steps))
 
     def render(self, camera, size, mode="shaded", background=(0, 0, 0, 0),
                material_colors=None, hidden_solids=None, ambient=0.0, xray_layers=0,

@@ -135,20 +135,21 @@ static int parse_propagate(PyObject *args, PyObject *kwargs, propagate_args *a)
                                "wavelength", "wavelength_max", "time", "photons",
                                "photons_device", "seed", "max_steps", "record_steps",
                                "steps_per_launch", "out_photons", "out_records", "on_device",
-                               NULL};
+                               "math", "first_photon", NULL};
     memset(a, 0, sizeof *a);
     a->photons = a->out_photons = a->out_records = Py_None;
-    int kind = 0;
+    int kind = 0, math = 0;
     Py_ssize_t count = 0;
     prism_photon_source *s = &a->source;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kwargs, "in|(fff)(fff)fffffOKKIIIOOp:propagate", keywords, &kind, &count,
+            args, kwargs, "in|(fff)(fff)fffffOKKIIIOOpiK:propagate", keywords, &kind, &count,
             &s->position[0], &s->position[1], &s->position[2], &s->direction[0],
             &s->direction[1], &s->direction[2], &s->radius, &s->divergence, &s->wavelength_nm,
             &s->wavelength_max_nm, &s->time, &a->photons, &a->photons_device, &a->desc.seed,
             &a->desc.max_steps, &a->desc.record_steps, &a->desc.steps_per_launch,
-            &a->out_photons, &a->out_records, &a->on_device))
+            &a->out_photons, &a->out_records, &a->on_device, &math, &a->desc.first_photon))
         return -1;
+    a->desc.math = (prism_propagate_math)math; /* prism_propagate checks it */
     if (kind < PRISM_SOURCE_POINT || kind > PRISM_SOURCE_PHOTONS || count < 0) {
         pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "bad source kind or negative count");
         return -1;
@@ -372,6 +373,31 @@ done:
     return result;
 }
 
+static PyObject *geometry_batch_limit(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"kind", "record_steps", NULL};
+    pyprism_geometry *g = (pyprism_geometry *)self;
+    pyprism_context *c = g->context;
+    int kind = 0;
+    prism_propagate_desc desc;
+    memset(&desc, 0, sizeof desc);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|iI:batch_limit", keywords, &kind,
+                                     &desc.record_steps) ||
+        pyprism_context_get(c) == NULL)
+        return NULL;
+    size_t count = 0;
+    char message[1024] = "";
+    pyprism_context_lock(c);
+    prism_result r = prism_propagate_batch_limit(c->ctx, g->geometry, (prism_source_kind)kind,
+                                                 &desc, &count);
+    if (r != PRISM_SUCCESS)
+        snprintf(message, sizeof message, "%s", prism_context_last_error(c->ctx));
+    pyprism_context_unlock(c);
+    if (r != PRISM_SUCCESS)
+        return pyprism_raise(r, message);
+    return PyLong_FromSize_t(count);
+}
+
 static PyObject *geometry_vertices_shared(PyObject *self, void *unused)
 {
     return PyBool_FromLong(prism_geometry_vertices_shared(((pyprism_geometry *)self)->geometry));
@@ -394,6 +420,9 @@ static PyMethodDef geometry_methods[] = {
      "propagate(kind, count, ...) -> (device photons or None, device records or None, stats)"},
     {"render", (PyCFunction)(void (*)(void))geometry_render, METH_VARARGS | METH_KEYWORDS,
      "render(out, width, height, ...) -> stats"},
+    {"batch_limit", (PyCFunction)(void (*)(void))geometry_batch_limit,
+     METH_VARARGS | METH_KEYWORDS,
+     "batch_limit(kind=0, record_steps=0) -> photons one propagate call can take"},
     {NULL, NULL, 0, NULL},
 };
 

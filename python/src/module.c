@@ -47,6 +47,8 @@ static const struct error_spec {
     {PRISM_ERROR_CUDA, "CudaError", "", "A CUDA failure; the message has CUDA's words."},
     {PRISM_ERROR_GL, "GLError", "", "An OpenGL failure."},
     {PRISM_ERROR_PLACEMENT, "PlacementError", "", "A placement policy that cannot be met."},
+    {PRISM_ERROR_COMPILE, "CompileError", "",
+     "Runtime compilation failed; the message has the compiler's log."},
 };
 #define ERROR_SPECS (sizeof error_specs / sizeof error_specs[0])
 

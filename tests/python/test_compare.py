@@ -60,11 +60,15 @@ def test_photons_from_a_file_match_prism_propagate(tmp_path, geometry, centre):
     tool = prism_propagate()
     if tool is None:
         pytest.skip("prism-propagate is not built")
-    start = geometry.propagate(prism.Source.point(300, centre), seed=4, max_steps=1).photons
+    start = geometry.propagate(prism.Source.point(3000, centre), seed=4, max_steps=1).photons
     np.save(tmp_path / "in.npy", start.view(np.float32).reshape(-1, 4, 4))
+    # batches of 1000: the tool's run-wide photon indices give one call's photons
     subprocess.run([str(tool), str(TINY), "--photons", str(tmp_path / "in.npy"), "--seed", "6",
-                    "--backend", "host", "--out", str(tmp_path / "out.npy"), "--quiet"],
-                   check=True)
-    expected = np.load(tmp_path / "out.npy")
-    got = geometry.propagate(start, seed=6).photons
-    assert got.view(np.float32).reshape(-1, 4, 4).tobytes() == expected.tobytes()
+                    "--backend", "host", "--batch", "1000", "--out", str(tmp_path / "out.npy"),
+                    "--hits", str(tmp_path / "hits.npy"), "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+    got = geometry.propagate(start, seed=6)
+    assert got.photons.view(np.float32).reshape(-1, 4, 4).tobytes() == \
+        np.load(tmp_path / "out.npy").tobytes()
+    assert got.hits.view(np.float32).reshape(-1, 4, 4).tobytes() == \
+        np.load(tmp_path / "hits.npy").tobytes()

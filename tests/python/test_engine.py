@@ -98,6 +98,19 @@ def test_photons_in_both_forms_give_the_same_result(geometry, centre):
     assert geometry.propagate(strided, seed=9).photons.tobytes() == structured.tobytes()
 
 
+def test_a_run_split_by_first_photon_equals_one_call(geometry, centre):
+    src = lambda n: prism.Source.point(n, centre)  # noqa: E731
+    whole = geometry.propagate(src(3000), seed=12, record_steps=2)
+    first = geometry.propagate(src(1000), seed=12, record_steps=2)
+    rest = geometry.propagate(src(2000), seed=12, record_steps=2, first_photon=1000)
+    assert np.concatenate([first.photons, rest.photons]).tobytes() == whole.photons.tobytes()
+    assert np.concatenate([first.records, rest.records]).tobytes() == whole.records.tobytes()
+    limit = geometry.batch_limit("photons", record_steps=2)
+    assert 0 < limit <= 2**32 - 1 and limit <= geometry.batch_limit("point")
+    with pytest.raises(prism.InvalidArgumentError, match="kind"):
+        geometry.batch_limit("laser")
+
+
 def test_records(geometry, centre):
     r = geometry.propagate(prism.Source.point(100, centre), seed=2, record_steps=5)
     assert r.records.dtype == prism.STEP_RECORD_DTYPE and r.records.shape == (100, 5)
@@ -129,6 +142,10 @@ def test_bad_propagate_arguments_raise_the_c_message(geometry, centre):
         geometry.propagate(prism.Source.beam(10, centre, (0, 0, 0)))
     with pytest.raises(prism.InvalidArgumentError, match="record_steps"):
         geometry.propagate(prism.Source.point(10), record_steps=2000)
+    with pytest.raises(prism.InvalidArgumentError, match="math"):
+        geometry.propagate(prism.Source.point(10), math="sloppy")
+    with pytest.raises(prism.InvalidArgumentError, match="2\\^56"):
+        geometry.propagate(prism.Source.point(10), first_photon=2**56)  # beyond index 2^56
     with pytest.raises(prism.InvalidArgumentError, match="kind"):
         prism.Source("laser", 10)
     with pytest.raises(prism.InvalidArgumentError, match="position"):
