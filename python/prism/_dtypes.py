@@ -78,27 +78,28 @@ def _check_device_layout(shape, strides_bytes, typestr_ok, what):
 
 
 def device_photons(obj, what="photons"):
-    """A CUDA array (``__cuda_array_interface__`` or DLPack on a CUDA
-    device) as DevicePhotons, or None when ``obj`` is not one."""
-    cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is not None:
-        shape = tuple(cai["shape"])
-        bad = _check_device_layout(shape, cai.get("strides"), cai["typestr"] in ("<f4", "f4"),
-                                   what)
+    """A CUDA array (DLPack on a CUDA device, else ``__cuda_array_interface__``)
+    as DevicePhotons, or None when ``obj`` is not one. DLPack comes first: its
+    producer orders its work before the stream we name, where the CUDA Array
+    Interface would leave a producer's stream unsynchronised."""
+    dev = getattr(obj, "__dlpack_device__", None)
+    if dev is not None and dev()[0] in (_DL_CUDA, _DL_CUDA_MANAGED):
+        try:  # stream 1: CUDA's legacy default stream, which the engine's copy runs on
+            capsule = obj.__dlpack__(stream=1, max_version=(1, 0))
+        except TypeError:
+            capsule = obj.__dlpack__(stream=1)
+        taken = _prism.from_dlpack(capsule)
+        d = taken.describe()
+        strides = None if d["strides"] is None else [st * 4 for st in d["strides"]]
+        bad = _check_device_layout(d["shape"], strides, d["dtype"] == (2, 32, 1), what)
         if bad:
             raise _invalid(bad)
-        return DevicePhotons(cai["data"][0], shape[0], obj)
-    dev = getattr(obj, "__dlpack_device__", None)
-    if dev is None or dev()[0] not in (_DL_CUDA, _DL_CUDA_MANAGED):
+        return DevicePhotons(d["ptr"], d["shape"][0], taken)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is None:
         return None
-    try:  # stream 1: CUDA's legacy default stream, which our copy runs on
-        capsule = obj.__dlpack__(stream=1, max_version=(1, 0))
-    except TypeError:
-        capsule = obj.__dlpack__(stream=1)
-    taken = _prism.from_dlpack(capsule)
-    d = taken.describe()
-    strides = None if d["strides"] is None else [s * 4 for s in d["strides"]]
-    bad = _check_device_layout(d["shape"], strides, d["dtype"] == (2, 32, 1), what)
+    shape = tuple(cai["shape"])
+    bad = _check_device_layout(shape, cai.get("strides"), cai["typestr"] in ("<f4", "f4"), what)
     if bad:
         raise _invalid(bad)
-    return DevicePhotons(d["ptr"], d["shape"][0], taken)
+    return DevicePhotons(cai["data"][0], shape[0], obj)

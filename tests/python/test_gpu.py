@@ -74,9 +74,21 @@ def test_device_photons_go_back_in(gpu_geometry, centre):
                                    on_device=True)
     on_host = np.empty(first.photons.shape, np.float32)
     first.photons.read_into(on_host)
-    from_device = gpu_geometry.propagate(first.photons, seed=5)
+    from_device = gpu_geometry.propagate(first.photons, seed=5)  # by DLPack
     from_host = gpu_geometry.propagate(on_host, seed=5)
     assert from_device.photons.tobytes() == from_host.photons.tobytes()
+
+    class OnlyCAI:  # a library that speaks only the CUDA Array Interface (Numba)
+        def __init__(self, a, **changes):
+            self.keep = a
+            self.__cuda_array_interface__ = dict(a.__cuda_array_interface__, **changes)
+    from_cai = gpu_geometry.propagate(OnlyCAI(first.photons), seed=5)
+    assert from_cai.photons.tobytes() == from_host.photons.tobytes()
+    with pytest.raises(prism.InvalidArgumentError, match="float32 \\(N, 4, 4\\)"):
+        gpu_geometry.propagate(OnlyCAI(first.photons, shape=(3000, 16)))
+    with pytest.raises(prism.InvalidArgumentError, match="CUDA memory given to a host"):
+        geometry_of_host = prism.Context("host").upload(gpu_geometry.scene, progress=False)
+        geometry_of_host.propagate(first.photons)
 
 
 def test_cuda_gives_the_host_photons_bit_for_bit(gpu_geometry, geometry, centre):
