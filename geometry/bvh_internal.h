@@ -18,4 +18,9 @@ void prism__bvh_view(const prism_bvh *bvh, prism_geometry_view *view);
  * mapped tail looks like to the traversal. */
 void prism__bvh_view_split(const prism_bvh *bvh, uint32_t split, prism_geometry_view *view);
 
+/* The same view with a wide tree made from `bvh` (prism__bvh_collapse),
+ * its nodes split at `wide_split`. */
+void prism__bvh_view_wide(const prism_bvh *bvh, const prism_bvh_wide *wide, uint32_t wide_split,
+                          prism_geometry_view *view);
+
 #endif

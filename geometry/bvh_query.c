@@ -26,6 +26,17 @@ void prism__bvh_view(const prism_bvh *bvh, prism_geometry_view *view)
     prism__bvh_view_split(bvh, (uint32_t)bvh->node_count, view);
 }
 
+void prism__bvh_view_wide(const prism_bvh *bvh, const prism_bvh_wide *wide, uint32_t wide_split,
+                          prism_geometry_view *view)
+{
+    prism__bvh_view(bvh, view);
+    view->wide_count = (uint32_t)wide->node_count;
+    view->wide_split = wide_split < view->wide_count ? wide_split : view->wide_count;
+    view->wide_head = wide->nodes;
+    view->wide_tail = wide->nodes + view->wide_split;
+    view->wide_triangles = wide->triangles;
+}
+
 bool prism_bvh_intersect(const prism_bvh *bvh, const prism_ray *ray, prism_hit *hit)
 {
     prism_hit local;

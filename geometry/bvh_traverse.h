@@ -236,7 +236,10 @@ PRISM__TRAV_INLINE int prism__trav_next(const prism_geometry_view *g, const pris
     }
     while (*sp > 0) {
         const prism__trav_entry *e = &stack[--(*sp)];
-        if (e->t <= tmax) {
+        /* widened as the box test's far side: a box's entry distance can
+         * round above the t of a triangle inside it (a ray through a
+         * vertex on the box's face) */
+        if (e->t <= tmax * PRISM_BVH_BOX_WIDEN) {
             *first = e->first;
             *count = e->count;
             return 1;
@@ -272,7 +275,9 @@ PRISM_HD int prism_bvh_closest_skip(const prism_geometry_view *g, const prism_ra
     do {
         for (uint32_t i = first; i < first + count; i++) {
             float t, u, v;
-            if (i != skip && prism_view_triangle(g, &p, i, p.tmin, hit->t, &t, &u, &v)) {
+            /* ties at exactly hit->t: the smaller index, whatever the order */
+            if (i != skip && prism_view_triangle(g, &p, i, p.tmin, hit->t, &t, &u, &v) &&
+                (t < hit->t || i < hit->triangle)) {
                 hit->t = t;
                 hit->triangle = i;
                 hit->u = u;

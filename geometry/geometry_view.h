@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "bvh_wide.h"
 #include "prism/bvh.h"
 
 /* Per triangle, in the BVH's leaf order (16 bytes, one load). */
@@ -26,6 +27,14 @@ typedef struct prism_geometry_view {
     const prism_bvh_node *nodes_tail;
     uint32_t nodes_split;
     uint32_t node_count;
+    /* The wide tree (bvh_wide.h), split the same way: nodes [0, wide_split)
+     * in wide_head, the rest in wide_tail; wide_count 0 where there is
+     * none. wide_triangles: triangle_count entries. */
+    const prism_wide_node *wide_head;
+    const prism_wide_node *wide_tail;
+    uint32_t wide_split;
+    uint32_t wide_count;
+    const prism_wide_triangle *wide_triangles;
     const float *vertices;            /* 3 floats per vertex */
     const uint32_t *triangles;        /* 3 indices per triangle, leaf order */
     const prism_triangle_info *triangle_info;

@@ -13,8 +13,8 @@
  *         lanes of a warp test triangles together; ~15% on the inside view).
  * The hits are prism_trace_closest's: the same boxes entered, the same
  * triangle test (less the barycentrics, which shading does not use), and
- * among triangles hit at exactly the same t the last tested wins in both,
- * though the order differs with LOOP.
+ * among triangles hit at exactly the same t the smallest leaf-order index
+ * wins in both, whatever order LOOP tests them in.
  * Tried and dropped (measured on the H100): 8-byte stack entries (no gain:
  * the stack is not the limit), the speculative while-while (a warp vote per
  * step cost more than it saved), slab distances as one fma each (~3%, but
@@ -141,7 +141,10 @@ __device__ __forceinline__ bool prism_gpu_pop(prism_gpu_entry *stack, int &sp, f
 {
     while (sp > 0) {
         const prism_gpu_entry *e = &stack[--sp];
-        if (e->t <= tmax) {
+        /* widened as the box test's far side: a box's entry distance can
+         * round above the t of a triangle inside it (a ray through a
+         * vertex on the box's face) */
+        if (e->t <= tmax * PRISM_BVH_BOX_WIDEN) {
             first = e->first;
             count = e->count;
             return true;
@@ -158,7 +161,8 @@ __device__ __forceinline__ void prism_gpu_leaf(const prism_geometry_view &g,
 {
     for (uint32_t i = first; i < first + count; i++) {
         float t;
-        if (i != skip && prism_gpu_triangle(g, p, i, p.tmin, hit.t, t)) {
+        if (i != skip && prism_gpu_triangle(g, p, i, p.tmin, hit.t, t) &&
+            (t < hit.t || i < hit.index)) { /* ties: the smaller index */
             hit.t = t;
             hit.index = i;
         }

@@ -180,8 +180,8 @@ typedef struct prism_hit {
  * was hit; on a miss hit->triangle is PRISM_BVH_MISS and hit->t is ray->tmax.
  * Watertight: a ray through an edge or vertex shared by triangles of a closed
  * mesh hits one of them. Where several triangles are hit at exactly the same
- * distance (coincident triangles, shared edges), which one is reported
- * depends on the traversal order. */
+ * distance (coincident triangles, shared edges), the one first in the BVH's
+ * leaf order is reported, whatever order the traversal tests them in. */
 PRISM_API bool prism_bvh_intersect(const prism_bvh *bvh, const prism_ray *ray, prism_hit *hit);
 /** Any hit in [tmin, tmax] (shadow rays). */
 PRISM_API bool prism_bvh_occluded(const prism_bvh *bvh, const prism_ray *ray);
