@@ -35,7 +35,7 @@ __global__ void prism_render_kernel(prism_geometry_view g, prism_render_params p
 
 /* Pixel k on the GPU traversal (kernels/traverse_gpu.h): the same pixels
  * and shading as prism_render_one, the ray prepared once per pixel. */
-template <int BOX, int LOOP>
+template <int BOX, int LOOP, int WIDE>
 __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
                                                  const prism_render_params &p, uint32_t *image,
                                                  uint32_t y0, uint32_t rows, uint32_t k)
@@ -61,6 +61,17 @@ __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
     for (int more = s.layers > 0; more;) {
         pre.tmin = s.tmin;
         prism_trace_hit hit;
+        if (WIDE) { /* the wide tree's walk (geometry/bvh_wide_traverse.h) */
+            prism_hit wh;
+            pre.tmax = p.max_distance;
+            const bool h = prism_wide_closest_pre(&g, &pre, s.skip, &wh);
+            hit.t = wh.t;
+            hit.index = wh.triangle;
+            hit.u = wh.u;
+            hit.v = wh.v;
+            more = prism_shade_hit(&g, &p, &s, h ? &hit : NULL);
+            continue;
+        }
         const bool h = BOX != 0 && finite
                            ? prism_gpu_closest<BOX, LOOP>(g, pre, p.max_distance, s.skip, hit)
                            : prism_gpu_closest<0, LOOP>(g, pre, p.max_distance, s.skip, hit);
@@ -74,7 +85,7 @@ __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
  * (4 at 256 threads: 64 registers, half occupancy). PERSIST: as many warps
  * as fit on the GPU, each taking 32 pixels at a time from a counter, so no
  * SM idles on a slow tile while others wait in the launch queue. */
-template <int MINB, int BOX, bool PERSIST, int LOOP>
+template <int MINB, int BOX, bool PERSIST, int LOOP, int WIDE = 0>
 __global__ void __launch_bounds__(PRISM_RENDER_BLOCK, MINB)
     prism_render_tuned(prism_geometry_view g, prism_render_params p, uint32_t *image,
                        uint32_t y0, uint32_t rows, uint32_t count)
@@ -82,7 +93,7 @@ __global__ void __launch_bounds__(PRISM_RENDER_BLOCK, MINB)
     if (!PERSIST) {
         uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
         if (k < count)
-            prism_render_gpu<BOX, LOOP>(g, p, image, y0, rows, k);
+            prism_render_gpu<BOX, LOOP, WIDE>(g, p, image, y0, rows, k);
         return;
     }
     const uint32_t lane = threadIdx.x & 31u;
@@ -94,7 +105,7 @@ __global__ void __launch_bounds__(PRISM_RENDER_BLOCK, MINB)
         if (base >= count)
             return;
         if (base + lane < count)
-            prism_render_gpu<BOX, LOOP>(g, p, image, y0, rows, base + lane);
+            prism_render_gpu<BOX, LOOP, WIDE>(g, p, image, y0, rows, base + lane);
     }
 }
 
@@ -119,6 +130,10 @@ static const struct {
     {prism_render_tuned<4, 1, false, 1>, false, 3}, /* 3: + while-while */
     {prism_render_tuned<4, 1, true, 1>, true, 3},   /* 4: + persistent, <= 64 registers */
     {prism_render_tuned<3, 1, true, 1>, true, 3},   /* 5: 4, <= 80 registers (72 used) */
+    /* the wide tree (fall back to 3 where the upload made none) */
+    {prism_render_tuned<4, 0, false, 0, 1>, false, 3}, /* 6: wide, <= 64 registers */
+    {prism_render_tuned<2, 0, false, 0, 1>, false, 3}, /* 7: wide, <= 128 registers */
+    {prism_render_tuned<2, 0, true, 0, 1>, true, 7},   /* 8: 7, persistent */
 };
 #define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
 
@@ -152,6 +167,8 @@ static int render_variant_for(const prism_geometry_view *g, const prism_render_p
     /* no geometry (kernel attributes): the variant as chosen */
     if (prism_render_variants[v].persist && p != NULL && p->work == NULL)
         v = prism_render_variants[v].fallback;
+    if (v >= 6 && g != NULL && g->wide_count == 0) /* no wide tree uploaded */
+        v = 3;
     return v;
 }
 

@@ -469,6 +469,12 @@ prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const
         rep->device_bytes += rep->arrays[i].device_bytes;
         rep->mapped_bytes += rep->arrays[i].mapped_bytes;
     }
+    r = prism__up_wide(g, g->host_bvh);
+    g->host_bvh = NULL;
+    if (r != PRISM_SUCCESS) {
+        prism_geometry_destroy(g);
+        return r;
+    }
     rep->seconds = prism__up_now() - t0;
     *out = g;
     return PRISM_SUCCESS;
@@ -498,6 +504,7 @@ prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const
         return r;
     }
     g->report.bvh = *built;
+    g->host_bvh = bvh;
     shape sh = shape_of_bvh(bvh);
     return prism__up_finish(g, scene, d, &sh, t0, out);
 }
@@ -539,6 +546,8 @@ void prism_geometry_destroy(prism_geometry *g)
         prism_buffer_release(g->mapped[i]);
     }
     prism_buffer_release(g->gl_vertices);
+    prism_buffer_release(g->wide_nodes);
+    prism_buffer_release(g->wide_triangles);
     free(g);
 }
 

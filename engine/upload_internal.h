@@ -18,6 +18,9 @@ struct prism_geometry {
     prism_geometry_view view;
     prism_optics *optics;
     prism_upload_report report;
+    /* the wide tree (upload_wide.c); NULL where there is none */
+    prism_buffer *wide_nodes, *wide_triangles;
+    const prism_bvh *host_bvh; /* during prism__up_given: the tree to collapse */
 };
 
 /* What an upload converts from: a BVH's arrays (leaf order), or, for the
@@ -71,6 +74,9 @@ prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const
 prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
                              const prism_geometry_desc *d, const prism_bvh_build_report *built,
                              double t0, prism_geometry **out);
+/* upload_wide.c: the wide tree from `given` (NULL: the uploaded binary
+ * tree read back), placed as the binary nodes are, into g->view. */
+prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given);
 /* upload_build.c: build the BVH (desc->builder) and upload. */
 prism_result prism__up_built(prism_context *ctx, const prism_scene *scene, const prism_geometry_desc *d,
                              double t0, prism_geometry **out);

@@ -167,12 +167,13 @@ PRISM_HD uint32_t prism__wide_visit(const prism_geometry_view *g, const prism_ra
 /* Closest hit in [ray->tmin, ray->tmax] on any triangle but leaf-order
  * index `skip`, over the wide tree: as prism_bvh_closest_skip (the same
  * hit->triangle, t, u, v). */
-PRISM_HD int prism_wide_closest_skip(const prism_geometry_view *g, const prism_ray *ray,
-                                     uint32_t skip, prism_hit *hit)
+/* The same on a prepared ray over [p->tmin, p->tmax] (the kernels prepare
+ * a pixel's ray once for all its layers). */
+PRISM_HD int prism_wide_closest_pre(const prism_geometry_view *g, const prism_ray_pre *pp,
+                                    uint32_t skip, prism_hit *hit)
 {
-    prism_ray_pre p;
-    prism_ray_prepare(ray, &p);
-    hit->t = ray->tmax;
+    const prism_ray_pre p = *pp;
+    hit->t = p.tmax;
     hit->triangle = PRISM_BVH_MISS;
     hit->u = hit->v = 0.0f;
     if (g->triangle_count == 0 || g->wide_count == 0)
@@ -200,6 +201,14 @@ PRISM_HD int prism_wide_closest_skip(const prism_geometry_view *g, const prism_r
         }
     } while (prism__wide_pop(stack, &sp, octant, &node));
     return hit->triangle != PRISM_BVH_MISS;
+}
+
+PRISM_HD int prism_wide_closest_skip(const prism_geometry_view *g, const prism_ray *ray,
+                                     uint32_t skip, prism_hit *hit)
+{
+    prism_ray_pre p;
+    prism_ray_prepare(ray, &p);
+    return prism_wide_closest_pre(g, &p, skip, hit);
 }
 
 /* Any hit in [ray->tmin, ray->tmax] over the wide tree: the leaf-order index

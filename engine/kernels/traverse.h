@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "bvh_traverse.h"
+#include "bvh_wide_traverse.h"
 #include "vec.h"
 
 #define PRISM_TRACE_NONE 0xFFFFFFFFu
@@ -29,7 +30,8 @@ PRISM_HD pv3 prism_trace_vertex(const prism_geometry_view *g, uint32_t v)
 
 /* Closest triangle along o + t d, t in [tmin, tmax], other than `skip` (the
  * surface a photon stands on). Returns whether one was hit. The walk is the
- * BVH module's, on both backends. */
+ * BVH module's, on both backends: the wide tree's where the view has one
+ * (the same hits), else the binary one's. */
 PRISM_HD int prism_trace_closest(const prism_geometry_view *g, pv3 o, pv3 d, float tmin,
                                  float tmax, uint32_t skip, prism_trace_hit *hit)
 {
@@ -39,7 +41,8 @@ PRISM_HD int prism_trace_closest(const prism_geometry_view *g, pv3 o, pv3 d, flo
     ray.tmin = tmin;
     ray.tmax = tmax;
     prism_hit h;
-    const int found = prism_bvh_closest_skip(g, &ray, skip, &h);
+    const int found = g->wide_count ? prism_wide_closest_skip(g, &ray, skip, &h)
+                                    : prism_bvh_closest_skip(g, &ray, skip, &h);
     hit->t = h.t;
     hit->index = h.triangle; /* PRISM_BVH_MISS == PRISM_TRACE_NONE */
     hit->u = h.u;

@@ -1,0 +1,77 @@
+/* The wide tree of an uploaded geometry (geometry/bvh_wide.h): collapsed
+ * on the host from the binary tree (the host build's, or for now the device
+ * build's read back), then placed as the binary nodes are: in device memory,
+ * or in mapped memory where the binary nodes have a mapped part. Every byte
+ * goes through prism_buffer, so the ledger counts it. PRISM_TRAVERSAL=binary
+ * (environment) leaves it out, so a benchmark can compare the two walks on
+ * one build; a tree the collapse refuses (too deep) keeps the binary walk. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bvh_wide.h"
+#include "upload_internal.h"
+
+static bool binary_wanted(void)
+{
+    const char *v = getenv("PRISM_TRAVERSAL");
+    return v && strcmp(v, "binary") == 0;
+}
+
+/* n bytes from src into a new buffer of the kind the binary nodes use. */
+static prism_result place(prism_geometry *g, const void *src, size_t n, const char *tag,
+                          prism_buffer **out)
+{
+    const bool mapped = g->mapped[NODES] != NULL;
+    prism_result r = mapped ? prism_buffer_create_pinned(g->ctx, n ? n : 16,
+                                                         PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED,
+                                                         tag, out)
+                            : prism_buffer_create_device(g->ctx, n ? n : 16, tag, out);
+    if (r == PRISM_SUCCESS && n)
+        r = prism_buffer_write(*out, 0, src, n);
+    return r;
+}
+
+prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
+{
+    if (binary_wanted())
+        return PRISM_SUCCESS;
+    const double t0 = prism__up_now();
+    prism_bvh *back = NULL;
+    prism_result r = PRISM_SUCCESS;
+    if (!given) {
+        r = prism__geometry_download(g, &back);
+        given = back;
+    }
+    prism_bvh_wide *w = NULL;
+    if (r == PRISM_SUCCESS) {
+        r = prism__bvh_collapse(given, &w);
+        if (r == PRISM_ERROR_LIMIT) {
+            prism__log(g->ctx, PRISM_LOG_WARNING,
+                       "upload: the BVH is too deep to collapse into wide nodes; binary traversal");
+            prism_bvh_free(back);
+            return PRISM_SUCCESS;
+        }
+    }
+    if (r == PRISM_SUCCESS)
+        r = place(g, w->nodes, w->node_count * sizeof *w->nodes, "bvh.wide_nodes", &g->wide_nodes);
+    if (r == PRISM_SUCCESS)
+        r = place(g, w->triangles, w->triangle_count * sizeof *w->triangles, "bvh.wide_triangles",
+                  &g->wide_triangles);
+    if (r == PRISM_SUCCESS) {
+        prism_geometry_view *v = &g->view;
+        v->wide_head = prism_buffer_device_pointer(g->wide_nodes);
+        v->wide_tail = NULL;
+        v->wide_count = (uint32_t)w->node_count;
+        v->wide_split = v->wide_count;
+        v->wide_triangles = prism_buffer_device_pointer(g->wide_triangles);
+        prism__log(g->ctx, PRISM_LOG_INFO,
+                   "upload: wide BVH: %zu nodes (%zu bytes), %zu triangles (%zu bytes), depth %u, "
+                   "%s memory, %.3f s",
+                   w->node_count, w->node_count * sizeof *w->nodes, w->triangle_count,
+                   w->triangle_count * sizeof *w->triangles, w->depth,
+                   g->mapped[NODES] ? "mapped" : "device", prism__up_now() - t0);
+    }
+    prism__bvh_wide_free(w);
+    prism_bvh_free(back);
+    return r;
+}
