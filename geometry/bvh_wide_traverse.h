@@ -43,6 +43,34 @@ PRISM_HD uint32_t prism__popc(uint32_t x)
 #endif
 }
 
+/* Whether no reciprocal direction component is infinite (no slab product
+ * can be NaN, so the GPU may take min/max in one instruction each). */
+PRISM_HD int prism__wide_finite(const prism_ray_pre *p)
+{
+    const float big = 3.402823466e38f;
+    return p->inv[0] <= big && p->inv[0] >= -big && p->inv[1] <= big && p->inv[1] >= -big &&
+           p->inv[2] <= big && p->inv[2] >= -big;
+}
+
+/* Wide triangle w against the ray: prism_ray_triangle on its copied
+ * vertices. On the device the three 16-byte loads go through the read-only
+ * cache and the test picks components by select (a dynamic index into a
+ * register array would put it in local memory). */
+PRISM_HD int prism__wide_triangle(const prism_wide_triangle *w, const prism_ray_pre *p, float tmin,
+                                  float tmax, uint32_t *index, float *t, float *u, float *v)
+{
+#if defined(__CUDA_ARCH__)
+    const float4 A = __ldg((const float4 *)w), B = __ldg((const float4 *)w + 1),
+                 C = __ldg((const float4 *)w + 2);
+    *index = __float_as_uint(A.w);
+    const float a[3] = {A.x, A.y, A.z}, b[3] = {B.x, B.y, B.z}, c[3] = {C.x, C.y, C.z};
+    return prism_ray_triangle_sel(p, a, b, c, tmin, tmax, t, u, v);
+#else
+    *index = w->index;
+    return prism_ray_triangle(p, w->a, w->b, w->c, tmin, tmax, t, u, v);
+#endif
+}
+
 /* Bit s of m moved to bit s ^ o (o < 8). */
 PRISM_HD uint32_t prism__wide_permute(uint32_t m, uint32_t o)
 {
@@ -89,7 +117,7 @@ PRISM_HD prism_wide_node prism_view_wide(const prism_geometry_view *g, uint32_t 
 /* Bit s set for each non-empty slot whose decoded box the ray enters in
  * [tmin, tmax] (prism_ray_box's test on the decoded planes). */
 PRISM_HD uint32_t prism__wide_boxes(const prism_ray_pre *p, const prism_wide_node *n, float tmin,
-                                    float tmax)
+                                    float tmax, int finite)
 {
     const float tfar = tmax * PRISM_RAY_BOX_WIDEN;
     const float s0 = prism__wide_scale(n->e[0]), s1 = prism__wide_scale(n->e[1]),
@@ -104,6 +132,15 @@ PRISM_HD uint32_t prism__wide_boxes(const prism_ray_pre *p, const prism_wide_nod
         for (int a = 0; a < 3; a++) {
             const float tlo = (lo[a] - p->org[a]) * p->inv_lo[a];
             const float thi = (hi[a] - p->org[a]) * p->inv_hi[a];
+#if defined(__CUDA_ARCH__)
+            if (finite) { /* no product is NaN: one instruction each, the same values */
+                tn = fmaxf(fminf(tlo, thi), tn);
+                tf = fminf(fmaxf(tlo, thi), tf);
+                continue;
+            }
+#else
+            (void)finite;
+#endif
             const float near = thi < tlo ? thi : tlo; /* NaN: tlo */
             const float far = tlo > thi ? tlo : thi;  /* NaN: thi */
             tn = near > tn ? near : tn;
@@ -149,11 +186,11 @@ PRISM_HD int prism__wide_pop(prism__wide_entry *stack, int *sp, uint32_t octant,
 
 /* A visited node's inner children hit, pushed; returns its leaf triangles hit. */
 PRISM_HD uint32_t prism__wide_visit(const prism_geometry_view *g, const prism_ray_pre *p,
-                                    uint32_t node, float tmax, uint32_t octant,
+                                    uint32_t node, float tmax, uint32_t octant, int finite,
                                     prism__wide_entry *stack, int *sp, uint32_t *tri_base)
 {
     const prism_wide_node n = prism_view_wide(g, node);
-    const uint32_t hits = prism__wide_boxes(p, &n, p->tmin, tmax);
+    const uint32_t hits = prism__wide_boxes(p, &n, p->tmin, tmax, finite);
     const uint32_t inner = hits & n.imask;
     if (inner) {
         stack[*sp].base = n.child_base;
@@ -179,22 +216,23 @@ PRISM_HD int prism_wide_closest_pre(const prism_geometry_view *g, const prism_ra
     if (g->triangle_count == 0 || g->wide_count == 0)
         return 0;
     const uint32_t octant = prism__wide_octant(&p);
+    const int finite = prism__wide_finite(&p);
     prism__wide_entry stack[PRISM_WIDE_STACK];
     int sp = 0;
     uint32_t node = 0;
     do {
         uint32_t base;
-        uint32_t tris = prism__wide_visit(g, &p, node, hit->t, octant, stack, &sp, &base);
+        uint32_t tris = prism__wide_visit(g, &p, node, hit->t, octant, finite, stack, &sp, &base);
         while (tris) {
             const uint32_t j = prism__ctz(tris);
             tris &= tris - 1u;
-            const prism_wide_triangle *w = &g->wide_triangles[base + j];
             float t, u, v;
-            if (w->index != skip &&
-                prism_ray_triangle(&p, w->a, w->b, w->c, p.tmin, hit->t, &t, &u, &v) &&
-                (t < hit->t || w->index < hit->triangle)) {
+            uint32_t index;
+            if (prism__wide_triangle(&g->wide_triangles[base + j], &p, p.tmin, hit->t, &index, &t,
+                                     &u, &v) &&
+                index != skip && (t < hit->t || index < hit->triangle)) {
                 hit->t = t;
-                hit->triangle = w->index;
+                hit->triangle = index;
                 hit->u = u;
                 hit->v = v;
             }
@@ -220,19 +258,21 @@ PRISM_HD uint32_t prism_wide_any(const prism_geometry_view *g, const prism_ray *
     if (g->triangle_count == 0 || g->wide_count == 0)
         return PRISM_BVH_MISS;
     const uint32_t octant = prism__wide_octant(&p);
+    const int finite = prism__wide_finite(&p);
     prism__wide_entry stack[PRISM_WIDE_STACK];
     int sp = 0;
     uint32_t node = 0;
     do {
         uint32_t base;
-        uint32_t tris = prism__wide_visit(g, &p, node, p.tmax, octant, stack, &sp, &base);
+        uint32_t tris = prism__wide_visit(g, &p, node, p.tmax, octant, finite, stack, &sp, &base);
         while (tris) {
             const uint32_t j = prism__ctz(tris);
             tris &= tris - 1u;
-            const prism_wide_triangle *w = &g->wide_triangles[base + j];
             float t, u, v;
-            if (prism_ray_triangle(&p, w->a, w->b, w->c, p.tmin, p.tmax, &t, &u, &v))
-                return w->index;
+            uint32_t index;
+            if (prism__wide_triangle(&g->wide_triangles[base + j], &p, p.tmin, p.tmax, &index, &t,
+                                     &u, &v))
+                return index;
         }
     } while (prism__wide_pop(stack, &sp, octant, &node));
     return PRISM_BVH_MISS;
