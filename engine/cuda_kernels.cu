@@ -64,7 +64,7 @@ __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
         if (WIDE) { /* the wide tree's walk (geometry/bvh_wide_traverse.h) */
             prism_hit wh;
             pre.tmax = p.max_distance;
-            const bool h = prism_wide_closest_pre(&g, &pre, s.skip, &wh);
+            const bool h = prism_wide_closest_pre(&g, &pre, s.skip, BOX, &wh);
             hit.t = wh.t;
             hit.index = wh.triangle;
             hit.u = wh.u;
@@ -134,6 +134,7 @@ static const struct {
     {prism_render_tuned<4, 0, false, 0, 1>, false, 3}, /* 6: wide, <= 64 registers */
     {prism_render_tuned<2, 0, false, 0, 1>, false, 3}, /* 7: wide, <= 128 registers */
     {prism_render_tuned<2, 0, true, 0, 1>, true, 7},   /* 8: 7, persistent */
+    {prism_render_tuned<4, 1, false, 0, 1>, false, 3}, /* 9: 6 + fminf/fmaxf slabs */
 };
 #define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
 

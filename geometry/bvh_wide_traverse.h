@@ -53,22 +53,16 @@ PRISM_HD int prism__wide_finite(const prism_ray_pre *p)
 }
 
 /* Wide triangle w against the ray: prism_ray_triangle on its copied
- * vertices. On the device the three 16-byte loads go through the read-only
- * cache and the test picks components by select (a dynamic index into a
- * register array would put it in local memory). */
+ * vertices. (Read through pointers on the device too: loading the three
+ * 16-byte rows and picking components by select measured slower on the
+ * H200, and the same function inlined the same way keeps the device's
+ * contraction of a*b-c*d into fma the same as the binary walk's, which near
+ * degenerate triangles decides hit or miss.) */
 PRISM_HD int prism__wide_triangle(const prism_wide_triangle *w, const prism_ray_pre *p, float tmin,
                                   float tmax, uint32_t *index, float *t, float *u, float *v)
 {
-#if defined(__CUDA_ARCH__)
-    const float4 A = __ldg((const float4 *)w), B = __ldg((const float4 *)w + 1),
-                 C = __ldg((const float4 *)w + 2);
-    *index = __float_as_uint(A.w);
-    const float a[3] = {A.x, A.y, A.z}, b[3] = {B.x, B.y, B.z}, c[3] = {C.x, C.y, C.z};
-    return prism_ray_triangle_sel(p, a, b, c, tmin, tmax, t, u, v);
-#else
     *index = w->index;
     return prism_ray_triangle(p, w->a, w->b, w->c, tmin, tmax, t, u, v);
-#endif
 }
 
 /* Bit s of m moved to bit s ^ o (o < 8). */
@@ -114,6 +108,18 @@ PRISM_HD prism_wide_node prism_view_wide(const prism_geometry_view *g, uint32_t 
 #endif
 }
 
+/* A plane byte as a float. On the device by its bits (2^23 + q, less
+ * 2^23: exact) rather than an integer conversion, which issues at a
+ * quarter of the rate and there are 48 a node. */
+PRISM_HD float prism__bytef(uint32_t q)
+{
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(0x4B000000u | q) - 8388608.0f;
+#else
+    return (float)q;
+#endif
+}
+
 /* Bit s set for each non-empty slot whose decoded box the ray enters in
  * [tmin, tmax] (prism_ray_box's test on the decoded planes). */
 PRISM_HD uint32_t prism__wide_boxes(const prism_ray_pre *p, const prism_wide_node *n, float tmin,
@@ -124,10 +130,12 @@ PRISM_HD uint32_t prism__wide_boxes(const prism_ray_pre *p, const prism_wide_nod
                 s2 = prism__wide_scale(n->e[2]);
     uint32_t hits = 0;
     for (int s = 0; s < 8; s++) {
-        const float lo[3] = {(float)n->qlo[0][s] * s0 + n->p[0], (float)n->qlo[1][s] * s1 + n->p[1],
-                             (float)n->qlo[2][s] * s2 + n->p[2]};
-        const float hi[3] = {(float)n->qhi[0][s] * s0 + n->p[0], (float)n->qhi[1][s] * s1 + n->p[1],
-                             (float)n->qhi[2][s] * s2 + n->p[2]};
+        const float lo[3] = {prism__bytef(n->qlo[0][s]) * s0 + n->p[0],
+                             prism__bytef(n->qlo[1][s]) * s1 + n->p[1],
+                             prism__bytef(n->qlo[2][s]) * s2 + n->p[2]};
+        const float hi[3] = {prism__bytef(n->qhi[0][s]) * s0 + n->p[0],
+                             prism__bytef(n->qhi[1][s]) * s1 + n->p[1],
+                             prism__bytef(n->qhi[2][s]) * s2 + n->p[2]};
         float tn = tmin, tf = tfar;
         for (int a = 0; a < 3; a++) {
             const float tlo = (lo[a] - p->org[a]) * p->inv_lo[a];
@@ -205,9 +213,11 @@ PRISM_HD uint32_t prism__wide_visit(const prism_geometry_view *g, const prism_ra
  * index `skip`, over the wide tree: as prism_bvh_closest_skip (the same
  * hit->triangle, t, u, v). */
 /* The same on a prepared ray over [p->tmin, p->tmax] (the kernels prepare
- * a pixel's ray once for all its layers). */
+ * a pixel's ray once for all its layers). fast: allow the one-instruction
+ * slab min/max on the device where no product can be NaN (the same hits;
+ * the render's variants compare both). */
 PRISM_HD int prism_wide_closest_pre(const prism_geometry_view *g, const prism_ray_pre *pp,
-                                    uint32_t skip, prism_hit *hit)
+                                    uint32_t skip, int fast, prism_hit *hit)
 {
     const prism_ray_pre p = *pp;
     hit->t = p.tmax;
@@ -216,7 +226,7 @@ PRISM_HD int prism_wide_closest_pre(const prism_geometry_view *g, const prism_ra
     if (g->triangle_count == 0 || g->wide_count == 0)
         return 0;
     const uint32_t octant = prism__wide_octant(&p);
-    const int finite = prism__wide_finite(&p);
+    const int finite = fast && prism__wide_finite(&p);
     prism__wide_entry stack[PRISM_WIDE_STACK];
     int sp = 0;
     uint32_t node = 0;
@@ -246,7 +256,7 @@ PRISM_HD int prism_wide_closest_skip(const prism_geometry_view *g, const prism_r
 {
     prism_ray_pre p;
     prism_ray_prepare(ray, &p);
-    return prism_wide_closest_pre(g, &p, skip, hit);
+    return prism_wide_closest_pre(g, &p, skip, 1, hit);
 }
 
 /* Any hit in [ray->tmin, ray->tmax] over the wide tree: the leaf-order index

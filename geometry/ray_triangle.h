@@ -136,43 +136,4 @@ PRISM_HD int prism_ray_triangle(const prism_ray_pre *p, const float *a, const fl
     return 1;
 }
 
-/* prism_ray_triangle with the vertices in registers: the same arithmetic
- * in the same order (so the same results), components picked by select. */
-PRISM_HD int prism_ray_triangle_sel(const prism_ray_pre *p, const float *a, const float *b,
-                                    const float *c, float tmin, float tmax, float *t_out,
-                                    float *u_out, float *v_out)
-{
-    const int kx = p->kx, ky = p->ky, kz = p->kz;
-    const float az = prism__comp(a, kz) - p->oz, bz = prism__comp(b, kz) - p->oz,
-                cz = prism__comp(c, kz) - p->oz;
-    const float ax = (prism__comp(a, kx) - p->ox) - p->sx * az;
-    const float ay = (prism__comp(a, ky) - p->oy) - p->sy * az;
-    const float bx = (prism__comp(b, kx) - p->ox) - p->sx * bz;
-    const float by = (prism__comp(b, ky) - p->oy) - p->sy * bz;
-    const float cx = (prism__comp(c, kx) - p->ox) - p->sx * cz;
-    const float cy = (prism__comp(c, ky) - p->oy) - p->sy * cz;
-    float U = cx * by - cy * bx;
-    float V = ax * cy - ay * cx;
-    float W = bx * ay - by * ax;
-    if (U == 0.0f || V == 0.0f || W == 0.0f) {
-        U = prism__edge_double(cx, cy, bx, by, U);
-        V = prism__edge_double(ax, ay, cx, cy, V);
-        W = prism__edge_double(bx, by, ax, ay, W);
-    }
-    if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f))
-        return 0;
-    const float det = U + V + W;
-    if (det == 0.0f)
-        return 0;
-    const float T = (U * az + V * bz + W * cz) * p->sz;
-    const float inv_det = 1.0f / det;
-    const float t = T * inv_det;
-    if (!(t >= tmin && t <= tmax))
-        return 0;
-    *t_out = t;
-    *u_out = V * inv_det;
-    *v_out = W * inv_det;
-    return 1;
-}
-
 #endif

@@ -435,43 +435,13 @@ static void test_assets(void **state)
     for_each_asset(asset_one, NULL);
 }
 
-/* The register form of the triangle test (the device's) gives
- * prism_ray_triangle's answers exactly, near edges and vertices too. */
-static void test_triangle_sel(void **state)
-{
-    (void)state;
-    rng r = {99};
-    size_t hits = 0;
-    for (int i = 0; i < 200000; i++) {
-        float v[9];
-        for (int k = 0; k < 9; k++)
-            v[k] = rng_range(&r, -1.0f, 1.0f);
-        prism_ray ray = {{0}, 0.0f, {0}, INFINITY};
-        for (int k = 0; k < 3; k++) {
-            ray.org[k] = rng_range(&r, -2.0f, 2.0f);
-            /* aimed at a vertex or an edge point half of the time */
-            const float at = i % 2 ? v[k] : 0.5f * (v[k] + v[3 + k]);
-            ray.dir[k] = i % 4 < 2 ? at - ray.org[k] : rng_range(&r, -1.0f, 1.0f);
-        }
-        prism_ray_pre p;
-        prism_ray_prepare(&ray, &p);
-        float t0 = 0, u0 = 0, w0 = 0, t1 = 0, u1 = 0, w1 = 0;
-        const int h0 = prism_ray_triangle(&p, v, v + 3, v + 6, 0.0f, INFINITY, &t0, &u0, &w0);
-        const int h1 = prism_ray_triangle_sel(&p, v, v + 3, v + 6, 0.0f, INFINITY, &t1, &u1, &w1);
-        assert_int_equal(h0, h1);
-        assert_true(t0 == t1 && u0 == u1 && w0 == w1);
-        hits += (size_t)h0;
-    }
-    assert_true(hits > 10000);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_soups),      cmocka_unit_test(test_closed_meshes),
         cmocka_unit_test(test_small_and_empty), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_too_deep),   cmocka_unit_test(test_hostile),
-        cmocka_unit_test(test_assets),     cmocka_unit_test(test_triangle_sel),
+        cmocka_unit_test(test_assets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
