@@ -61,10 +61,16 @@ __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
     for (int more = s.layers > 0; more;) {
         pre.tmin = s.tmin;
         prism_trace_hit hit;
+        if (WIDE == 2) { /* one node or one triangle a step */
+            pre.tmax = p.max_distance;
+            const bool h = prism_gpu_wide_closest(g, pre, s.skip, hit);
+            more = prism_shade_hit(&g, &p, &s, h ? &hit : NULL);
+            continue;
+        }
         if (WIDE) { /* the wide tree's walk (geometry/bvh_wide_traverse.h) */
             prism_hit wh;
             pre.tmax = p.max_distance;
-            const bool h = prism_wide_closest_pre(&g, &pre, s.skip, BOX, &wh);
+            const bool h = prism_wide_closest_pre(&g, &pre, s.skip, &wh);
             hit.t = wh.t;
             hit.index = wh.triangle;
             hit.u = wh.u;
@@ -134,12 +140,15 @@ static const struct {
     {prism_render_tuned<4, 0, false, 0, 1>, false, 3}, /* 6: wide, <= 64 registers */
     {prism_render_tuned<2, 0, false, 0, 1>, false, 3}, /* 7: wide, <= 128 registers */
     {prism_render_tuned<2, 0, true, 0, 1>, true, 7},   /* 8: 7, persistent */
-    {prism_render_tuned<4, 1, false, 0, 1>, false, 3}, /* 9: 6 + fminf/fmaxf slabs */
+    {prism_render_tuned<4, 0, false, 0, 2>, false, 3}, /* 9: 6, a node or a triangle a step */
 };
 #define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
 
 static int render_variant = 3;
 static unsigned render_block = 128;
+/* Until a variant is chosen: 6 where the upload made a wide tree (it does
+ * where that walk measured faster, engine/upload_wide.c), else 3. */
+static bool render_auto = true;
 
 extern "C" int prism__cuda_render_tuning(int variant, unsigned block)
 {
@@ -148,6 +157,7 @@ extern "C" int prism__cuda_render_tuning(int variant, unsigned block)
         return 0;
     render_variant = variant;
     render_block = block;
+    render_auto = false;
     return 1;
 }
 
@@ -164,7 +174,7 @@ extern "C" void prism__cuda_render_tuning_get(int *variant, unsigned *block)
 
 static int render_variant_for(const prism_geometry_view *g, const prism_render_params *p)
 {
-    int v = render_variant;
+    int v = render_auto && g != NULL && g->wide_count ? 6 : render_variant;
     /* no geometry (kernel attributes): the variant as chosen */
     if (prism_render_variants[v].persist && p != NULL && p->work == NULL)
         v = prism_render_variants[v].fallback;

@@ -43,21 +43,10 @@ PRISM_HD uint32_t prism__popc(uint32_t x)
 #endif
 }
 
-/* Whether no reciprocal direction component is infinite (no slab product
- * can be NaN, so the GPU may take min/max in one instruction each). */
-PRISM_HD int prism__wide_finite(const prism_ray_pre *p)
-{
-    const float big = 3.402823466e38f;
-    return p->inv[0] <= big && p->inv[0] >= -big && p->inv[1] <= big && p->inv[1] >= -big &&
-           p->inv[2] <= big && p->inv[2] >= -big;
-}
-
 /* Wide triangle w against the ray: prism_ray_triangle on its copied
  * vertices. (Read through pointers on the device too: loading the three
  * 16-byte rows and picking components by select measured slower on the
- * H200, and the same function inlined the same way keeps the device's
- * contraction of a*b-c*d into fma the same as the binary walk's, which near
- * degenerate triangles decides hit or miss.) */
+ * H200.) */
 PRISM_HD int prism__wide_triangle(const prism_wide_triangle *w, const prism_ray_pre *p, float tmin,
                                   float tmax, uint32_t *index, float *t, float *u, float *v)
 {
@@ -108,47 +97,26 @@ PRISM_HD prism_wide_node prism_view_wide(const prism_geometry_view *g, uint32_t 
 #endif
 }
 
-/* A plane byte as a float. On the device by its bits (2^23 + q, less
- * 2^23: exact) rather than an integer conversion, which issues at a
- * quarter of the rate and there are 48 a node. */
-PRISM_HD float prism__bytef(uint32_t q)
-{
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(0x4B000000u | q) - 8388608.0f;
-#else
-    return (float)q;
-#endif
-}
-
 /* Bit s set for each non-empty slot whose decoded box the ray enters in
  * [tmin, tmax] (prism_ray_box's test on the decoded planes). */
 PRISM_HD uint32_t prism__wide_boxes(const prism_ray_pre *p, const prism_wide_node *n, float tmin,
-                                    float tmax, int finite)
+                                    float tmax)
 {
     const float tfar = tmax * PRISM_RAY_BOX_WIDEN;
     const float s0 = prism__wide_scale(n->e[0]), s1 = prism__wide_scale(n->e[1]),
                 s2 = prism__wide_scale(n->e[2]);
     uint32_t hits = 0;
     for (int s = 0; s < 8; s++) {
-        const float lo[3] = {prism__bytef(n->qlo[0][s]) * s0 + n->p[0],
-                             prism__bytef(n->qlo[1][s]) * s1 + n->p[1],
-                             prism__bytef(n->qlo[2][s]) * s2 + n->p[2]};
-        const float hi[3] = {prism__bytef(n->qhi[0][s]) * s0 + n->p[0],
-                             prism__bytef(n->qhi[1][s]) * s1 + n->p[1],
-                             prism__bytef(n->qhi[2][s]) * s2 + n->p[2]};
+        const float lo[3] = {(float)(n->qlo[0][s]) * s0 + n->p[0],
+                             (float)(n->qlo[1][s]) * s1 + n->p[1],
+                             (float)(n->qlo[2][s]) * s2 + n->p[2]};
+        const float hi[3] = {(float)(n->qhi[0][s]) * s0 + n->p[0],
+                             (float)(n->qhi[1][s]) * s1 + n->p[1],
+                             (float)(n->qhi[2][s]) * s2 + n->p[2]};
         float tn = tmin, tf = tfar;
         for (int a = 0; a < 3; a++) {
             const float tlo = (lo[a] - p->org[a]) * p->inv_lo[a];
             const float thi = (hi[a] - p->org[a]) * p->inv_hi[a];
-#if defined(__CUDA_ARCH__)
-            if (finite) { /* no product is NaN: one instruction each, the same values */
-                tn = fmaxf(fminf(tlo, thi), tn);
-                tf = fminf(fmaxf(tlo, thi), tf);
-                continue;
-            }
-#else
-            (void)finite;
-#endif
             const float near = thi < tlo ? thi : tlo; /* NaN: tlo */
             const float far = tlo > thi ? tlo : thi;  /* NaN: thi */
             tn = near > tn ? near : tn;
@@ -194,11 +162,11 @@ PRISM_HD int prism__wide_pop(prism__wide_entry *stack, int *sp, uint32_t octant,
 
 /* A visited node's inner children hit, pushed; returns its leaf triangles hit. */
 PRISM_HD uint32_t prism__wide_visit(const prism_geometry_view *g, const prism_ray_pre *p,
-                                    uint32_t node, float tmax, uint32_t octant, int finite,
+                                    uint32_t node, float tmax, uint32_t octant,
                                     prism__wide_entry *stack, int *sp, uint32_t *tri_base)
 {
     const prism_wide_node n = prism_view_wide(g, node);
-    const uint32_t hits = prism__wide_boxes(p, &n, p->tmin, tmax, finite);
+    const uint32_t hits = prism__wide_boxes(p, &n, p->tmin, tmax);
     const uint32_t inner = hits & n.imask;
     if (inner) {
         stack[*sp].base = n.child_base;
@@ -213,11 +181,9 @@ PRISM_HD uint32_t prism__wide_visit(const prism_geometry_view *g, const prism_ra
  * index `skip`, over the wide tree: as prism_bvh_closest_skip (the same
  * hit->triangle, t, u, v). */
 /* The same on a prepared ray over [p->tmin, p->tmax] (the kernels prepare
- * a pixel's ray once for all its layers). fast: allow the one-instruction
- * slab min/max on the device where no product can be NaN (the same hits;
- * the render's variants compare both). */
+ * a pixel's ray once for all its layers). */
 PRISM_HD int prism_wide_closest_pre(const prism_geometry_view *g, const prism_ray_pre *pp,
-                                    uint32_t skip, int fast, prism_hit *hit)
+                                    uint32_t skip, prism_hit *hit)
 {
     const prism_ray_pre p = *pp;
     hit->t = p.tmax;
@@ -226,13 +192,12 @@ PRISM_HD int prism_wide_closest_pre(const prism_geometry_view *g, const prism_ra
     if (g->triangle_count == 0 || g->wide_count == 0)
         return 0;
     const uint32_t octant = prism__wide_octant(&p);
-    const int finite = fast && prism__wide_finite(&p);
     prism__wide_entry stack[PRISM_WIDE_STACK];
     int sp = 0;
     uint32_t node = 0;
     do {
         uint32_t base;
-        uint32_t tris = prism__wide_visit(g, &p, node, hit->t, octant, finite, stack, &sp, &base);
+        uint32_t tris = prism__wide_visit(g, &p, node, hit->t, octant, stack, &sp, &base);
         while (tris) {
             const uint32_t j = prism__ctz(tris);
             tris &= tris - 1u;
@@ -256,7 +221,7 @@ PRISM_HD int prism_wide_closest_skip(const prism_geometry_view *g, const prism_r
 {
     prism_ray_pre p;
     prism_ray_prepare(ray, &p);
-    return prism_wide_closest_pre(g, &p, skip, 1, hit);
+    return prism_wide_closest_pre(g, &p, skip, hit);
 }
 
 /* Any hit in [ray->tmin, ray->tmax] over the wide tree: the leaf-order index
@@ -268,13 +233,12 @@ PRISM_HD uint32_t prism_wide_any(const prism_geometry_view *g, const prism_ray *
     if (g->triangle_count == 0 || g->wide_count == 0)
         return PRISM_BVH_MISS;
     const uint32_t octant = prism__wide_octant(&p);
-    const int finite = prism__wide_finite(&p);
     prism__wide_entry stack[PRISM_WIDE_STACK];
     int sp = 0;
     uint32_t node = 0;
     do {
         uint32_t base;
-        uint32_t tris = prism__wide_visit(g, &p, node, p.tmax, octant, finite, stack, &sp, &base);
+        uint32_t tris = prism__wide_visit(g, &p, node, p.tmax, octant, stack, &sp, &base);
         while (tris) {
             const uint32_t j = prism__ctz(tris);
             tris &= tris - 1u;

@@ -88,6 +88,20 @@ PRISM_HD void prism_ray_prepare(const prism_ray *r, prism_ray_pre *p)
 }
 
 
+/* A product rounded on its own on every compiler. nvcc would otherwise fuse
+ * a*b - c*d into an fma where it likes, differently in each inlined copy of
+ * the test; for a (nearly) degenerate triangle that decides hit or miss, so
+ * the host (the reference) and each device walk would report different
+ * triangles (seen on the collinear hostile scene). */
+PRISM_HD float prism__mul(float a, float b)
+{
+#if defined(__CUDA_ARCH__)
+    return __fmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+
 /* Edge function fallback in double, for results that are exactly zero. */
 PRISM_HD float prism__edge_double(float ax, float ay, float bx, float by, float e)
 {
@@ -106,15 +120,15 @@ PRISM_HD int prism_ray_triangle(const prism_ray_pre *p, const float *a, const fl
 {
     const int kx = p->kx, ky = p->ky, kz = p->kz;
     const float az = a[kz] - p->oz, bz = b[kz] - p->oz, cz = c[kz] - p->oz;
-    const float ax = (a[kx] - p->ox) - p->sx * az;
-    const float ay = (a[ky] - p->oy) - p->sy * az;
-    const float bx = (b[kx] - p->ox) - p->sx * bz;
-    const float by = (b[ky] - p->oy) - p->sy * bz;
-    const float cx = (c[kx] - p->ox) - p->sx * cz;
-    const float cy = (c[ky] - p->oy) - p->sy * cz;
-    float U = cx * by - cy * bx;
-    float V = ax * cy - ay * cx;
-    float W = bx * ay - by * ax;
+    const float ax = (a[kx] - p->ox) - prism__mul(p->sx, az);
+    const float ay = (a[ky] - p->oy) - prism__mul(p->sy, az);
+    const float bx = (b[kx] - p->ox) - prism__mul(p->sx, bz);
+    const float by = (b[ky] - p->oy) - prism__mul(p->sy, bz);
+    const float cx = (c[kx] - p->ox) - prism__mul(p->sx, cz);
+    const float cy = (c[ky] - p->oy) - prism__mul(p->sy, cz);
+    float U = prism__mul(cx, by) - prism__mul(cy, bx);
+    float V = prism__mul(ax, cy) - prism__mul(ay, cx);
+    float W = prism__mul(bx, ay) - prism__mul(by, ax);
     if (U == 0.0f || V == 0.0f || W == 0.0f) {
         U = prism__edge_double(cx, cy, bx, by, U);
         V = prism__edge_double(ax, ay, cx, cy, V);
@@ -125,7 +139,7 @@ PRISM_HD int prism_ray_triangle(const prism_ray_pre *p, const float *a, const fl
     const float det = U + V + W;
     if (det == 0.0f)
         return 0;
-    const float T = (U * az + V * bz + W * cz) * p->sz;
+    const float T = (prism__mul(U, az) + prism__mul(V, bz) + prism__mul(W, cz)) * p->sz;
     const float inv_det = 1.0f / det;
     const float t = T * inv_det;
     if (!(t >= tmin && t <= tmax)) /* also rejects NaN */

@@ -1,6 +1,7 @@
 /* Kernels for the wide BVH's GPU test: every ray traced on the device by
  * the binary walk (geometry/bvh_traverse.h), the render's tuned binary walk
- * (kernels/traverse_gpu.h) and the wide walk (geometry/bvh_wide_traverse.h),
+ * (kernels/traverse_gpu.h), the wide walk (geometry/bvh_wide_traverse.h) and
+ * its one-step-at-a-time form (traverse_gpu.h),
  * closest and any hit, over arrays copied to device memory. */
 #include <stdint.h>
 #include <string.h>
@@ -29,6 +30,9 @@ __global__ void wide_test_trace(prism_geometry_view g, const prism_ray *rays, ui
     prism_gpu_closest<0, 1>(g, pre, ray.tmax, PRISM_BVH_MISS, th);
     r.tuned_t = th.t;
     r.tuned = th.index;
+    prism_gpu_wide_closest(g, pre, PRISM_BVH_MISS, th);
+    r.step_t = th.t;
+    r.step = th.index;
     r.any_binary = prism_bvh_any(&g, &ray);
     r.any_wide = prism_wide_any(&g, &ray);
     out[i] = r;

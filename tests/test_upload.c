@@ -3,6 +3,7 @@
  * refusals (deny_mapped, device policy, mismatched BVH), and the kernels'
  * view of every array read back against the BVH and the scene, including
  * traversal of a split node array. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "bvh_traverse.h"
+#include "bvh_wide_traverse.h"
 #include "geometry_internal.h"
 #include "memory_internal.h"
 #include "prism/geometry.h"
@@ -593,6 +595,67 @@ static void test_parallel_fill_and_staged_copy(void **state)
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
+/* The wide tree (engine/upload_wide.c): made when PRISM_TRAVERSAL=wide,
+ * not when =binary nor, on the host backend, by default; where made, the
+ * view's wide walk hits what the CPU reference hits, the ledger holds its
+ * arrays under their names, and destroying the geometry frees them. */
+static void test_wide_tree(void **state)
+{
+    (void)state;
+    prism_context *ctx = make(false);
+    const char *modes[3] = {"wide", "binary", NULL};
+    for (int m = 0; m < 3; m++)
+        for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
+            if (modes[m])
+                setenv("PRISM_TRAVERSAL", modes[m], 1);
+            else
+                unsetenv("PRISM_TRAVERSAL");
+            prism_geometry_desc d = {.policy = p, .host_free_memory = 1000 * MB};
+            prism_geometry *g = NULL;
+            assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
+            const prism_geometry_view *v = prism__geometry_view(g);
+            prism_memory_report mr;
+            assert_int_equal(prism_memory_report_get(ctx, &mr), PRISM_SUCCESS);
+            bool nodes_seen = false, triangles_seen = false;
+            for (size_t i = 0; i < mr.tags_count; i++) {
+                nodes_seen |= strcmp(mr.tags[i].tag, "bvh.wide_nodes") == 0 && mr.tags[i].bytes > 0;
+                triangles_seen |= strcmp(mr.tags[i].tag, "bvh.wide_triangles") == 0 &&
+                                  mr.tags[i].bytes >= bvh->triangle_count * sizeof(prism_wide_triangle);
+            }
+            if (m != 0) {
+                assert_int_equal(v->wide_count, 0);
+                assert_false(nodes_seen || triangles_seen);
+                prism_geometry_destroy(g);
+                continue;
+            }
+            assert_true(v->wide_count > 0 && v->wide_split == v->wide_count);
+            assert_true(nodes_seen && triangles_seen);
+            check_view(g);
+            unsigned seed = 777;
+            size_t hits = 0;
+            for (int r = 0; r < 500; r++) {
+                seed = seed * 1103515245u + 12345u;
+                float a = (float)(seed >> 8 & 0xFFFF) / 65536.0f, b = (float)(seed >> 4 & 0xFFF) / 4096.0f;
+                prism_ray ray = {{-2.0f, 8.0f * a, 4.0f * b}, 0.0f, {1.0f, 0.1f * (a - 0.5f), 0.05f}, 1e30f};
+                prism_hit h1, h2;
+                const int hit1 = prism_wide_closest_skip(v, &ray, PRISM_BVH_MISS, &h1);
+                const bool hit2 = prism_bvh_intersect(bvh, &ray, &h2);
+                assert_int_equal(hit1 != 0, hit2);
+                assert_int_equal(prism_wide_any(v, &ray) != PRISM_BVH_MISS, hit2);
+                if (hit1) {
+                    assert_int_equal(v->triangle_info[h1.triangle].id, h2.triangle);
+                    assert_true(h1.t == h2.t);
+                    hits++;
+                }
+            }
+            assert_true(hits > 50);
+            prism_geometry_destroy(g);
+        }
+    unsetenv("PRISM_TRAVERSAL");
+    assert_ledger_empty(ctx);
+    prism_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -606,6 +669,7 @@ int main(void)
         cmocka_unit_test(test_parallel_fill_and_staged_copy),
         cmocka_unit_test(test_gl_vertices_fallback),
         cmocka_unit_test(test_scene_arrays_allocator),
+        cmocka_unit_test(test_wide_tree),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

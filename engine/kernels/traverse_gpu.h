@@ -25,6 +25,7 @@
 #if defined(__CUDACC__)
 
 #include "traverse.h"
+#include "bvh_wide_traverse.h"
 
 /* Node i's two halves: (lo, first) and (hi, count). */
 __device__ __forceinline__ const float4 *prism_gpu_node(const prism_geometry_view &g, uint32_t i)
@@ -72,15 +73,15 @@ __device__ __forceinline__ bool prism_gpu_triangle(const prism_geometry_view &g,
     const float *c = g.vertices + 3u * (size_t)__ldg(tri + 2);
     const int kx = p.kx, ky = p.ky, kz = p.kz;
     const float az = __ldg(a + kz) - p.oz, bz = __ldg(b + kz) - p.oz, cz = __ldg(c + kz) - p.oz;
-    const float ax = (__ldg(a + kx) - p.ox) - p.sx * az;
-    const float ay = (__ldg(a + ky) - p.oy) - p.sy * az;
-    const float bx = (__ldg(b + kx) - p.ox) - p.sx * bz;
-    const float by = (__ldg(b + ky) - p.oy) - p.sy * bz;
-    const float cx = (__ldg(c + kx) - p.ox) - p.sx * cz;
-    const float cy = (__ldg(c + ky) - p.oy) - p.sy * cz;
-    float U = cx * by - cy * bx;
-    float V = ax * cy - ay * cx;
-    float W = bx * ay - by * ax;
+    const float ax = (__ldg(a + kx) - p.ox) - prism__mul(p.sx, az);
+    const float ay = (__ldg(a + ky) - p.oy) - prism__mul(p.sy, az);
+    const float bx = (__ldg(b + kx) - p.ox) - prism__mul(p.sx, bz);
+    const float by = (__ldg(b + ky) - p.oy) - prism__mul(p.sy, bz);
+    const float cx = (__ldg(c + kx) - p.ox) - prism__mul(p.sx, cz);
+    const float cy = (__ldg(c + ky) - p.oy) - prism__mul(p.sy, cz);
+    float U = prism__mul(cx, by) - prism__mul(cy, bx); /* unfused, as on the host */
+    float V = prism__mul(ax, cy) - prism__mul(ay, cx);
+    float W = prism__mul(bx, ay) - prism__mul(by, ax);
     if (U == 0.0f || V == 0.0f || W == 0.0f) {
         U = prism__edge_double(cx, cy, bx, by, U);
         V = prism__edge_double(ax, ay, cx, cy, V);
@@ -91,7 +92,7 @@ __device__ __forceinline__ bool prism_gpu_triangle(const prism_geometry_view &g,
     const float det = U + V + W;
     if (det == 0.0f)
         return false;
-    const float T = (U * az + V * bz + W * cz) * p.sz;
+    const float T = (prism__mul(U, az) + prism__mul(V, bz) + prism__mul(W, cz)) * p.sz;
     const float t = T * (1.0f / det);
     if (!(t >= tmin && t <= tmax))
         return false;
@@ -211,6 +212,48 @@ __device__ __forceinline__ bool prism_gpu_closest(const prism_geometry_view &g,
             if (!prism_gpu_pop(stack, sp, hit.t, first, count))
                 break;
         }
+    }
+    return hit.index != PRISM_TRACE_NONE;
+}
+
+/* The wide walk (geometry/bvh_wide_traverse.h) with one piece of work a
+ * step, a node visit or one triangle, so a lane with a leaf of many
+ * triangles does not hold the others of its warp through all of them
+ * (prism_wide_closest_pre tests a node's triangles together). The same
+ * hits: the same boxes against the same distances, ties to the smaller
+ * index. */
+__device__ __forceinline__ bool prism_gpu_wide_closest(const prism_geometry_view &g,
+                                                       const prism_ray_pre &p, uint32_t skip,
+                                                       prism_trace_hit &hit)
+{
+    hit.t = p.tmax;
+    hit.index = PRISM_TRACE_NONE;
+    hit.u = hit.v = 0.0f;
+    if (g.triangle_count == 0 || g.wide_count == 0)
+        return false;
+    const uint32_t octant = prism__wide_octant(&p);
+    prism__wide_entry stack[PRISM_WIDE_STACK];
+    int sp = 0;
+    uint32_t base = 0;
+    uint32_t tris = prism__wide_visit(&g, &p, 0, hit.t, octant, stack, &sp, &base);
+    for (;;) {
+        if (tris) {
+            const uint32_t j = prism__ctz(tris);
+            tris &= tris - 1u;
+            float t, u, v;
+            uint32_t index;
+            if (prism__wide_triangle(&g.wide_triangles[base + j], &p, p.tmin, hit.t, &index, &t, &u,
+                                     &v) &&
+                index != skip && (t < hit.t || index < hit.index)) {
+                hit.t = t;
+                hit.index = index;
+            }
+            continue;
+        }
+        uint32_t node;
+        if (!prism__wide_pop(stack, &sp, octant, &node))
+            break;
+        tris = prism__wide_visit(&g, &p, node, hit.t, octant, stack, &sp, &base);
     }
     return hit.index != PRISM_TRACE_NONE;
 }
