@@ -1,13 +1,13 @@
 /* The wide BVH on a CUDA device (label gpu; skipped without one): 1M rays
  * through the generated 2.56M-triangle detector, and rays through every
  * hostile scene, traced on the device by the binary walk, the render's
- * tuned binary walk, the wide walk and the wide walk a step at a time. The closest hits must be the same
- * triangle at the same t, bit for bit, but for exact ties (the same t on
- * another triangle), which the smaller-index rule settles alike on all
- * three unless a box is entered a rounding late: at most 1 in 10^4 rays.
- * Every 8th ray is also traced on the host (the reference): the same hit.
- * Any-hit verdicts must agree. PRISM_TEST_SMALL=1 (for compute-sanitizer):
- * 20k rays on the detector. */
+ * tuned binary walk, the wide walk and the wide walk a step at a time.
+ * The closest hits must be the same triangle at the same t, bit for bit,
+ * but for exact ties (the same t on another triangle), which the
+ * smaller-index rule settles alike on all of them unless a box is entered
+ * a rounding late: at most 1 in 10^4 rays. Every 8th ray is also traced on
+ * the host (the reference): the same hit. Any-hit verdicts must agree.
+ * PRISM_TEST_SMALL=1 (for compute-sanitizer): 20k rays on the detector. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
