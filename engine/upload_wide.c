@@ -68,7 +68,17 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
     if (r == PRISM_SUCCESS)
         r = place(g, w->triangles, w->triangle_count * sizeof *w->triangles, "bvh.wide_triangles",
                   &g->wide_triangles);
-    if (r == PRISM_SUCCESS) {
+    if (r == PRISM_ERROR_OUT_OF_MEMORY || r == PRISM_ERROR_OUT_OF_DEVICE_MEMORY) {
+        /* an optimisation, never a requirement: the binary walk still works */
+        prism__log(g->ctx, PRISM_LOG_WARNING,
+                   "upload: no memory for the wide BVH (%s); binary traversal", prism_result_string(r));
+        g->ctx->last_error[0] = 0;
+        prism_buffer_release(g->wide_nodes);
+        prism_buffer_release(g->wide_triangles);
+        g->wide_nodes = g->wide_triangles = NULL;
+        r = PRISM_SUCCESS;
+    }
+    if (r == PRISM_SUCCESS && g->wide_nodes) {
         prism_geometry_view *v = &g->view;
         v->wide_head = prism_buffer_device_pointer(g->wide_nodes);
         v->wide_tail = NULL;
