@@ -13,14 +13,14 @@
 #include "upload_internal.h"
 
 /* PRISM_TRAVERSAL=wide or =binary (environment) decides. Unset, the wide
- * tree is made where it measured faster: on the CUDA backend with the
- * binary nodes all in mapped memory (policy mapped, or no device memory
- * left for even a head of them; H200, 2.56M triangles: primary rays
- * 1.5-1.9x, propagation 2.5x). In device memory the render's tuned binary
- * walk measured faster (1.42 vs 1.19 G rays/s outside), a device head with
- * a mapped tail is not measured (the wide nodes would all be mapped), and
- * on the host backend the scalar wide walk measured slower than the SSE
- * binary one. */
+ * tree is made where it measured faster: on the host backend (one thread,
+ * 2.56M triangles, random rays: 1.83 against the SSE binary walk's
+ * 1.33-1.56 M rays/s), and on the CUDA backend with the binary nodes all in
+ * mapped memory (policy mapped, or no device memory left for even a head
+ * of them; H200, 2.56M triangles: primary rays 1.5-1.9x, propagation
+ * 2.5x). In device memory the render's tuned binary walk measured faster
+ * (1.42 against 1.19 G rays/s outside); a device head with a mapped tail is
+ * not measured (the wide nodes would all be mapped). */
 static bool wide_wanted(const prism_geometry *g)
 {
     const char *v = getenv("PRISM_TRAVERSAL");
@@ -28,8 +28,9 @@ static bool wide_wanted(const prism_geometry *g)
         return true;
     if (v && strcmp(v, "binary") == 0)
         return false;
-    return g->ctx->backend == PRISM_BACKEND_CUDA && g->mapped[NODES] != NULL &&
-           g->device[NODES] == NULL;
+    if (g->ctx->backend != PRISM_BACKEND_CUDA)
+        return true;
+    return g->mapped[NODES] != NULL && g->device[NODES] == NULL;
 }
 
 /* n bytes from src into a new buffer of the kind the binary nodes use. */

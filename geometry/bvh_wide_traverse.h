@@ -97,11 +97,54 @@ PRISM_HD prism_wide_node prism_view_wide(const prism_geometry_view *g, uint32_t 
 #endif
 }
 
+#if !defined(__CUDACC__) && defined(__SSE2__) && !defined(PRISM_TRAVERSE_SCALAR)
+#include <emmintrin.h>
+#define PRISM__WIDE_SSE 1
+
+/* Four plane bytes as floats. */
+static inline __m128 prism__wide_q4(const uint8_t *q)
+{
+    uint32_t w;
+    __builtin_memcpy(&w, q, 4);
+    __m128i v = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)w), _mm_setzero_si128());
+    return _mm_cvtepi32_ps(_mm_unpacklo_epi16(v, _mm_setzero_si128()));
+}
+
+/* Slots h*4 .. h*4+3 of the scalar test below, four at a time: the same
+ * operations in the same order (the multiply by a power of two is exact),
+ * and minps/maxps pick the operand the compare-selects pick when one is
+ * NaN, so the bits are the same. */
+static inline uint32_t prism__wide_boxes4(const prism_ray_pre *p, const prism_wide_node *n, int h,
+                                          __m128 tn, __m128 tf)
+{
+    for (int a = 0; a < 3; a++) {
+        const __m128 sc = _mm_set1_ps(prism__wide_scale(n->e[a])), pa = _mm_set1_ps(n->p[a]);
+        const __m128 o = _mm_set1_ps(p->org[a]);
+        const __m128 lo = _mm_add_ps(_mm_mul_ps(prism__wide_q4(&n->qlo[a][4 * h]), sc), pa);
+        const __m128 hi = _mm_add_ps(_mm_mul_ps(prism__wide_q4(&n->qhi[a][4 * h]), sc), pa);
+        const __m128 tlo = _mm_mul_ps(_mm_sub_ps(lo, o), _mm_set1_ps(p->inv_lo[a]));
+        const __m128 thi = _mm_mul_ps(_mm_sub_ps(hi, o), _mm_set1_ps(p->inv_hi[a]));
+        tn = _mm_max_ps(_mm_min_ps(thi, tlo), tn);
+        tf = _mm_min_ps(_mm_max_ps(tlo, thi), tf);
+    }
+    return (uint32_t)_mm_movemask_ps(_mm_cmple_ps(tn, tf));
+}
+#endif
+
 /* Bit s set for each non-empty slot whose decoded box the ray enters in
  * [tmin, tmax] (prism_ray_box's test on the decoded planes). */
 PRISM_HD uint32_t prism__wide_boxes(const prism_ray_pre *p, const prism_wide_node *n, float tmin,
                                     float tmax)
 {
+#ifdef PRISM__WIDE_SSE
+    {
+        const __m128 tn = _mm_set1_ps(tmin), tf = _mm_set1_ps(tmax * PRISM_RAY_BOX_WIDEN);
+        const __m128i m = _mm_cmpeq_epi8(_mm_loadl_epi64((const __m128i *)n->meta), _mm_setzero_si128());
+        const uint32_t used = ~(uint32_t)_mm_movemask_epi8(m) & 0xFFu;
+        return (prism__wide_boxes4(p, n, 0, tn, tf) | prism__wide_boxes4(p, n, 1, tn, tf) << 4) & used;
+    }
+#endif
+
     const float tfar = tmax * PRISM_RAY_BOX_WIDEN;
     const float s0 = prism__wide_scale(n->e[0]), s1 = prism__wide_scale(n->e[1]),
                 s2 = prism__wide_scale(n->e[2]);

@@ -8,5 +8,8 @@
 
 int scalar_closest(const prism_geometry_view *g, const prism_ray *ray, prism_hit *hit);
 uint32_t scalar_any(const prism_geometry_view *g, const prism_ray *ray);
+/* The same for the wide walk (geometry/bvh_wide_traverse.h). */
+int scalar_wide_closest(const prism_geometry_view *g, const prism_ray *ray, prism_hit *hit);
+uint32_t scalar_wide_any(const prism_geometry_view *g, const prism_ray *ray);
 
 #endif

@@ -3,7 +3,8 @@
  * every triangle in exactly one leaf, each decoded box holding the
  * triangles below it, the depth bound) and the wide traversal against the
  * binary one: the same closest hit (triangle, t, u, v, bit for bit, ties to
- * the smaller leaf-order index on both), the same any-hit verdict, with the
+ * the smaller leaf-order index on both), the same any-hit verdict, the
+ * host's SSE box tests giving the plain C's bits, with the
  * nodes split at any point, on soups of every awkward kind, the hostile
  * scenes, the bundled assets, and a tree too deep to collapse. */
 #include <math.h>
@@ -19,6 +20,7 @@
 
 #include "bvh_hostile.h"
 #include "bvh_internal.h"
+#include "bvh_scalar.h"
 #include "bvh_test_util.h"
 #include "bvh_traverse.h"
 #include "bvh_wide.h"
@@ -179,6 +181,11 @@ static size_t compare_views(const prism_geometry_view *bin, const prism_geometry
         same_hit(bin, &ray, &a, &w);
         assert_int_equal(prism_bvh_any(bin, &ray) != PRISM_BVH_MISS,
                          prism_wide_any(wide, &ray) != PRISM_BVH_MISS);
+        /* the host's SSE box tests against the plain C the GPU runs: the same bits */
+        prism_hit sc;
+        assert_int_equal(scalar_wide_closest(wide, &ray, &sc), hw);
+        assert_memory_equal(&sc, &w, sizeof sc);
+        assert_int_equal(scalar_wide_any(wide, &ray), prism_wide_any(wide, &ray));
         if (!ha)
             continue;
         hits++;
