@@ -20,7 +20,7 @@
 # library (prism__device_headers) and given to every runtime compilation.
 
 file(GLOB PRISM_DEVICE_KERNEL_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/kernels/*.h
-  ${PROJECT_SOURCE_DIR}/geometry/bvh_traverse*.h)
+  ${PROJECT_SOURCE_DIR}/geometry/bvh_traverse*.h ${PROJECT_SOURCE_DIR}/geometry/bvh_wide*.h)
 # Launcher tuning declares hidden library functions: not for renderers.
 list(FILTER PRISM_DEVICE_KERNEL_HEADERS EXCLUDE REGEX "/render_tuning\\.h$")
 list(APPEND PRISM_DEVICE_KERNEL_HEADERS ${PROJECT_SOURCE_DIR}/geometry/prism_hd.h

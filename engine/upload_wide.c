@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bvh_wide.h"
+#include "bvh_internal.h"
 #include "upload_internal.h"
 
 /* PRISM_TRAVERSAL=wide or =binary (environment) decides. Unset, the wide

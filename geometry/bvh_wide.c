@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bvh_wide.h"
+#include "bvh_internal.h"
 
 enum { ITEM_EMPTY, ITEM_INNER, ITEM_LEAF, ITEM_RANGE };
 

@@ -3,8 +3,9 @@
  * Traversal on GPUs Through Compressed Wide BVHs", HPG 2017, with our own
  * leaf encoding), and the triangles copied out in the order the nodes'
  * leaves read them. Made from a binary prism_bvh by a collapse
- * (prism__bvh_collapse); traversed by geometry/bvh_wide_traverse.h on both
- * backends. Plain C shared with the .cu files. */
+ * (prism__bvh_collapse, bvh_internal.h); traversed by
+ * geometry/bvh_wide_traverse.h on both backends. Plain C shared with the
+ * .cu files and NVRTC (device code only: no host function here). */
 #ifndef PRISM_BVH_WIDE_H
 #define PRISM_BVH_WIDE_H
 
@@ -73,28 +74,6 @@ PRISM_STATIC_ASSERT(sizeof(prism_wide_triangle) == 48, "prism_wide_triangle is t
  * many levels, plus two for a leaf of up to 64 triangles cut into pieces. */
 #define PRISM_WIDE_MAX_DEPTH (PRISM_BVH_MAX_DEPTH + 4)
 #define PRISM_WIDE_STACK (PRISM_WIDE_MAX_DEPTH + 1)
-
-typedef struct prism_bvh_wide {
-    prism_wide_node *nodes;
-    size_t node_count;
-    prism_wide_triangle *triangles;
-    size_t triangle_count;
-    unsigned depth; /* deepest node, root = 0 */
-} prism_bvh_wide;
-
-/* Collapse a binary BVH (any node order; node 0 the root) into the wide
- * layout: nodes, and the triangles copied from bvh's vertices in the order
- * the wide leaves read them. Greedy: each wide node takes its binary node's
- * two children, then keeps opening the inner child of largest surface area
- * until it has 8 children. Binary leaves of more than 4 triangles are cut
- * into pieces of 4 (under their leaf's box).
- * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL), PRISM_ERROR_LIMIT (a tree so
- *         deep the collapse would pass PRISM_WIDE_MAX_DEPTH, or more than
- *         2^32-1 nodes), PRISM_ERROR_OUT_OF_MEMORY. *out is NULL on failure.
- * @thread_safety Reentrant; one thread. */
-prism_result prism__bvh_collapse(const prism_bvh *bvh, prism_bvh_wide **out);
-/** Free a wide BVH. Accepts NULL. */
-void prism__bvh_wide_free(prism_bvh_wide *w);
 
 /* The exact float value of plane byte q on a node axis with origin p and
  * exponent byte e: what the traversal computes. */

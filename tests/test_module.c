@@ -146,7 +146,7 @@ static char *read_text(const char *path, size_t *size)
 }
 
 /* Every #include of every embedded header names an embedded header (the
- * host-only SSE header aside), so NVRTC finds them all; the public ones
+ * host-only SSE headers aside), so NVRTC finds them all; the public ones
  * are the files of the source tree, byte for byte. */
 static void test_embedded_headers_complete(void **state)
 {
@@ -173,7 +173,7 @@ static void test_embedded_headers_complete(void **state)
             assert_non_null(end);
             char name[128];
             snprintf(name, sizeof name, "%.*s", (int)(end - q - 1), q + 1);
-            if (strcmp(name, "xmmintrin.h") == 0)
+            if (strcmp(name, "xmmintrin.h") == 0 || strcmp(name, "emmintrin.h") == 0)
                 continue;
             if (embedded(name) == NULL)
                 fail_msg("%s includes \"%s\", which is not embedded", h->name, name);

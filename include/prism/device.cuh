@@ -20,7 +20,10 @@
  * and, for kernels that want Prism's own pieces, the internal level they
  * are built on: prism_trace_closest(&view.geometry, pv3 ...) returning a
  * prism_trace_hit (prism/device/traverse.h), prism_bvh_closest_skip and
- * prism_bvh_any (prism/device/bvh_traverse.h), pv3 arithmetic (vec.h).
+ * prism_bvh_any (prism/device/bvh_traverse.h), their wide-tree forms
+ * prism_wide_closest_skip and prism_wide_any (prism/device/
+ * bvh_wide_traverse.h, where view.geometry.wide_count is not 0), pv3
+ * arithmetic (vec.h).
  *
  * Directions need not be normalised: distances are in units of the
  * direction's length (metres for a unit direction). Triangle `index` is in
@@ -90,7 +93,8 @@ __device__ __forceinline__ bool prism_trace_closest(const prism_device_view *vie
 }
 
 /* Whether any triangle lies along origin + t direction, t in [tmin, tmax]:
- * the walk stops at the first one found (prism_bvh_any). */
+ * the walk stops at the first one found (prism_wide_any where the upload
+ * made a wide tree, else prism_bvh_any). */
 __device__ __forceinline__ bool prism_trace_any(const prism_device_view *view, float3 origin,
                                                 float3 direction, float tmin, float tmax)
 {
@@ -103,7 +107,8 @@ __device__ __forceinline__ bool prism_trace_any(const prism_device_view *view, f
     ray.dir[2] = direction.z;
     ray.tmin = tmin;
     ray.tmax = tmax;
-    return prism_bvh_any(&view->geometry, &ray) != PRISM_BVH_MISS;
+    return (view->geometry.wide_count ? prism_wide_any(&view->geometry, &ray)
+                                      : prism_bvh_any(&view->geometry, &ray)) != PRISM_BVH_MISS;
 }
 
 /* Unit normal of leaf-order triangle `index`, (v1 - v0) x (v2 - v0): it
