@@ -649,6 +649,10 @@ size_t prism_geometry_report_format(const prism_upload_report *r, char *buf, siz
             r->inputs_bytes / 1e6, r->inputs_path, r->inputs_seconds, r->inputs_gbps);
     if (r->gl_filled)
         OUT("  GL buffers written by the upload through interop: %.4f s\n", r->gl_fill_seconds);
+    if (r->wide_nodes)
+        OUT("  wide bvh: %zu nodes, %.1f MB of nodes and %.1f MB of triangles in %s memory, %.4f s\n",
+            r->wide_nodes, r->wide_node_bytes / 1e6, r->wide_triangle_bytes / 1e6,
+            r->wide_mapped ? "mapped" : "device", r->wide_seconds);
     OUT("  %-14s %12s %12s %12s %9s %8s  %s\n", "array", "bytes", "device", "mapped", "seconds",
         "GB/s", "reason");
     for (size_t i = 0; i < r->array_count; i++) {

@@ -90,6 +90,12 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
         v->wide_count = (uint32_t)w->node_count;
         v->wide_split = v->wide_count;
         v->wide_triangles = prism_buffer_device_pointer(g->wide_triangles);
+        prism_upload_report *rep = &g->report;
+        rep->wide_nodes = w->node_count;
+        rep->wide_node_bytes = w->node_count * sizeof *w->nodes;
+        rep->wide_triangle_bytes = w->triangle_count * sizeof *w->triangles;
+        rep->wide_mapped = g->mapped[NODES] != NULL;
+        rep->wide_seconds = prism__up_now() - t0;
         prism__log(g->ctx, PRISM_LOG_INFO,
                    "upload: wide BVH: %zu nodes (%zu bytes), %zu triangles (%zu bytes), depth %u, "
                    "%s memory, %.3f s",

@@ -622,13 +622,23 @@ static void test_wide_tree(void **state)
                 triangles_seen |= strcmp(mr.tags[i].tag, "bvh.wide_triangles") == 0 &&
                                   mr.tags[i].bytes >= bvh->triangle_count * sizeof(prism_wide_triangle);
             }
+            const prism_upload_report *rep = prism_geometry_report(g);
+            char text[4096];
+            assert_true(prism_geometry_report_format(rep, text, sizeof text) < sizeof text);
             if (m == 1) {
                 assert_int_equal(v->wide_count, 0);
+                assert_int_equal(rep->wide_nodes, 0);
+                assert_null(strstr(text, "wide bvh"));
                 assert_false(nodes_seen || triangles_seen);
                 prism_geometry_destroy(g);
                 continue;
             }
             assert_true(v->wide_count > 0 && v->wide_split == v->wide_count);
+            assert_int_equal(rep->wide_nodes, v->wide_count);
+            assert_int_equal(rep->wide_node_bytes, v->wide_count * sizeof(prism_wide_node));
+            assert_int_equal(rep->wide_triangle_bytes, bvh->triangle_count * sizeof(prism_wide_triangle));
+            assert_int_equal(rep->wide_mapped, p == PRISM_PLACEMENT_MAPPED);
+            assert_non_null(strstr(text, "wide bvh"));
             assert_true(nodes_seen && triangles_seen);
             check_view(g);
             unsigned seed = 777;

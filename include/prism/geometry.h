@@ -151,6 +151,16 @@ typedef struct prism_upload_report {
     char inputs_path[16];
     size_t inputs_bytes;
     double inputs_seconds, inputs_gbps;
+    /* The wide BVH made next to the binary one (8-wide quantised nodes and
+     * the triangles copied in their leaves' order), 0 nodes where none was:
+     * PRISM_TRAVERSAL=wide|binary (environment) decides, by default made on
+     * the host backend and, on CUDA, where the binary nodes are all mapped.
+     * In device memory, or mapped (wide_mapped) where the binary nodes are;
+     * the ledger holds it as "bvh.wide_nodes" and "bvh.wide_triangles"; not
+     * in device_bytes / mapped_bytes, which are the planned arrays'. */
+    size_t wide_nodes, wide_node_bytes, wide_triangle_bytes;
+    bool wide_mapped;
+    double wide_seconds; /* the collapse (and read-back) and the copies */
 } prism_upload_report;
 
 /** Upload `bvh` (and the per-triangle codes of `scene`, mapped through
