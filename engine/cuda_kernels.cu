@@ -268,12 +268,23 @@ extern "C" void prism__cuda_kernels_shutdown(prism_context *ctx, prism_kernel_st
 /* The stats' photon figures (prism__propagate_tally's) from photons in
  * device memory: steps, detected and step-limited counts, the OR of the
  * histories. Sums per warp, one atomic each. */
+/* A float as an unsigned key that orders as the float does, so the
+ * latest time is one atomicMax; key 0 sorts below every float. */
+static __device__ uint32_t time_key(float t)
+{
+    const uint32_t u = __float_as_uint(t);
+    return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+
 __global__ void prism_tally_kernel(const prism_photon *p, uint32_t n, unsigned long long *sums,
-                                   uint32_t *any)
+                                   uint32_t *any, uint32_t *latest)
 {
     unsigned long long steps = 0, detected = 0, limited = 0;
-    uint32_t or_ = 0;
+    uint32_t or_ = 0, key = 0;
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const float t = p[i].time;
+        if (isfinite(t))
+            key = max(key, time_key(t));
         const uint32_t h = p[i].history;
         steps += p[i].steps;
         or_ |= h;
@@ -285,12 +296,14 @@ __global__ void prism_tally_kernel(const prism_photon *p, uint32_t n, unsigned l
         detected += __shfl_xor_sync(~0u, detected, o);
         limited += __shfl_xor_sync(~0u, limited, o);
         or_ |= __shfl_xor_sync(~0u, or_, o);
+        key = max(key, __shfl_xor_sync(~0u, key, o));
     }
     if ((threadIdx.x & 31) == 0) {
         atomicAdd(&sums[0], steps);
         atomicAdd(&sums[1], detected);
         atomicAdd(&sums[2], limited);
         atomicOr(any, or_);
+        atomicMax(latest, key);
     }
 }
 
@@ -305,13 +318,13 @@ extern "C" prism_result prism__cuda_tally(prism_context *ctx, const prism_photon
     if (r != PRISM_SUCCESS)
         return r;
     unsigned long long *sums = (unsigned long long *)prism_buffer_device_pointer(scratch);
-    uint32_t *any = (uint32_t *)(sums + 3);
+    uint32_t *any = (uint32_t *)(sums + 3), *latest = any + 1; /* the scratch's last 8 bytes */
     unsigned long long got[4];
     cudaStream_t s = prism__cuda_stream_of(ctx);
     cudaError_t err = cudaMemsetAsync(sums, 0, 32, s);
     if (err == cudaSuccess) {
         const unsigned grid = prism__cuda_blocks(count, 256);
-        prism_tally_kernel<<<grid < 1024 ? grid : 1024, 256, 0, s>>>(photons, count, sums, any);
+        prism_tally_kernel<<<grid < 1024 ? grid : 1024, 256, 0, s>>>(photons, count, sums, any, latest);
         err = cudaGetLastError();
     }
     if (err == cudaSuccess)
@@ -326,6 +339,13 @@ extern "C" prism_result prism__cuda_tally(prism_context *ctx, const prism_photon
     st->steps = got[0];
     st->detected = (size_t)got[1];
     st->step_limited = (size_t)got[2];
-    st->history_or = (uint32_t)got[3];
+    uint32_t words[2];
+    memcpy(words, &got[3], sizeof words);
+    st->history_or = words[0];
+    const uint32_t key = words[1];
+    const uint32_t bits = (key & 0x80000000u) ? key & 0x7fffffffu : ~key;
+    float t;
+    memcpy(&t, &bits, sizeof t);
+    st->time_max = key ? t : 0.0f;
     return PRISM_SUCCESS;
 }

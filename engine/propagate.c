@@ -78,7 +78,10 @@ void prism__propagate_tally(const prism_photon *photons, size_t count, prism_pro
     uint64_t steps = 0;
     uint32_t any = 0;
     size_t detected = 0, limited = 0;
+    float latest = -INFINITY;
     for (size_t i = 0; i < count; i++) {
+        if (isfinite(photons[i].time) && photons[i].time > latest)
+            latest = photons[i].time;
         steps += photons[i].steps;
         any |= photons[i].history;
         detected += (photons[i].history & PRISM_SURFACE_DETECT) != 0;
@@ -88,6 +91,7 @@ void prism__propagate_tally(const prism_photon *photons, size_t count, prism_pro
     st->history_or = any;
     st->detected = detected;
     st->step_limited = limited;
+    st->time_max = latest == -INFINITY ? 0.0f : latest;
 }
 
 typedef struct run_state {

@@ -121,6 +121,10 @@ static void test_sphere_arrival_time(void **state)
     }
     assert_int_equal(st.detected, src.count);
     assert_int_equal(st.steps, src.count);
+    float latest = 0;
+    for (size_t i = 0; i < src.count; i++)
+        latest = ph[i].time > latest ? ph[i].time : latest;
+    assert_true(st.time_max == latest); /* the stats' latest final time */
     free(ph);
     kt_free(&s, ctx);
 }

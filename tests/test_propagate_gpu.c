@@ -177,7 +177,12 @@ static void test_policies_and_outputs_identical(void **state)
            "device buffer)\n", detected, on_host.detected, records_only.detected, in_buffer.detected);
     assert_true(detected > 0);
     const prism_propagate_stats *all[3] = {&on_host, &records_only, &in_buffer};
+    float latest = 0;
+    for (size_t i = 0; i < N; i++)
+        latest = ref[i].time > latest ? ref[i].time : latest;
+    assert_true(on_host.time_max == latest && latest > 0);
     for (int i = 0; i < 3; i++) {
+        assert_true(all[i]->time_max == on_host.time_max); /* also when tallied on the device */
         assert_int_equal(all[i]->detected, detected);
         assert_int_equal(all[i]->steps, on_host.steps);
         assert_int_equal(all[i]->history_or, on_host.history_or);

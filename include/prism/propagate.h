@@ -187,6 +187,8 @@ typedef struct prism_propagate_stats {
     uint32_t history_or;      /* OR of every photon's history */
     size_t detected;          /* photons with SURFACE_DETECT */
     size_t step_limited;      /* photons with STEP_LIMIT */
+    float time_max;           /* the latest final time of any photon, ns (non-finite
+                                 times left out; 0 when none): an animation's end */
 } prism_propagate_stats;
 
 /** Generate the photons of `source` and propagate them through `geometry`
