@@ -110,14 +110,23 @@ def test_fast_math_agrees_statistically(gpu_geometry, geometry, centre):
         assert abs(a - b) <= 5 * max(np.sqrt(a + b), 1.0), (prism.history_flag_name(flag), a, b)
 
 
+def _cycle(cuda, seed):
+    g = cuda.upload(prism.load(TINY, progress=False), progress=False)
+    r = g.propagate(prism.Source.point(64), seed=seed, on_device=True)
+    _ = r.hits
+    del g, r
+
+
 def test_no_device_memory_left_after_a_thousand_cycles(cuda):
+    # One cycle first: the context keeps a few bytes it makes on first use
+    # (on the H200, one 64-byte block appeared after the first cycle and
+    # never grew over 1000), which is state, not a leak.
+    _cycle(cuda, 0)
+    gc.collect()
     cuda.trim()
     before = cuda.memory_report()
     for i in range(1000):
-        g = cuda.upload(prism.load(TINY, progress=False), progress=False)
-        r = g.propagate(prism.Source.point(64), seed=i, on_device=True)
-        _ = r.hits
-        del g, r
+        _cycle(cuda, i)
     gc.collect()
     cuda.trim()
     after = cuda.memory_report()
