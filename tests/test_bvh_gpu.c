@@ -396,6 +396,20 @@ static void test_bad_triangles(void **state)
     assert_null(g);
 }
 
+/* The two geometries hold the same tree: nodes, leaf order, vertices. */
+static void assert_same_tree(const prism_geometry *a, const prism_geometry *b)
+{
+    prism_bvh *ta = NULL, *tb = NULL;
+    assert_int_equal(prism__geometry_download(a, &ta), PRISM_SUCCESS);
+    assert_int_equal(prism__geometry_download(b, &tb), PRISM_SUCCESS);
+    assert_int_equal(ta->node_count, tb->node_count);
+    assert_memory_equal(ta->nodes, tb->nodes, ta->node_count * sizeof *ta->nodes);
+    assert_memory_equal(ta->triangle_ids, tb->triangle_ids, ta->triangle_count * 4);
+    assert_memory_equal(ta->vertices, tb->vertices, ta->vertex_count * 12);
+    prism_bvh_free(ta);
+    prism_bvh_free(tb);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -403,14 +417,7 @@ static void test_deterministic(void **state)
     assert_non_null(s);
     prism_geometry *a = upload(s, PRISM_BVH_BUILDER_CUDA, PRISM_PLACEMENT_DEVICE, 0, NULL);
     prism_geometry *b = upload(s, PRISM_BVH_BUILDER_CUDA, PRISM_PLACEMENT_DEVICE, 0, NULL);
-    prism_bvh *ta = NULL, *tb = NULL;
-    assert_int_equal(prism__geometry_download(a, &ta), PRISM_SUCCESS);
-    assert_int_equal(prism__geometry_download(b, &tb), PRISM_SUCCESS);
-    assert_int_equal(ta->node_count, tb->node_count);
-    assert_memory_equal(ta->nodes, tb->nodes, ta->node_count * sizeof *ta->nodes);
-    assert_memory_equal(ta->triangle_ids, tb->triangle_ids, ta->triangle_count * 4);
-    prism_bvh_free(ta);
-    prism_bvh_free(tb);
+    assert_same_tree(a, b);
     prism_geometry_destroy(a);
     prism_geometry_destroy(b);
     prism_scene_free(s);
@@ -441,13 +448,7 @@ static void test_born_pinned(void **state)
     assert_string_equal(ra->inputs_path, "staged");
     assert_string_equal(rb->inputs_path, "pinned DMA");
     assert_int_equal(ra->inputs_bytes, rb->inputs_bytes);
-    prism_bvh *ta = NULL, *tb = NULL;
-    assert_int_equal(prism__geometry_download(a, &ta), PRISM_SUCCESS);
-    assert_int_equal(prism__geometry_download(b, &tb), PRISM_SUCCESS);
-    assert_int_equal(ta->node_count, tb->node_count);
-    assert_memory_equal(ta->nodes, tb->nodes, ta->node_count * sizeof *ta->nodes);
-    assert_memory_equal(ta->triangle_ids, tb->triangle_ids, ta->triangle_count * 4);
-    assert_memory_equal(ta->vertices, tb->vertices, ta->vertex_count * 12);
+    assert_same_tree(a, b);
     for (int inside = 0; inside < 2; inside++) { /* shading reads the packed codes */
         prism_camera cam = camera_of(plain, inside);
         uint32_t *ia = render(a, &cam, 320, 200), *ib = render(b, &cam, 320, 200);
@@ -469,8 +470,6 @@ static void test_born_pinned(void **state)
     assert_memory_equal(pa, pb, N * sizeof *pa);
     free(pa);
     free(pb);
-    prism_bvh_free(ta);
-    prism_bvh_free(tb);
     prism_geometry_destroy(a);
     prism_geometry_destroy(b);
     prism_scene_free(born); /* before the context: its arrays are the context's memory */
