@@ -122,6 +122,35 @@ prism_result prism_context_prewarm(const prism_context_desc *desc_in)
     return prism__cuda_warm(c.index >= 0 ? c.index : 0, &desc);
 }
 
+prism_result prism_device_list(const char *devices, int *indices, int capacity, int *count,
+                               char *message, size_t message_size)
+{
+    char scratch[8];
+    if (message == NULL || message_size == 0) {
+        message = scratch;
+        message_size = sizeof scratch;
+    }
+    message[0] = 0;
+    if (count != NULL)
+        *count = 0;
+    if (indices == NULL || count == NULL || capacity < 1) {
+        snprintf(message, message_size, "device list: NULL indices or count, or capacity < 1");
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    }
+    prism_result why = PRISM_SUCCESS;
+    char reason[256], path[512], text[128];
+    prism_device_sources s;
+    prism__device_sources_from_env(&s, devices, path, sizeof path, text, sizeof text);
+    s.device_count = prism__cuda_count(&why, reason, sizeof reason);
+    prism_result r = prism__choose_devices(&s, indices, capacity, count, message, message_size);
+    if (r != PRISM_SUCCESS && s.device_count == 0 && why != PRISM_SUCCESS) {
+        size_t used = strlen(message);
+        snprintf(message + used, message_size - used, " (%s)", reason);
+        return why;
+    }
+    return r;
+}
+
 static double seconds_now(void)
 {
     struct timespec ts;

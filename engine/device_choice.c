@@ -40,50 +40,133 @@ static void trimmed(const char *text, char *out, size_t size)
     out[n] = 0;
 }
 
+/* The first source that is set: its trimmed text in `value`, its name in
+ * `source`; NULL when none is. */
+static const char *pick_source(const prism_device_sources *s, char *value, size_t value_size,
+                               char *source, size_t source_size)
+{
+    const char *text = NULL, *name = NULL;
+    if (s->argument) {
+        text = s->argument;
+        name = "device argument";
+    } else if (s->prism_device && *s->prism_device) {
+        text = s->prism_device;
+        name = "PRISM_DEVICE";
+    } else if (s->cuda_device && *s->cuda_device) {
+        text = s->cuda_device;
+        name = "CUDA_DEVICE";
+    } else if (s->file_text) {
+        text = s->file_text;
+    } else {
+        return NULL;
+    }
+    trimmed(text, value, value_size);
+    if (name == NULL)
+        snprintf(source, source_size, "%s contains \"%s\"",
+                 s->file_path ? s->file_path : "~/.cuda-device", value);
+    else if (s->argument)
+        snprintf(source, source_size, "%s \"%s\"", name, value);
+    else
+        snprintf(source, source_size, "%s=%s", name, value);
+    return text;
+}
+
+static int is_all(const char *value)
+{
+    return strcmp(value, "all") == 0;
+}
+
+/* "0", "0,1", "cuda:0, cuda:2", "all" into indices: the number of them,
+ * or -1 with the message set. */
+static int parse_list(const char *value, const char *source, int device_count, int *indices,
+                      int capacity, char *message, size_t message_size)
+{
+    if (is_all(value)) {
+        if (device_count <= 0) {
+            snprintf(message, message_size, "%s: no CUDA device", source);
+            return -1;
+        }
+        int n = device_count < capacity ? device_count : capacity;
+        for (int i = 0; i < n; i++)
+            indices[i] = i;
+        return n;
+    }
+    char item[64];
+    int n = 0;
+    for (const char *at = value;; at++) {
+        size_t len = strcspn(at, ",");
+        if (len >= sizeof item)
+            len = sizeof item - 1;
+        memcpy(item, at, len);
+        item[len] = 0;
+        int index = parse_index(item);
+        if (index < 0) {
+            snprintf(message, message_size,
+                     "%s: not a device index (expected 0, 1, ... or cuda:N; for several "
+                     "devices a list such as 0,1, or all)", source);
+            return -1;
+        }
+        if (index >= device_count) {
+            if (strchr(value, ',') == NULL)
+                snprintf(message, message_size, "%s: out of range (%d CUDA device%s)", source,
+                         device_count, device_count == 1 ? "" : "s");
+            else
+                snprintf(message, message_size, "%s: device %d out of range (%d CUDA device%s)",
+                         source, index, device_count, device_count == 1 ? "" : "s");
+            return -1;
+        }
+        if (n == capacity) {
+            snprintf(message, message_size, "%s: more than %d devices", source, capacity);
+            return -1;
+        }
+        indices[n++] = index;
+        at = strchr(at, ',');
+        if (at == NULL)
+            return n;
+    }
+}
+
 prism_result prism__choose_device(const prism_device_sources *s, prism_device_choice *choice,
                                   char *message, size_t message_size)
 {
     char value[128];
-    const char *text = NULL;
     choice->index = -1;
     choice->source[0] = 0;
     if (message_size)
         message[0] = 0;
-
-    if (s->argument) {
-        text = s->argument;
-        trimmed(text, value, sizeof value);
-        snprintf(choice->source, sizeof choice->source, "device argument \"%s\"", value);
-    } else if (s->prism_device && *s->prism_device) {
-        text = s->prism_device;
-        trimmed(text, value, sizeof value);
-        snprintf(choice->source, sizeof choice->source, "PRISM_DEVICE=%s", value);
-    } else if (s->cuda_device && *s->cuda_device) {
-        text = s->cuda_device;
-        trimmed(text, value, sizeof value);
-        snprintf(choice->source, sizeof choice->source, "CUDA_DEVICE=%s", value);
-    } else if (s->file_text) {
-        text = s->file_text;
-        trimmed(text, value, sizeof value);
-        snprintf(choice->source, sizeof choice->source, "%s contains \"%s\"",
-                 s->file_path ? s->file_path : "~/.cuda-device", value);
-    } else {
+    const char *text = pick_source(s, value, sizeof value, choice->source, sizeof choice->source);
+    if (text == NULL) {
         snprintf(choice->source, sizeof choice->source, "first usable device");
         return PRISM_SUCCESS;
     }
+    /* A list names the devices of a multi-device run; one context takes
+     * its first ("all": the first usable). */
+    if (is_all(value))
+        return PRISM_SUCCESS;
+    int indices[PRISM_MAX_DEVICES];
+    if (parse_list(value, choice->source, s->device_count, indices, PRISM_MAX_DEVICES, message,
+                   message_size) < 0)
+        return PRISM_ERROR_INVALID_DEVICE;
+    choice->index = indices[0];
+    return PRISM_SUCCESS;
+}
 
-    int index = parse_index(text);
-    if (index < 0) {
-        snprintf(message, message_size, "%s: not a device index (expected 0, 1, ... or cuda:N)",
-                 choice->source);
-        return PRISM_ERROR_INVALID_DEVICE;
+prism_result prism__choose_devices(const prism_device_sources *s, int *indices, int capacity,
+                                   int *count, char *message, size_t message_size)
+{
+    char value[128], source[256];
+    *count = 0;
+    if (message_size)
+        message[0] = 0;
+    const char *text = pick_source(s, value, sizeof value, source, sizeof source);
+    if (text == NULL) {
+        snprintf(value, sizeof value, "all");
+        snprintf(source, sizeof source, "every device");
     }
-    if (index >= s->device_count) {
-        snprintf(message, message_size, "%s: out of range (%d CUDA device%s)", choice->source,
-                 s->device_count, s->device_count == 1 ? "" : "s");
-        return PRISM_ERROR_INVALID_DEVICE;
-    }
-    choice->index = index;
+    int n = parse_list(value, source, s->device_count, indices, capacity, message, message_size);
+    if (n < 0)
+        return s->device_count > 0 ? PRISM_ERROR_INVALID_DEVICE : PRISM_ERROR_NO_DEVICE;
+    *count = n;
     return PRISM_SUCCESS;
 }
 

@@ -8,6 +8,8 @@
 
 #include "prism/result.h"
 
+#define PRISM_MAX_DEVICES 64
+
 typedef struct prism_device_sources {
     const char *argument;      /* prism_context_desc.device */
     const char *prism_device;  /* $PRISM_DEVICE */
@@ -27,6 +29,15 @@ typedef struct prism_device_choice {
  * message naming the source in `message`; there is no fallback. */
 prism_result prism__choose_device(const prism_device_sources *sources, prism_device_choice *choice,
                                   char *message, size_t message_size);
+
+/* The devices of a multi-device run by the same rules: the first source
+ * that is set holds one index, a list ("0,1", "cuda:0,cuda:1") or "all";
+ * none set means every device. A list given to prism__choose_device gives
+ * its first entry ("all": the first usable device). Indices may repeat
+ * (two contexts on one device). PRISM_ERROR_INVALID_DEVICE (or NO_DEVICE
+ * when there are no devices) with the source named in `message`. */
+prism_result prism__choose_devices(const prism_device_sources *sources, int *indices,
+                                   int capacity, int *count, char *message, size_t message_size);
 
 /* Fill sources from the process: getenv and $HOME/.cuda-device. `file_buf`
  * holds the file's text. */

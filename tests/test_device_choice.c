@@ -63,7 +63,8 @@ static void test_invalid_values_name_their_source(void **state)
 
     s = (prism_device_sources){.prism_device = "gpu0", .cuda_device = "0", .device_count = 2};
     assert_int_equal(choose(&s, &index, msg), PRISM_ERROR_INVALID_DEVICE);
-    assert_string_equal(msg, "PRISM_DEVICE=gpu0: not a device index (expected 0, 1, ... or cuda:N)");
+    assert_string_equal(msg, "PRISM_DEVICE=gpu0: not a device index (expected 0, 1, ... or cuda:N; "
+                             "for several devices a list such as 0,1, or all)");
     assert_int_equal(index, -1); /* no fallback to CUDA_DEVICE */
 
     s = (prism_device_sources){.prism_device = "-1", .device_count = 2};
@@ -75,7 +76,8 @@ static void test_invalid_values_name_their_source(void **state)
                                .device_count = 1};
     assert_int_equal(choose(&s, &index, msg), PRISM_ERROR_INVALID_DEVICE);
     assert_string_equal(msg, "/home/u/.cuda-device contains \"banana\": not a device index "
-                             "(expected 0, 1, ... or cuda:N)");
+                             "(expected 0, 1, ... or cuda:N; for several devices a list such as "
+                             "0,1, or all)");
 
     s = (prism_device_sources){.argument = "1", .device_count = 1};
     assert_int_equal(choose(&s, &index, msg), PRISM_ERROR_INVALID_DEVICE);
@@ -96,6 +98,64 @@ static void test_whitespace_and_prefix(void **state)
     s = (prism_device_sources){.cuda_device = "cuda:0", .device_count = 1};
     assert_int_equal(choose(&s, &index, msg), PRISM_SUCCESS);
     assert_int_equal(index, 0);
+}
+
+static prism_result choose_list(const prism_device_sources *s, int *indices, int *count,
+                                char *msg)
+{
+    return prism__choose_devices(s, indices, 4, count, msg, 512);
+}
+
+/* Lists for multi-device runs: "0,1", "all", repeats, the first entry for
+ * one context, and the same refusals as a single index. */
+static void test_device_lists(void **state)
+{
+    (void)state;
+    char msg[512];
+    int idx[4], n, index;
+    prism_device_sources s = {.prism_device = " 1, cuda:0 ,1\n", .device_count = 2};
+    assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_SUCCESS);
+    assert_int_equal(n, 3);
+    assert_int_equal(idx[0], 1);
+    assert_int_equal(idx[1], 0);
+    assert_int_equal(idx[2], 1);
+    assert_int_equal(choose(&s, &index, msg), PRISM_SUCCESS);
+    assert_int_equal(index, 1); /* one context: the list's first */
+
+    s = (prism_device_sources){.argument = "all", .prism_device = "0", .device_count = 3};
+    assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_SUCCESS);
+    assert_int_equal(n, 3);
+    assert_int_equal(idx[2], 2);
+    assert_int_equal(choose(&s, &index, msg), PRISM_SUCCESS);
+    assert_int_equal(index, -1); /* all: the first usable */
+
+    s = (prism_device_sources){.device_count = 2}; /* nothing set: every device */
+    assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_SUCCESS);
+    assert_int_equal(n, 2);
+
+    s = (prism_device_sources){.cuda_device = "0", .device_count = 2};
+    assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_SUCCESS);
+    assert_int_equal(n, 1);
+    assert_int_equal(idx[0], 0);
+
+    s = (prism_device_sources){.prism_device = "0,2", .device_count = 2};
+    assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_ERROR_INVALID_DEVICE);
+    assert_string_equal(msg, "PRISM_DEVICE=0,2: device 2 out of range (2 CUDA devices)");
+    assert_int_equal(n, 0);
+    assert_int_equal(choose(&s, &index, msg), PRISM_ERROR_INVALID_DEVICE);
+
+    const char *bad[] = {"0,", ",1", "0,,1", "0;1", "al", "0,all"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        s = (prism_device_sources){.argument = bad[i], .device_count = 2};
+        assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_ERROR_INVALID_DEVICE);
+        assert_non_null(strstr(msg, "not a device index"));
+    }
+    s = (prism_device_sources){.argument = "0,1,0,1,0", .device_count = 2};
+    assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_ERROR_INVALID_DEVICE);
+    assert_non_null(strstr(msg, "more than 4 devices"));
+    s = (prism_device_sources){.argument = "all", .device_count = 0};
+    assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_ERROR_NO_DEVICE);
+    assert_string_equal(msg, "device argument \"all\": no CUDA device");
 }
 
 /* The process's own sources: environment variables and $HOME/.cuda-device. */
@@ -145,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_order_of_sources),
         cmocka_unit_test(test_invalid_values_name_their_source),
         cmocka_unit_test(test_whitespace_and_prefix),
+        cmocka_unit_test(test_device_lists),
         cmocka_unit_test(test_from_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

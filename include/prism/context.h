@@ -131,6 +131,20 @@ PRISM_API const char *prism_backend_name(prism_backend backend);
 
 /** Number of CUDA devices (0 without a driver or in a build without CUDA). */
 PRISM_API int prism_cuda_device_count(void);
+/** The CUDA devices of a multi-device run (one context each, e.g. for
+ * prism_propagate_multi), by the rules of prism_context_desc.device with a
+ * list: `devices` ("0,1", "cuda:0,cuda:1", "all", or one index; repeats
+ * give several contexts on one device), else $PRISM_DEVICE, $CUDA_DEVICE,
+ * ~/.cuda-device; none set: every device. A list in one of those given to
+ * prism_context_create gives its first entry. At most `capacity` indices
+ * go to `indices`, their number to *count.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL indices or count, capacity
+ *   < 1), PRISM_ERROR_NO_DRIVER, PRISM_ERROR_NO_DEVICE,
+ *   PRISM_ERROR_INVALID_DEVICE; `message` (when not NULL) says why and
+ *   names the source ("PRISM_DEVICE=0,2: device 2 out of range"). */
+PRISM_API prism_result prism_device_list(const char *devices, int *indices, int capacity,
+                                         int *count, char *message, size_t message_size);
+
 /** Fill `info` for CUDA device `index`, or for the host when index < 0. */
 PRISM_API prism_result prism_device_query(int index, prism_device_info *info);
 

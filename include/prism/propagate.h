@@ -7,8 +7,9 @@
  * the photon's index in the run, so a photon draws the same numbers on
  * both, and in whichever call of a run split into batches it is.
  *
- * Functions: prism_propagate, prism_propagate_batch_limit,
- *            prism_photons_select, prism_history_flag_name. */
+ * Functions: prism_propagate, prism_propagate_multi,
+ *            prism_propagate_batch_limit, prism_photons_select,
+ *            prism_history_flag_name. */
 #ifndef PRISM_PROPAGATE_H
 #define PRISM_PROPAGATE_H
 
@@ -210,6 +211,45 @@ PRISM_API prism_result prism_propagate(prism_context *ctx, const prism_geometry 
                                        const prism_propagate_desc *desc,
                                        const prism_propagate_outputs *outputs,
                                        prism_propagate_stats *stats);
+
+/* One context's part of a prism_propagate_multi call. */
+typedef struct prism_propagate_share {
+    size_t photons;     /* photons it propagated */
+    unsigned batches;   /* prism_propagate calls it made */
+    double seconds;     /* time inside them */
+} prism_propagate_share;
+
+/** prism_propagate across several contexts at once (one per GPU, or
+ * several on one device), each with `geometries[i]`, the same scene
+ * uploaded with `contexts[i]`. The photons are cut into batches that the
+ * contexts take as they finish their last one (each from its own thread),
+ * a batch sized by the context's measured photons per second against the
+ * others' and shrinking as the run ends, so the devices finish together;
+ * every batch at most what prism_propagate_batch_limit allows (shared
+ * between contexts of one device). Batch b's photons carry their index in
+ * the run (desc->first_photon + their place), so the outputs are, byte for
+ * byte, those of one prism_propagate call, whatever n and however the
+ * batches fell. `count` may exceed 2^32-1 here.
+ * Outputs: host memory only (kind HOST; host NULL leaves one out); a
+ * PHOTONS source: host memory. stats: the sums of the calls' (steps,
+ * launches, detected, ...), seconds the wall time; shares (n of them, or
+ * NULL): what each context did. Errors are reported on contexts[0]; the
+ * message names the context that failed and why, and the others stop
+ * taking batches.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays, n 0 or above 64, a
+ *   context listed twice, a geometry of another context, an output that
+ *   is not host memory, a zero count, first_photon + count beyond
+ *   PRISM_PROPAGATE_MAX_PHOTON_INDEX), then whatever prism_propagate or
+ *   prism_propagate_batch_limit returned on the failing context.
+ * @thread_safety the contexts are used from threads of the call's own;
+ *   none of them may be in use elsewhere meanwhile. */
+PRISM_API prism_result prism_propagate_multi(prism_context *const *contexts,
+                                             const prism_geometry *const *geometries, size_t n,
+                                             const prism_photon_source *source,
+                                             const prism_propagate_desc *desc,
+                                             const prism_propagate_outputs *outputs,
+                                             prism_propagate_stats *stats,
+                                             prism_propagate_share *shares);
 
 /** How many photons one prism_propagate call on `geometry` can take: the
  * device memory free now (prism_device_memory_info), less the reserve the
