@@ -97,7 +97,7 @@ static void test_help(void **state)
                            "--seed S", "--max-steps N", "--backend auto|cuda|host",
                            "--placement auto|device|mapped|chroma", "--bvh", "--math exact|fast",
                            "--batch N", "--unit m|cm|mm|auto", "--json", "--quiet",
-                           "--validate", "view(np.uint32)",
+                           "--validate", "view(np.uint32)", "--devices all|0,1",
                            "exit status"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strstr(r.out, words[i]) == NULL)
@@ -130,6 +130,7 @@ static void test_bad_options(void **state)
         {{"--hits", "x.npy", "--out", "x.npy", DETECTOR}, "'x.npy' named for two outputs"},
         {{"--validate", "--hits", "h.npy", DETECTOR}, "--validate writes no files"},
         {{"--validate", "--backend", "host", DETECTOR}, "leave out --backend host"},
+        {{"--validate", "--devices", "0,1", DETECTOR}, "leave out --devices"},
         {{DETECTOR, "other.dae"}, "one detector only"},
         {{"--seed"}, "--seed needs a value"},
         {{"--quiet"}, "no DETECTOR.dae given"},
@@ -236,6 +237,57 @@ static void test_batches_same_bytes(void **state)
         for (int k = 0; k < 3; k++)
             if (!same_files(files[0][k], files[b][k]))
                 fail_msg("%s and %s differ", files[0][k], files[b][k]);
+}
+
+/* Several contexts (host contexts standing in for devices): the same
+ * bytes as one, generated or read from a file, whatever the batch; a
+ * device list CUDA cannot meet is refused, naming it. */
+static void test_devices_same_bytes(void **state)
+{
+    (void)state;
+    const char *names[3] = {"hits", "out", "rec"};
+    const char *devices[3] = {NULL, "0,1", "0,1,2"}, *batch[3] = {NULL, "3001", NULL};
+    char files[3][3][512];
+    for (int d = 0; d < 3; d++) {
+        for (int k = 0; k < 3; k++) {
+            char n[64];
+            snprintf(n, sizeof n, "devices%d_%s.npy", d, names[k]);
+            snprintf(files[d][k], sizeof files[d][k], "%s", exec_path(n));
+        }
+        static exec_run r;
+        const char *args[24] = {DETECTOR, "--count", "20000", "--seed", "9", "--json",
+                                "--backend", "host", "--hits", files[d][0], "--out", files[d][1],
+                                "--records", files[d][2], "--record-steps", "3",
+                                batch[d] ? "--batch" : "--quiet", batch[d] ? batch[d] : "--quiet",
+                                devices[d] ? "--devices" : NULL, devices[d], NULL};
+        run(&r, args);
+        assert_int_equal(r.exit_code, 0);
+        assert_int_equal(json_number(r.out, "{", "contexts"), d + 1);
+    }
+    for (int d = 1; d < 3; d++)
+        for (int k = 0; k < 3; k++)
+            if (!same_files(files[0][k], files[d][k]))
+                fail_msg("%s and %s differ", files[0][k], files[d][k]);
+    /* photons from a file, spread over two contexts */
+    const char *in = files[0][1], *a = exec_path("devices_in_a.npy"),
+               *b = exec_path("devices_in_b.npy");
+    static exec_run r;
+    run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", a, "--backend", "host",
+                             "--quiet", NULL});
+    assert_int_equal(r.exit_code, 0);
+    run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", b, "--backend", "host",
+                             "--devices", "0,0", "--batch", "4999", "--quiet", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_true(same_files(a, b));
+    /* CUDA devices that are not there (no device in CI; 64 on no machine) */
+    run(&r, (const char *[]){DETECTOR, "--devices", "0,63", "--backend", "cuda", "--count", "10",
+                             NULL});
+    assert_int_not_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.err, "prism-propagate: --devices: device argument \"0,63\""));
+    run(&r, (const char *[]){DETECTOR, "--devices", "0;1", "--backend", "cuda", "--count", "10",
+                             NULL});
+    assert_int_not_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.err, "not a device index"));
 }
 
 /* Photons given in a file: read in batches, the same answer as one batch;
@@ -358,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_end_to_end),
         cmocka_unit_test(test_batches_same_bytes),
+        cmocka_unit_test(test_devices_same_bytes),
         cmocka_unit_test(test_photons_in),
         cmocka_unit_test(test_no_rindex_note),
         cmocka_unit_test(test_validate_without_device),

@@ -326,6 +326,18 @@ int npy_reader_read(npy_reader *r, void *rows, size_t count)
     return 0;
 }
 
+int npy_reader_skip(npy_reader *r, uint64_t count)
+{
+    if (count > r->rows - r->next)
+        return fail(r->error, "%s: %llu rows skipped, %llu left", r->path,
+                    (unsigned long long)count, (unsigned long long)(r->rows - r->next));
+    if (fseeko(r->file, (off_t)(count * r->row_bytes), SEEK_CUR) != 0)
+        return fail(r->error, "%s: seek to row %llu: %s", r->path,
+                    (unsigned long long)(r->next + count), strerror(errno));
+    r->next += count;
+    return 0;
+}
+
 void npy_reader_close(npy_reader *r)
 {
     if (r->file != NULL)

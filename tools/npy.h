@@ -44,6 +44,8 @@ typedef struct npy_reader {
 int npy_reader_open(npy_reader *r, const char *path, const uint64_t *dims, int ndims);
 /* The next `count` rows (count <= rows - next) into `rows`. */
 int npy_reader_read(npy_reader *r, void *rows, size_t count);
+/* Pass over the next `count` rows (count <= rows - next). */
+int npy_reader_skip(npy_reader *r, uint64_t count);
 /* Accepts a reader that failed to open. */
 void npy_reader_close(npy_reader *r);
 

@@ -52,15 +52,17 @@ static bool no_rindex(const prism_scene *scene)
     return true;
 }
 
-static prism_context *open_context(const propagate_options *o)
+static prism_context *open_context(const propagate_options *o, prism_context_desc desc,
+                                   const char *name)
 {
-    prism_context_desc desc = {.backend = o->engine.backend, .log = on_engine_log,
-                               .log_level = PRISM_LOG_WARNING};
+    desc.log = on_engine_log;
+    desc.log_level = PRISM_LOG_WARNING;
     prism_context *ctx = NULL;
     prism_result r = prism_context_create(&desc, &ctx);
     if (r != PRISM_SUCCESS) {
-        fprintf(stderr, "prism-propagate: %s backend: %s\n",
-                prism_backend_name(o->engine.backend), prism_result_string(r));
+        fprintf(stderr, "prism-propagate: %s backend%s%s: %s\n",
+                prism_backend_name(desc.backend), name[0] ? ", " : "", name,
+                prism_result_string(r));
         return NULL;
     }
     if (o->engine.backend == PRISM_BACKEND_AUTO &&
@@ -83,6 +85,44 @@ static prism_geometry *upload(const propagate_options *o, prism_context *ctx,
     return g;
 }
 
+static void close_contexts(propagate_run_info *run, bool *ok)
+{
+    for (size_t i = 0; i < run->contexts_n; i++) {
+        prism_geometry_destroy((prism_geometry *)run->geometries[i]);
+        if (prism_context_destroy(run->contexts[i]) != PRISM_SUCCESS)
+            *ok = false;
+    }
+    run->contexts_n = 0;
+}
+
+/* A context per device asked for, the geometry uploaded to each (each
+ * device reads its own copy: see README on peer access). */
+static int open_contexts(const propagate_options *o, const prism_scene *scene,
+                         propagate_run_info *run)
+{
+    prism_context_desc descs[PROPAGATE_MAX_CONTEXTS];
+    char names[PROPAGATE_MAX_CONTEXTS][32];
+    size_t n = 0;
+    int rc = propagate_device_descs(o, descs, names, &n);
+    if (rc != PROPAGATE_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        prism_context *ctx = open_context(o, descs[i], names[i]);
+        if (ctx == NULL)
+            return PROPAGATE_FAILED;
+        run->contexts[run->contexts_n++] = ctx;
+        prism_geometry *g = upload(o, ctx, scene, &run->upload_each[i]);
+        if (g == NULL)
+            return PROPAGATE_FAILED;
+        run->geometries[i] = g;
+        if (run->upload_each[i] > run->upload_seconds)
+            run->upload_seconds = run->upload_each[i];
+    }
+    run->ctx = run->contexts[0];
+    run->geometry = run->geometries[0];
+    return PROPAGATE_OK;
+}
+
 /* Load, upload, run, summarise. */
 static int simulate(const propagate_options *o, prism_scene *scene, propagate_run_info *run)
 {
@@ -98,22 +138,23 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     const prism_photon_source src = propagate_source(o, scene, count);
     run->photons = &in;
     run->source = &src;
-    int rc = PROPAGATE_FAILED;
-    prism_geometry *g = NULL;
+    run->begin = 0;
+    run->end = count;
     propagate_summary sum;
-    run->ctx = open_context(o);
-    if (run->ctx != NULL && (g = upload(o, run->ctx, scene, &run->upload_seconds)) != NULL &&
-        propagate_summary_init(&sum, scene) == 0) {
-        run->geometry = g;
+    int rc = open_contexts(o, scene, run);
+    if (rc == PROPAGATE_OK && propagate_summary_init(&sum, scene) == 0) {
         rc = propagate_run(run, &sum);
         if (rc == PROPAGATE_OK && o->json)
             propagate_summary_json(&sum, run);
         else if (rc == PROPAGATE_OK)
             propagate_summary_print(&sum, run);
         propagate_summary_free(&sum);
+    } else if (rc == PROPAGATE_OK) {
+        rc = PROPAGATE_FAILED;
     }
-    prism_geometry_destroy(g);
-    if (prism_context_destroy(run->ctx) != PRISM_SUCCESS && rc == PROPAGATE_OK)
+    bool ok = true;
+    close_contexts(run, &ok);
+    if (!ok && rc == PROPAGATE_OK)
         rc = PROPAGATE_FAILED;
     npy_reader_close(&in);
     return rc;

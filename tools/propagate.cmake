@@ -2,6 +2,7 @@
 # photons kept as NumPy .npy files, a summary, CUDA-against-host validation.
 add_executable(prism-propagate ${CMAKE_CURRENT_LIST_DIR}/prism_propagate.c
   ${CMAKE_CURRENT_LIST_DIR}/propagate_options.c ${CMAKE_CURRENT_LIST_DIR}/propagate_batches.c
-  ${CMAKE_CURRENT_LIST_DIR}/propagate_summary.c ${CMAKE_CURRENT_LIST_DIR}/propagate_validate.c)
+  ${CMAKE_CURRENT_LIST_DIR}/propagate_summary.c ${CMAKE_CURRENT_LIST_DIR}/propagate_validate.c
+  ${CMAKE_CURRENT_LIST_DIR}/propagate_devices.c)
 target_link_libraries(prism-propagate PRIVATE prism_static prism_tool_support prism_warnings)
 install(TARGETS prism-propagate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -133,6 +133,8 @@ static int batch_size(const propagate_run_info *run, const prism_photon_source *
         const bool cuda = prism_context_backend(run->ctx) == PRISM_BACKEND_CUDA;
         b = cuda ? PROPAGATE_MAX_BATCH_CUDA : PROPAGATE_MAX_BATCH_HOST;
         b = fits < b ? fits : b;
+        /* several contexts: a batch for each (prism_propagate_multi splits it) */
+        b *= run->contexts_n > 1 ? run->contexts_n : 1;
     }
     *batch = b < total ? b : total;
     return 0;
@@ -206,8 +208,13 @@ static int one_batch(run_state *r, uint64_t first, size_t n, propagate_summary *
         outs.records.host = r->rec_p;
     }
     prism_propagate_stats st;
-    if (prism_propagate(r->run->ctx, r->run->geometry, &r->src, &r->desc, &outs, &st) !=
-        PRISM_SUCCESS)
+    const propagate_run_info *run = r->run;
+    const prism_result res =
+        run->contexts_n > 1
+            ? prism_propagate_multi(run->contexts, run->geometries, run->contexts_n, &r->src,
+                                    &r->desc, &outs, &st, NULL)
+            : prism_propagate(run->ctx, run->geometry, &r->src, &r->desc, &outs, &st);
+    if (res != PRISM_SUCCESS)
         return tool_fail(err, size, "propagate (photons %llu to %llu): %s",
                          (unsigned long long)first, (unsigned long long)(first + n - 1),
                          prism_context_last_error(r->run->ctx));
@@ -228,6 +235,8 @@ static int prepare(run_state *r, uint64_t total, propagate_summary *sum, char *e
     const propagate_options *o = r->run->opt;
     if (batch_size(r->run, &r->src, &r->desc, total, &sum->batch, err, size))
         return -1;
+    if (o->photons && r->run->begin > 0 && npy_reader_skip(r->run->photons, r->run->begin))
+        return tool_fail(err, size, "%s", r->run->photons->error);
     const size_t b = (size_t)sum->batch, k = r->desc.record_steps;
     r->out_p = host_array(r->run->ctx, b * sizeof *r->out_p, "prism-propagate.photons",
                           &r->mem.out);
@@ -261,14 +270,16 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
         r.desc.record_steps = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
     char err[1024] = "";
     const double t0 = tool_now();
-    int rc = prepare(&r, run->source->count, sum, err, sizeof err);
+    const uint64_t end = run->end, total = end - run->begin;
+    int rc = total > 0 ? prepare(&r, total, sum, err, sizeof err) : 0;
+    if (rc == 0 && total == 0)
+        rc = open_outputs(o, r.desc.record_steps, &r.w, err, sizeof err);
     tool_progress bar;
     tool_progress_begin(&bar, "propagating", "photons", !o->quiet);
-    const uint64_t total = run->source->count;
-    for (uint64_t first = 0; rc == 0 && first < total; first += sum->batch) {
-        const size_t n = (size_t)(total - first < sum->batch ? total - first : sum->batch);
+    for (uint64_t first = run->begin; rc == 0 && first < end; first += sum->batch) {
+        const size_t n = (size_t)(end - first < sum->batch ? end - first : sum->batch);
         rc = one_batch(&r, first, n, sum, err, sizeof err);
-        tool_progress_update(&bar, (size_t)(first + n), (size_t)total);
+        tool_progress_update(&bar, (size_t)(first + n - run->begin), (size_t)total);
     }
     tool_progress_end(&bar, rc == 0 ? "" : "failed");
     if (rc == 0)

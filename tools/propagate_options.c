@@ -53,6 +53,12 @@ void propagate_options_usage(FILE *out)
         "                          left by the geometry holds, at most 8388608 on\n"
         "                          CUDA and 1048576 on the host); host memory grows\n"
         "                          with the batch, not with the run\n"
+        "  --devices all|0,1       spread the batches over several CUDA devices, a\n"
+        "                          context each (a device may repeat: two contexts\n"
+        "                          on one); the same files as one device, byte for\n"
+        "                          byte. Default: $PRISM_DEVICE when it holds a list,\n"
+        "                          else one device. With --backend host, as many\n"
+        "                          host contexts as the list names (for tests)\n"
         "  --quiet                 no progress bar (drawn on stderr when it is a\n"
         "                          terminal) and no notes; errors and warnings stay\n"
         "  --validate              run --count photons (default 100000) on the host\n"
@@ -79,7 +85,7 @@ void propagate_options_usage(FILE *out)
 
 static const char *const VALUED[] = {"--photons", "--source", "--count", "--hits", "--out",
     "--records", "--record-steps", "--seed", "--max-steps", "--backend", "--placement", "--bvh",
-    "--math", "--batch", "--unit", NULL};
+    "--math", "--batch", "--unit", "--devices", NULL};
 static const char *const MATH_NAMES[] = {"default", "exact", "fast", NULL};
 
 /* The options that name a file or a count. Returns 1 for none of them. */
@@ -95,6 +101,8 @@ static int parse_io(propagate_options *o, const char *opt, const char *val, char
         o->out = val;
     else if (!strcmp(opt, "--records"))
         o->records = val;
+    else if (!strcmp(opt, "--devices"))
+        o->devices = val;
     else if (!strcmp(opt, "--count")) {
         if (tool_parse_count(val, 1, PRISM_PROPAGATE_MAX_PHOTON_INDEX, &o->count))
             return tool_fail(err, size, "--count: expected a number of photons (1 to 2^56), "
@@ -169,6 +177,8 @@ static int check(const propagate_options *o, char *err, size_t size)
     if (o->validate && (o->hits || o->out || o->records))
         return tool_fail(err, size, "--validate writes no files: leave out --hits, --out and "
                          "--records");
+    if (o->validate && o->devices)
+        return tool_fail(err, size, "--validate runs on one device: leave out --devices");
     if (o->validate && o->engine.backend == PRISM_BACKEND_HOST)
         return tool_fail(err, size, "--validate compares CUDA with the host backend: leave out "
                          "--backend host");
@@ -184,6 +194,7 @@ int propagate_options_parse(int argc, char **argv, propagate_options *o, char *e
                             size_t size)
 {
     memset(o, 0, sizeof *o);
+    o->local_rank = -1;
     const tool_args args = {VALUED, is_flag, parse_valued, o, &o->file, "detector"};
     if (tool_args_parse(argc, argv, &args, err, size))
         return -1;

@@ -132,6 +132,16 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            "%llu\n", o->file, (unsigned long long)s->photons, src, (unsigned long long)o->seed,
            prism_backend_name(prism_context_backend(run->ctx)), s->batches,
            s->batches == 1 ? "" : "es", (unsigned long long)s->batch);
+    if (run->contexts_n > 1 || run->ranks > 1) {
+        printf("  %zu context%s", run->contexts_n, run->contexts_n == 1 ? "" : "s");
+        if (run->ranks > 1)
+            printf(" in each of %d MPI ranks (rank 0's shown)", run->ranks);
+        printf(", geometry upload:");
+        for (size_t i = 0; i < run->contexts_n; i++)
+            printf(" %.3f s (%s)", run->upload_each[i],
+                   prism_context_device(run->contexts[i])->name);
+        printf("\n");
+    }
     printf("  lengths: %s\n", run->scene->unit_rule);
     printf("  %-18s %12s %9s   %-14s %12s %9s\n", "history bit", "photons", "fraction",
            "ended by", "photons", "fraction");
@@ -224,7 +234,11 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
            (unsigned long long)s->photons, (unsigned long long)o->seed,
            prism_backend_name(prism_context_backend(run->ctx)));
     tool_json_string(prism_context_device(run->ctx)->name);
-    printf(",\"unit_meter\":%.9g,\"unit_rule\":", run->scene->unit_meter);
+    printf(",\"contexts\":%zu,\"ranks\":%d,\"upload_seconds_each\":[", run->contexts_n,
+           run->ranks > 1 ? run->ranks : 1);
+    for (size_t i = 0; i < run->contexts_n; i++)
+        printf("%s%.6g", i ? "," : "", run->upload_each[i]);
+    printf("],\"unit_meter\":%.9g,\"unit_rule\":", run->scene->unit_meter);
     tool_json_string(run->scene->unit_rule);
     printf(",\"math\":\"%s\",\"no_rindex\":%s,\"batches\":%u,\"batch\":%llu,\"steps\":%llu",
            o->math == PRISM_PROPAGATE_MATH_FAST ? "fast" : "exact",

@@ -35,6 +35,7 @@ enum {
 #define PROPAGATE_DEFAULT_COUNT 1000000u
 #define PROPAGATE_VALIDATE_COUNT 100000u
 #define PROPAGATE_DEFAULT_RECORD_STEPS 16u
+#define PROPAGATE_MAX_CONTEXTS 64
 
 typedef struct propagate_options {
     const char *file;
@@ -48,6 +49,9 @@ typedef struct propagate_options {
     uint32_t max_steps;           /* 0 = the engine's 100 */
     prism_propagate_math math;
     uint64_t batch;               /* 0 = automatic */
+    int local_rank;               /* an MPI rank's place on its node, -1 without MPI */
+    const char *devices;          /* --devices all|0,1: several contexts (NULL: one, or
+                                     $PRISM_DEVICE's list) */
     bool json, quiet, validate, help;
 } propagate_options;
 
@@ -85,11 +89,20 @@ typedef struct propagate_run_info {
     const propagate_options *opt;
     npy_reader *photons;              /* --photons, opened (propagate_open_photons) */
     const prism_scene *scene;
-    prism_context *ctx;
-    const prism_geometry *geometry;
+    prism_context *ctx;               /* contexts[0] */
+    const prism_geometry *geometry;   /* geometries[0] */
+    /* --devices: the contexts the batches are spread over (one without) */
+    prism_context *contexts[PROPAGATE_MAX_CONTEXTS];
+    const prism_geometry *geometries[PROPAGATE_MAX_CONTEXTS];
+    size_t contexts_n;
+    double upload_each[PROPAGATE_MAX_CONTEXTS];
     const prism_photon_source *source;
     bool no_rindex;
-    double load_seconds, upload_seconds;
+    double load_seconds, upload_seconds; /* upload: the slowest context's */
+    /* The photons of the run this process propagates: [begin, end) of the
+     * source's count (an MPI rank's share; the whole run otherwise). */
+    uint64_t begin, end;
+    int rank, ranks;
 } propagate_run_info;
 
 void propagate_summary_print(const propagate_summary *s, const propagate_run_info *run);
@@ -107,6 +120,12 @@ int propagate_open_photons(const propagate_options *o, npy_reader *in, char *err
  * (first = their index in the file, for the message). */
 int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n,
                            uint64_t first, char *err, size_t err_size);
+
+/* The contexts `--devices` (else $PRISM_DEVICE's list, else one) asks
+ * for: their number into *n with the desc each is created with. Returns an
+ * exit status. */
+int propagate_device_descs(const propagate_options *o, prism_context_desc *descs, char names[][32],
+                           size_t *n);
 
 /* The whole run, batch by batch; outputs committed only when all went
  * well. Returns an exit status (message on stderr). */

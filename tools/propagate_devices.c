@@ -1,0 +1,83 @@
+/* prism-propagate's contexts: one, or one per device that --devices (else
+ * a list in $PRISM_DEVICE) names, by the engine's device rules
+ * (prism_device_list). Under mpirun each rank takes one device of that
+ * list by its node-local rank. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "propagate_tool.h"
+
+/* $PRISM_DEVICE when it names several devices ("0,1", "all"). */
+static const char *env_list(void)
+{
+    const char *v = getenv("PRISM_DEVICE");
+    if (v == NULL)
+        return NULL;
+    while (isspace((unsigned char)*v))
+        v++;
+    return strchr(v, ',') != NULL || strncmp(v, "all", 3) == 0 ? v : NULL;
+}
+
+/* Entries of a list on the host backend: the contexts that stand in for
+ * devices ("all": one, the host). */
+static size_t host_entries(const char *list)
+{
+    while (isspace((unsigned char)*list))
+        list++;
+    if (strncmp(list, "all", 3) == 0)
+        return 1;
+    size_t n = 1;
+    for (const char *c = list; *c; c++)
+        n += *c == ',';
+    return n;
+}
+
+int propagate_device_descs(const propagate_options *o, prism_context_desc *descs,
+                           char names[][32], size_t *n)
+{
+    const char *list = o->devices != NULL ? o->devices : env_list();
+    const prism_context_desc base = {.backend = o->engine.backend};
+    *n = 0;
+    if (list == NULL && o->local_rank < 0) {
+        descs[0] = base;
+        names[0][0] = 0;
+        *n = 1;
+        return PROPAGATE_OK;
+    }
+    if (o->engine.backend == PRISM_BACKEND_HOST) {
+        const size_t want = list != NULL && o->local_rank < 0 ? host_entries(list) : 1;
+        if (want > PROPAGATE_MAX_CONTEXTS) {
+            fprintf(stderr, "prism-propagate: --devices: more than %d contexts\n",
+                    PROPAGATE_MAX_CONTEXTS);
+            return PROPAGATE_USAGE;
+        }
+        for (size_t i = 0; i < want; i++) {
+            descs[i] = base;
+            snprintf(names[i], 32, "host context %zu", i);
+        }
+        *n = want;
+        return PROPAGATE_OK;
+    }
+    int idx[PROPAGATE_MAX_CONTEXTS], count = 0;
+    char why[512];
+    /* NULL: the engine reads $PRISM_DEVICE and names it in its message */
+    prism_result r = prism_device_list(o->devices, idx, PROPAGATE_MAX_CONTEXTS, &count, why,
+                                       sizeof why);
+    if (r != PRISM_SUCCESS) {
+        fprintf(stderr, "prism-propagate: %s%s\n", o->devices != NULL ? "--devices: " : "", why);
+        return r == PRISM_ERROR_INVALID_DEVICE ? PROPAGATE_USAGE : PROPAGATE_FAILED;
+    }
+    if (o->local_rank >= 0) { /* an MPI rank: one device of the list */
+        idx[0] = idx[o->local_rank % count];
+        count = 1;
+    }
+    for (int i = 0; i < count; i++) {
+        descs[i] = base;
+        descs[i].backend = PRISM_BACKEND_CUDA;
+        snprintf(names[i], 32, "cuda:%d", idx[i]);
+        descs[i].device = names[i];
+    }
+    *n = (size_t)count;
+    return PROPAGATE_OK;
+}
