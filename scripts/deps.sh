@@ -4,7 +4,7 @@
 #   scripts/deps.sh run      what `make run` needs: build and show a file
 #   scripts/deps.sh test     that, plus the test peers: cmocka, Xvfb, assimp
 #                            and its models, Embree, clang for the fuzzer,
-#                            Python with NumPy and pytest (the default)
+#                            Python with NumPy and pytest, Open MPI (the default)
 #   scripts/deps.sh --python the Python interpreter the tests use
 # A dependency counts as present when one of its checks passes: a command on
 # PATH, a pkg-config module, a CMake find_package/find_path/find_library
@@ -67,6 +67,8 @@ test_deps=(
   "python3-dev|Python's headers|py:headers"
   "python3-numpy|NumPy|py:numpy"
   "python3-pytest|pytest|py:pytest"
+  "libopenmpi-dev|Open MPI's headers and mpicc (prism-propagate under mpirun)|cmd:mpicc pc:ompi-c"
+  "openmpi-bin|Open MPI's mpirun (the mpi tests)|cmd:mpirun"
 )
 deps=("${run_deps[@]}")
 [ "$mode" = test ] && deps+=("${test_deps[@]}")

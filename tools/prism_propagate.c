@@ -9,6 +9,11 @@
 
 #include "progress.h"
 #include "propagate_tool.h"
+#ifdef PRISM_HAVE_MPI
+#include "propagate_mpi.h"
+#else
+typedef struct propagate_mpi propagate_mpi; /* never made without MPI */
+#endif
 
 static void on_engine_log(void *user, prism_log_level level, const char *message)
 {
@@ -123,8 +128,23 @@ static int open_contexts(const propagate_options *o, const prism_scene *scene,
     return PROPAGATE_OK;
 }
 
+/* After the run: under MPI the ranks agree and rank 0 gathers; *print on
+ * the process that prints the summary. */
+static int finish(propagate_mpi *mpi, int rc, propagate_summary *sum, bool *print)
+{
+#ifdef PRISM_HAVE_MPI
+    if (mpi != NULL)
+        return propagate_mpi_finish(mpi, rc, sum, print);
+#endif
+    (void)mpi;
+    (void)sum;
+    *print = rc == PROPAGATE_OK;
+    return rc;
+}
+
 /* Load, upload, run, summarise. */
-static int simulate(const propagate_options *o, prism_scene *scene, propagate_run_info *run)
+static int simulate(const propagate_options *o, prism_scene *scene, propagate_run_info *run,
+                    propagate_mpi *mpi)
 {
     npy_reader in;
     memset(&in, 0, sizeof in);
@@ -132,7 +152,8 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     if (o->photons && propagate_open_photons(o, &in, err, sizeof err)) {
         fprintf(stderr, "prism-propagate: %s\n", err);
         npy_reader_close(&in);
-        return PROPAGATE_FAILED;
+        bool print;
+        return finish(mpi, PROPAGATE_FAILED, NULL, &print);
     }
     const uint64_t count = o->count ? o->count : o->photons ? in.rows : PROPAGATE_DEFAULT_COUNT;
     const prism_photon_source src = propagate_source(o, scene, count);
@@ -140,17 +161,22 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     run->source = &src;
     run->begin = 0;
     run->end = count;
+#ifdef PRISM_HAVE_MPI
+    if (mpi != NULL)
+        propagate_mpi_range(mpi, count, run);
+#endif
     propagate_summary sum;
+    bool print = false;
     int rc = open_contexts(o, scene, run);
     if (rc == PROPAGATE_OK && propagate_summary_init(&sum, scene) == 0) {
-        rc = propagate_run(run, &sum);
-        if (rc == PROPAGATE_OK && o->json)
+        rc = finish(mpi, propagate_run(run, &sum), &sum, &print);
+        if (print && o->json)
             propagate_summary_json(&sum, run);
-        else if (rc == PROPAGATE_OK)
+        else if (print)
             propagate_summary_print(&sum, run);
         propagate_summary_free(&sum);
-    } else if (rc == PROPAGATE_OK) {
-        rc = PROPAGATE_FAILED;
+    } else {
+        rc = finish(mpi, rc == PROPAGATE_OK ? PROPAGATE_FAILED : rc, NULL, &print);
     }
     bool ok = true;
     close_contexts(run, &ok);
@@ -173,16 +199,32 @@ int main(int argc, char **argv)
         return PROPAGATE_OK;
     }
     npy_remove_temporaries_on_signals();
+    propagate_mpi *mpi = NULL;
+#ifdef PRISM_HAVE_MPI
+    int mpi_rc;
+    mpi = propagate_mpi_begin(&o, &argc, &argv, &mpi_rc);
+    if (mpi_rc != PROPAGATE_OK)
+        return mpi_rc;
+    if (mpi != NULL && o.validate) {
+        fprintf(stderr, "prism-propagate: --validate runs in one process: not under mpirun\n");
+        return propagate_mpi_end(mpi, PROPAGATE_USAGE);
+    }
+#endif
     propagate_run_info run = {.opt = &o};
     prism_scene *scene = load(&o, &run.load_seconds);
-    if (scene == NULL)
-        return PROPAGATE_FAILED;
-    run.scene = scene;
-    run.no_rindex = no_rindex(scene);
-    if (run.no_rindex)
-        fprintf(stderr, "prism-propagate: %s: no RINDEX anywhere: every material is vacuum\n",
-                o.file);
-    const int rc = o.validate ? propagate_validate(&o, scene) : simulate(&o, scene, &run);
-    prism_scene_free(scene);
+    int rc = PROPAGATE_FAILED;
+    if (scene != NULL) {
+        run.scene = scene;
+        run.no_rindex = no_rindex(scene);
+        if (run.no_rindex && !(mpi != NULL && o.quiet))
+            fprintf(stderr, "prism-propagate: %s: no RINDEX anywhere: every material is "
+                    "vacuum\n", o.file);
+        rc = o.validate ? propagate_validate(&o, scene) : simulate(&o, scene, &run, mpi);
+        prism_scene_free(scene);
+    }
+#ifdef PRISM_HAVE_MPI
+    if (mpi != NULL)
+        rc = propagate_mpi_end(mpi, rc);
+#endif
     return rc;
 }

@@ -5,4 +5,10 @@ add_executable(prism-propagate ${CMAKE_CURRENT_LIST_DIR}/prism_propagate.c
   ${CMAKE_CURRENT_LIST_DIR}/propagate_summary.c ${CMAKE_CURRENT_LIST_DIR}/propagate_validate.c
   ${CMAKE_CURRENT_LIST_DIR}/propagate_devices.c)
 target_link_libraries(prism-propagate PRIVATE prism_static prism_tool_support prism_warnings)
+if(PRISM_HAVE_MPI)
+  # mpirun -np N prism-propagate: a share of the photons a rank, gathered by rank 0
+  target_sources(prism-propagate PRIVATE ${CMAKE_CURRENT_LIST_DIR}/propagate_mpi.c)
+  target_link_libraries(prism-propagate PRIVATE MPI::MPI_C)
+  target_compile_definitions(prism-propagate PRIVATE PRISM_HAVE_MPI)
+endif()
 install(TARGETS prism-propagate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

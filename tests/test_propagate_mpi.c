@@ -1,0 +1,172 @@
+/* mpirun -np N prism-propagate on the host backend (CI's two cores,
+ * oversubscribed): the gathered files are byte for byte those of one
+ * process, with generated photons and with photons read from a file,
+ * also when a rank has no photons; a rank that fails (a file it cannot
+ * open) fails the whole job, named with its cause, leaving no output and
+ * no rank's file behind. $PRISM_PROPAGATE is the program, $PRISM_MPIRUN
+ * Open MPI's mpirun. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "exec_util.h"
+
+#define DETECTOR PRISM_ASSETS "/tiny_detector.dae"
+
+static bool same_files(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa != NULL && fb != NULL;
+    int ca = 0, cb = 0;
+    while (same && ca == cb && ca != EOF) {
+        ca = fgetc(fa);
+        cb = fgetc(fb);
+    }
+    same = same && ca == cb;
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Files in the ranks' TMPDIR. */
+static int files_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* prism-propagate DETECTOR args..., directly (np 0) or under mpirun -np np. */
+static void run(exec_run *r, int np, const char *const *args)
+{
+    const char *argv[48];
+    char nps[16];
+    int n = 0;
+    if (np > 0) {
+        snprintf(nps, sizeof nps, "%d", np);
+        argv[n++] = getenv("PRISM_MPIRUN");
+        argv[n++] = "-np";
+        argv[n++] = nps;
+        argv[n++] = "--oversubscribe";
+    }
+    argv[n++] = getenv("PRISM_PROPAGATE");
+    argv[n++] = DETECTOR;
+    for (int i = 0; args[i] != NULL && n < 46; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    exec_program(r, argv, false);
+}
+
+static const char *rank_tmp;
+
+static int setup(void **state)
+{
+    (void)state;
+    rank_tmp = strdup(exec_path("ranks"));
+    if (mkdir(rank_tmp, 0755) != 0)
+        return -1;
+    /* the ranks keep their shares here until rank 0 gathers them */
+    setenv("TMPDIR", rank_tmp, 1);
+    /* CI runs as root; Open MPI refuses that unless told */
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    return 0;
+}
+
+static void test_same_bytes_whatever_ranks(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *kinds[3] = {"hits", "out", "rec"};
+    char files[3][3][512];
+    for (int np = 1; np <= 2; np++) { /* 1: one process, no mpirun; 2: two ranks */
+        for (int k = 0; k < 3; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "np%d_%s.npy", np, kinds[k]);
+            snprintf(files[np][k], sizeof files[np][k], "%s", exec_path(name));
+        }
+        const char *args[] = {"--backend", "host", "--count", "30000", "--seed", "4",
+                              "--batch", "7001", "--hits", files[np][0], "--out", files[np][1],
+                              "--records", files[np][2], "--record-steps", "3", "--json", NULL};
+        run(&r, np == 1 ? 0 : np, args);
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.out, np == 2 ? "\"ranks\":2" : "\"ranks\":1"));
+        assert_non_null(strstr(r.out, "\"photons\":30000"));
+    }
+    for (int k = 0; k < 3; k++)
+        if (!same_files(files[1][k], files[2][k]))
+            fail_msg("%s and %s differ", files[1][k], files[2][k]);
+    assert_int_equal(files_in(rank_tmp), 0);
+    /* photons read from a file (the one-process run's final photons), and
+     * more ranks than photons: a rank with none */
+    const char *a = exec_path("in_a.npy"), *b = exec_path("in_b.npy");
+    run(&r, 0, (const char *[]){"--backend", "host", "--photons", files[1][1], "--out", a,
+                                "--quiet", NULL});
+    assert_int_equal(r.exit_code, 0);
+    run(&r, 2, (const char *[]){"--backend", "host", "--photons", files[1][1], "--out", b,
+                                "--quiet", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_true(same_files(a, b));
+    run(&r, 0, (const char *[]){"--backend", "host", "--count", "1", "--hits", a, "--out", b,
+                                "--quiet", NULL});
+    assert_int_equal(r.exit_code, 0);
+    const char *c = exec_path("one_c.npy"), *d = exec_path("one_d.npy");
+    run(&r, 3, (const char *[]){"--backend", "host", "--count", "1", "--hits", c, "--out", d,
+                                "--quiet", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_true(same_files(a, c));
+    assert_true(same_files(b, d));
+    assert_int_equal(files_in(rank_tmp), 0);
+}
+
+/* Rank 1 is given a file that does not exist (Open MPI's MPMD form): the
+ * job fails, rank 0's message names rank 1 and the file, nothing is
+ * written, nothing is left. */
+static void test_failing_rank(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *hits = exec_path("failed_hits.npy");
+    const char *argv[] = {getenv("PRISM_MPIRUN"), "-np", "1", "--oversubscribe",
+                          getenv("PRISM_PROPAGATE"), DETECTOR, "--backend", "host", "--count",
+                          "2000", "--hits", hits, ":", "-np", "1", getenv("PRISM_PROPAGATE"),
+                          DETECTOR, "--backend", "host", "--photons", "/nonexistent/in.npy",
+                          "--hits", hits, NULL};
+    exec_program(&r, argv, false);
+    assert_int_not_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.err, "[rank 1 on "));
+    assert_non_null(strstr(r.err, "/nonexistent/in.npy: No such file or directory"));
+    assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 2"));
+    assert_non_null(strstr(r.err, "failed (exit 1): no output written"));
+    assert_false(exists(hits));
+    assert_int_equal(files_in(rank_tmp), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_bytes_whatever_ranks),
+        cmocka_unit_test(test_failing_rank),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}

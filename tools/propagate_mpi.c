@@ -1,0 +1,320 @@
+/* prism-propagate's MPI form (propagate_mpi.h). Only Open MPI's and
+ * PMIx's launch variables start it, so a plain run of an MPI build never
+ * touches MPI. */
+#define _POSIX_C_SOURCE 200809L
+#include "propagate_mpi.h"
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CAPTURE_BYTES 2048
+#define CHUNK_BYTES ((size_t)64 << 20)
+
+struct propagate_mpi {
+    int rank, ranks, local_rank;
+    const char *final[3];     /* the outputs asked for: hits, out, records */
+    char mine[3][512];        /* this rank's files of them */
+    uint64_t dims[3][2];
+    int saved_stderr;         /* the real stderr while this rank's is kept */
+    char capture[512];        /* where it is kept */
+    bool finished;
+    int rc;
+};
+
+static bool under_mpirun(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMIX_RANK") != NULL ||
+           getenv("PMI_SIZE") != NULL;
+}
+
+/* This rank's stderr into a file until finish, for rank 0 to show. */
+static void capture_stderr(propagate_mpi *m)
+{
+    const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+    snprintf(m->capture, sizeof m->capture, "%s/prism-propagate.%d.%d.stderr", tmp, (int)getpid(),
+             m->rank);
+    fflush(stderr);
+    int fd = open(m->capture, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    m->saved_stderr = fd >= 0 ? dup(2) : -1;
+    if (fd >= 0 && m->saved_stderr >= 0)
+        dup2(fd, 2);
+    if (fd >= 0)
+        close(fd);
+}
+
+static void release_stderr(propagate_mpi *m, char *text)
+{
+    text[0] = 0;
+    if (m->saved_stderr < 0)
+        return;
+    fflush(stderr);
+    dup2(m->saved_stderr, 2);
+    close(m->saved_stderr);
+    m->saved_stderr = -1;
+    FILE *f = fopen(m->capture, "rb");
+    if (f != NULL) { /* its last CAPTURE_BYTES - 1 bytes */
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f), from = size > CAPTURE_BYTES - 1 ? size - (CAPTURE_BYTES - 1) : 0;
+        fseek(f, from, SEEK_SET);
+        size_t n = fread(text, 1, CAPTURE_BYTES - 1, f);
+        text[n] = 0;
+        fclose(f);
+    }
+    unlink(m->capture);
+}
+
+propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv, int *rc)
+{
+    *rc = PROPAGATE_OK;
+    if (!under_mpirun())
+        return NULL;
+    propagate_mpi *m = calloc(1, sizeof *m);
+    if (m == NULL || MPI_Init(argc, argv) != MPI_SUCCESS) {
+        fprintf(stderr, "prism-propagate: MPI_Init failed\n");
+        free(m);
+        *rc = PROPAGATE_FAILED;
+        return NULL;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &m->ranks);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &m->local_rank);
+    MPI_Comm_free(&node);
+    o->local_rank = m->local_rank;
+    if (m->rank > 0)
+        o->quiet = true;
+    const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+    const char *names[3] = {"hits", "out", "records"};
+    const char **paths[3] = {&o->hits, &o->out, &o->records};
+    const uint32_t k = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
+    for (int i = 0; i < 3; i++) {
+        m->final[i] = *paths[i];
+        m->dims[i][0] = i == 2 ? k : 4;
+        m->dims[i][1] = i == 2 ? 8 : 4;
+        if (*paths[i] == NULL)
+            continue;
+        snprintf(m->mine[i], sizeof m->mine[i], "%s/prism-propagate.%d.%d.%s.npy", tmp,
+                 (int)getpid(), m->rank, names[i]);
+        *paths[i] = m->mine[i];
+    }
+    m->saved_stderr = -1;
+    capture_stderr(m);
+    return m;
+}
+
+void propagate_mpi_range(const propagate_mpi *m, uint64_t count, propagate_run_info *run)
+{
+    /* count * rank / ranks without overflow: count is below 2^56 */
+    const unsigned __int128 c = count;
+    run->begin = (uint64_t)(c * (unsigned)m->rank / (unsigned)m->ranks);
+    run->end = (uint64_t)(c * (unsigned)(m->rank + 1) / (unsigned)m->ranks);
+    run->rank = m->rank;
+    run->ranks = m->ranks;
+}
+
+/* Every rank's status and what it said; rank 0 shows them. Returns the
+ * worst status. */
+static int agree(propagate_mpi *m, int rc)
+{
+    char said[CAPTURE_BYTES], host[MPI_MAX_PROCESSOR_NAME] = "";
+    release_stderr(m, said);
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+    int *codes = m->rank == 0 ? calloc((size_t)m->ranks, sizeof *codes) : NULL;
+    char *texts = m->rank == 0 ? calloc((size_t)m->ranks, CAPTURE_BYTES) : NULL;
+    char *hosts = m->rank == 0 ? calloc((size_t)m->ranks, MPI_MAX_PROCESSOR_NAME) : NULL;
+    MPI_Gather(&rc, 1, MPI_INT, codes, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(said, CAPTURE_BYTES, MPI_CHAR, texts, CAPTURE_BYTES, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
+               MPI_COMM_WORLD);
+    if (m->rank == 0 && codes != NULL && texts != NULL && hosts != NULL) {
+        int failed = 0;
+        for (int r = 0; r < m->ranks; r++) {
+            /* each line a rank said, named by rank and host */
+            for (char *line = texts + (size_t)r * CAPTURE_BYTES, *next; *line; line = next) {
+                next = line + strcspn(line, "\n");
+                if (*next)
+                    *next++ = 0;
+                if (*line && line[0] != '\r')
+                    fprintf(stderr, "[rank %d on %s] %s\n", r,
+                            hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME, line);
+            }
+            failed += codes[r] != PROPAGATE_OK;
+        }
+        for (int r = 0; r < m->ranks; r++)
+            if (codes[r] != PROPAGATE_OK)
+                fprintf(stderr, "prism-propagate: rank %d of %d (on %s) failed (exit %d): no "
+                        "output written\n", r, m->ranks,
+                        hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME, codes[r]);
+        (void)failed;
+    }
+    free(codes);
+    free(texts);
+    free(hosts);
+    int worst = 0;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+}
+
+static void sum_summary(const propagate_mpi *m, propagate_summary *s)
+{
+    void *in = m->rank == 0 ? MPI_IN_PLACE : NULL;
+    uint64_t counts[7] = {s->photons, s->steps, s->hits, s->out_rows, s->record_rows,
+                          s->batches, s->batch};
+    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : counts, counts, 7, MPI_UINT64_T, MPI_SUM, 0,
+               MPI_COMM_WORLD);
+    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : s->flagged, s->flagged, 32, MPI_UINT64_T, MPI_SUM, 0,
+               MPI_COMM_WORLD);
+    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : s->ended, s->ended, 32, MPI_UINT64_T, MPI_SUM, 0,
+               MPI_COMM_WORLD);
+    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : s->detected_by_solid, s->detected_by_solid,
+               (int)s->solids + 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    double secs[2] = {s->propagate_seconds, s->seconds};
+    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : secs, secs, 2, MPI_DOUBLE, MPI_MAX, 0,
+               MPI_COMM_WORLD);
+    (void)in;
+    if (m->rank != 0)
+        return;
+    s->photons = counts[0];
+    s->steps = counts[1];
+    s->hits = counts[2];
+    s->out_rows = counts[3];
+    s->record_rows = counts[4];
+    s->batches = (unsigned)counts[5];
+    s->batch = counts[6] / (uint64_t)m->ranks; /* the ranks' mean */
+    s->propagate_seconds = secs[0];
+    s->seconds = secs[1];
+}
+
+/* Rank 0: rank r's rows of output i appended to w (its own read from its
+ * file, the others' received in chunks). Any failure here is reported
+ * and the job aborted: the other ranks are in the middle of sends. */
+static void gather_one(propagate_mpi *m, int i, npy_writer *w, void *buf, size_t chunk_rows)
+{
+    for (int r = 0; r < m->ranks; r++) {
+        uint64_t rows = 0;
+        npy_reader in;
+        memset(&in, 0, sizeof in);
+        if (r == 0) {
+            if (npy_reader_open(&in, m->mine[i], m->dims[i], 2) != 0) {
+                fprintf(stderr, "prism-propagate: rank 0: %s\n", in.error);
+                MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+            }
+            rows = in.rows;
+        } else {
+            MPI_Recv(&rows, 1, MPI_UINT64_T, r, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        for (uint64_t done = 0; done < rows;) {
+            const size_t n = (size_t)(rows - done < chunk_rows ? rows - done : chunk_rows);
+            if (r == 0 && npy_reader_read(&in, buf, n) != 0) {
+                fprintf(stderr, "prism-propagate: rank 0: %s\n", in.error);
+                MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+            }
+            if (r != 0)
+                MPI_Recv(buf, (int)(n * w->row_bytes), MPI_BYTE, r, i, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+            if (npy_writer_append(w, buf, n) != 0) {
+                fprintf(stderr, "prism-propagate: rank 0: %s\n", w->error);
+                MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+            }
+            done += n;
+        }
+        npy_reader_close(&in);
+    }
+}
+
+/* Rank r > 0: its file of output i, sent to rank 0 in chunks. */
+static void send_one(propagate_mpi *m, int i, void *buf, size_t chunk_rows)
+{
+    npy_reader in;
+    memset(&in, 0, sizeof in);
+    if (npy_reader_open(&in, m->mine[i], m->dims[i], 2) != 0) {
+        fprintf(stderr, "prism-propagate: rank %d: %s\n", m->rank, in.error);
+        MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+    }
+    uint64_t rows = in.rows;
+    MPI_Send(&rows, 1, MPI_UINT64_T, 0, i, MPI_COMM_WORLD);
+    for (uint64_t done = 0; done < rows;) {
+        const size_t n = (size_t)(rows - done < chunk_rows ? rows - done : chunk_rows);
+        if (npy_reader_read(&in, buf, n) != 0) {
+            fprintf(stderr, "prism-propagate: rank %d: %s\n", m->rank, in.error);
+            MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+        }
+        MPI_Send(buf, (int)(n * in.row_bytes), MPI_BYTE, 0, i, MPI_COMM_WORLD);
+        done += n;
+    }
+    npy_reader_close(&in);
+}
+
+/* The outputs, in rank order, into the files asked for. */
+static int gather(propagate_mpi *m)
+{
+    void *buf = malloc(CHUNK_BYTES);
+    int rc = PROPAGATE_OK;
+    if (buf == NULL) {
+        fprintf(stderr, "prism-propagate: rank %d: no memory to gather the outputs\n", m->rank);
+        MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+    }
+    for (int i = 0; i < 3; i++) {
+        if (m->final[i] == NULL)
+            continue;
+        const size_t row = 4 * (size_t)(m->dims[i][0] * m->dims[i][1]);
+        const size_t chunk_rows = CHUNK_BYTES / row;
+        if (m->rank != 0) {
+            send_one(m, i, buf, chunk_rows);
+            continue;
+        }
+        npy_writer w;
+        if (npy_writer_open(&w, m->final[i], m->dims[i], 2) != 0) {
+            fprintf(stderr, "prism-propagate: rank 0: %s\n", w.error);
+            MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+        }
+        gather_one(m, i, &w, buf, chunk_rows);
+        if (npy_writer_commit(&w) != 0) {
+            fprintf(stderr, "prism-propagate: rank 0: %s\n", w.error);
+            rc = PROPAGATE_FAILED;
+        }
+        npy_writer_abort(&w);
+    }
+    free(buf);
+    return rc;
+}
+
+static void remove_mine(propagate_mpi *m)
+{
+    for (int i = 0; i < 3; i++)
+        if (m->final[i] != NULL)
+            unlink(m->mine[i]);
+}
+
+int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool *print)
+{
+    *print = false;
+    if (m->finished)
+        return m->rc;
+    m->finished = true;
+    if (sum == NULL && rc == PROPAGATE_OK) /* stopped before its run */
+        rc = PROPAGATE_FAILED;
+    int worst = agree(m, rc);
+    if (worst == PROPAGATE_OK) {
+        sum_summary(m, sum);
+        worst = gather(m);
+        *print = m->rank == 0 && worst == PROPAGATE_OK;
+    }
+    remove_mine(m);
+    m->rc = worst == PROPAGATE_OK ? PROPAGATE_OK : PROPAGATE_FAILED;
+    return m->rc;
+}
+
+int propagate_mpi_end(propagate_mpi *m, int rc)
+{
+    bool print;
+    rc = propagate_mpi_finish(m, rc, NULL, &print);
+    MPI_Finalize();
+    free(m);
+    return rc;
+}
