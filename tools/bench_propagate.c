@@ -19,6 +19,10 @@
 #include "prism/memory.h"
 #include "prism/propagate.h"
 
+int bench_propagate_multi(const char *list, const bench_scene *s, const size_t *counts,
+                          int counts_n, int repeat, unsigned max_steps, prism_propagate_math math,
+                          bool host, bool json);
+
 #define MAX_RESULTS 32
 #define MAX_COUNTS 4
 
@@ -43,6 +47,7 @@ typedef struct prop_bench {
     unsigned bvh_order;
     prism_length_unit unit; /* --unit */
     bool device_bvh; /* --bvh cuda: CUDA rows on the device-built tree */
+    const char *devices; /* --devices LIST: the multi-context table */
     prism_propagate_math math; /* --math exact|fast */
     prop_result results[MAX_RESULTS];
     int count;
@@ -66,6 +71,9 @@ static void usage(FILE *f)
                "the host's (host); host runs trace the host's. --bvh-order: the host tree's node\n"
                "order (default bfs; dfs implies --bvh host). --math: the CUDA kernels' arithmetic\n"
                "(exact, the default: the host's bits; fast: the GPU's approximate functions).\n"
+               "--devices all|0,1: prism_propagate_multi on 1, then all, contexts of the list (a\n"
+               "device may repeat), photons/s, efficiency rate(n)/(n rate(1)), upload time per\n"
+               "context, instead of the table above (--no-cuda: host contexts).\n"
                PRISM_BENCH_UNIT_HELP);
 }
 
@@ -301,6 +309,7 @@ static bool parse(int argc, char **argv, prop_bench *b)
     const char *math = prism_bench_option(argc, argv, "--math", "exact");
     b->math = strcmp(math, "fast") == 0 ? PRISM_PROPAGATE_MATH_FAST : PRISM_PROPAGATE_MATH_EXACT;
     static const char *const flags[] = {"--json", "--no-host", "--no-cuda", NULL};
+    b->devices = prism_bench_option(argc, argv, "--devices", NULL);
     b->file = prism_bench_positional(argc, argv, flags);
     if (!prism_bench_unit(argc, argv, "propagate", &b->unit))
         return false;
@@ -325,6 +334,13 @@ int prism_bench_propagate(int argc, char **argv)
         return 1;
     }
     s.device_bvh = b->device_bvh;
+    if (b->devices != NULL) {
+        int rc = bench_propagate_multi(b->devices, &s, b->counts, b->counts_n, b->repeat,
+                                       b->max_steps, b->math, b->no_cuda, b->json);
+        bench_scene_free(&s);
+        free(b);
+        return rc;
+    }
     if (!b->no_cuda)
         measure_cuda(b, &s);
     if (!b->no_host)
