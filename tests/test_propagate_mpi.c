@@ -90,6 +90,17 @@ static int setup(void **state)
     /* CI runs as root; Open MPI refuses that unless told */
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    /* In the sanitizer build, the ranks keep AddressSanitizer's checks but
+     * not its leak report: Open MPI leaves allocations of plugins it has
+     * unloaded (about 120 kB, frames "<unknown module>", which no
+     * suppression can name). This test itself is still checked for leaks,
+     * and the tool's code without MPI by propagate_tool. */
+    const char *asan = getenv("ASAN_OPTIONS");
+    if (asan != NULL) {
+        char opts[1024];
+        snprintf(opts, sizeof opts, "%s:detect_leaks=0", asan);
+        setenv("ASAN_OPTIONS", opts, 1);
+    }
     return 0;
 }
 
