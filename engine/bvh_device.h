@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "context_internal.h"
+#include "geometry_view.h"
 #include "prism/bvh.h"
 #include "prism/geometry.h"
 #include "prism/memory.h"
@@ -32,7 +33,33 @@ typedef struct prism__device_bvh {
     prism_bvh_build_report report; /* stats, phases, iterations, peak memory */
 } prism__device_bvh;
 
+/* Where the device collapse puts the wide tree: the caller's buffers for
+ * node_count prism_wide_node and triangle_count prism_wide_triangle,
+ * kernel-writable (device or mapped memory), 16-byte aligned. */
+typedef prism_result (*prism__wide_place)(void *user, size_t node_count, size_t triangle_count,
+                                          void **nodes, void **triangles);
+
+/* What the device collapse made (the arrays are the caller's). */
+typedef struct prism__device_wide {
+    size_t node_count;
+    unsigned depth;       /* deepest node, root = 0 */
+    size_t scratch_bytes; /* its device temporaries at their largest */
+} prism__device_wide;
+
 #ifdef PRISM_HAVE_CUDA
+/* The wide tree of the binary one in `view` (engine/cuda_bvh_wide.cu):
+ * the bytes prism__bvh_collapse makes on the host from the same tree,
+ * made on the device. Nodes may be split head/tail; nodes, triangles and
+ * vertices kernel-readable (vertices mapped if they are a GL buffer).
+ * Calls `place` once the node count is known, then fills its buffers.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (a malformed binary tree),
+ *   PRISM_ERROR_LIMIT (deeper than PRISM_WIDE_MAX_DEPTH),
+ *   PRISM_ERROR_OUT_OF_DEVICE_MEMORY (its temporaries), PRISM_ERROR_CUDA,
+ *   or place's. Its temporaries are released whatever happens; the
+ *   buffers `place` made are the caller's. */
+prism_result prism__cuda_bvh_collapse(prism_context *ctx, const prism_geometry_view *view,
+                                      prism__wide_place place, void *user, prism__device_wide *out);
+
 /* Device bytes the builder needs for `triangle_count` triangles at most,
  * temporaries and outputs together (what placement must leave free). */
 size_t prism__cuda_bvh_bytes(size_t triangle_count);

@@ -26,6 +26,10 @@ prism_result prism__geometry_unmap(const prism_geometry *g);
  * check a device-built tree with the host's queries. Free with
  * prism_bvh_free. */
 prism_result prism__geometry_download(const prism_geometry *g, prism_bvh **out);
+/* Its wide tree read back (engine/upload_wide.c), for the same tests;
+ * *out NULL where the upload made none. Free with prism__bvh_wide_free. */
+struct prism_bvh_wide;
+prism_result prism__geometry_download_wide(const prism_geometry *g, struct prism_bvh_wide **out);
 
 /* gl_buffer.c: a GL buffer registered with CUDA-GL interop, or
  * PRISM_ERROR_INTEROP_UNAVAILABLE with `why` filled and nothing logged (no

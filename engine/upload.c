@@ -650,9 +650,11 @@ size_t prism_geometry_report_format(const prism_upload_report *r, char *buf, siz
     if (r->gl_filled)
         OUT("  GL buffers written by the upload through interop: %.4f s\n", r->gl_fill_seconds);
     if (r->wide_nodes)
-        OUT("  wide bvh: %zu nodes, %.1f MB of nodes and %.1f MB of triangles in %s memory, %.4f s\n",
+        OUT("  wide bvh: %zu nodes, %.1f MB of nodes and %.1f MB of triangles in %s memory, "
+            "collapsed on the %s, %.4f s\n",
             r->wide_nodes, r->wide_node_bytes / 1e6, r->wide_triangle_bytes / 1e6,
-            r->wide_mapped ? "mapped" : "device", r->wide_seconds);
+            r->wide_mapped ? "mapped" : "device", r->wide_on_device ? "device" : "host",
+            r->wide_seconds);
     OUT("  %-14s %12s %12s %12s %9s %8s  %s\n", "array", "bytes", "device", "mapped", "seconds",
         "GB/s", "reason");
     for (size_t i = 0; i < r->array_count; i++) {

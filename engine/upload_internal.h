@@ -20,6 +20,7 @@ struct prism_geometry {
     prism_upload_report report;
     /* the wide tree (upload_wide.c); NULL where there is none */
     prism_buffer *wide_nodes, *wide_triangles;
+    unsigned wide_depth;
     const prism_bvh *host_bvh; /* during prism__up_given: the tree to collapse */
 };
 

@@ -23,4 +23,4 @@ prism_test(NAME bvh_validate SOURCES test_bvh_validate.c bvh_test_util.c TIMEOUT
 prism_test(NAME bvh_hostile SOURCES test_bvh_hostile.c bvh_hostile.c TIMEOUT 600)
 # The wide BVH: the collapse's structure and the wide traversal's hits
 # against the binary one's, on soups, hostile scenes and the assets.
-prism_test(NAME bvh_wide SOURCES test_bvh_wide.c bvh_test_util.c bvh_hostile.c bvh_scalar.c TIMEOUT 300)
+prism_test(NAME bvh_wide SOURCES test_bvh_wide.c bvh_wide_check.c bvh_test_util.c bvh_hostile.c bvh_scalar.c TIMEOUT 300)

@@ -17,7 +17,7 @@ endif()
 # detector and rays through the hostile scenes, the wide walk against both
 # binary walks.
 if(PRISM_HAVE_CUDA)
-  prism_test(NAME bvh_wide_gpu SOURCES test_bvh_wide_gpu.c bvh_wide_gpu_kernels.cu bvh_hostile.c
+  prism_test(NAME bvh_wide_gpu SOURCES test_bvh_wide_gpu.c bvh_wide_check.c bvh_wide_gpu_kernels.cu bvh_hostile.c
              LABELS gpu TIMEOUT 600)
   if(TARGET prism-gen-detector)
     target_compile_definitions(test_bvh_wide_gpu PRIVATE

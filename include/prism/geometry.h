@@ -160,6 +160,10 @@ typedef struct prism_upload_report {
      * in device_bytes / mapped_bytes, which are the planned arrays'. */
     size_t wide_nodes, wide_node_bytes, wide_triangle_bytes;
     bool wide_mapped;
+    /* Collapsed on the device from the device-built tree (else on the
+     * host: the host build's tree, or the device's read back where the
+     * device collapse's temporaries did not fit). */
+    bool wide_on_device;
     double wide_seconds; /* the collapse (and read-back) and the copies */
 } prism_upload_report;
 
