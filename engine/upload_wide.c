@@ -123,7 +123,9 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
     const double t0 = prism__up_now();
     prism_result r = PRISM_SUCCESS;
 #ifdef PRISM_HAVE_CUDA
-    if (!given && g->ctx->backend == PRISM_BACKEND_CUDA) {
+    /* PRISM_WIDE_COLLAPSE=host (a knob for the bench): the read-back */
+    const char *where = getenv("PRISM_WIDE_COLLAPSE");
+    if (!given && g->ctx->backend == PRISM_BACKEND_CUDA && !(where && strcmp(where, "host") == 0)) {
         prism__device_wide dw;
         r = collapse_on_device(g, &dw);
         if (r == PRISM_SUCCESS) {

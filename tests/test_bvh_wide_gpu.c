@@ -7,7 +7,15 @@
  * smaller-index rule settles alike on all of them unless a box is entered
  * a rounding late: at most 1 in 10^4 rays. Every 8th ray is also traced on
  * the host (the reference): the same hit. Any-hit verdicts must agree.
+ *
+ * The device's collapse (engine/cuda_bvh_wide.cu), after the device build,
+ * through prism_geometry_upload with the nodes in device and in mapped
+ * memory: read back, the same bytes as the host collapse of the same
+ * binary tree, the structure checked (bvh_wide_check.h), and on the
+ * detector 1M rays through it against the binary walks as above. A
+ * malformed binary tree is refused, with nothing left allocated.
  * PRISM_TEST_SMALL=1 (for compute-sanitizer): 20k rays on the detector. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,14 +26,25 @@
 
 #include <cmocka.h>
 
+#include "bvh_device.h"
 #include "bvh_hostile.h"
 #include "bvh_internal.h"
 #include "bvh_traverse.h"
 #include "bvh_wide.h"
+#include "bvh_wide_check.h"
 #include "bvh_wide_gpu.h"
+#include "geometry_internal.h"
+#include "prism/context.h"
 #include "prism/scene.h"
 
 static int no_device;
+static prism_context *cuda;
+
+static bool small_run(void)
+{
+    const char *small = getenv("PRISM_TEST_SMALL");
+    return small && small[0] == '1';
+}
 
 static uint64_t next(uint64_t *s)
 {
@@ -70,11 +89,11 @@ static bool same(uint32_t a, float ta, uint32_t b, float tb, size_t *ties)
     return false;
 }
 
-/* Trace n rays through b both ways on the device and compare. */
-static void check(const char *name, const prism_bvh *b, size_t n, uint64_t seed)
+/* Trace n rays through b and its wide tree w both ways on the device and
+ * compare. */
+static void check_rays(const char *name, const prism_bvh *b, const prism_bvh_wide *w, size_t n,
+                       uint64_t seed)
 {
-    prism_bvh_wide *w = NULL;
-    assert_int_equal(prism__bvh_collapse(b, &w), PRISM_SUCCESS);
     prism_ray *rays = make_rays(b, n, seed);
     wide_gpu_result *out = malloc(n * sizeof *out);
     assert_non_null(out);
@@ -110,6 +129,13 @@ static void check(const char *name, const prism_bvh *b, size_t n, uint64_t seed)
                 step_ties <= n / 10000 + 1);
     free(out);
     free(rays);
+}
+
+static void check(const char *name, const prism_bvh *b, size_t n, uint64_t seed)
+{
+    prism_bvh_wide *w = NULL;
+    assert_int_equal(prism__bvh_collapse(b, &w), PRISM_SUCCESS);
+    check_rays(name, b, w, n, seed);
     prism__bvh_wide_free(w);
 }
 
@@ -124,8 +150,7 @@ static void test_detector(void **state)
     assert_int_equal(prism_bvh_build(s->positions, s->vertices_count, s->indices,
                                      s->triangles_count, NULL, &b),
                      PRISM_SUCCESS);
-    const char *small = getenv("PRISM_TEST_SMALL");
-    check("detector", b, small && small[0] == '1' ? 20000 : 1000000, 1);
+    check("detector", b, small_run() ? 20000 : 1000000, 1);
     prism_bvh_free(b);
     prism_scene_free(s);
 }
@@ -149,6 +174,153 @@ static void test_hostile(void **state)
     }
 }
 
+/* ---- the device's collapse */
+
+/* s built and collapsed on the device (nodes placed by `policy`): the
+ * host collapse's bytes, a sound structure, and `rays` rays through it. */
+static void device_collapse(const char *name, const prism_scene *s, prism_placement_policy policy,
+                            size_t rays)
+{
+    setenv("PRISM_TRAVERSAL", "wide", 1);
+    prism_geometry_desc d = {.policy = policy, .builder = PRISM_BVH_BUILDER_CUDA, .skip_optics = true};
+    prism_geometry *g = NULL;
+    const prism_result r = prism_geometry_upload(cuda, s, NULL, &d, &g);
+    unsetenv("PRISM_TRAVERSAL");
+    if (r != PRISM_SUCCESS)
+        printf("# %s: %s\n", name, prism_context_last_error(cuda));
+    assert_int_equal(r, PRISM_SUCCESS);
+    const prism_upload_report *rep = prism_geometry_report(g);
+    assert_true(rep->wide_on_device);
+    assert_int_equal(rep->wide_mapped, policy == PRISM_PLACEMENT_MAPPED);
+    prism_bvh *b = NULL;
+    prism_bvh_wide *dev = NULL, *host = NULL;
+    assert_int_equal(prism__geometry_download(g, &b), PRISM_SUCCESS);
+    assert_int_equal(prism__geometry_download_wide(g, &dev), PRISM_SUCCESS);
+    assert_non_null(dev);
+    assert_int_equal(prism__bvh_collapse(b, &host), PRISM_SUCCESS);
+    assert_int_equal(dev->node_count, host->node_count);
+    assert_int_equal(dev->depth, host->depth);
+    assert_memory_equal(dev->nodes, host->nodes, host->node_count * sizeof *host->nodes);
+    assert_memory_equal(dev->triangles, host->triangles,
+                        host->triangle_count * sizeof *host->triangles);
+    check_wide(b, dev);
+    printf("# %s, %s memory: %zu triangles, %zu wide nodes, depth %u: the host's bytes; "
+           "collapsed and placed on the device in %.4f s\n",
+           name, policy == PRISM_PLACEMENT_MAPPED ? "mapped" : "device", b->triangle_count,
+           dev->node_count, dev->depth, rep->wide_seconds);
+    if (rays)
+        check_rays(name, b, dev, rays, 3);
+    prism__bvh_wide_free(dev);
+    prism__bvh_wide_free(host);
+    prism_bvh_free(b);
+    prism_geometry_destroy(g);
+}
+
+static void test_collapse_detector(void **state)
+{
+    (void)state;
+    if (!cuda)
+        skip();
+    if (small_run()) { /* compute-sanitizer: the hostile scenes run the same kernels */
+        printf("# left out (PRISM_TEST_SMALL)\n");
+        skip();
+    }
+    prism_scene *s = NULL;
+    assert_int_equal(prism_scene_load(PRISM_BVH_WIDE_GPU_DETECTOR, NULL, &s), PRISM_SUCCESS);
+    device_collapse("detector", s, PRISM_PLACEMENT_DEVICE, 1000000);
+    device_collapse("detector", s, PRISM_PLACEMENT_MAPPED, 0);
+    prism_scene_free(s);
+}
+
+static void test_collapse_hostile(void **state)
+{
+    (void)state;
+    if (!cuda)
+        skip();
+    for (const char *const *name = bvh_hostile_names; *name; name++) {
+        float *pos = NULL;
+        uint32_t *idx = NULL;
+        size_t nv = 0, nt = 0;
+        assert_int_equal(bvh_hostile_scene(*name, &pos, &nv, &idx, &nt), BVH_HOSTILE_OK);
+        if (small_run() && nt > 20000) {
+            free(pos);
+            free(idx);
+            continue;
+        }
+        prism_scene s = {.positions = pos, .vertices_count = nv, .indices = idx, .triangles_count = nt};
+        device_collapse(*name, &s, PRISM_PLACEMENT_DEVICE, 0);
+        device_collapse(*name, &s, PRISM_PLACEMENT_MAPPED, 0);
+        free(pos);
+        free(idx);
+    }
+}
+
+static prism_result place_nothing(void *user, size_t nodes, size_t triangles, void **pn, void **pt)
+{
+    (void)nodes;
+    (void)triangles;
+    (void)pn;
+    (void)pt;
+    (*(int *)user)++;
+    return PRISM_ERROR_UNSUPPORTED;
+}
+
+/* A binary tree whose leaves hold more triangles than there are, and one
+ * whose root's children lie outside its nodes: refused before anything is
+ * placed (a sound one reaches `place`). */
+static void test_collapse_bad_tree(void **state)
+{
+    (void)state;
+    if (!cuda)
+        skip();
+    const float v[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    const uint32_t t[6] = {0, 1, 2, 0, 1, 2};
+    prism_bvh_node nodes[4] = {{{0, 0, 0}, 2, {1, 1, 0}, 0},
+                               {{0, 0, 0}, 0, {0, 0, 0}, 0},
+                               {{0, 0, 0}, 0, {1, 1, 0}, 1},
+                               {{0, 0, 0}, 0, {1, 1, 0}, 1}};
+    prism_buffer *bn = NULL, *bv = NULL, *bt = NULL;
+    assert_int_equal(prism_buffer_create_device(cuda, sizeof nodes, "test.nodes", &bn), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, sizeof v, "test.vertices", &bv), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, sizeof t, "test.triangles", &bt), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_write(bv, 0, v, sizeof v), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_write(bt, 0, t, sizeof t), PRISM_SUCCESS);
+    prism_geometry_view view = {0};
+    view.nodes_head = prism_buffer_device_pointer(bn);
+    view.node_count = view.nodes_split = 4;
+    view.vertices = prism_buffer_device_pointer(bv);
+    view.triangles = prism_buffer_device_pointer(bt);
+    view.vertex_count = 3;
+    view.triangle_count = 2;
+    int placed = 0;
+    prism__device_wide out;
+    /* sound: each leaf one of the two triangles; refused only by place */
+    nodes[3].first = 1;
+    assert_int_equal(prism_buffer_write(bn, 0, nodes, sizeof nodes), PRISM_SUCCESS);
+    assert_int_equal(prism__cuda_bvh_collapse(cuda, &view, place_nothing, &placed, &out),
+                     PRISM_ERROR_UNSUPPORTED);
+    assert_int_equal(placed, 1);
+    /* leaves holding 3 triangles of 2 */
+    nodes[3].first = 0;
+    nodes[3].count = 2;
+    assert_int_equal(prism_buffer_write(bn, 0, nodes, sizeof nodes), PRISM_SUCCESS);
+    assert_int_equal(prism__cuda_bvh_collapse(cuda, &view, place_nothing, &placed, &out),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    printf("# %s\n", prism_context_last_error(cuda));
+    /* children at 3 and 4 of 4 nodes */
+    nodes[3].first = 1;
+    nodes[3].count = 1;
+    nodes[0].first = 3;
+    assert_int_equal(prism_buffer_write(bn, 0, nodes, sizeof nodes), PRISM_SUCCESS);
+    assert_int_equal(prism__cuda_bvh_collapse(cuda, &view, place_nothing, &placed, &out),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    printf("# %s\n", prism_context_last_error(cuda));
+    assert_int_equal(placed, 1);
+    prism_buffer_release(bn);
+    prism_buffer_release(bv);
+    prism_buffer_release(bt);
+}
+
 int main(void)
 {
     /* one empty trace finds whether there is a device */
@@ -166,9 +338,20 @@ int main(void)
         return 77;
     }
     no_device = rc != 0;
+    prism_context_desc d = {.backend = PRISM_BACKEND_CUDA};
+    if (!no_device && prism_context_create(&d, &cuda) != PRISM_SUCCESS)
+        cuda = NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_detector),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_collapse_detector),
+        cmocka_unit_test(test_collapse_hostile),
+        cmocka_unit_test(test_collapse_bad_tree),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    /* every byte returned: a live allocation fails the destroy */
+    const prism_result destroyed = cuda ? prism_context_destroy(cuda) : PRISM_SUCCESS;
+    if (destroyed != PRISM_SUCCESS)
+        printf("context destroy: %s\n", prism_result_string(destroyed));
+    return failed || destroyed != PRISM_SUCCESS;
 }
