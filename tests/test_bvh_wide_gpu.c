@@ -13,7 +13,10 @@
  * memory: read back, the same bytes as the host collapse of the same
  * binary tree, the structure checked (bvh_wide_check.h), and on the
  * detector 1M rays through it against the binary walks as above. A
- * malformed binary tree is refused, with nothing left allocated.
+ * malformed binary tree is refused, with nothing left allocated. The
+ * read-back path (PRISM_WIDE_COLLAPSE=host) makes the same bytes; both
+ * times are printed. PRISM_TEST_WIDE_DETECTOR=FILE.dae adds a larger
+ * detector to the collapse's checks.
  * PRISM_TEST_SMALL=1 (for compute-sanitizer): 20k rays on the detector. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -208,6 +211,23 @@ static void device_collapse(const char *name, const prism_scene *s, prism_placem
            "collapsed and placed on the device in %.4f s\n",
            name, policy == PRISM_PLACEMENT_MAPPED ? "mapped" : "device", b->triangle_count,
            dev->node_count, dev->depth, rep->wide_seconds);
+    /* the read-back (PRISM_WIDE_COLLAPSE=host): the same bytes, and its time */
+    setenv("PRISM_TRAVERSAL", "wide", 1);
+    setenv("PRISM_WIDE_COLLAPSE", "host", 1);
+    prism_geometry *gh = NULL;
+    assert_int_equal(prism_geometry_upload(cuda, s, NULL, &d, &gh), PRISM_SUCCESS);
+    unsetenv("PRISM_TRAVERSAL");
+    unsetenv("PRISM_WIDE_COLLAPSE");
+    assert_false(prism_geometry_report(gh)->wide_on_device);
+    prism_bvh_wide *back = NULL;
+    assert_int_equal(prism__geometry_download_wide(gh, &back), PRISM_SUCCESS);
+    assert_non_null(back);
+    assert_int_equal(back->node_count, host->node_count);
+    assert_memory_equal(back->nodes, host->nodes, host->node_count * sizeof *host->nodes);
+    printf("#   read back and collapsed on the host instead: %.4f s\n",
+           prism_geometry_report(gh)->wide_seconds);
+    prism__bvh_wide_free(back);
+    prism_geometry_destroy(gh);
     if (rays)
         check_rays(name, b, dev, rays, 3);
     prism__bvh_wide_free(dev);
@@ -230,6 +250,16 @@ static void test_collapse_detector(void **state)
     device_collapse("detector", s, PRISM_PLACEMENT_DEVICE, 1000000);
     device_collapse("detector", s, PRISM_PLACEMENT_MAPPED, 0);
     prism_scene_free(s);
+    /* PRISM_TEST_WIDE_DETECTOR: a larger one too (the 25.6M-triangle
+     * detector, for the collapse's time there) */
+    const char *big = getenv("PRISM_TEST_WIDE_DETECTOR");
+    if (big && big[0]) {
+        s = NULL;
+        assert_int_equal(prism_scene_load(big, NULL, &s), PRISM_SUCCESS);
+        device_collapse(big, s, PRISM_PLACEMENT_DEVICE, 0);
+        device_collapse(big, s, PRISM_PLACEMENT_MAPPED, 0);
+        prism_scene_free(s);
+    }
 }
 
 static void test_collapse_hostile(void **state)
