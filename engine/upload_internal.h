@@ -76,7 +76,8 @@ prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const
                              const prism_geometry_desc *d, const prism_bvh_build_report *built,
                              double t0, prism_geometry **out);
 /* upload_wide.c: the wide tree from `given` (NULL: the uploaded binary
- * tree read back), placed as the binary nodes are, into g->view. */
+ * tree, collapsed on the device, or read back where that cannot be),
+ * placed as the binary nodes are, into g->view. */
 prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given);
 /* upload_build.c: build the BVH (desc->builder) and upload. */
 prism_result prism__up_built(prism_context *ctx, const prism_scene *scene, const prism_geometry_desc *d,
