@@ -2,14 +2,9 @@
  * batch at a time, propagated with desc.first_photon at the batch's start
  * (so any batch size gives the same photons), the final photons, hits and
  * records appended to their .npy files, counted into the summary. Host
- * memory holds two batches: the host's work on one (summary, hits, writes)
- * runs on its own thread while the next propagates, which on the H200 was
- * as long as the propagation itself (0.9 s against 0.82 s for 10^8
- * photons, one after the other). The files are committed only after the
- * last batch. */
+ * memory holds one batch; the files are committed only after the last. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -106,7 +101,7 @@ static int commit_outputs(outputs *w, char *err, size_t size)
 /* Host memory of one batch: pinned where the engine has CUDA (copies at
  * link speed), the heap on the host backend. */
 typedef struct batch_memory {
-    prism_buffer *in, *out[2], *records[2];
+    prism_buffer *in, *out, *records;
 } batch_memory;
 
 static void *host_array(prism_context *ctx, size_t bytes, const char *tag, prism_buffer **b)
@@ -119,10 +114,8 @@ static void *host_array(prism_context *ctx, size_t bytes, const char *tag, prism
 static void release_memory(batch_memory *m)
 {
     prism_buffer_release(m->in);
-    for (int k = 0; k < 2; k++) {
-        prism_buffer_release(m->out[k]);
-        prism_buffer_release(m->records[k]);
-    }
+    prism_buffer_release(m->out);
+    prism_buffer_release(m->records);
 }
 
 /* Photons a batch: --batch, or what the engine says fits the device, at
@@ -190,73 +183,29 @@ static int write_photons(const propagate_options *o, outputs *w, prism_photon *p
     return 0;
 }
 
-/* The host's work on one propagated batch, on its own thread. */
-typedef struct host_work {
-    pthread_t thread;
-    bool running;
-    const propagate_options *o;
-    outputs *w;
-    prism_photon *photons;
-    prism_step_record *records;
-    size_t n;
-    propagate_summary *sum; /* the fields the main thread does not touch */
-    int rc;
-    char err[1024];
-} host_work;
-
-static void *host_work_main(void *p)
-{
-    host_work *h = p;
-    propagate_summary_add(h->sum, h->photons, h->n);
-    h->rc = 0;
-    if (h->o->records) {
-        if (npy_writer_append(&h->w->records, h->records, h->n))
-            h->rc = tool_fail(h->err, sizeof h->err, "%s", h->w->records.error);
-        else
-            h->sum->record_rows += h->n;
-    }
-    if (h->rc == 0)
-        h->rc = write_photons(h->o, h->w, h->photons, h->n, h->sum, h->err, sizeof h->err);
-    return NULL;
-}
-
 typedef struct run_state {
     const propagate_run_info *run;
     prism_photon_source src;
     prism_propagate_desc desc;
     outputs w;
     batch_memory mem;
-    prism_photon *in_p, *out_p[2];
-    prism_step_record *rec_p[2];
-    unsigned next;  /* which of the two buffers the next batch goes into */
-    host_work work; /* the last batch's host work, maybe still running */
+    prism_photon *in_p, *out_p;
+    prism_step_record *rec_p;
 } run_state;
-
-/* Wait for the last batch's host work; its result. */
-static int finish_work(run_state *r, char *err, size_t size)
-{
-    host_work *h = &r->work;
-    if (!h->running)
-        return 0;
-    pthread_join(h->thread, NULL);
-    h->running = false;
-    return h->rc ? tool_fail(err, size, "%s", h->err) : 0;
-}
 
 static int one_batch(run_state *r, uint64_t first, size_t n, propagate_summary *sum, char *err,
                      size_t size)
 {
     const propagate_options *o = r->run->opt;
-    const unsigned k = r->next;
     if (o->photons && propagate_read_photons(r->run->photons, r->in_p, n, first, err, size))
         return -1;
     r->src.count = n;
     r->src.photons = r->in_p;
     r->desc.first_photon = first;
-    prism_propagate_outputs outs = {.photons = {.kind = PRISM_TARGET_HOST, .host = r->out_p[k]}};
+    prism_propagate_outputs outs = {.photons = {.kind = PRISM_TARGET_HOST, .host = r->out_p}};
     if (o->records) {
         outs.records.kind = PRISM_TARGET_HOST;
-        outs.records.host = r->rec_p[k];
+        outs.records.host = r->rec_p;
     }
     prism_propagate_stats st;
     const propagate_run_info *run = r->run;
@@ -271,20 +220,13 @@ static int one_batch(run_state *r, uint64_t first, size_t n, propagate_summary *
                          prism_context_last_error(r->run->ctx));
     sum->propagate_seconds += st.seconds;
     sum->batches++;
-    /* the previous batch's host work is done before this one's starts: the
-     * files take the batches in order, and its buffer is free for the next */
-    if (finish_work(r, err, size))
-        return -1;
-    host_work *h = &r->work;
-    *h = (host_work){.o = o, .w = &r->w, .photons = r->out_p[k], .records = r->rec_p[k],
-                     .n = n, .sum = sum};
-    if (pthread_create(&h->thread, NULL, host_work_main, h) != 0) {
-        host_work_main(h); /* no thread: the same work, here */
-        return h->rc ? tool_fail(err, size, "%s", h->err) : 0;
+    propagate_summary_add(sum, r->out_p, n);
+    if (o->records) {
+        if (npy_writer_append(&r->w.records, r->rec_p, n))
+            return tool_fail(err, size, "%s", r->w.records.error);
+        sum->record_rows += n;
     }
-    h->running = true;
-    r->next = k ^ 1u;
-    return 0;
+    return write_photons(o, &r->w, r->out_p, n, sum, err, size);
 }
 
 /* Inputs, outputs and host memory for batches of sum->batch photons. */
@@ -296,30 +238,23 @@ static int prepare(run_state *r, uint64_t total, propagate_summary *sum, char *e
     if (o->photons && r->run->begin > 0 && npy_reader_skip(r->run->photons, r->run->begin))
         return tool_fail(err, size, "%s", r->run->photons->error);
     const size_t b = (size_t)sum->batch, k = r->desc.record_steps;
-    /* two batches' results: one written out while the next propagates;
-     * a run of one batch needs only one */
-    const int buffers = total > b ? 2 : 1;
-    bool ok = true;
-    for (int i = 0; i < buffers; i++) {
-        r->out_p[i] = host_array(r->run->ctx, b * sizeof(prism_photon), "prism-propagate.photons",
-                                 &r->mem.out[i]);
-        if (o->records)
-            r->rec_p[i] = host_array(r->run->ctx, b * k * sizeof(prism_step_record),
-                                     "prism-propagate.records", &r->mem.records[i]);
-        ok = ok && r->out_p[i] && (!o->records || r->rec_p[i]);
-    }
+    r->out_p = host_array(r->run->ctx, b * sizeof *r->out_p, "prism-propagate.photons",
+                          &r->mem.out);
     if (o->photons)
         r->in_p = host_array(r->run->ctx, b * sizeof *r->in_p, "prism-propagate.input",
                              &r->mem.in);
-    if (!ok || (o->photons && !r->in_p))
+    if (o->records)
+        r->rec_p = host_array(r->run->ctx, b * k * sizeof *r->rec_p, "prism-propagate.records",
+                              &r->mem.records);
+    if (!r->out_p || (o->photons && !r->in_p) || (o->records && !r->rec_p))
         return tool_fail(err, size, "no host memory for a batch of %zu photons (set a smaller "
                          "--batch)", b);
     /* what prism_propagate_batch_limit counts a photon at */
     sum->device_batch_bytes = b * (sizeof(prism_photon) + 2 * sizeof(uint32_t) +
                                    (o->photons ? sizeof(prism_photon) : 0) +
                                    k * sizeof(prism_step_record));
-    sum->host_batch_bytes = b * ((o->photons ? 1 : 0) * sizeof(prism_photon) +
-                                 buffers * (sizeof(prism_photon) + k * sizeof(prism_step_record)));
+    sum->host_batch_bytes = b * ((o->photons ? 2 : 1) * sizeof(prism_photon) +
+                                 k * sizeof(prism_step_record));
     return open_outputs(o, (uint32_t)k, &r->w, err, size);
 }
 
@@ -346,8 +281,6 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
         rc = one_batch(&r, first, n, sum, err, sizeof err);
         tool_progress_update(&bar, (size_t)(first + n - run->begin), (size_t)total);
     }
-    const int last = finish_work(&r, err, sizeof err); /* also after a failure: the thread ends */
-    rc = rc ? rc : last;
     tool_progress_end(&bar, rc == 0 ? "" : "failed");
     if (rc == 0)
         rc = commit_outputs(&r.w, err, sizeof err);

@@ -73,8 +73,7 @@ typedef struct propagate_summary {
     double propagate_seconds;     /* inside prism_propagate */
     double seconds;               /* the batch loop, reading and writing included */
     size_t device_batch_bytes;    /* device memory of one batch (photons, queues, records) */
-    size_t host_batch_bytes;      /* host memory the batches hold (two results: one written out
-                                     while the next propagates) */
+    size_t host_batch_bytes;      /* host memory of one batch */
     size_t engine_peak_bytes;     /* the context's ledger at its peak (device, pinned, mapped) */
     size_t host_peak_bytes;       /* the process's peak resident memory (getrusage) */
     uint64_t hits, out_rows, record_rows;
