@@ -65,7 +65,7 @@ typedef struct viewer_app {
     uint32_t *world;
     size_t world_count;
     bool show_world;
-    float shown_min[3], shown_max[3]; /* box of the triangles not in the world */
+    float shown_min[3], shown_max[3]; /* box of the vertices not in the world volumes */
     bool photons_pending;     /* not propagated yet (viewer_app_first_photons) */
 
     viewer_view view;
