@@ -111,3 +111,20 @@ bool exec_on_path(const char *name, char *path, size_t size)
     }
     return false;
 }
+
+bool exec_same_files(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa != NULL && fb != NULL;
+    int ca = 0, cb = 0;
+    while (same && ca == cb && ca != EOF) {
+        ca = fgetc(fa);
+        cb = fgetc(fb);
+    }
+    same = same && ca == cb;
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}

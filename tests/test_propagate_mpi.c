@@ -21,23 +21,6 @@
 
 #define DETECTOR PRISM_ASSETS "/tiny_detector.dae"
 
-static bool same_files(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    bool same = fa != NULL && fb != NULL;
-    int ca = 0, cb = 0;
-    while (same && ca == cb && ca != EOF) {
-        ca = fgetc(fa);
-        cb = fgetc(fb);
-    }
-    same = same && ca == cb;
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return same;
-}
-
 static bool exists(const char *path)
 {
     struct stat st;
@@ -125,7 +108,7 @@ static void test_same_bytes_whatever_ranks(void **state)
         assert_non_null(strstr(r.out, "\"photons\":30000"));
     }
     for (int k = 0; k < 3; k++)
-        if (!same_files(files[1][k], files[2][k]))
+        if (!exec_same_files(files[1][k], files[2][k]))
             fail_msg("%s and %s differ", files[1][k], files[2][k]);
     assert_int_equal(files_in(rank_tmp), 0);
     /* photons read from a file (the one-process run's final photons), and
@@ -137,7 +120,7 @@ static void test_same_bytes_whatever_ranks(void **state)
     run(&r, 2, (const char *[]){"--backend", "host", "--photons", files[1][1], "--out", b,
                                 "--quiet", NULL});
     assert_int_equal(r.exit_code, 0);
-    assert_true(same_files(a, b));
+    assert_true(exec_same_files(a, b));
     run(&r, 0, (const char *[]){"--backend", "host", "--count", "1", "--hits", a, "--out", b,
                                 "--quiet", NULL});
     assert_int_equal(r.exit_code, 0);
@@ -145,8 +128,8 @@ static void test_same_bytes_whatever_ranks(void **state)
     run(&r, 3, (const char *[]){"--backend", "host", "--count", "1", "--hits", c, "--out", d,
                                 "--quiet", NULL});
     assert_int_equal(r.exit_code, 0);
-    assert_true(same_files(a, c));
-    assert_true(same_files(b, d));
+    assert_true(exec_same_files(a, c));
+    assert_true(exec_same_files(b, d));
     assert_int_equal(files_in(rank_tmp), 0);
 }
 

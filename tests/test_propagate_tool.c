@@ -69,23 +69,6 @@ static size_t file_size(const char *path)
     return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
 }
 
-static bool same_files(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    bool same = fa != NULL && fb != NULL;
-    int ca = 0, cb = 0;
-    while (same && ca == cb && ca != EOF) {
-        ca = fgetc(fa);
-        cb = fgetc(fb);
-    }
-    same = same && ca == cb;
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return same;
-}
-
 static void test_help(void **state)
 {
     (void)state;
@@ -235,7 +218,7 @@ static void test_batches_same_bytes(void **state)
     }
     for (int b = 1; b < 3; b++)
         for (int k = 0; k < 3; k++)
-            if (!same_files(files[0][k], files[b][k]))
+            if (!exec_same_files(files[0][k], files[b][k]))
                 fail_msg("%s and %s differ", files[0][k], files[b][k]);
 }
 
@@ -266,7 +249,7 @@ static void test_devices_same_bytes(void **state)
     }
     for (int d = 1; d < 3; d++)
         for (int k = 0; k < 3; k++)
-            if (!same_files(files[0][k], files[d][k]))
+            if (!exec_same_files(files[0][k], files[d][k]))
                 fail_msg("%s and %s differ", files[0][k], files[d][k]);
     /* photons from a file, spread over two contexts */
     const char *in = files[0][1], *a = exec_path("devices_in_a.npy"),
@@ -278,7 +261,7 @@ static void test_devices_same_bytes(void **state)
     run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", b, "--backend", "host",
                              "--devices", "0,0", "--batch", "4999", "--quiet", NULL});
     assert_int_equal(r.exit_code, 0);
-    assert_true(same_files(a, b));
+    assert_true(exec_same_files(a, b));
     /* CUDA devices that are not there (no device in CI; 64 on no machine) */
     run(&r, (const char *[]){DETECTOR, "--devices", "0,63", "--backend", "cuda", "--count", "10",
                              NULL});
@@ -322,7 +305,7 @@ static void test_photons_in(void **state)
     run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", b, "--batch", "701",
                              "--backend", "host", NULL});
     assert_int_equal(r.exit_code, 0);
-    assert_true(same_files(a, b));
+    assert_true(exec_same_files(a, b));
     /* the first --count photons only */
     run(&r, (const char *[]){DETECTOR, "--photons", in, "--count", "10", "--backend", "host",
                              NULL});
