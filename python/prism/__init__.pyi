@@ -11,60 +11,58 @@ __all__ = [
     "load", "devices", "Context", "Scene", "Geometry", "Result", "Source", "Camera",
     "DeviceArray", "PHOTON_DTYPE", "STEP_RECORD_DTYPE", "Error", "history_flag_name",
 ]
-BUILT_WITH_CUDA: bool
-NONE: int
-TERMINAL_FLAGS: int
-GEANT4_EXTRAS: int
-GEANT4_META: int
-GEANT4_POINTER_IDS: int
-GEANT4_DD_PATHS: int
-NO_HIT: int
-BULK_ABSORB: int
-SURFACE_DETECT: int
-SURFACE_ABSORB: int
-RAYLEIGH_SCATTER: int
-REFLECT_DIFFUSE: int
-REFLECT_SPECULAR: int
-SURFACE_REEMIT: int
-SURFACE_TRANSMIT: int
-BULK_REEMIT: int
-REFRACT: int
-TOTAL_INTERNAL: int
-STEP_LIMIT: int
-NAN_ABORT: int
+# What the package re-exports from its extension (as __init__.py does).
+from ._prism import (
+    BUILT_WITH_CUDA as BUILT_WITH_CUDA,
+    NONE as NONE,
+    TERMINAL_FLAGS as TERMINAL_FLAGS,
+    GEANT4_EXTRAS as GEANT4_EXTRAS,
+    GEANT4_META as GEANT4_META,
+    GEANT4_POINTER_IDS as GEANT4_POINTER_IDS,
+    GEANT4_DD_PATHS as GEANT4_DD_PATHS,
+    NO_HIT as NO_HIT,
+    BULK_ABSORB as BULK_ABSORB,
+    SURFACE_DETECT as SURFACE_DETECT,
+    SURFACE_ABSORB as SURFACE_ABSORB,
+    RAYLEIGH_SCATTER as RAYLEIGH_SCATTER,
+    REFLECT_DIFFUSE as REFLECT_DIFFUSE,
+    REFLECT_SPECULAR as REFLECT_SPECULAR,
+    SURFACE_REEMIT as SURFACE_REEMIT,
+    SURFACE_TRANSMIT as SURFACE_TRANSMIT,
+    BULK_REEMIT as BULK_REEMIT,
+    REFRACT as REFRACT,
+    TOTAL_INTERNAL as TOTAL_INTERNAL,
+    STEP_LIMIT as STEP_LIMIT,
+    NAN_ABORT as NAN_ABORT,
+    Error as Error,
+    InvalidArgumentError as InvalidArgumentError,
+    OutOfMemoryError as OutOfMemoryError,
+    OutOfDeviceMemoryError as OutOfDeviceMemoryError,
+    IOError as IOError,
+    ParseError as ParseError,
+    LimitError as LimitError,
+    UnsupportedError as UnsupportedError,
+    NoDriverError as NoDriverError,
+    NoDeviceError as NoDeviceError,
+    InvalidDeviceError as InvalidDeviceError,
+    DeviceUnavailableError as DeviceUnavailableError,
+    NoGLContextError as NoGLContextError,
+    GLNotOnCudaDeviceError as GLNotOnCudaDeviceError,
+    InteropUnavailableError as InteropUnavailableError,
+    MappedNotAllowedError as MappedNotAllowedError,
+    OutOfRangeError as OutOfRangeError,
+    LiveAllocationsError as LiveAllocationsError,
+    CudaError as CudaError,
+    GLError as GLError,
+    PlacementError as PlacementError,
+    CompileError as CompileError,
+)
 
 PHOTON_DTYPE: np.dtype
 STEP_RECORD_DTYPE: np.dtype
 
 _Progress = Union[None, bool, Callable[[int, int], Optional[bool]]]
 _Vec3 = Sequence[float]
-
-class Error(Exception):
-    code: int
-    result: str
-    message: str
-
-class InvalidArgumentError(Error, ValueError, TypeError): ...
-class OutOfMemoryError(Error, MemoryError): ...
-class OutOfDeviceMemoryError(Error, MemoryError): ...
-class IOError(Error, OSError): ...
-class ParseError(Error, ValueError): ...
-class LimitError(Error, ValueError): ...
-class UnsupportedError(Error): ...
-class NoDriverError(Error): ...
-class NoDeviceError(Error): ...
-class InvalidDeviceError(Error, ValueError): ...
-class DeviceUnavailableError(Error): ...
-class NoGLContextError(Error): ...
-class GLNotOnCudaDeviceError(Error): ...
-class InteropUnavailableError(Error): ...
-class MappedNotAllowedError(Error): ...
-class OutOfRangeError(Error, ValueError): ...
-class LiveAllocationsError(Error): ...
-class CudaError(Error): ...
-class GLError(Error): ...
-class PlacementError(Error): ...
-class CompileError(Error): ...
 
 def history_flag_name(bit: int) -> str: ...
 
