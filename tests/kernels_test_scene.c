@@ -244,3 +244,19 @@ prism_geometry *kt_upload(kt_scene *s, prism_context *ctx, prism_placement_polic
     prism_geometry *g = NULL;
     return prism_geometry_upload(ctx, &s->scene, s->bvh, &d, &g) == PRISM_SUCCESS ? g : NULL;
 }
+
+void kt_detector_scene(kt_scene *s)
+{
+    uint32_t air = kt_material(s, "air", 1.0f, 0, 0);
+    uint32_t water = kt_material(s, "water", 1.33f, 10, 20);
+    uint32_t steel = kt_material(s, "steel", 2.0f, 0.001f, 0);
+    const float hlo[3] = {-10, -10, -10}, hhi[3] = {10, 10, 10};
+    const float tlo[3] = {-4, -4, -4}, thi[3] = {4, 4, 4}, clo[3] = {-1, -1, -1}, chi[3] = {1, 1, 1};
+    kt_box(s, hlo, hhi, 0, air, PRISM_NONE, PRISM_NONE);
+    kt_box(s, tlo, thi, 1, water, air, PRISM_NONE);
+    kt_box(s, clo, chi, 2, steel, water, PRISM_NONE);
+    for (int i = 0; i < 8; i++) {
+        const float c[3] = {(i & 1) ? 2.5f : -2.5f, (i & 2) ? 2.5f : -2.5f, (i & 4) ? 2.5f : -2.5f};
+        kt_sphere(s, c, 1.0f, 48, 3 + i, steel, water, PRISM_NONE);
+    }
+}

@@ -62,4 +62,8 @@ prism_context *kt_cuda_context(void);
 prism_geometry *kt_upload(kt_scene *s, prism_context *ctx, prism_placement_policy policy,
                           bool split);
 
+/* A detector-like scene: a hall of air, a water tank, a steel cube and
+ * eight steel spheres inside (solids 0-10). */
+void kt_detector_scene(kt_scene *s);
+
 #endif
