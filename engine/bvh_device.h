@@ -85,6 +85,10 @@ prism_result prism__cuda_gather_info(prism_context *ctx, const void *src, const 
  * (engine/cuda_upload.cu). Synchronous on `stream`. */
 prism_result prism__cuda_pack_info(prism_context *ctx, const uint32_t *codes, uint32_t n, void *dst,
                                    prism_stream *stream);
+/* dst[info[i].id] = {info[i].solid, info[i].materials} for i < n: leaf-
+ * order prism_triangle_info records scattered into scene order, 8 bytes a
+ * triangle (desc.gl_triangle_buffer). Pointers kernel-readable. Synchronous. */
+prism_result prism__cuda_gl_codes(prism_context *ctx, const void *info, uint32_t n, void *dst);
 #endif
 
 #ifdef __cplusplus

@@ -1,13 +1,15 @@
-/* The upload's device-side step for scene arrays born pinned
- * (prism_pinned_allocator): the four per-triangle arrays arrive by DMA as
- * they are in the scene, and this kernel packs them into the 16-byte
- * prism_triangle_info records (scene order) that convert_info in upload.c
- * makes on the host for the staged path. Same rule: material index
- * PRISM_NONE becomes 0xFFFF. */
+/* The upload's device-side steps on the per-triangle codes. For scene
+ * arrays born pinned (prism_pinned_allocator) the four per-triangle arrays
+ * arrive by DMA as they are in the scene, and k_pack_info packs them into
+ * the 16-byte prism_triangle_info records (scene order) that convert_info
+ * in upload.c makes on the host for the staged path. Same rule: material
+ * index PRISM_NONE becomes 0xFFFF. k_gl_codes writes the caller's GL
+ * per-triangle buffer (desc.gl_triangle_buffer) from the placed records. */
 #include <cuda_runtime_api.h>
 
 extern "C" {
 #include "context_internal.h"
+#include "kernel_state.h"
 #include "memory_internal.h"
 }
 #include "bvh_device.h"
@@ -43,6 +45,35 @@ extern "C" prism_result prism__cuda_pack_info(prism_context *ctx, const uint32_t
     if (e != cudaSuccess) {
         cudaGetLastError();
         return prism__error(ctx, PRISM_ERROR_CUDA, "upload: packing the triangle codes: %s",
+                            cudaGetErrorString(e));
+    }
+    return PRISM_SUCCESS;
+}
+
+static __global__ void k_gl_codes(const uint4 *info, uint32_t n, uint2 *out)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const uint4 t = info[i];
+    out[t.x] = make_uint2(t.y, t.z);
+}
+
+extern "C" prism_result prism__cuda_gl_codes(prism_context *ctx, const void *info, uint32_t n,
+                                            void *dst)
+{
+    prism_result r = prism__cuda_bind(ctx);
+    if (r != PRISM_SUCCESS || n == 0)
+        return r;
+    cudaStream_t s = (cudaStream_t)(ctx->kernels ? ctx->kernels->stream : NULL);
+    const unsigned block = 256;
+    k_gl_codes<<<(n + block - 1) / block, block, 0, s>>>((const uint4 *)info, n, (uint2 *)dst);
+    cudaError_t e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return prism__error(ctx, PRISM_ERROR_CUDA, "upload: triangle codes into the GL buffer: %s",
                             cudaGetErrorString(e));
     }
     return PRISM_SUCCESS;

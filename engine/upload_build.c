@@ -223,9 +223,15 @@ static prism_result upload_pinned(prism_geometry *g, const prism_scene *sc, size
                                  sc->triangle_material_outer, sc->triangle_surface};
     for (int i = 0; i < 4 && r == PRISM_SUCCESS; i++)
         r = prism_buffer_write_async(codes, (size_t)i * n * 4, arrays[i], n * 4, st[2]);
+    prism__up_trace("pinned DMA: issued", t0);
     for (int i = 0; i < 3; i++) {
         prism_result w = st[i] ? prism_stream_synchronize(st[i]) : PRISM_SUCCESS;
         r = r == PRISM_SUCCESS ? w : r;
+        if (prism__up_tracing()) {
+            static const char *what[3] = {"pinned DMA: vertices done", "pinned DMA: triangles done",
+                                          "pinned DMA: codes done"};
+            prism__up_trace(what[i], t0);
+        }
     }
     const double t1 = prism__up_now();
     if (r == PRISM_SUCCESS)
@@ -265,12 +271,16 @@ static prism_result upload_inputs(prism_geometry *g, const source *s, const pris
     r = prism__up_open_staging(g, d, bytes, 3, &st);
     /* vertices where the plan puts them (or the GL buffer), then the
      * builder's inputs, all through the same staging ring */
+    prism__up_trace("staged: ring open", t0);
     if (r == PRISM_SUCCESS && !g->gl_vertices)
         r = prism__up_place(g, s, VERTICES, &st);
+    prism__up_trace("staged: vertices", t0);
     if (r == PRISM_SUCCESS && n)
         r = prism__up_staged(s, TRIANGLES, in->triangles, n * 12, &st);
+    prism__up_trace("staged: triangles", t0);
     if (r == PRISM_SUCCESS && n)
         r = prism__up_staged(s, INFO, in->info, n * 16, &st);
+    prism__up_trace("staged: codes packed", t0);
     prism__staging_close(&st);
     prism_upload_report *rep = &g->report;
     snprintf(rep->inputs_path, sizeof rep->inputs_path, "staged");
@@ -323,12 +333,16 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
     prism_result r = prism__up_plan(g, &bound, d);
     if (r == PRISM_SUCCESS && d->gl_vertex_buffer && scene->vertices_count)
         prism__up_share_vertices(g, scene->vertices_count, d->gl_vertex_buffer, d->gl_fill);
+    prism__up_trace("planned", t0);
     if (r == PRISM_SUCCESS)
         r = upload_inputs(g, &s, d, n, &in);
+    prism__up_trace("inputs up", t0);
     if (r == PRISM_SUCCESS) /* before the build, which reads the vertices there */
         r = prism__up_gl(g, &s, d, in.triangles);
+    prism__up_trace("GL buffers written", t0);
     if (r == PRISM_SUCCESS)
         r = build_on_device(g, scene, d, &in, &db);
+    prism__up_trace("built on the device", t0);
     prism_buffer_release(in.triangles);
     in.triangles = NULL;
     if (r == PRISM_SUCCESS) {
@@ -347,6 +361,7 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
         r = prism__cuda_gather_info(ctx, prism_buffer_device_pointer(in.info),
                                     prism_buffer_device_pointer(db.ids), (uint32_t)n,
                                     (void *)prism__up_whole(g, INFO));
+    prism__up_trace("adopted, codes gathered", t0);
     prism_buffer_release(in.info);
     prism_buffer_release(db.nodes);
     prism_buffer_release(db.triangles);

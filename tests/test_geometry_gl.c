@@ -220,9 +220,21 @@ static void test_keep_mapped(void **state)
     kt_free(&s, host);
 }
 
-/* desc.gl_fill: the upload writes the scene's vertices and triangles into
- * GL buffers made empty, on both builders' paths (the caller's BVH, and
- * none: built on the device with CUDA, on the host otherwise), and the
+/* desc.gl_triangle_buffer's layout from the scene: solid, then the
+ * materials inner | outer << 16 with 0xFFFF for none. */
+static void expected_codes(const prism_scene *sc, uint32_t *codes)
+{
+    for (size_t t = 0; t < sc->triangles_count; t++) {
+        uint32_t in = sc->triangle_material_inner[t], out = sc->triangle_material_outer[t];
+        codes[2 * t] = sc->triangle_solid[t];
+        codes[2 * t + 1] = (in == PRISM_NONE ? 0xFFFFu : in) | (out == PRISM_NONE ? 0xFFFFu : out) << 16;
+    }
+}
+
+/* desc.gl_fill: the upload writes the scene's vertices, triangles and
+ * per-triangle codes into GL buffers made empty, on both builders' paths
+ * (the caller's BVH, and none: built on the device with CUDA, on the host
+ * otherwise) and with the codes placed in device or mapped memory, and the
  * geometry then traces as a plain upload does. Without interop (host
  * backend on Mesa) nothing is written, report.gl_filled says so, and the
  * caller's fallback applies. */
@@ -239,13 +251,16 @@ static void test_upload_writes_gl_buffers(void **state)
     prism_geometry_desc bd = {.policy = PRISM_PLACEMENT_DEVICE};
     assert_int_equal(prism_geometry_upload(subject, &s.scene, NULL, &bd, &built), PRISM_SUCCESS);
     for (int given = 0; given < 2; given++) {
-        float *junk = malloc(vbytes);
-        memset(junk, 0x7F, vbytes);
+        const size_t jbytes = vbytes > s.triangles * 8 ? vbytes : s.triangles * 8;
+        float *junk = malloc(jbytes);
+        memset(junk, 0x7F, jbytes);
         unsigned vb = gl_vertices(junk, vbytes);
         unsigned ib = test_egl_buffer(&egl, GL_ELEMENT_ARRAY_BUFFER, tbytes, NULL, GL_STATIC_DRAW);
+        unsigned cb = gl_vertices(junk, s.triangles * 8);
         free(junk);
-        prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .gl_vertex_buffer = vb,
-                                 .gl_fill = true, .gl_index_buffer = ib};
+        prism_geometry_desc d = {.policy = given ? PRISM_PLACEMENT_MAPPED : PRISM_PLACEMENT_DEVICE,
+                                 .gl_vertex_buffer = vb, .gl_fill = true, .gl_index_buffer = ib,
+                                 .gl_triangle_buffer = cb};
         prism_geometry *g = NULL;
         assert_int_equal(prism_geometry_upload(subject, &s.scene, given ? s.bvh : NULL, &d, &g),
                          PRISM_SUCCESS);
@@ -257,24 +272,32 @@ static void test_upload_writes_gl_buffers(void **state)
         uint32_t *tback = malloc(tbytes);
         test_egl_read(&egl, GL_ARRAY_BUFFER, vb, vbytes, vback);
         test_egl_read(&egl, GL_ELEMENT_ARRAY_BUFFER, ib, tbytes, tback);
+        uint32_t *cback = malloc(s.triangles * 8), *codes = malloc(s.triangles * 8);
+        test_egl_read(&egl, GL_ARRAY_BUFFER, cb, s.triangles * 8, cback);
+        expected_codes(&s.scene, codes);
         if (host_mode) {
             assert_false(r->gl_filled);
             assert_false(prism_geometry_vertices_shared(g));
             assert_true(((const unsigned char *)vback)[0] == 0x7F); /* untouched */
+            assert_true(((const unsigned char *)cback)[0] == 0x7F);
         } else {
             assert_true(r->gl_filled);
             assert_true(prism_geometry_vertices_shared(g));
             assert_memory_equal(vback, s.positions, vbytes);
             assert_memory_equal(tback, s.indices, tbytes);
+            assert_memory_equal(cback, codes, s.triangles * 8);
             assert_non_null(strstr(text, "written by the upload"));
             assert_int_equal(r->bvh.builder, given ? PRISM_BVH_BUILDER_GIVEN : PRISM_BVH_BUILDER_CUDA);
         }
         render_both(g, given ? plain : built);
         free(vback);
         free(tback);
+        free(cback);
+        free(codes);
         prism_geometry_destroy(g);
         egl.gl.delete_buffers(1, &vb);
         egl.gl.delete_buffers(1, &ib);
+        egl.gl.delete_buffers(1, &cb);
     }
     /* the triangles come from a scene: none given is refused */
     prism_geometry_desc d = {.gl_vertex_buffer = 1, .gl_fill = true, .gl_index_buffer = 2};

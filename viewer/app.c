@@ -148,7 +148,9 @@ static int open_engine(viewer_app *app)
 {
     prewarm_join(app);
     prism_context_desc desc = engine_desc(app);
+    const double t0 = viewer_clock();
     prism_result r = prism_context_create(&desc, &app->ctx);
+    app->startup.engine_create = viewer_clock() - t0;
     if (r != PRISM_SUCCESS && desc.share_gl && prism_cuda_device_count() > 0) {
         desc.share_gl = false;
         r = prism_context_create(&desc, &app->ctx);
@@ -167,64 +169,6 @@ static int open_engine(viewer_app *app)
     return 0;
 }
 
-static int upload(viewer_app *app)
-{
-    prism_geometry_desc desc = {.policy = app->opt.engine.placement,
-                                .builder = app->opt.engine.bvh};
-    if (app->opt.reserve_mb == 0)
-        desc.reserve = PRISM_PLACEMENT_NO_RESERVE;
-    else if (app->opt.reserve_mb > 0)
-        desc.reserve = (size_t)(app->opt.reserve_mb * 1e6);
-    /* The raster view's vertex buffer holds the scene's positions, which
-     * the BVH keeps in their order: with interop the kernels can read it,
-     * and the geometry is stored once, as issue 7 asks. Mapping it around
-     * each launch cost 0.3 ms (at times 2.8 ms) on an H100 (a 1.27 ms
-     * ray-traced frame became 1.6-4.0 ms), so it stays mapped
-     * (gl_keep_mapped) and is released only before a raster draw.
-     * PRISM_VIEW_SHARE_GEOMETRY=0 keeps the engine's own copy instead. */
-    const char *share = getenv("PRISM_VIEW_SHARE_GEOMETRY");
-    if (!(share && strcmp(share, "0") == 0) && app->raster.vertices &&
-        prism_context_gl_shared(app->ctx) &&
-        (!app->bvh || app->bvh->vertex_count == app->scene->vertices_count))
-        desc.gl_vertex_buffer = app->raster.vertices;
-    desc.gl_keep_mapped = desc.gl_vertex_buffer != 0;
-    if (app->gl_by_engine) {
-        desc.gl_fill = true;
-        desc.gl_index_buffer = app->raster.indices;
-    }
-    /* No host BVH: the upload builds one, on the device when it can. */
-    double t0 = viewer_clock();
-    prism_result r = prism_geometry_upload(app->ctx, app->scene, app->bvh, &desc, &app->geometry);
-    app->startup.upload = viewer_clock() - t0;
-    if (r != PRISM_SUCCESS) {
-        fprintf(stderr, "prism-view: upload: %s (%s)\n", prism_context_last_error(app->ctx),
-                prism_result_string(r));
-        return -1;
-    }
-    const prism_upload_report *rep = prism_geometry_report(app->geometry);
-    const prism_bvh_build_report *b = &rep->bvh;
-    if (app->gl_by_engine && !rep->gl_filled) { /* no interop after all: the upload said why */
-        const prism_scene *s = app->scene;
-        if (viewer_raster_fill(&app->raster, s->positions, s->vertices_count, s->indices,
-                               s->triangles_count)) {
-            fprintf(stderr, "prism-view: raster view: GL failure\n");
-            return -1;
-        }
-        app->gl_by_engine = false;
-    }
-    if (!app->bvh) { /* built by the upload: its time is part of the upload's */
-        app->startup.bvh = b->seconds;
-        app->startup.bvh_where = b->builder;
-    }
-    return 0;
-}
-
-/* One colour per scene triangle (a table per material, so millions of
- * triangles cost a lookup each), alpha 0 for the world's, which the raster
- * view hides; and the box around the rest, the part the camera frames. */
-/* Each triangle's colour into `rgba` (the GL buffer, mapped: written
- * once, front to back per thread, never read), and the box of the shown
- * triangles. */
 /* The box of what the raster view shows (everything but the hidden world
  * volumes), for framing the camera. A placement's vertices are a block of
  * their own in the flattened scene, so it is the box of every vertex
@@ -272,61 +216,133 @@ static void shown_box(viewer_app *app)
     memcpy(app->shown_max, hi, sizeof hi);
 }
 
-static int raster_colours(viewer_app *app, uint8_t *rgba)
+static uint32_t material16(const uint32_t *m, long t)
+{
+    return m && m[t] < 0xFFFFu ? m[t] : 0xFFFFu;
+}
+
+/* Where the upload does not write the raster view's per-triangle codes
+ * (no interop: host backend, Mesa, GL on another GPU), the viewer writes
+ * them in the same layout (prism_geometry_desc.gl_triangle_buffer), into
+ * the mapped GL buffer on all threads: written once, front to back per
+ * thread, never read. 0, or -1 when GL cannot map it. */
+static int write_codes(viewer_app *app)
 {
     const prism_scene *s = app->scene;
-    uint8_t(*table)[4] = malloc((s->materials_count + 1) * sizeof *table);
-    bool *world = calloc(s->solids_count + 1, sizeof *world);
-    if (!table || !world) {
-        free(table);
-        free(world);
+    uint32_t *codes = viewer_raster_map_codes(&app->raster, s->triangles_count);
+    if (!codes)
         return -1;
-    }
-    for (size_t m = 0; m < s->materials_count; m++)
-        prism_render_palette_color((uint32_t)m, table[m]);
-    prism_render_palette_color(PRISM_NONE, table[s->materials_count]);
-    for (size_t i = 0; i < app->world_count; i++)
-        world[app->world[i]] = true;
-    /* On all threads: one pass over every triangle, 25.6M of them in the
-     * largest detector (the serial loop was most of a 1.37 s raster view
-     * there on an H200), reading two codes and writing the colour. */
     const long n = (long)s->triangles_count;
 #pragma omp parallel for schedule(static)
     for (long t = 0; t < n; t++) {
-        uint32_t m = s->triangle_material_inner ? s->triangle_material_inner[t] : PRISM_NONE;
-        uint8_t c[4];
-        memcpy(c, table[m < s->materials_count ? m : s->materials_count], 4);
-        uint32_t solid = s->triangle_solid ? s->triangle_solid[t] : PRISM_NONE;
-        if (solid < s->solids_count && world[solid])
-            c[3] = 0;
-        memcpy(rgba + t * 4, c, 4);
+        const uint32_t c[2] = {s->triangle_solid ? s->triangle_solid[t] : PRISM_NONE,
+                               material16(s->triangle_material_inner, t) |
+                                   material16(s->triangle_material_outer, t) << 16};
+        memcpy(codes + 2 * t, c, sizeof c);
     }
-    shown_box(app);
-    free(table);
-    free(world);
+    return viewer_raster_unmap_codes(&app->raster);
+}
+
+/* The raster view's buffers from the scene, where the upload does not
+ * write them. 0, or -1 (said). */
+static int fill_raster(viewer_app *app)
+{
+    const prism_scene *s = app->scene;
+    double t0 = viewer_clock();
+    int r = viewer_raster_fill(&app->raster, s->positions, s->vertices_count, s->indices,
+                               s->triangles_count) ||
+            write_codes(app);
+    app->startup.raster += viewer_clock() - t0;
+    if (r)
+        fprintf(stderr, "prism-view: raster view: GL failure\n");
+    return r ? -1 : 0;
+}
+
+static int upload(viewer_app *app)
+{
+    prism_geometry_desc desc = {.policy = app->opt.engine.placement,
+                                .builder = app->opt.engine.bvh};
+    if (app->opt.reserve_mb == 0)
+        desc.reserve = PRISM_PLACEMENT_NO_RESERVE;
+    else if (app->opt.reserve_mb > 0)
+        desc.reserve = (size_t)(app->opt.reserve_mb * 1e6);
+    /* The raster view's vertex buffer holds the scene's positions, which
+     * the BVH keeps in their order: with interop the kernels can read it,
+     * and the geometry is stored once, as issue 7 asks. Mapping it around
+     * each launch cost 0.3 ms (at times 2.8 ms) on an H100 (a 1.27 ms
+     * ray-traced frame became 1.6-4.0 ms), so it stays mapped
+     * (gl_keep_mapped) and is released only before a raster draw.
+     * PRISM_VIEW_SHARE_GEOMETRY=0 keeps the engine's own copy instead. */
+    const char *share = getenv("PRISM_VIEW_SHARE_GEOMETRY");
+    if (!(share && strcmp(share, "0") == 0) && app->raster.vertices &&
+        prism_context_gl_shared(app->ctx) &&
+        (!app->bvh || app->bvh->vertex_count == app->scene->vertices_count))
+        desc.gl_vertex_buffer = app->raster.vertices;
+    desc.gl_keep_mapped = desc.gl_vertex_buffer != 0;
+    if (app->gl_by_engine) {
+        desc.gl_fill = true;
+        desc.gl_index_buffer = app->raster.indices;
+        desc.gl_triangle_buffer = app->raster.codes_buffer;
+    }
+    /* No host BVH: the upload builds one, on the device when it can. */
+    double t0 = viewer_clock();
+    prism_result r = prism_geometry_upload(app->ctx, app->scene, app->bvh, &desc, &app->geometry);
+    app->startup.upload = viewer_clock() - t0;
+    if (r != PRISM_SUCCESS) {
+        fprintf(stderr, "prism-view: upload: %s (%s)\n", prism_context_last_error(app->ctx),
+                prism_result_string(r));
+        return -1;
+    }
+    const prism_upload_report *rep = prism_geometry_report(app->geometry);
+    const prism_bvh_build_report *b = &rep->bvh;
+    if (app->gl_by_engine && !rep->gl_filled) { /* no interop after all: the upload said why */
+        if (fill_raster(app))
+            return -1;
+        app->gl_by_engine = false;
+    }
+    if (!app->bvh) { /* built by the upload: its time is part of the upload's */
+        app->startup.bvh = b->seconds;
+        app->startup.bvh_where = b->builder;
+    }
     return 0;
 }
 
 /* The raster view draws the scene's own arrays, so it can be made while
- * the BVH is still building (the engine's copy is in the BVH's order). */
+ * the BVH is still building (the engine's copy is in the BVH's order),
+ * and, its buffers made empty, before the engine is open: GL objects,
+ * shader and the shown box, while CUDA still starts. Its colours come
+ * from a palette (one entry per material, engine's colours) and a
+ * per-solid table of what is hidden (the world volumes), looked up by
+ * the per-triangle codes in the shader. */
 static int make_raster(viewer_app *app)
 {
     double t0 = viewer_clock();
     const prism_scene *s = app->scene;
-    /* buffers the upload writes (gl_by_engine) are only sized here; the
-     * colours are written into their mapped buffer */
-    int r = viewer_raster_create(&app->raster, app->gl_by_engine ? NULL : s->positions,
-                                 s->vertices_count, app->gl_by_engine ? NULL : s->indices,
-                                 s->triangles_count, NULL);
-    uint8_t *rgba = r ? NULL : viewer_raster_map_colours(&app->raster, s->triangles_count);
-    bool coloured = rgba && raster_colours(app, rgba) == 0;
-    if (rgba && viewer_raster_unmap_colours(&app->raster))
-        coloured = false;
-    if (r || !coloured) {
-        fprintf(stderr, "prism-view: raster view: %s\n",
-                r || !rgba ? "GL failure" : "out of memory");
-        r = -1;
+    uint8_t(*palette)[4] = malloc((s->materials_count + 1) * sizeof *palette);
+    uint8_t *hidden = calloc(s->solids_count + 1, 1);
+    int r = palette && hidden ? 0 : -1;
+    if (r == 0) {
+        for (size_t m = 0; m < s->materials_count; m++)
+            prism_render_palette_color((uint32_t)m, palette[m]);
+        prism_render_palette_color(PRISM_NONE, palette[s->materials_count]);
+        for (size_t i = 0; i < app->world_count; i++)
+            hidden[app->world[i]] = 1;
+        /* only sized here: the upload writes them (gl_by_engine), else
+         * fill_raster once the engine has said which */
+        viewer_raster_desc d = {.vertex_count = s->vertices_count,
+                                .triangle_count = s->triangles_count,
+                                .palette = (const uint8_t(*)[4])palette,
+                                .palette_count = s->materials_count + 1,
+                                .hidden_solids = hidden, .solid_count = s->solids_count};
+        r = viewer_raster_create(&app->raster, &d);
+        if (r)
+            fprintf(stderr, "prism-view: raster view: GL failure\n");
+    } else {
+        fprintf(stderr, "prism-view: raster view: out of memory\n");
     }
+    free(palette);
+    free(hidden);
+    shown_box(app);
     app->startup.raster = viewer_clock() - t0;
     return r;
 }
@@ -371,12 +387,15 @@ static int make_gl_views(viewer_app *app)
     char err[512];
     if (viewer_hud_create(&app->hud))
         return -1;
+    const double t1 = viewer_clock();
+    app->startup.hud = t1 - t0;
     /* Without the ray-traced view the raster view still shows the scene. */
     if (viewer_raytrace_create(&app->raytrace, app->ctx, app->width, app->height,
                                viewer_app_gl_loader(app), err, sizeof err)) {
         fprintf(stderr, "prism-view: %s: raster view only\n", err);
         app->view = VIEW_RASTER;
     }
+    app->startup.raytrace_view = viewer_clock() - t1;
     /* Unless asked for, VBO mode only where interop can exist: on the
      * host backend or with GL not shared it would only fall back. */
     viewer_photon_mode mode = app->opt.mode;
@@ -422,9 +441,20 @@ static int start(viewer_app *app)
         return -1;
     }
     double t0 = viewer_clock();
-    int r = open_display(app) || open_engine(app) || make_gl_views(app);
+    int r = open_display(app);
+    /* The scene is often loaded before CUDA has started: its raster view
+     * (GL only) then comes before the engine, in CUDA's shadow. */
+    bool raster = false;
+    if (r == 0 && viewer_scene_job_poll_loaded(app->job) > 0) {
+        r = make_raster(app);
+        raster = true;
+    }
+    const double raster_early = raster ? app->startup.raster : 0;
+    r = r || open_engine(app) || make_gl_views(app);
     prewarm_join(app); /* when the display failed first */
-    app->startup.engine = viewer_clock() - t0 - app->startup.gl - app->startup.views;
+    app->startup.engine =
+        viewer_clock() - t0 - app->startup.gl - app->startup.views - raster_early;
+    app->startup.raster_early = raster;
     /* The host builds the BVH only for the host backend or when asked;
      * otherwise the upload builds it on the device (or, short of device
      * memory, on the host after all, which it says). */
@@ -450,7 +480,8 @@ static int start(viewer_app *app)
                             prism_context_gl_shared(app->ctx) &&
                             app->opt.engine.bvh != PRISM_BVH_BUILDER_HOST &&
                             !(share && strcmp(share, "0") == 0);
-        r = make_raster(app) || (app->gl_by_engine && viewer_app_ready(app));
+        r = (!raster && make_raster(app)) ||
+            (app->gl_by_engine ? viewer_app_ready(app) : fill_raster(app));
     }
     return r ? -1 : 0;
 }

@@ -31,6 +31,9 @@
 typedef struct viewer_startup {
     double load, bvh, gl, engine, views, raster, wait_bvh, upload, photons, total;
     double prewarm;    /* CUDA's start on the warm-up thread (0: not run) */
+    bool raster_early; /* the raster view was made before the engine opened */
+    double engine_create;             /* of engine: prism_context_create alone */
+    double hud, raytrace_view;        /* of views: the HUD, the ray-traced view's PBO */
     int bvh_threads;   /* OpenMP threads the BVH build had (host build) */
     prism_bvh_builder bvh_where; /* AUTO: on the scene thread; CUDA or HOST: inside
                                   * the upload (HOST when the device lacked memory) */

@@ -21,6 +21,9 @@ typedef struct mode_times {
 typedef struct bench_result {
     double first_frame, first_photons, render, raster;
     double render_engine, render_kernel; /* medians: prism_render, and its launches alone */
+    double gl_draw;   /* median: the draw that shows the image, with no render before it */
+    double in_flight; /* a frame when frames follow each other with no glFinish between */
+    double no_interop; /* render into device memory (no GL buffer), then the same draw */
     double via_unpack, via_array; /* render + texture, buffer made as PBO / as VBO */
     bool render_ok;
     mode_times modes[2];   /* PHOTONS_VBO, PHOTONS_COPY */
@@ -68,6 +71,33 @@ static double time_render(viewer_app *app, long n, bool *ok, double *engine, dou
     return median(t, n);
 }
 
+/* Where the frame's time beyond the kernel goes: the draw alone (the image
+ * already there, no CUDA work before it), and frames one after another
+ * with one glFinish at the end, as a window's loop runs them (the GL side
+ * of one frame may then overlap the next one's engine work). */
+static void time_render_parts(viewer_app *app, long n, bench_result *b)
+{
+    static const uint8_t bg[4] = {26, 31, 41, 255};
+    double t[MAX_FRAMES];
+    char err[512];
+    for (long i = 0; i < n; i++) {
+        double t0 = viewer_clock();
+        viewer_raytrace_draw(&app->raytrace);
+        glFinish();
+        t[i] = viewer_clock() - t0;
+    }
+    b->gl_draw = median(t, n);
+    double t0 = viewer_clock();
+    for (long i = 0; i < n; i++) {
+        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, bg, err,
+                                   sizeof err))
+            return;
+        viewer_raytrace_draw(&app->raytrace);
+    }
+    glFinish();
+    b->in_flight = (viewer_clock() - t0) / (double)n;
+}
+
 /* Time `n` frames of one photon mode: propagate (+ copy), then draw. */
 static void time_mode(viewer_app *app, viewer_photon_mode mode, long n, mode_times *out)
 {
@@ -98,6 +128,17 @@ static void time_mode(viewer_app *app, viewer_photon_mode mode, long n, mode_tim
     out->frame = median(frame, n);
 }
 
+static void render_setup(const viewer_app *app, prism_camera *cam, prism_render_desc *desc)
+{
+    *cam = (prism_camera){.vfov_degrees = app->camera.fov_deg};
+    memcpy(cam->eye, app->camera.eye, sizeof cam->eye);
+    memcpy(cam->look_at, app->camera.target, sizeof cam->look_at);
+    memcpy(cam->up, app->camera.up, sizeof cam->up);
+    *desc = (prism_render_desc){.width = (uint32_t)app->width, .height = (uint32_t)app->height,
+                                .bottom_row_first = true, .hidden_solids = app->raytrace.hidden,
+                                .hidden_solids_count = app->raytrace.hidden_count};
+}
+
 /* g4daeview found a CUDA-written buffer made as a GL_PIXEL_UNPACK_BUFFER
  * ten times faster to turn into a texture than one made as a
  * GL_ARRAY_BUFFER (the driver places them differently). Measure both:
@@ -115,14 +156,9 @@ static double time_buffer_made_as(viewer_app *app, GLenum target, long n)
     double t[MAX_FRAMES], result = 0;
     if (prism_buffer_create_gl(app->ctx, gl, bytes, PRISM_GL_WRITE_DISCARD,
                                viewer_app_gl_loader(app), "bench.image", &buf) == PRISM_SUCCESS) {
-        prism_camera cam = {.vfov_degrees = app->camera.fov_deg};
-        memcpy(cam.eye, app->camera.eye, sizeof cam.eye);
-        memcpy(cam.look_at, app->camera.target, sizeof cam.look_at);
-        memcpy(cam.up, app->camera.up, sizeof cam.up);
-        prism_render_desc desc = {.width = (uint32_t)app->width,
-                                  .height = (uint32_t)app->height, .bottom_row_first = true,
-                                  .hidden_solids = app->raytrace.hidden,
-                                  .hidden_solids_count = app->raytrace.hidden_count};
+        prism_camera cam;
+        prism_render_desc desc;
+        render_setup(app, &cam, &desc);
         prism_target tgt = {.kind = PRISM_TARGET_BUFFER, .buffer = buf};
         long i = 0;
         for (; i < n; i++) {
@@ -145,6 +181,34 @@ static double time_buffer_made_as(viewer_app *app, GLenum target, long n)
     return result;
 }
 
+/* The frame's GL side without interop: the same render into device
+ * memory (no GL buffer to map, nothing handed to GL), then the same draw.
+ * What is left over the kernel is the switch between CUDA's work and
+ * GL's, not the interop. */
+static double time_no_interop(viewer_app *app, long n)
+{
+    prism_buffer *dev = NULL;
+    if (prism_buffer_create_device(app->ctx, (size_t)app->width * (size_t)app->height * 4,
+                                   "bench.image", &dev) != PRISM_SUCCESS)
+        return 0;
+    prism_camera cam;
+    prism_render_desc desc;
+    render_setup(app, &cam, &desc);
+    prism_target tgt = {.kind = PRISM_TARGET_BUFFER, .buffer = dev};
+    double t[MAX_FRAMES];
+    long i = 0;
+    for (; i < n; i++) {
+        double t0 = viewer_clock();
+        if (prism_render(app->ctx, app->geometry, &cam, &desc, &tgt, NULL) != PRISM_SUCCESS)
+            break;
+        viewer_raytrace_draw(&app->raytrace);
+        glFinish();
+        t[i] = viewer_clock() - t0;
+    }
+    prism_buffer_release(dev);
+    return i == n ? median(t, n) : 0;
+}
+
 static int measure(viewer_app *app, bench_result *b)
 {
     /* As in a window: the first frame as soon as the scene is loaded (raster,
@@ -162,6 +226,10 @@ static int measure(viewer_app *app, bench_result *b)
     if (b->frames > MAX_FRAMES)
         b->frames = MAX_FRAMES;
     b->render = time_render(app, b->frames, &b->render_ok, &b->render_engine, &b->render_kernel);
+    if (b->render_ok) {
+        time_render_parts(app, b->frames, b);
+        b->no_interop = time_no_interop(app, b->frames);
+    }
     double t[MAX_FRAMES];
     float view[16], proj[16];
     viewer_camera_view(&app->camera, view);
@@ -209,9 +277,13 @@ static void print_table(const viewer_app *app, const bench_result *b)
                s->prewarm * 1e3);
     printf("%-34s %12.3f  (main thread, meanwhile%s)\n", "engine context", s->engine * 1e3,
            s->prewarm > 0 ? ", after the warm-up" : "");
+    printf("%-34s %12.3f  (prism_context_create)\n", "  of which creating it", s->engine_create * 1e3);
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "views (HUD, PBO, photon buffers)",
            s->views * 1e3);
-    printf("%-34s %12.3f  (main thread, once loaded; %s)\n", "raster view", s->raster * 1e3,
+    printf("%-34s %12.3f\n", "  of which the HUD", s->hud * 1e3);
+    printf("%-34s %12.3f\n", "  of which the ray-traced view", s->raytrace_view * 1e3);
+    printf("%-34s %12.3f  (main thread, %s; %s)\n", "raster view", s->raster * 1e3,
+           s->raster_early ? "before the engine, the scene loaded first" : "once loaded",
            app->gl_by_engine ? "its buffers written by the upload" : "buffers from host memory");
     printf("%-34s %12.3f  (raster, the BVH may still build)\n", "start to first frame",
            b->first_frame * 1e3);
@@ -231,6 +303,13 @@ static void print_table(const viewer_app *app, const bench_result *b)
                b->render_engine * 1e3);
         printf("%-34s %12.3f  (the frame is %.2fx the kernel)\n", "  of which the kernel",
                b->render_kernel * 1e3, b->render / b->render_kernel);
+        printf("%-34s %12.3f  (no render before it)\n", "  the draw that shows it, alone",
+               b->gl_draw * 1e3);
+        printf("%-34s %12.3f  (%.2fx the kernel; one glFinish after all)\n",
+               "render, frames in flight", b->in_flight * 1e3, b->in_flight / b->render_kernel);
+        if (b->no_interop > 0)
+            printf("%-34s %12.3f  (%.2fx the kernel)\n", "render to device memory, then draw",
+                   b->no_interop * 1e3, b->no_interop / b->render_kernel);
     }
     printf("%-34s %12.3f\n", "raster draw (median)", b->raster * 1e3);
     if (b->via_unpack > 0 && b->via_array > 0) {
@@ -297,12 +376,13 @@ static void print_json(const viewer_app *app, const bench_result *b)
            s->views * 1e3, s->raster * 1e3, s->wait_bvh * 1e3, s->photons * 1e3,
            b->first_photons * 1e3);
     printf(",\"interop\":%s,\"load_ms\":%.4f,\"bvh_ms\":%.4f,\"gl_ms\":%.4f,\"upload_ms\":%.4f,"
-           "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_engine_ms\":%.4f,\"render_kernel_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,"
+           "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_engine_ms\":%.4f,\"render_kernel_ms\":%.4f,\"render_gl_draw_ms\":%.4f,\"render_in_flight_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,"
            "\"render_texture_unpack_ms\":%.4f,\"render_texture_array_ms\":%.4f,",
            app->raytrace.interop ? "true" : "false", app->startup.load * 1e3,
            app->startup.bvh * 1e3, app->startup.gl * 1e3, app->startup.upload * 1e3,
            b->first_frame * 1e3, b->render * 1e3, b->render_engine * 1e3,
-           b->render_kernel * 1e3, b->render > 0 ? 1 / b->render : 0,
+           b->render_kernel * 1e3, b->gl_draw * 1e3, b->in_flight * 1e3,
+           b->render > 0 ? 1 / b->render : 0,
            b->raster * 1e3, b->via_unpack * 1e3, b->via_array * 1e3);
     print_mode_json("vbo", &b->modes[PHOTONS_VBO], true);
     print_mode_json("copy", &b->modes[PHOTONS_COPY], false);

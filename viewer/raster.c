@@ -6,10 +6,13 @@
 #include "camera.h"
 
 /* The face normal comes from screen-space derivatives of the view-space
- * position, so vertices shared between faces need no normals; the colour
- * comes from a buffer texture indexed by gl_PrimitiveID, so triangles
- * keep their material without duplicating vertices. A colour of alpha 0
- * marks a hidden triangle (the world volume's), discarded unless shown. */
+ * position, so vertices shared between faces need no normals. Each
+ * triangle's solid and materials come from a buffer texture indexed by
+ * gl_PrimitiveID (the layout prism_geometry_desc.gl_triangle_buffer
+ * gives), so triangles keep their material without duplicating vertices;
+ * the colour is the palette's entry for the inner material (the last
+ * entry for none), and a triangle of a hidden solid (the world volume's)
+ * is discarded unless shown. */
 static const char *VERTEX =
     "#version 330 core\n"
     "layout(location = 0) in vec3 position;\n"
@@ -23,87 +26,93 @@ static const char *VERTEX =
 static const char *FRAGMENT =
     "#version 330 core\n"
     "in vec3 view_pos;\n"
-    "uniform samplerBuffer colours;\n"
+    "uniform usamplerBuffer codes;\n"
+    "uniform samplerBuffer palette;\n"
+    "uniform usamplerBuffer hidden;\n"
+    "uniform int palette_last, solids;\n"
     "uniform bool show_hidden;\n"
     "out vec4 colour;\n"
     "void main() {\n"
+    "  uvec2 c = texelFetch(codes, gl_PrimitiveID).xy;\n"
+    "  bool hid = c.x < uint(solids) && texelFetch(hidden, int(c.x)).r != 0u;\n"
+    "  if (hid && !show_hidden) discard;\n"
     "  vec3 n = normalize(cross(dFdx(view_pos), dFdy(view_pos)));\n"
     "  float headlight = abs(dot(n, normalize(view_pos)));\n"
-    "  vec4 c = texelFetch(colours, gl_PrimitiveID);\n"
-    "  if (c.a < 0.5 && !show_hidden) discard;\n"
-    "  colour = vec4(c.rgb * (0.25 + 0.75 * headlight), 1.0);\n"
+    "  vec4 p = texelFetch(palette, int(min(c.y & 0xFFFFu, uint(palette_last))));\n"
+    "  colour = vec4(p.rgb * (0.25 + 0.75 * headlight), 1.0);\n"
     "}\n";
 
-void viewer_material_colour(uint32_t index, uint8_t rgba[4])
+static void buffer_texture(GLuint *buffer, GLuint *texture, GLenum format, size_t bytes,
+                           const void *data)
 {
-    rgba[3] = 255;
-    if (index == UINT32_MAX) {
-        rgba[0] = rgba[1] = rgba[2] = 160;
-        return;
-    }
-    /* Golden-ratio hue steps: neighbouring materials look different. */
-    float h = (float)index * 0.618034f;
-    h -= (float)(int)h;
-    float s = 0.55f, v = 0.95f, f = h * 6, p = v * (1 - s);
-    int i = (int)f % 6;
-    float fr = f - (float)(int)f, q = v * (1 - s * fr), t = v * (1 - s * (1 - fr));
-    float rgb[6][3] = {{v, t, p}, {q, v, p}, {p, v, t}, {p, q, v}, {t, p, v}, {v, p, q}};
-    for (int k = 0; k < 3; k++)
-        rgba[k] = (uint8_t)(rgb[i][k] * 255.0f + 0.5f);
+    glGenBuffers(1, buffer);
+    glBindBuffer(GL_TEXTURE_BUFFER, *buffer);
+    glBufferData(GL_TEXTURE_BUFFER, (GLsizeiptr)bytes, data, GL_STATIC_DRAW);
+    glGenTextures(1, texture);
+    glBindTexture(GL_TEXTURE_BUFFER, *texture);
+    glTexBuffer(GL_TEXTURE_BUFFER, format, *buffer);
+    glBindTexture(GL_TEXTURE_BUFFER, 0);
+    glBindBuffer(GL_TEXTURE_BUFFER, 0);
 }
 
-int viewer_raster_create(viewer_raster *r, const float *positions, size_t vertex_count,
-                         const uint32_t *triangles, size_t triangle_count,
-                         const uint8_t *triangle_rgba)
+int viewer_raster_create(viewer_raster *r, const viewer_raster_desc *d)
 {
     memset(r, 0, sizeof *r);
+    if (d->palette_count == 0)
+        return -1;
     r->program = viewer_gl_program("raster", VERTEX, FRAGMENT);
     if (!r->program)
         return -1;
     r->u_mvp = glGetUniformLocation(r->program, "mvp");
     r->u_modelview = glGetUniformLocation(r->program, "modelview");
-    r->u_colours = glGetUniformLocation(r->program, "colours");
+    r->u_codes = glGetUniformLocation(r->program, "codes");
+    r->u_palette = glGetUniformLocation(r->program, "palette");
+    r->u_hidden = glGetUniformLocation(r->program, "hidden");
+    r->u_palette_last = glGetUniformLocation(r->program, "palette_last");
+    r->u_solids = glGetUniformLocation(r->program, "solids");
     r->u_show_hidden = glGetUniformLocation(r->program, "show_hidden");
     glGenVertexArrays(1, &r->vao);
     glBindVertexArray(r->vao);
     glGenBuffers(1, &r->vertices);
     glBindBuffer(GL_ARRAY_BUFFER, r->vertices);
-    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(vertex_count * 3 * sizeof(float)), positions,
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(d->vertex_count * 3 * sizeof(float)), d->positions,
                  GL_STATIC_DRAW);
     glEnableVertexAttribArray(0);
     glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
     glGenBuffers(1, &r->indices);
     glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, r->indices);
-    glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)(triangle_count * 3 * sizeof(uint32_t)),
-                 triangles, GL_STATIC_DRAW);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)(d->triangle_count * 3 * sizeof(uint32_t)),
+                 d->triangles, GL_STATIC_DRAW);
     glBindVertexArray(0);
-    glGenBuffers(1, &r->colour_buffer);
-    glBindBuffer(GL_TEXTURE_BUFFER, r->colour_buffer);
-    glBufferData(GL_TEXTURE_BUFFER, (GLsizeiptr)(triangle_count * 4 + 4), triangle_rgba,
-                 GL_STATIC_DRAW);
-    glGenTextures(1, &r->colour_texture);
-    glBindTexture(GL_TEXTURE_BUFFER, r->colour_texture);
-    glTexBuffer(GL_TEXTURE_BUFFER, GL_RGBA8, r->colour_buffer);
-    glBindTexture(GL_TEXTURE_BUFFER, 0);
-    r->index_count = (GLsizei)(triangle_count * 3);
+    /* one spare entry each: GL buffers of no bytes are not textures */
+    buffer_texture(&r->codes_buffer, &r->codes_texture, GL_RG32UI, d->triangle_count * 8 + 8, NULL);
+    buffer_texture(&r->palette_buffer, &r->palette_texture, GL_RGBA8, d->palette_count * 4,
+                   d->palette);
+    uint8_t none = 0;
+    buffer_texture(&r->hidden_buffer, &r->hidden_texture, GL_R8UI,
+                   d->solid_count ? d->solid_count : 1, d->solid_count ? d->hidden_solids : &none);
+    r->palette_last = (GLint)(d->palette_count - 1);
+    r->solids = d->hidden_solids ? (GLint)d->solid_count : 0;
+    r->index_count = (GLsizei)(d->triangle_count * 3);
     return glGetError() == GL_NO_ERROR ? 0 : -1;
 }
 
 /* Written in place rather than given to glBufferData from host memory:
- * the driver's copy of client memory ran at ~0.5 GB/s, 0.2 s of the raster
- * view for the 102 MB of colours at 25.6M triangles on an H200. */
-uint8_t *viewer_raster_map_colours(viewer_raster *r, size_t triangle_count)
+ * the driver's copy of client memory ran at ~0.5 GB/s (0.2 s for 102 MB
+ * at 25.6M triangles on an H200). With interop the upload writes them
+ * instead (gl_triangle_buffer), and this is the fallback. */
+uint32_t *viewer_raster_map_codes(viewer_raster *r, size_t triangle_count)
 {
-    glBindBuffer(GL_TEXTURE_BUFFER, r->colour_buffer);
-    void *p = glMapBufferRange(GL_TEXTURE_BUFFER, 0, (GLsizeiptr)(triangle_count * 4 + 4),
+    glBindBuffer(GL_TEXTURE_BUFFER, r->codes_buffer);
+    void *p = glMapBufferRange(GL_TEXTURE_BUFFER, 0, (GLsizeiptr)(triangle_count * 8 + 8),
                                GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT);
     glBindBuffer(GL_TEXTURE_BUFFER, 0);
     return p;
 }
 
-int viewer_raster_unmap_colours(viewer_raster *r)
+int viewer_raster_unmap_codes(viewer_raster *r)
 {
-    glBindBuffer(GL_TEXTURE_BUFFER, r->colour_buffer);
+    glBindBuffer(GL_TEXTURE_BUFFER, r->codes_buffer);
     GLboolean ok = glUnmapBuffer(GL_TEXTURE_BUFFER);
     glBindBuffer(GL_TEXTURE_BUFFER, 0);
     return ok && glGetError() == GL_NO_ERROR ? 0 : -1;
@@ -130,22 +139,33 @@ void viewer_raster_draw(const viewer_raster *r, const float view[16], const floa
     glUseProgram(r->program);
     glUniformMatrix4fv(r->u_mvp, 1, GL_FALSE, mvp);
     glUniformMatrix4fv(r->u_modelview, 1, GL_FALSE, view);
-    glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_BUFFER, r->colour_texture);
-    glUniform1i(r->u_colours, 0);
+    const GLuint textures[3] = {r->codes_texture, r->palette_texture, r->hidden_texture};
+    const GLint units[3] = {r->u_codes, r->u_palette, r->u_hidden};
+    for (int i = 0; i < 3; i++) {
+        glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+        glBindTexture(GL_TEXTURE_BUFFER, textures[i]);
+        glUniform1i(units[i], i);
+    }
+    glUniform1i(r->u_palette_last, r->palette_last);
+    glUniform1i(r->u_solids, r->solids);
     glUniform1i(r->u_show_hidden, r->show_hidden);
     glBindVertexArray(r->vao);
     glDrawElements(GL_TRIANGLES, r->index_count, GL_UNSIGNED_INT, NULL);
     glBindVertexArray(0);
-    glBindTexture(GL_TEXTURE_BUFFER, 0);
+    for (int i = 2; i >= 0; i--) {
+        glActiveTexture(GL_TEXTURE0 + (GLenum)i);
+        glBindTexture(GL_TEXTURE_BUFFER, 0);
+    }
 }
 
 void viewer_raster_destroy(viewer_raster *r)
 {
     if (!r->program)
         return;
-    glDeleteTextures(1, &r->colour_texture);
-    glDeleteBuffers(1, &r->colour_buffer);
+    const GLuint textures[3] = {r->codes_texture, r->palette_texture, r->hidden_texture};
+    const GLuint buffers[3] = {r->codes_buffer, r->palette_buffer, r->hidden_buffer};
+    glDeleteTextures(3, textures);
+    glDeleteBuffers(3, buffers);
     glDeleteBuffers(1, &r->indices);
     glDeleteBuffers(1, &r->vertices);
     glDeleteVertexArrays(1, &r->vao);

@@ -209,6 +209,14 @@ int viewer_scene_job_wait_loaded(viewer_scene_job *job)
     return loaded > 0 ? 0 : -1;
 }
 
+int viewer_scene_job_poll_loaded(viewer_scene_job *job)
+{
+    pthread_mutex_lock(&job->lock);
+    int loaded = job->loaded;
+    pthread_mutex_unlock(&job->lock);
+    return loaded;
+}
+
 int viewer_scene_job_join(viewer_scene_job *job)
 {
     if (job->running)

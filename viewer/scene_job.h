@@ -34,6 +34,9 @@ void viewer_scene_job_decide(viewer_scene_job *job, bool host_bvh);
 /* Wait until the scene is loaded (and the world found). Returns 0, or -1
  * when loading failed. */
 int viewer_scene_job_wait_loaded(viewer_scene_job *job);
+/* Without waiting: 1 when the scene is loaded (and the world found), 0
+ * while it loads, -1 when loading failed. */
+int viewer_scene_job_poll_loaded(viewer_scene_job *job);
 /* Wait for the end (the BVH built, if on the host). Returns the job's result. Safe to call
  * once after start, whatever happened. */
 int viewer_scene_job_join(viewer_scene_job *job);

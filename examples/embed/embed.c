@@ -1,10 +1,12 @@
 /* Embedding Prism in another renderer: this program owns its window, its GL
  * context and its buffers. Prism's upload writes the detector's vertices
- * and triangles into the program's GL buffers (in place through CUDA-GL
- * interop; the program fills them itself where there is none), then
+ * and triangles, and each triangle's solid and materials, into the
+ * program's GL buffers (in place through CUDA-GL interop; the program
+ * fills them itself where there is none), then
  * propagates photons and writes their step records into another of its
  * buffers (through interop, else Prism's copy path); the program draws
- * both itself: the detector in wireframe, one line strip per photon, with
+ * both itself: the detector in wireframe coloured by solid, one line strip
+ * per photon, with
  * the layouts documented in prism/geometry.h and prism/propagate.h.
  *
  *   embed FILE.dae [FRAMES]     (FRAMES: quit after that many, for tests) */
@@ -46,10 +48,27 @@ static const char *FRAGMENT =
     "out vec4 colour;\n"
     "void main() { colour = vec4(colour_v, 1.0); }\n";
 
-static GLuint program(void)
+/* The detector: each triangle coloured by its solid, read from the
+ * per-triangle codes buffer (gl_triangle_buffer's layout: solid, then
+ * materials) by gl_PrimitiveID, the scene's triangle. */
+static const char *GEO_VERTEX =
+    "#version 330 core\n"
+    "layout(location = 0) in vec3 position;\n"
+    "uniform mat4 mvp;\n"
+    "void main() { gl_Position = mvp * vec4(position, 1.0); }\n";
+static const char *GEO_FRAGMENT =
+    "#version 330 core\n"
+    "uniform usamplerBuffer codes;\n"
+    "out vec4 colour;\n"
+    "void main() {\n"
+    "  float h = fract(float(texelFetch(codes, gl_PrimitiveID).x) * 0.618034);\n"
+    "  colour = vec4(0.35 + 0.4 * h, 0.45, 0.75 - 0.4 * h, 1.0);\n"
+    "}\n";
+
+static GLuint program(const char *vertex, const char *fragment)
 {
     GLuint p = glCreateProgram();
-    const char *src[2] = {VERTEX, FRAGMENT};
+    const char *src[2] = {vertex, fragment};
     GLenum kind[2] = {GL_VERTEX_SHADER, GL_FRAGMENT_SHADER};
     for (int i = 0; i < 2; i++) {
         GLuint s = glCreateShader(kind[i]);
@@ -154,13 +173,20 @@ int main(int argc, char **argv)
 
     /* Step 3: the detector's buffers, sized by the program and written by
      * Prism's upload (vertices: 3 floats each; triangles: 3 uint32 vertex
-     * indices each, the scene's order). The upload builds the BVH too, on
-     * the GPU when it can. */
-    const size_t vbytes = scene->vertices_count * 12, tbytes = scene->triangles_count * 12;
-    GLuint geo_vao, geo[2];
+     * indices each, the scene's order; per triangle its solid and
+     * materials, 2 uint32). The upload builds the BVH too, on the GPU when
+     * it can. */
+    const size_t n = scene->triangles_count;
+    const size_t vbytes = scene->vertices_count * 12, tbytes = n * 12, cbytes = n * 8;
+    GLuint geo_vao, geo[3], codes_texture;
     glGenVertexArrays(1, &geo_vao);
     glBindVertexArray(geo_vao);
-    glGenBuffers(2, geo);
+    glGenBuffers(3, geo);
+    glBindBuffer(GL_TEXTURE_BUFFER, geo[2]);
+    glBufferData(GL_TEXTURE_BUFFER, (GLsizeiptr)(cbytes ? cbytes : 8), NULL, GL_STATIC_DRAW);
+    glGenTextures(1, &codes_texture);
+    glBindTexture(GL_TEXTURE_BUFFER, codes_texture);
+    glTexBuffer(GL_TEXTURE_BUFFER, GL_RG32UI, geo[2]);
     glBindBuffer(GL_ARRAY_BUFFER, geo[0]);
     glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)vbytes, NULL, GL_STATIC_DRAW);
     glEnableVertexAttribArray(0);
@@ -168,7 +194,7 @@ int main(int argc, char **argv)
     glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, geo[1]);
     glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)tbytes, NULL, GL_STATIC_DRAW);
     prism_geometry_desc gdesc = {.gl_vertex_buffer = geo[0], .gl_index_buffer = geo[1],
-                                 .gl_fill = true};
+                                 .gl_triangle_buffer = geo[2], .gl_fill = true};
     if ((r = prism_geometry_upload(ctx, scene, NULL, &gdesc, &geometry)) != PRISM_SUCCESS) {
         fail(argv[1], ctx, r);
         goto done;
@@ -177,6 +203,15 @@ int main(int argc, char **argv)
     if (!written) { /* no interop: the program fills its own buffers */
         glBufferSubData(GL_ARRAY_BUFFER, 0, (GLsizeiptr)vbytes, scene->positions);
         glBufferSubData(GL_ELEMENT_ARRAY_BUFFER, 0, (GLsizeiptr)tbytes, scene->indices);
+        uint32_t *codes = malloc(cbytes ? cbytes : 8);
+        for (size_t t = 0; codes && t < n; t++) {
+            uint32_t in = scene->triangle_material_inner[t], out = scene->triangle_material_outer[t];
+            codes[2 * t] = scene->triangle_solid[t];
+            codes[2 * t + 1] = (in == PRISM_NONE ? 0xFFFFu : in) | (out == PRISM_NONE ? 0xFFFFu : out) << 16;
+        }
+        if (codes)
+            glBufferSubData(GL_TEXTURE_BUFFER, 0, (GLsizeiptr)cbytes, codes);
+        free(codes);
     }
     glBindVertexArray(0);
     printf("embed: %zu triangles, BVH built by %s, GL buffers written by %s\n",
@@ -228,8 +263,14 @@ int main(int argc, char **argv)
     static GLsizei count[PHOTONS];
     for (int p = 0; p < PHOTONS; p++)
         first[p] = p * STEPS, count[p] = STEPS;
-    GLuint prog = program();
-    GLint u_mvp = glGetUniformLocation(prog, "mvp");
+    GLuint prog = program(VERTEX, FRAGMENT), geo_prog = program(GEO_VERTEX, GEO_FRAGMENT);
+    if (!prog || !geo_prog) {
+        fprintf(stderr, "embed: a shader did not build\n");
+        goto done;
+    }
+    GLint u_mvp = glGetUniformLocation(prog, "mvp"), u_geo_mvp = glGetUniformLocation(geo_prog, "mvp");
+    glUseProgram(geo_prog);
+    glUniform1i(glGetUniformLocation(geo_prog, "codes"), 0);
     for (long f = 0; !glfwWindowShouldClose(window) && (!frames || f < frames); f++) {
         int w, h;
         glfwGetFramebufferSize(window, &w, &h);
@@ -238,18 +279,23 @@ int main(int argc, char **argv)
         glClear(GL_COLOR_BUFFER_BIT);
         float mvp[16];
         camera(centre, radius, (float)glfwGetTime() * 0.3f, (float)w / (float)(h ? h : 1), mvp);
+        glUseProgram(geo_prog);
+        glUniformMatrix4fv(u_geo_mvp, 1, GL_FALSE, mvp);
+        glActiveTexture(GL_TEXTURE0);
+        glBindTexture(GL_TEXTURE_BUFFER, codes_texture);
+        glBindVertexArray(geo_vao);
+        glPolygonMode(GL_FRONT_AND_BACK, GL_LINE);
+        glDrawElements(GL_TRIANGLES, (GLsizei)(n * 3), GL_UNSIGNED_INT, NULL);
+        glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
         glUseProgram(prog);
         glUniformMatrix4fv(u_mvp, 1, GL_FALSE, mvp);
-        glBindVertexArray(geo_vao); /* no history attribute: drawn in the default colour */
-        glPolygonMode(GL_FRONT_AND_BACK, GL_LINE);
-        glDrawElements(GL_TRIANGLES, (GLsizei)(scene->triangles_count * 3), GL_UNSIGNED_INT, NULL);
-        glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
         glBindVertexArray(vao);
         glMultiDrawArrays(GL_LINE_STRIP, first, count, PHOTONS);
         glfwSwapBuffers(window);
         glfwPollEvents();
     }
     glDeleteProgram(prog);
+    glDeleteProgram(geo_prog);
     status = 0;
 done:
     prism_buffer_release(records); /* before the GL buffers go */

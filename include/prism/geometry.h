@@ -99,7 +99,17 @@ PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
  * then crosses PCIe once for GL and the kernels. With interop the vertices
  * are then read in place as above; without it the upload fills nothing,
  * logs why once, and report.gl_filled is false: fill them yourself
- * (glBufferSubData). gl_index_buffer needs a scene. */
+ * (glBufferSubData). gl_index_buffer needs a scene.
+ *
+ * gl_triangle_buffer (with gl_fill and gl_vertex_buffer): a GL buffer of
+ * triangles_count x 8 bytes that the upload fills, in the scene's order
+ * (gl_PrimitiveID), with two uint32 per triangle: the solid index
+ * (PRISM_NONE: none) and the materials, inner | outer << 16 (0xFFFF:
+ * none), as prism_triangle_info holds them. Read it as a GL_RG32UI buffer
+ * texture to colour or hide triangles by material or solid: a kernel
+ * writes it from the uploaded codes, so no host pass over the triangles
+ * is needed. Filled when the other GL buffers are (report.gl_filled);
+ * otherwise left to the caller like them. */
 typedef struct prism_geometry_desc {
     prism_placement_policy policy;
     size_t reserve;            /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = none */
@@ -116,6 +126,7 @@ typedef struct prism_geometry_desc {
     bool gl_fill;              /* write the GL buffers; see above */
     unsigned gl_index_buffer;  /* with gl_fill: 0 = none; see above */
     bool gl_keep_mapped;       /* keep gl_vertex_buffer mapped between calls; see above */
+    unsigned gl_triangle_buffer; /* with gl_fill: 0 = none; solid and materials; see above */
     prism_bvh_builder builder; /* AUTO; see above */
     const prism_bvh_desc *bvh; /* NULL = defaults */
 } prism_geometry_desc;
