@@ -425,19 +425,23 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
         return L->result;
     if (!count_node(L, root, 0, node_at(L, root)->pos) || !check_totals(L, node_at(L, root)))
         return L->result;
+    prism__cl_trace(L, "count");
     const cl_node *r = node_at(L, root);
     flat f = {L, S, 0, 0, 0, 0, {0}, CL_NONE, NULL, NULL, NULL, NULL};
     f.holder = malloc((r->sub_solids + 1) * sizeof *f.holder);
     f.pv = malloc((r->sub_solids + 1) * sizeof *f.pv);
     f.visit_of = malloc((r->sub_solids + 1) * sizeof *f.visit_of);
-    f.jobs = malloc((r->sub_solids + 1) * sizeof *f.jobs);
+    f.jobs = prism__big_alloc((r->sub_solids + 1) * sizeof *f.jobs);
     if (!f.holder || !f.pv || !f.visit_of || !f.jobs || !allocate(S, r, L->desc)) {
         prism__cl_oom(L);
     } else {
+        prism__cl_trace(L, "allocate");
         double unit[16] = {L->unit, 0, 0, 0, 0, L->unit, 0, 0, 0, 0, L->unit, 0, 0, 0, 0, 1};
         bool placed = place(&f, root, unit, CL_NONE, root);
+        prism__cl_trace(L, "place");
         if (placed)
             name_solids(&f);
+        prism__cl_trace(L, "name solids");
         uint32_t *surface_of = placed ? malloc((f.solid + 1) * sizeof *surface_of) : NULL;
         if (placed && !surface_of)
             prism__cl_oom(L);
@@ -445,8 +449,10 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
             surface_of[i] = PRISM_NONE;
         if (placed && !L->result)
             prism__cl_build_surfaces(L, S, f.holder, f.pv, surface_of);
+        prism__cl_trace(L, "surfaces");
         if (placed && !L->result)
             write_world(L, S, f.jobs, f.solid, surface_of);
+        prism__cl_trace(L, "write world");
         free(surface_of);
     }
     L->stats.instances = f.solid;

@@ -36,6 +36,9 @@ typedef struct prism__vec {
 
 bool prism__vec_grow(prism__vec *v, size_t elem, size_t need);
 void prism__vec_free(prism__vec *v);
+/* malloc for big arrays (free() releases them), on huge pages where the
+ * system gives them on request. */
+void *prism__big_alloc(size_t bytes);
 
 static inline void *prism__vec_push(prism__vec *v, size_t elem)
 {
@@ -300,6 +303,10 @@ typedef struct prism__cl {
 
     prism_skip_counts skipped;
     prism_load_stats stats;
+
+    /* PRISM_LOAD_TRACE set: each stage's wall time on stderr (scene.c) */
+    bool trace;
+    double trace_at;
 } prism__cl;
 
 /* collada_util.c */
@@ -336,6 +343,10 @@ bool prism__cl_attr_size(prism__cl *L, const XML_Char **atts, const char *name, 
                          const char *element);
 const char *prism__cl_tag_name(unsigned tag);
 unsigned prism__cl_tag(const char *name);
+
+/* scene.c: with PRISM_LOAD_TRACE set, "prism load: STAGE  12.3 ms" on
+ * stderr for the time since the last mark (a no-op otherwise). */
+void prism__cl_trace(prism__cl *L, const char *stage);
 
 /* scene.c: a loader state ready to parse, and its release. */
 void prism__cl_init(prism__cl *L, const char *name, const prism_load_desc *desc, size_t total);

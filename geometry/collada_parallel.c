@@ -1073,6 +1073,7 @@ bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_
     cl_seg *seg = NULL;
     size_t nseg = 0;
     cl_chunk *ch = plan(data, size, chunk_bytes, &n, &seg, &nseg);
+    prism__cl_trace(L, "scan");
     if (!ch)
         return false;
     bool ok = true;
@@ -1107,6 +1108,7 @@ bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_
 #pragma omp parallel for schedule(dynamic, 1)
     for (long long i = 0; i < count; i++)
         parse_chunk(&ch[i], seg, i == count - 1, &P);
+    prism__cl_trace(L, "parse chunks");
     free_segs(seg, nseg);
     L->log_buf = NULL;
     for (size_t i = 0; i < n && ok; i++)
@@ -1127,10 +1129,12 @@ bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_
         return true;
     }
     ok = ok && merge_all(L, ch, n);
+    prism__cl_trace(L, "merge");
     if (ok && L->desc && L->desc->log)
         for (size_t i = 0; i < n; i++)
             tell_logs(L, &ch[i].log);
     free_chunks(ch, n, true);
+    prism__cl_trace(L, "free chunks");
     if (!ok)
         return false;
     L->done = size;

@@ -23,6 +23,15 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void prism__cl_trace(prism__cl *L, const char *stage)
+{
+    if (!L->trace)
+        return;
+    double t = now();
+    fprintf(stderr, "prism load: %-14s %8.1f ms\n", stage, 1e3 * (t - L->trace_at));
+    L->trace_at = now();
+}
+
 static prism_result report(const prism_load_desc *desc, prism_result r, const char *msg)
 {
     if (desc && desc->error && desc->error_size)
@@ -90,14 +99,20 @@ static void parse(prism__cl *L, const void *data, size_t size, FILE *f, size_t c
 {
     if (data && prism__cl_parse_parallel(L, data, size, chunk_bytes))
         return;
+    prism__cl_trace(L, "declined");
     if (data) {
         const char *file = L->file;
         const prism_load_desc *desc = L->desc;
         size_t total = L->total;
+        bool trace = L->trace;
+        double trace_at = L->trace_at;
         prism__cl_release(L);
         prism__cl_init(L, file, desc, total);
+        L->trace = trace;
+        L->trace_at = trace_at;
     }
     prism__cl_parse(L, data, size, f);
+    prism__cl_trace(L, "serial parse");
 }
 
 static prism_result load(const void *data, size_t size, FILE *f, const char *name, size_t total,
@@ -118,12 +133,18 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
         return report(desc, PRISM_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     prism__cl_init(L, name, desc, total);
+    L->trace = getenv("PRISM_LOAD_TRACE") != NULL;
+    L->trace_at = t0;
     parse(L, data, size, f, chunk_bytes);
     if (L->result == PRISM_SUCCESS && prism__cl_build_ids(L)) {
+        prism__cl_trace(L, "ids");
         prism__cl_quirk_summary(L);
         prism__cl_decide_unit(L);
-        if (prism__cl_build_materials(L, S) == PRISM_SUCCESS)
+        prism__cl_trace(L, "unit");
+        if (prism__cl_build_materials(L, S) == PRISM_SUCCESS) {
+            prism__cl_trace(L, "materials");
             prism__cl_build_scene(L, S);
+        }
     }
     prism_result r = L->result;
     if (r != PRISM_SUCCESS) {
@@ -133,7 +154,12 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
     } else {
         finish_stats(L, S, t0);
     }
+    bool trace = L->trace;
+    double trace_at = L->trace_at;
     prism__cl_release(L);
+    L->trace = trace;
+    L->trace_at = trace_at;
+    prism__cl_trace(L, "release");
     free(L);
     *out = S;
     return r;
@@ -205,7 +231,9 @@ prism_result prism_scene_load(const char *path, const prism_load_desc *desc, pri
 void *prism__scene_array(prism_scene *S, size_t bytes)
 {
     const prism_allocator *a = &S->arrays_allocator;
-    return a->allocate ? a->allocate(a->user, bytes + 1) : malloc(bytes + 1);
+    if (a->allocate)
+        return a->allocate(a->user, bytes + 1);
+    return prism__big_alloc(bytes + 1);
 }
 
 static void scene_array_free(prism_scene *S, void *p, size_t bytes)
