@@ -57,9 +57,10 @@ typedef struct cl_pos {
     uint32_t line, col;
 } cl_pos;
 
+/* Open addressing; a slot packs key (cl_str, high half; 0 = empty) and
+ * value, so that threads can insert with one compare-and-swap. */
 typedef struct cl_map {
-    uint32_t *keys; /* cl_str, 0 = empty slot */
-    uint32_t *vals;
+    uint64_t *slots;
     size_t cap, count;
 } cl_map;
 
