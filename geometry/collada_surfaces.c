@@ -56,35 +56,24 @@ static bool copy_properties(const prism_surface *from, prism_surface *o)
     return true;
 }
 
-/* `first[k]`: the surface that first took optical surface k's properties;
- * later ones copy them from it rather than convert the tables again (a
- * G4DAE file may give 20,000 skin surfaces one optical surface: converting
- * its tables each time took most of 27 ms of the --unique detector's load). */
-static bool copy_optical(prism__cl *L, const cl_surfref *r, prism_surface *o, prism_scene *S,
-                         uint32_t *first, uint32_t self)
+/* The optical surface a surface reference names, or CL_NONE (a fail). */
+static uint32_t find_optical(prism__cl *L, const cl_surfref *r)
 {
-    size_t k = 0;
     const char *want = r->optical ? prism__cl_s(L, r->optical) : "";
-    for (; k < L->opticals.count; k++) {
+    for (size_t k = 0; k < L->opticals.count; k++) {
         const cl_optical *op = &CL_AT(L->opticals, cl_optical, k);
         if (op->name && strcmp(prism__cl_s(L, op->name), want) == 0)
-            break;
+            return (uint32_t)k;
     }
-    if (k == L->opticals.count) {
-        prism__cl_fail(L, PRISM_ERROR_PARSE, r->pos,
-                       r->kind == PRISM_SURFACE_SKIN ? "skinsurface" : "bordersurface",
-                       "no <opticalsurface name=\"%s\">", want);
-        return false;
-    }
-    const cl_optical *op = &CL_AT(L->opticals, cl_optical, k);
+    prism__cl_fail(L, PRISM_ERROR_PARSE, r->pos,
+                   r->kind == PRISM_SURFACE_SKIN ? "skinsurface" : "bordersurface",
+                   "no <opticalsurface name=\"%s\">", want);
+    return CL_NONE;
+}
+
+static void copy_model(const cl_optical *op, prism_surface *o)
+{
     o->model = op->model, o->finish = op->finish, o->type = op->type, o->value = op->value;
-    if (first[k] != CL_NONE) {
-        if (!copy_properties(&S->surfaces[first[k]], o))
-            prism__cl_oom(L);
-        return !L->result;
-    }
-    first[k] = self;
-    return prism__cl_gather_optical(L, (uint32_t)k, o) == PRISM_SUCCESS;
 }
 
 static uint32_t border_of(prism__cl *L, const uint32_t *ends, uint32_t pv_s, uint32_t pv_p)
@@ -131,6 +120,14 @@ static void assign(prism__cl *L, prism_scene *S, const uint32_t *holder, const u
     free(used);
 }
 
+/* In order: each reference's optical surface (the first error is the
+ * document's first), and the tables of each optical surface converted once,
+ * by the first surface that takes it (a G4DAE file may give 20,000 skin
+ * surfaces one optical surface: converting its tables each time took most
+ * of 27 ms of the --unique detector's load). Then on all cores the rest:
+ * names, copies of the converted tables, the volumes' look-ups (15-17 ms of
+ * the --unique detector's 2-core load when done in order). Then in order
+ * again: warnings, and the first skin surface of each volume. */
 prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32_t *holder,
                                       const uint32_t *pv, uint32_t *surface_of)
 {
@@ -141,42 +138,65 @@ prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32
     uint32_t *ends = malloc(2 * n * sizeof *ends);
     uint32_t *skin = malloc((L->nodes.count + 1) * sizeof *skin);
     uint32_t *first = malloc((L->opticals.count + 1) * sizeof *first);
-    if (!S->surfaces || !ends || !skin || !first) {
+    uint32_t *optical = malloc(n * sizeof *optical);
+    if (!S->surfaces || !ends || !skin || !first || !optical) {
         prism__cl_oom(L);
         goto done;
     }
+    S->surfaces_count = n; /* all zero: prism_scene_free may free any */
     for (size_t i = 0; i <= L->nodes.count; i++)
         skin[i] = CL_NONE;
     for (size_t i = 0; i <= L->opticals.count; i++)
         first[i] = CL_NONE;
     for (size_t i = 0; i < n && !L->result; i++) {
         const cl_surfref *r = &CL_AT(L->surfrefs, cl_surfref, i);
-        prism_surface *o = &S->surfaces[S->surfaces_count++];
-        o->kind = r->kind;
-        o->name = dup(r->name ? prism__cl_s(L, r->name) : "");
-        if (!o->name) {
-            prism__cl_oom(L);
-            break;
+        uint32_t k = optical[i] = find_optical(L, r);
+        if (k != CL_NONE && first[k] == CL_NONE) {
+            first[k] = (uint32_t)i;
+            prism__cl_gather_optical(L, k, &S->surfaces[i]);
         }
-        if (!copy_optical(L, r, o, S, first, (uint32_t)i))
-            break;
+    }
+    if (L->result)
+        goto done;
+    long long count = (long long)n;
+    int failed = 0;
+#pragma omp parallel for schedule(dynamic, 256) if (count > 2000)
+    for (long long i = 0; i < count; i++) {
+        const cl_surfref *r = &CL_AT(L->surfrefs, cl_surfref, i);
+        prism_surface *o = &S->surfaces[i];
+        uint32_t k = optical[i];
+        o->kind = r->kind;
+        copy_model(&CL_AT(L->opticals, cl_optical, k), o);
+        o->name = dup(r->name ? prism__cl_s(L, r->name) : "");
+        bool ok = o->name && (first[k] == (uint32_t)i || copy_properties(&S->surfaces[first[k]], o));
+        if (!ok) {
+#pragma omp atomic write
+            failed = 1;
+        }
         ends[2 * i] = find_node(L, r->ref[0]);
         ends[2 * i + 1] = r->kind == PRISM_SURFACE_BORDER ? find_node(L, r->ref[1]) : CL_NONE;
+    }
+    if (failed) {
+        prism__cl_oom(L);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const cl_surfref *r = &CL_AT(L->surfrefs, cl_surfref, i);
         if (ends[2 * i] == CL_NONE || (r->kind == PRISM_SURFACE_BORDER && ends[2 * i + 1] == CL_NONE)) {
             prism__cl_log(L, PRISM_LOG_WARNING, "%s:%u:%u: <%s name=\"%s\">: names a volume the file does not hold; not assigned",
                           L->file, r->pos.line, r->pos.col,
                           r->kind == PRISM_SURFACE_SKIN ? "skinsurface" : "bordersurface",
-                          o->name);
+                          S->surfaces[i].name);
             ends[2 * i] = CL_NONE;
         } else if (r->kind == PRISM_SURFACE_SKIN && skin[ends[2 * i]] == CL_NONE) {
             skin[ends[2 * i]] = (uint32_t)i;
         }
     }
-    if (!L->result)
-        assign(L, S, holder, pv, ends, skin, surface_of);
+    assign(L, S, holder, pv, ends, skin, surface_of);
 done:
     free(ends);
     free(skin);
     free(first);
+    free(optical);
     return L->result;
 }
