@@ -673,6 +673,80 @@ static void test_big_file(void **state)
     free(doc);
 }
 
+/* The id maps and the instances are resolved on all cores once a document
+ * holds more than 20,000 nodes and geometries: a repeated id must still
+ * name its first element, as in the serial parse, however the threads
+ * race. The first "dup" geometry lies at x = 0, the second at x = 100;
+ * the first node "n0" places one triangle, the second two. Each first is
+ * in one thread's half of the ids, each second in the other's. */
+static char *dup_doc(unsigned fill, size_t *size)
+{
+    gen g = {NULL, 0, 0, 1};
+    const char *tri = "<mesh><source id=\"%s-p\"><float_array id=\"%s-a\" count=\"9\">"
+                      "%u 0 0 %u 1 0 %u 0 1</float_array><technique_common><accessor "
+                      "source=\"#%s-a\" count=\"3\" stride=\"3\"/></technique_common></source>"
+                      "<vertices id=\"%s-v\"><input semantic=\"POSITION\" source=\"#%s-p\"/>"
+                      "</vertices><triangles count=\"1\"><input semantic=\"VERTEX\" "
+                      "source=\"#%s-v\" offset=\"0\"/><p>0 1 2</p></triangles></mesh>";
+    put(&g, "<?xml version=\"1.0\"?>\n<COLLADA version=\"1.4.1\">\n<library_geometries>\n");
+    for (unsigned i = 0; i < fill + 2; i++) {
+        char id[32];
+        unsigned x = i == fill + 1 ? 100 : 0;
+        snprintf(id, sizeof id, i == 0 || i == fill + 1 ? "dup" : "g%u", i);
+        put(&g, "<geometry id=\"%s\">", id);
+        put(&g, tri, id, id, x, x, x, id, id, id, id);
+        put(&g, "</geometry>\n");
+    }
+    put(&g, "</library_geometries>\n<library_nodes>\n");
+    for (unsigned i = 0; i < fill + 2; i++) /* the second n0 would place two triangles */
+        put(&g, "<node id=\"%s%u\"><instance_geometry url=\"#%s\"/>%s</node>\n",
+            i == 0 || i == fill + 1 ? "n" : "m", i == 0 || i == fill + 1 ? 0 : i,
+            i == fill + 1 ? "g1" : "dup",
+            i == fill + 1 ? "<instance_geometry url=\"#g2\"/>" : "");
+    put(&g, "</library_nodes>\n<library_visual_scenes><visual_scene id=\"s\">"
+            "<node id=\"top\"><instance_node url=\"#n0\"/></node>"
+            "</visual_scene></library_visual_scenes>\n"
+            "<scene><instance_visual_scene url=\"#s\"/></scene>\n</COLLADA>\n");
+    *size = g.n;
+    return g.d;
+}
+
+static void test_repeated_ids_on_all_cores(void **state)
+{
+    (void)state;
+    size_t size;
+    char *doc = dup_doc(12000, &size);
+    run *o = malloc(sizeof *o);
+    assert_non_null(o);
+    for (size_t chunk = 0; chunk < 2; chunk++) {
+        load(doc, size, chunk ? 1 << 16 : SIZE_MAX, o);
+        assert_int_equal(o->r, PRISM_SUCCESS);
+        /* node n0 (the first) places geometry dup (the first): x = 0 */
+        assert_int_equal(o->s->triangles_count, 1);
+        assert_int_equal(o->s->solids_count, 1);
+        assert_true(o->s->bbox_max[0] == 0.0f);
+        assert_true(o->s->bbox_max[1] == 1.0f);
+        prism_scene_free(o->s);
+    }
+    free(o);
+    free(doc);
+}
+
+/* Big arrays come on huge pages where the system gives them; free()
+ * releases them like any other (the sanitizers check the pairing). */
+static void test_big_alloc(void **state)
+{
+    (void)state;
+    size_t sizes[] = {1, 4096, (size_t)8 << 20, ((size_t)24 << 20) + 5};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned char *p = prism__big_alloc(sizes[i]);
+        assert_non_null(p);
+        memset(p, 0xA5, sizes[i]);
+        assert_int_equal(p[sizes[i] - 1], 0xA5);
+        free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -684,6 +758,8 @@ int main(void)
         cmocka_unit_test(test_error_positions),
         cmocka_unit_test(test_progress_and_cancel),
         cmocka_unit_test(test_big_file),
+        cmocka_unit_test(test_repeated_ids_on_all_cores),
+        cmocka_unit_test(test_big_alloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
