@@ -381,14 +381,30 @@ prism_gl_get_proc_address_fn viewer_app_gl_loader(const viewer_app *app)
 
 /* The views that need the GL context and the engine but not the scene:
  * made while the scene job still runs. */
-static int make_gl_views(viewer_app *app)
+/* The views' GL objects that need no engine (HUD; photon program and
+ * buffer), made while CUDA still starts. */
+static int make_gl_objects(viewer_app *app)
 {
     double t0 = viewer_clock();
     char err[512];
     if (viewer_hud_create(&app->hud))
         return -1;
+    app->startup.hud = viewer_clock() - t0;
+    if (viewer_photons_create(&app->photons, (size_t)app->opt.photons, viewer_app_gl_loader(app),
+                              err, sizeof err)) {
+        fprintf(stderr, "prism-view: %s\n", err);
+        return -1;
+    }
+    app->startup.views = viewer_clock() - t0;
+    return 0;
+}
+
+/* The views' parts that need the engine: the ray-traced view's PBO and
+ * the photon mode's buffers (registered with CUDA where there is interop). */
+static int make_gl_views(viewer_app *app)
+{
+    char err[512];
     const double t1 = viewer_clock();
-    app->startup.hud = t1 - t0;
     /* Without the ray-traced view the raster view still shows the scene. */
     if (viewer_raytrace_create(&app->raytrace, app->ctx, app->width, app->height,
                                viewer_app_gl_loader(app), err, sizeof err)) {
@@ -401,12 +417,11 @@ static int make_gl_views(viewer_app *app)
     viewer_photon_mode mode = app->opt.mode;
     if (!app->opt.mode_given && !prism_context_gl_shared(app->ctx))
         mode = PHOTONS_COPY;
-    if (viewer_photons_create(&app->photons, app->ctx, (size_t)app->opt.photons, mode,
-                              viewer_app_gl_loader(app), err, sizeof err)) {
+    if (viewer_photons_set_mode(&app->photons, app->ctx, mode, err, sizeof err)) {
         fprintf(stderr, "prism-view: %s\n", err);
         return -1;
     }
-    app->startup.views = viewer_clock() - t0;
+    app->startup.views += viewer_clock() - t1;
     return 0;
 }
 
@@ -441,7 +456,7 @@ static int start(viewer_app *app)
         return -1;
     }
     double t0 = viewer_clock();
-    int r = open_display(app);
+    int r = open_display(app) || make_gl_objects(app);
     /* The scene is often loaded before CUDA has started: its raster view
      * (GL only) then comes before the engine, in CUDA's shadow. */
     bool raster = false;

@@ -202,13 +202,11 @@ int viewer_photons_set_mode(viewer_photons *ph, prism_context *ctx, viewer_photo
     return r == 1 ? use_copy(ph, ctx, err, err_size) : r;
 }
 
-int viewer_photons_create(viewer_photons *ph, prism_context *ctx, size_t count,
-                          viewer_photon_mode mode, prism_gl_get_proc_address_fn loader,
+int viewer_photons_create(viewer_photons *ph, size_t count, prism_gl_get_proc_address_fn loader,
                           char *err, size_t err_size)
 {
     memset(ph, 0, sizeof *ph);
     ph->loader = loader;
-    ph->mode = mode;
     if (!count)
         return 0;
     ph->steps = choose_steps(count);
@@ -219,10 +217,6 @@ int viewer_photons_create(viewer_photons *ph, prism_context *ctx, size_t count,
     ph->count = count;
     if (gl_objects(ph)) {
         snprintf(err, err_size, "photons: GL objects for %zu photons could not be made", count);
-        viewer_photons_destroy(ph);
-        return -1;
-    }
-    if (viewer_photons_set_mode(ph, ctx, mode, err, err_size)) {
         viewer_photons_destroy(ph);
         return -1;
     }

@@ -43,10 +43,10 @@ typedef struct viewer_photons {
     double copy_seconds;       /* copy mode: device -> host -> GL */
 } viewer_photons;
 
-/* GL objects for `count` photons (0: nothing is drawn) and the buffers of
- * `mode`. Returns 0, or -1 with `err`. */
-int viewer_photons_create(viewer_photons *ph, prism_context *ctx, size_t count,
-                          viewer_photon_mode mode, prism_gl_get_proc_address_fn loader,
+/* GL objects for `count` photons (0: nothing is drawn): GL only, so it
+ * may come before the engine opens; viewer_photons_set_mode then makes the
+ * buffers of a mode. Returns 0, or -1 with `err`. */
+int viewer_photons_create(viewer_photons *ph, size_t count, prism_gl_get_proc_address_fn loader,
                           char *err, size_t err_size);
 /* Switch mode (V key); VBO without interop stays in copy mode. */
 int viewer_photons_set_mode(viewer_photons *ph, prism_context *ctx, viewer_photon_mode mode,
