@@ -208,15 +208,6 @@ static double min_of(const double *v, int n)
     return m;
 }
 
-/* A pause before each timed build: both libraries' worker threads spin for a
- * while after a parallel section, and on a machine of few cores the other
- * side's spinning threads would otherwise eat into the next build. */
-static void settle(void)
-{
-    struct timespec ts = {0, 100 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-}
-
 /* The builds, Prism's and Embree's in turn, `repeat` times each; best times.
  * Returns Prism's last BVH. */
 static prism_bvh *builds(const bvh_bench_scene *s, const options *o, bvh_bench_embree *em,
@@ -230,15 +221,15 @@ static prism_bvh *builds(const bvh_bench_scene *s, const options *o, bvh_bench_e
     for (int i = 0; i < reps; i++) {
         prism_bvh_free(bvh);
         bvh = NULL;
-        settle();
+        prism_bench_settle(); /* the other side's spinning threads */
         double t0 = prism_bench_now();
         if (prism_bvh_build(s->pos, s->nv, s->idx, s->nt, &d, &bvh) != PRISM_SUCCESS)
             return NULL;
         tp[i] = prism_bench_now() - t0;
         if (em->available) {
-            settle();
+            prism_bench_settle();
             td[i] = bvh_bench_embree_build_default(em);
-            settle();
+            prism_bench_settle();
             tb[i] = bvh_bench_embree_build_binary(em, i == reps - 1);
         }
     }

@@ -268,6 +268,12 @@ static prism_result build_upload(upload_bench *b, const prism_scene *scene, doub
     double g[64], t[64];
     for (int i = 0; i < n; i++) {
         prism_geometry *geo = NULL;
+        /* Back to back, the inputs of an upload crossed at 32-33 GB/s on an
+         * H200 host, right after the previous upload freed its device
+         * memory; after a 100 ms pause (or as the first upload of a
+         * process) at 53.6-54.2, the link's pace. A user's upload follows
+         * no such teardown: each repetition starts settled. */
+        prism_bench_settle();
         double t0 = prism_bench_now();
         prism_result r = prism_geometry_upload(b->ctx, scene, NULL, &d, &geo);
         t[i] = prism_bench_now() - t0;

@@ -7,6 +7,12 @@
 #include <string.h>
 #include <time.h>
 
+void prism_bench_settle(void)
+{
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
 double prism_bench_now(void)
 {
     struct timespec ts;

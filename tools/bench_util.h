@@ -10,6 +10,11 @@
 
 /* Seconds on a monotonic clock. */
 double prism_bench_now(void);
+/* A 100 ms pause before a timed run, so that it does not pay for the
+ * previous one's aftermath: worker threads that still spin after a
+ * parallel section (bvh), or the device memory the previous upload freed,
+ * which the driver is still taking back (upload). */
+void prism_bench_settle(void);
 /* Median of n values (sorts them in place). 0 when n == 0. */
 double prism_bench_median(double *values, size_t n);
 /* Whether `flag` ("--json") is among argv[1..argc-1]. */
