@@ -19,6 +19,18 @@ static __device__ uint32_t material16(uint32_t m)
     return m == PRISM_NONE ? 0xFFFFu : m;
 }
 
+/* The launch on `s` waited for; its failure said as the upload's `what`. */
+static prism_result finished(prism_context *ctx, cudaStream_t s, const char *what)
+{
+    cudaError_t e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    if (e == cudaSuccess)
+        return PRISM_SUCCESS;
+    cudaGetLastError();
+    return prism__error(ctx, PRISM_ERROR_CUDA, "upload: %s: %s", what, cudaGetErrorString(e));
+}
+
 static __global__ void k_pack_info(const uint32_t *solid, const uint32_t *inner,
                                    const uint32_t *outer, const uint32_t *surface, uint32_t n,
                                    uint4 *out)
@@ -39,15 +51,7 @@ extern "C" prism_result prism__cuda_pack_info(prism_context *ctx, const uint32_t
     const unsigned block = 256;
     k_pack_info<<<(n + block - 1) / block, block, 0, s>>>(codes, codes + n, codes + 2 * (size_t)n,
                                                           codes + 3 * (size_t)n, n, (uint4 *)dst);
-    cudaError_t e = cudaStreamSynchronize(s);
-    if (e == cudaSuccess)
-        e = cudaGetLastError();
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return prism__error(ctx, PRISM_ERROR_CUDA, "upload: packing the triangle codes: %s",
-                            cudaGetErrorString(e));
-    }
-    return PRISM_SUCCESS;
+    return finished(ctx, s, "packing the triangle codes");
 }
 
 static __global__ void k_gl_codes(const uint4 *info, uint32_t n, uint2 *out)
@@ -68,13 +72,5 @@ extern "C" prism_result prism__cuda_gl_codes(prism_context *ctx, const void *inf
     cudaStream_t s = (cudaStream_t)(ctx->kernels ? ctx->kernels->stream : NULL);
     const unsigned block = 256;
     k_gl_codes<<<(n + block - 1) / block, block, 0, s>>>((const uint4 *)info, n, (uint2 *)dst);
-    cudaError_t e = cudaStreamSynchronize(s);
-    if (e == cudaSuccess)
-        e = cudaGetLastError();
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return prism__error(ctx, PRISM_ERROR_CUDA, "upload: triangle codes into the GL buffer: %s",
-                            cudaGetErrorString(e));
-    }
-    return PRISM_SUCCESS;
+    return finished(ctx, s, "triangle codes into the GL buffer");
 }

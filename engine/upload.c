@@ -419,6 +419,21 @@ static prism_result fill_gl_buffer(prism_buffer *gl, const source *s, int which,
     return r == PRISM_SUCCESS ? u : r;
 }
 
+/* The caller's GL buffer `name` registered for the upload to write, or
+ * NULL, said once, when interop cannot take it: left for the caller. */
+static prism_buffer *gl_target(prism_geometry *g, unsigned name, size_t bytes, const char *tag)
+{
+    prism_buffer *b = NULL;
+    char why[256] = "";
+    if (prism__buffer_create_gl_interop(g->ctx, name, bytes, PRISM_GL_WRITE_DISCARD, tag, why,
+                                        sizeof why, &b) == PRISM_SUCCESS)
+        return b;
+    g->ctx->last_error[0] = 0;
+    prism__log(g->ctx, PRISM_LOG_WARNING,
+               "upload: GL buffer %u not written (%s): left for the caller to fill", name, why);
+    return NULL;
+}
+
 prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geometry_desc *d,
                               const prism_buffer *device_triangles)
 {
@@ -428,16 +443,8 @@ prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geomet
     const size_t vbytes = g->report.arrays[VERTICES].bytes;
     const size_t tbytes = d->gl_index_buffer && s->scene ? s->scene->triangles_count * 12 : 0;
     prism_buffer *indices = NULL;
-    char why[256] = "";
-    if (tbytes && prism__buffer_create_gl_interop(g->ctx, d->gl_index_buffer, tbytes,
-                                                  PRISM_GL_WRITE_DISCARD, "indices.gl", why,
-                                                  sizeof why, &indices) != PRISM_SUCCESS) {
-        g->ctx->last_error[0] = 0;
-        prism__log(g->ctx, PRISM_LOG_WARNING,
-                   "upload: GL buffer %u not written (%s): left for the caller to fill",
-                   d->gl_index_buffer, why);
+    if (tbytes && !(indices = gl_target(g, d->gl_index_buffer, tbytes, "indices.gl")))
         return PRISM_SUCCESS;
-    }
     const size_t bytes[2] = {vbytes, device_triangles ? 0 : tbytes};
     prism__staging st;
     prism_result r = prism__up_open_staging(g, d, bytes, 2, &st);
@@ -470,17 +477,9 @@ static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d
 #ifdef PRISM_HAVE_CUDA
     if (!d->gl_fill || !d->gl_triangle_buffer || !g->gl_vertices || n == 0)
         return PRISM_SUCCESS;
-    prism_buffer *gl = NULL;
-    char why[256] = "";
-    if (prism__buffer_create_gl_interop(g->ctx, d->gl_triangle_buffer, n * 8,
-                                        PRISM_GL_WRITE_DISCARD, "triangle_codes.gl", why,
-                                        sizeof why, &gl) != PRISM_SUCCESS) {
-        g->ctx->last_error[0] = 0;
-        prism__log(g->ctx, PRISM_LOG_WARNING,
-                   "upload: GL buffer %u not written (%s): left for the caller to fill",
-                   d->gl_triangle_buffer, why);
+    prism_buffer *gl = gl_target(g, d->gl_triangle_buffer, n * 8, "triangle_codes.gl");
+    if (!gl)
         return PRISM_SUCCESS;
-    }
     void *dst = NULL;
     prism_result r = prism_buffer_gl_map(gl, NULL, &dst);
     if (r == PRISM_SUCCESS) {
