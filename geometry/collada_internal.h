@@ -91,6 +91,19 @@ typedef struct cl_source {
     cl_pos pos, acc_pos;
     prism__vec data; /* float */
     size_t declared; /* float_array count attribute */
+    /* The numbers of a float_array are checked only when a primitive uses
+     * the source (prism__cl_source_settle): NORMAL and TEXCOORD arrays,
+     * which no stage reads, are never validated. A bad number while
+     * streaming is kept here (err, message in the pool, at err_pos) and
+     * the rest of the text skipped; the chunked parse keeps a long text as
+     * its span of the document (lazy) and converts it only then. */
+    cl_pos fa_pos;       /* the float_array's start tag */
+    bool has_array;      /* a float_array was read into data */
+    bool settled;        /* converted and its count compared */
+    cl_str err;
+    cl_pos err_pos;
+    const char *lazy;
+    size_t lazy_n;
     bool has_accessor;
     size_t acc_count, acc_stride, acc_offset;
     /* The accessor's first <param>s: 'X', 'Y' or 'Z' for those names, '?'
@@ -260,6 +273,9 @@ typedef struct prism__cl {
     char carry[128];
     size_t carry_len;
     prism__vec *fdst;
+    uint32_t fsrc;    /* mesh source of the float text streaming, CL_NONE: not one */
+    size_t f_reserve; /* floats to reserve once its text arrives */
+    bool lazy_ok;     /* chunked parse: a long float_array text may wait (lazy) */
     double dbl[16];
     unsigned dbl_count;
     char small[128];
@@ -387,6 +403,11 @@ static inline cl_pos prism__cl_top_pos(const prism__cl *L)
 }
 /* Route the text of the element just opened to a number stream. */
 void prism__cl_text_floats(prism__cl *L, prism__vec *dst);
+/* A mesh source's float_array: its numbers into data, `reserve` floats
+ * reserved when the text arrives, number errors kept on the source. */
+void prism__cl_text_source(prism__cl *L, uint32_t src, size_t reserve);
+/* Convert a source's waiting span (lazy) into its data; false on OOM. */
+bool prism__cl_source_convert(prism__cl *L, cl_source *s);
 void prism__cl_text_doubles(prism__cl *L);
 void prism__cl_text_indices(prism__cl *L, uint32_t stride, uint32_t voff);
 void prism__cl_text_counts(prism__cl *L);
@@ -399,6 +420,9 @@ void prism__cl_text_span(prism__cl *L, const char *p, size_t n);
 void prism__cl_mesh_start(prism__cl *L, unsigned tag, const XML_Char **atts);
 void prism__cl_mesh_end(prism__cl *L, unsigned tag);
 void prism__cl_ring_end(prism__cl *L);
+/* A source a primitive reads: its numbers converted and checked (a bad one
+ * fails the load at its position), its count compared. False on failure. */
+bool prism__cl_source_settle(prism__cl *L, cl_source *s);
 /* collada_primitives.c: </mesh>: positions and triangles of the geometry */
 void prism__cl_mesh_finish(prism__cl *L);
 void prism__cl_geometry_free(cl_geometry *g);

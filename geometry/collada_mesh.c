@@ -47,27 +47,72 @@ static void geometry_start(prism__cl *L, const XML_Char **atts)
     prism__cl_activate(L);
 }
 
+/* A float_array's text is all read (or kept for later): convert what
+ * waits, then compare the count with the text. Exporters write counts that
+ * disagree with the text: the fewer of the two is read (the accessor's
+ * bounds are checked against it later), with a warning; an array left much
+ * smaller than its count reserved gives the memory back. An array with a
+ * bad number is not compared: reading it fails. */
+static bool array_done(prism__cl *L, cl_source *s)
+{
+    if (!s->has_array || s->settled)
+        return true;
+    if (!prism__cl_source_convert(L, s))
+        return false;
+    s->settled = true;
+    size_t have = s->data.count, want = s->declared;
+    if (s->err || want == SIZE_MAX || want == have)
+        return true;
+    size_t read = have < want ? have : want;
+    prism__cl_quirk(L, CL_QUIRK_FLOAT_ARRAY_COUNT, s->fa_pos, "float_array",
+                    "count=%zu but the text holds %zu numbers: %s%zu are read", want, have,
+                    have < want ? "the " : "the first ", read);
+    s->data.count = read;
+    if (s->data.cap > 2 * read + 64) {
+        void *p = read ? realloc(s->data.data, read * sizeof(float)) : NULL;
+        if (p || !read) {
+            if (!read)
+                free(s->data.data);
+            s->data.data = p;
+            s->data.cap = read;
+        }
+    }
+    return true;
+}
+
+bool prism__cl_source_settle(prism__cl *L, cl_source *s)
+{
+    if (!array_done(L, s))
+        return false;
+    if (s->err) {
+        prism__cl_fail(L, PRISM_ERROR_PARSE, s->err_pos, "float_array", "%s",
+                       prism__cl_s(L, s->err));
+        return false;
+    }
+    return true;
+}
+
 static void float_array_start(prism__cl *L, const XML_Char **atts)
 {
     cl_source *s = last_source(L);
     size_t count = 0;
     bool has = prism__cl_attr_size(L, atts, "count", &count, "float_array");
-    if (L->result)
+    if (L->result || !array_done(L, s)) /* a second array in the source: the first is done */
         return;
     s->declared = has ? count : SIZE_MAX;
+    s->fa_pos = prism__cl_top_pos(L);
+    s->has_array = true;
+    s->settled = false;
     /* Reserve what the count promises, up to 16 MB and up to what the file
      * can hold (a number takes a character and a separator): beyond that
      * the array grows as the numbers arrive. A count that promises more
-     * than the text holds is forgiven at </float_array>, so it must not
-     * cost more than the text. */
+     * than the text holds is forgiven when the array is read, so it must
+     * not cost more than the text. The reserve is taken when the text
+     * comes: an array whose text waits (lazy) costs nothing until read. */
     size_t reserve = count < ((size_t)1 << 22) ? count : ((size_t)1 << 22);
     if (reserve > L->total / 2 + 1)
         reserve = L->total / 2 + 1;
-    if (has && !prism__vec_grow(&s->data, sizeof(float), s->data.count + reserve)) {
-        prism__cl_oom(L);
-        return;
-    }
-    prism__cl_text_floats(L, &s->data);
+    prism__cl_text_source(L, (uint32_t)(L->mesh.sources.count - 1), has ? reserve : 0);
     prism__cl_activate(L);
 }
 
@@ -281,32 +326,6 @@ static void prim_end(prism__cl *L)
     }
 }
 
-/* </float_array>: exporters write counts that disagree with the text.
- * The fewer of the two is read (the accessor's bounds are checked against
- * it later), with a warning; an array left much smaller than its count
- * reserved gives the memory back. */
-static void float_array_end(prism__cl *L)
-{
-    cl_source *s = last_source(L);
-    size_t have = s->data.count, want = s->declared;
-    if (want == SIZE_MAX || want == have)
-        return;
-    size_t read = have < want ? have : want;
-    prism__cl_quirk(L, CL_QUIRK_FLOAT_ARRAY_COUNT, prism__cl_top_pos(L), "float_array",
-                    "count=%zu but the text holds %zu numbers: %s%zu are read", want, have,
-                    have < want ? "the " : "the first ", read);
-    s->data.count = read;
-    if (s->data.cap > 2 * read + 64) {
-        void *p = read ? realloc(s->data.data, read * sizeof(float)) : NULL;
-        if (p || !read) {
-            if (!read)
-                free(s->data.data);
-            s->data.data = p;
-            s->data.cap = read;
-        }
-    }
-}
-
 void prism__cl_mesh_end(prism__cl *L, unsigned tag)
 {
     if (tag == CL_T_GEOMETRY) {
@@ -316,8 +335,6 @@ void prism__cl_mesh_end(prism__cl *L, unsigned tag)
     } else if (tag == CL_T_MESH) {
         prism__cl_mesh_finish(L);
         L->mesh.active = false;
-    } else if (tag == CL_T_FLOAT_ARRAY) {
-        float_array_end(L);
     } else if (tag == CL_T_P || tag == CL_T_H) {
         prism__cl_ring_end(L);
     } else if (is_prim(tag)) {

@@ -1089,8 +1089,10 @@ bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_
             prism__cl_init(ch[i].L, L->file, L->desc, L->total);
             ch[i].L->root_seen = true;
         }
-        if (ok)
+        if (ok) {
             ch[i].L->log_buf = &ch[i].log;
+            ch[i].L->lazy_ok = true; /* long float_array texts wait till read */
+        }
     }
     if (!ok) {
         free_segs(seg, nseg);
@@ -1116,6 +1118,7 @@ bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_
     prism__cl_trace(L, "parse chunks");
     free_segs(seg, nseg);
     L->log_buf = NULL;
+    L->lazy_ok = false;
     for (size_t i = 0; i < n && ok; i++)
         ok = !ch[i].xml_error && !ch[i].L->result;
     if (P.cancelled) {

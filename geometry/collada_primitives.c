@@ -79,6 +79,8 @@ static bool extract_positions(prism__cl *L, cl_geometry *g)
                        "no <source id=\"%s\"> in this mesh", prism__cl_s(L, m->position_ref));
         return false;
     }
+    if (!prism__cl_source_settle(L, s))
+        return false;
     size_t stride = s->has_accessor ? s->acc_stride : 3;
     size_t count = s->has_accessor ? s->acc_count : s->data.count / 3;
     size_t off = s->has_accessor ? s->acc_offset : 0;

@@ -22,10 +22,29 @@ static const char *current_element(const prism__cl *L)
     return L->depth ? prism__cl_tag_name(L->stack[L->depth - 1].tag) : NULL;
 }
 
+static cl_source *text_source(prism__cl *L)
+{
+    return L->text == CL_TEXT_FLOATS && L->fsrc != CL_NONE
+               ? &CL_AT(L->mesh.sources, cl_source, L->fsrc)
+               : NULL;
+}
+
 static void text_fail(prism__cl *L, const char *what, const char *p, size_t n)
 {
     if (n > 40)
         n = 40;
+    cl_source *s = text_source(L);
+    if (s) {
+        /* A mesh source's number: an error only if a primitive reads the
+         * source (prism__cl_source_settle); the rest of its text is skipped. */
+        char msg[160];
+        int k = snprintf(msg, sizeof msg, "%s: \"%.*s\"", what, (int)n, p);
+        s->err_pos = prism__cl_here(L);
+        s->err = prism__cl_str(L, msg, k < 0 ? 0 : (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+        L->text = CL_TEXT_NONE;
+        L->carry_len = 0;
+        return;
+    }
     prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_here(L), current_element(L), "%s: \"%.*s\"",
                    what, (int)n, p);
 }
@@ -35,12 +54,21 @@ static void begin_text(prism__cl *L, cl_text mode)
     L->text = mode;
     L->text_depth = L->depth;
     L->carry_len = 0;
+    L->fsrc = CL_NONE;
+    L->f_reserve = 0;
 }
 
 void prism__cl_text_floats(prism__cl *L, prism__vec *dst)
 {
     L->fdst = dst;
     begin_text(L, CL_TEXT_FLOATS);
+}
+
+void prism__cl_text_source(prism__cl *L, uint32_t src, size_t reserve)
+{
+    prism__cl_text_floats(L, &CL_AT(L->mesh.sources, cl_source, src).data);
+    L->fsrc = src;
+    L->f_reserve = reserve;
 }
 
 void prism__cl_text_doubles(prism__cl *L)
@@ -211,6 +239,14 @@ static const char *indices_fast(prism__cl *L, const char *p, const char *end)
 
 static void stream_numbers(prism__cl *L, const char *p, const char *end)
 {
+    if (L->f_reserve) { /* what <float_array count> promised, once text comes */
+        size_t want = L->fdst->count + L->f_reserve;
+        L->f_reserve = 0;
+        if (!prism__vec_grow(L->fdst, sizeof(float), want)) {
+            prism__cl_oom(L);
+            return;
+        }
+    }
     if (L->carry_len) {
         while (p < end && !prism__ff_is_space(*p)) {
             if (L->carry_len == sizeof L->carry) {
@@ -253,10 +289,51 @@ static void stream_numbers(prism__cl *L, const char *p, const char *end)
     }
 }
 
+/* A mesh source's text kept as a span of the document (chunked parse):
+ * converted now, as more of its element's text or a child element comes. */
+static void wake_lazy(prism__cl *L)
+{
+    cl_source *s = text_source(L);
+    if (s && s->lazy) {
+        const char *p = s->lazy;
+        s->lazy = NULL;
+        stream_numbers(L, p, p + s->lazy_n);
+    }
+}
+
 void prism__cl_text_span(prism__cl *L, const char *p, size_t n)
 {
-    if (L->text && L->text != CL_TEXT_SMALL && L->depth == L->text_depth && !L->result)
-        stream_numbers(L, p, p + n);
+    if (!L->text || L->text == CL_TEXT_SMALL || L->depth != L->text_depth || L->result)
+        return;
+    cl_source *s = L->lazy_ok ? text_source(L) : NULL;
+    if (s && !s->lazy && !L->carry_len && !s->data.count) {
+        s->lazy = p; /* converted if a primitive reads the source */
+        s->lazy_n = n;
+        return;
+    }
+    if (L->lazy_ok)
+        wake_lazy(L);
+    stream_numbers(L, p, p + n);
+}
+
+bool prism__cl_source_convert(prism__cl *L, cl_source *s)
+{
+    if (!s->lazy)
+        return true;
+    const char *p = s->lazy;
+    size_t n = s->lazy_n, reserve = s->declared == SIZE_MAX ? 0 : s->declared;
+    s->lazy = NULL;
+    if (reserve > n / 2 + 1)
+        reserve = n / 2 + 1;
+    prism__cl_text_source(L, (uint32_t)(s - (cl_source *)L->mesh.sources.data), reserve);
+    stream_numbers(L, p, p + n);
+    if (L->text == CL_TEXT_FLOATS && L->carry_len) {
+        size_t k = L->carry_len;
+        L->carry_len = 0;
+        take_token(L, L->carry, L->carry + k);
+    }
+    L->text = CL_TEXT_NONE;
+    return !L->result;
 }
 
 static void XMLCALL on_text(void *user, const XML_Char *s, int len)
@@ -273,6 +350,8 @@ static void XMLCALL on_text(void *user, const XML_Char *s, int len)
         L->small[L->small_len] = 0;
         return;
     }
+    if (L->lazy_ok)
+        wake_lazy(L);
     stream_numbers(L, s, s + len);
 }
 
@@ -425,13 +504,17 @@ static void XMLCALL on_start(void *user, const XML_Char *name, const XML_Char **
     cl_pos pos = prism__cl_here(L);
     unsigned tag = prism__cl_tag(name);
     L->last_start = (uint64_t)XML_GetCurrentByteIndex(L->xp);
+    if (L->lazy_ok && L->text && L->depth == L->text_depth)
+        wake_lazy(L);
     if (L->text && L->carry_len && L->depth == L->text_depth) {
         /* an element inside number text ends the number before it */
         size_t n = L->carry_len;
         L->carry_len = 0;
-        if (!take_token(L, L->carry, L->carry + n))
+        if (!take_token(L, L->carry, L->carry + n) && L->result)
             return;
     }
+    if (L->result)
+        return;
     if (L->depth >= (size_t)L->max_depth + CL_XML_SLACK) {
         prism__cl_fail(L, PRISM_ERROR_LIMIT, pos, name, "elements nested deeper than %u",
                        L->max_depth + CL_XML_SLACK);

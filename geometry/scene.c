@@ -52,6 +52,8 @@ void prism__cl_init(prism__cl *L, const char *name, const prism_load_desc *desc,
     L->cur_optical = L->cur_surfref = L->cur_table = CL_NONE;
     L->unit = 1.0;
     L->up = PRISM_UP_Y;
+    L->fsrc = CL_NONE;
+    L->lazy_ok = false;
 }
 
 void prism__cl_release(prism__cl *L)

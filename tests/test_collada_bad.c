@@ -181,10 +181,14 @@ static void expect_bad_text(const char *doc, prism_result r, const char *element
     assert_non_null(strstr(err, what));
 }
 
+/* <vertices> reading source p as positions. */
+#define USE_P "<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/></vertices>"
+
 static void test_bad_numbers(void **state)
 {
     (void)state;
-    expect_bad_text(DOC(GEOM("<source id=\"p\"><float_array>0 0 zero</float_array></source>")),
+    expect_bad_text(DOC(GEOM("<source id=\"p\"><float_array>0 0 zero</float_array></source>" USE_P
+                             TRI("0 1 2"))),
                     PRISM_ERROR_PARSE, "<float_array>", "not a number: \"zero\"");
     expect_bad_text(DOC(GEOM(POS TRI("0 1 99999999999"))), PRISM_ERROR_PARSE, "<p>",
                     "index beyond 32 bits");
@@ -192,10 +196,30 @@ static void test_bad_numbers(void **state)
     expect_bad_text(DOC(GEOM("<source id=\"p\"><float_array>1"
                              "00000000000000000000000000000000000000000000000000000000000000000"
                              "00000000000000000000000000000000000000000000000000000000000000000"
-                             "</float_array></source>")),
+                             "</float_array></source>" USE_P TRI("0 1 2"))),
                     PRISM_ERROR_PARSE, "<float_array>", "number too long");
     expect_bad_text(DOC(GEOM("<source><float_array count=\"x1\"/></source>")), PRISM_ERROR_PARSE,
                     "<float_array>", "count=\"x1\" is not a non-negative integer");
+}
+
+/* A source no primitive reads as positions: its numbers are not read, so
+ * a bad one is no error (and its count is not compared). */
+static void test_unread_numbers(void **state)
+{
+    (void)state;
+    const char *doc = DOC(GEOM(POS "<source id=\"n\"><float_array count=\"2\">0 zero 1"
+                                   "</float_array></source><triangles count=\"1\"><input "
+                                   "semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><input "
+                                   "semantic=\"NORMAL\" source=\"#n\" offset=\"1\"/><p>0 0 1 0 2 0"
+                                   "</p></triangles>") SCENE(PLACE));
+    char err[512] = "";
+    prism_load_desc d = {.error = err, .error_size = sizeof err};
+    prism_scene *s = NULL;
+    assert_int_equal(prism_scene_load_memory(doc, strlen(doc), "inline.dae", &d, &s),
+                     PRISM_SUCCESS);
+    assert_int_equal(s->triangles_count, 1);
+    assert_int_equal(s->quirks.float_array_counts, 0);
+    prism_scene_free(s);
 }
 
 static void test_bad_structure(void **state)
@@ -340,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_external_entity_never_fetched),
         cmocka_unit_test(test_billion_laughs),
         cmocka_unit_test(test_bad_numbers),
+        cmocka_unit_test(test_unread_numbers),
         cmocka_unit_test(test_bad_structure),
         cmocka_unit_test(test_bad_scene),
         cmocka_unit_test(test_bad_g4dae),

@@ -555,6 +555,100 @@ static void test_generated(void **state)
     }
 }
 
+/* Sources no primitive reads as positions (here NORMAL, long enough for
+ * the chunked parse to keep as spans): their numbers are never converted,
+ * so a bad one loads, and their count is not compared; the same bad number
+ * in the POSITION array fails at its line and column. `where`: 0 a bad
+ * normal, 1 a bad normal after a comment in its text, 2 a bad position,
+ * 3 a bad position after a comment, 4 positions with a comment in their
+ * text and no fault. Serial and chunked alike. */
+static char *normals_doc(int where, unsigned *line, unsigned *col, size_t *size)
+{
+    gen g = {NULL, 0, 0, 1};
+    put(&g, "<COLLADA>\n<library_geometries>\n");
+    for (unsigned i = 0; i < 30; i++) {
+        bool bad = i == 17;
+        put(&g, "<geometry id=\"g%u\"><mesh>\n<source id=\"p\"><float_array count=\"%u\">", i,
+            9 + 100);
+        if (bad && where == 3) { /* a long text, a comment, the bad number */
+            put(&g, "0 0 0 1 0 0 0 1 0 ");
+            numbers(&g, 99, 0, i);
+            put(&g, " <!-- c -->");
+        }
+        if (bad && (where == 2 || where == 3)) {
+            *line = g.line;
+            *col = (unsigned)(g.n - (size_t)(strrchr(g.d, '\n') - g.d));
+            put(&g, "1.0x ");
+            if (where == 2)
+                numbers(&g, 108, 0, i);
+        } else if (bad && where == 4) { /* a long text, a comment, the rest */
+            put(&g, "0 0 0 1 0 0 0 1 %u ", i);
+            numbers(&g, 99, 0, i);
+            put(&g, " <!-- c -->5");
+        } else {
+            put(&g, "0 0 0 1 0 0 0 1 %u ", i);
+            numbers(&g, 100, 0, i);
+        }
+        put(&g, "</float_array><technique_common><accessor count=\"3\" stride=\"3\"/>"
+                "</technique_common></source>\n<source id=\"n\"><float_array count=\"%u\">",
+            bad ? 7 : 300); /* a count the unread text disagrees with */
+        if (bad && where == 0)
+            put(&g, "1.0x ");
+        numbers(&g, 297, 0, i);
+        if (bad && where == 1) /* a long text, a comment, the bad number */
+            put(&g, " <!-- c -->1.0x 2");
+        put(&g, "</float_array><technique_common><accessor count=\"100\" stride=\"3\"/>"
+                "</technique_common></source>\n<vertices id=\"v\"><input semantic=\"POSITION\" "
+                "source=\"#p\"/></vertices>\n<triangles count=\"1\"><input semantic=\"VERTEX\" "
+                "source=\"#v\" offset=\"0\"/><input semantic=\"NORMAL\" source=\"#n\" "
+                "offset=\"1\"/><p>0 0 1 0 2 0</p></triangles>\n</mesh></geometry>\n");
+    }
+    put(&g, "</library_geometries>\n<library_visual_scenes><visual_scene id=\"s\"><node>\n");
+    for (unsigned i = 0; i < 30; i++)
+        put(&g, "<instance_geometry url=\"#g%u\"/>\n", i);
+    put(&g, "</node></visual_scene></library_visual_scenes>\n</COLLADA>\n");
+    *size = g.n;
+    return g.d;
+}
+
+static void test_unread_arrays(void **state)
+{
+    (void)state;
+    for (int where = 0; where < 5; where++) {
+        unsigned line = 0, col = 0;
+        size_t size;
+        char *doc = normals_doc(where, &line, &col, &size);
+        char what[64];
+        snprintf(what, sizeof what, "unread arrays, case %d", where);
+        assert_same(what, doc, size, 600);
+        assert_same(what, doc, size, 1);
+        run *o = malloc(sizeof *o);
+        assert_non_null(o);
+        load(doc, size, 600, o);
+        if (where < 2 || where == 4) {
+            assert_true(chunked(doc, size, 600)); /* not sent to the serial parse */
+            assert_int_equal(o->r, PRISM_SUCCESS);
+            assert_int_equal(o->s->triangles_count, 30);
+            assert_true(o->s->bbox_max[2] == 29.0f);
+            /* 29 normal arrays disagree with their count: none is read */
+            assert_int_equal(o->s->quirks.float_array_counts, 0);
+        } else {
+            assert_false(chunked(doc, size, 600));
+            char head[96];
+            snprintf(head, sizeof head, "gen:%u:%u: <float_array>: not a number: \"1.0x\"", line,
+                     col);
+            if (strncmp(o->error, head, strlen(head)) != 0)
+                print_error("expected %s, got \"%s\"\n", head, o->error);
+            assert_int_equal(o->r, PRISM_ERROR_PARSE);
+            assert_int_equal(strncmp(o->error, head, strlen(head)), 0);
+            assert_null(o->s);
+        }
+        prism_scene_free(o->s);
+        free(o);
+        free(doc);
+    }
+}
+
 /* The faults' messages point where the fault is, cut or not. */
 static void test_error_positions(void **state)
 {
@@ -756,6 +850,7 @@ int main(void)
         cmocka_unit_test(test_odd_markup),
         cmocka_unit_test(test_carriage_returns),
         cmocka_unit_test(test_error_positions),
+        cmocka_unit_test(test_unread_arrays),
         cmocka_unit_test(test_progress_and_cancel),
         cmocka_unit_test(test_big_file),
         cmocka_unit_test(test_repeated_ids_on_all_cores),
