@@ -1069,7 +1069,7 @@ bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_
             return false;
         /* four chunks a thread even out the uneven ones; 1 MB keeps the
          * per-chunk cost (a parser, a state, a merge) out of sight */
-        chunk_bytes = size / (4 * (size_t)nt);
+        chunk_bytes = size / (16 * (size_t)nt);
         chunk_bytes = chunk_bytes < CL_PIECE ? CL_PIECE : chunk_bytes;
     }
     if (size > (size_t)INT32_MAX * 1024 || !plain_utf8(data, size))
