@@ -18,8 +18,10 @@
  * Some of the document never goes through expat. The text of big
  * <float_array>, <p>, <h> and <vcount> elements (57% of the --unique
  * detector's bytes) is converted by the chunk's thread straight from the
- * document; runs of <param/> and a <node>'s <extra> (G4DAE's <meta>), which
- * no stage reads, are left out. The scan marks only spans that expat would
+ * document (a <float_array>'s only once a primitive reads it as positions:
+ * its span waits on its source, and normals are never converted); runs of
+ * <param/> and a <node>'s <extra> (G4DAE's <meta>), which no stage reads,
+ * are left out. The scan marks only spans that expat would
  * accept as they stand (a strict subset of XML, checked byte by byte), and
  * expat is fed their line ends alone. Positions are therefore counted from
  * the document itself: expat gives the byte offset of each event, which
