@@ -1,7 +1,7 @@
 # Type stubs of the prism package (the public API; see help(prism.X)).
 import os
 from typing import (Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple,
-                    Union, final)
+                    Union)
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +56,7 @@ from ._prism import (
     GLError as GLError,
     PlacementError as PlacementError,
     CompileError as CompileError,
+    DeviceArray as DeviceArray,
 )
 
 PHOTON_DTYPE: np.dtype
@@ -132,20 +133,6 @@ class DeviceList(List[Dict[str, Any]]):
     def __init__(self, items: Iterable[Dict[str, Any]], report: str) -> None: ...
 
 def devices() -> DeviceList: ...
-
-@final
-class DeviceArray:
-    shape: Tuple[int, ...]
-    ptr: int
-    nbytes: int
-    device: str
-    typestr: str
-    __cuda_array_interface__: Dict[str, Any]
-    def __dlpack__(self, *, stream: Any = ..., max_version: Optional[Tuple[int, int]] = ...,
-                   dl_device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...) -> Any: ...
-    def __dlpack_device__(self) -> Tuple[int, int]: ...
-    def read_into(self, out: Any) -> None: ...
-    def select(self, any_of: int) -> "DeviceArray": ...
 
 class Source:
     kind: str
