@@ -5,7 +5,7 @@ prism_test(NAME collada_bad SOURCES test_collada_bad.c TIMEOUT 120)
 # forgiven with a warning, scenes without optics.
 prism_test(NAME collada_wild SOURCES test_collada_wild.c TIMEOUT 120)
 # The chunked parse on all cores: the same scenes, warnings and errors as serial.
-prism_test(NAME collada_parallel SOURCES test_collada_parallel.c TIMEOUT 300)
+prism_test(NAME collada_parallel SOURCES test_collada_parallel.c exec_util.c TIMEOUT 300)
 
 # prism-info on a fixture: the JSON fields the issue names, and a clean
 # failure (exit status, message naming file and element) on bad input.

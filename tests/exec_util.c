@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700
 #include "exec_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <spawn.h>
@@ -127,4 +128,38 @@ bool exec_same_files(const char *a, const char *b)
     if (fb)
         fclose(fb);
     return same;
+}
+
+char *exec_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    char *t = n >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)n + 1) : NULL;
+    if (t != NULL && fread(t, 1, (size_t)n, f) != (size_t)n) {
+        free(t);
+        t = NULL;
+    }
+    fclose(f);
+    if (t != NULL) {
+        t[n] = 0;
+        if (size != NULL)
+            *size = (size_t)n;
+    }
+    return t;
+}
+
+size_t exec_count_entries(const char *dir, bool hidden)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            (e->d_name[0] == '.') == hidden)
+            n++;
+    closedir(d);
+    return n;
 }

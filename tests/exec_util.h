@@ -1,5 +1,6 @@
 /* Running the programs from the tests: posix_spawn with stdout and stderr
- * caught in files, and a temporary directory removed when the test exits. */
+ * caught in files, and a temporary directory removed when the test exits;
+ * and the file helpers the suites share. */
 #ifndef TEST_EXEC_UTIL_H
 #define TEST_EXEC_UTIL_H
 
@@ -27,5 +28,11 @@ bool exec_on_path(const char *name, char *path, size_t size);
 /* Whether the files at a and b hold the same bytes (false if either is
  * missing). */
 bool exec_same_files(const char *a, const char *b);
+/* The whole file, NUL-terminated (size, when given, without the NUL);
+ * NULL when it cannot be read. The caller frees it. */
+char *exec_read_file(const char *path, size_t *size);
+/* The entries of directory `dir` whose names start with a dot (hidden) or
+ * do not, "." and ".." aside; 0 when it cannot be opened. */
+size_t exec_count_entries(const char *dir, bool hidden);
 
 #endif

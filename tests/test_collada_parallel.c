@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "exec_util.h"
 #include "collada_internal.h"
 #include "test_collada_util.h"
 
@@ -125,24 +126,6 @@ static void assert_same(const char *what, const char *doc, size_t size, size_t c
     free(b);
 }
 
-static char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *d = malloc((size_t)n);
-    if (d && fread(d, 1, (size_t)n, f) != (size_t)n) {
-        free(d);
-        d = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return d;
-}
-
 static void test_fixtures(void **state)
 {
     (void)state;
@@ -162,7 +145,7 @@ static void test_fixtures(void **state)
     static const size_t chunks[] = {1, 13, 100, 1000};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         size_t size = 0;
-        char *doc = read_all(files[i], &size);
+        char *doc = exec_read_file(files[i], &size);
         if (!doc)
             print_error("cannot read %s\n", files[i]);
         assert_non_null(doc);

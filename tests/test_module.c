@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "exec_util.h"
 #include "geometry_internal.h"
 #include "kernels/traverse.h"
 #include "kernels_test_scene.h"
@@ -130,21 +131,6 @@ static const prism__embedded_header *embedded(const char *name)
     return NULL;
 }
 
-static char *read_text(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *t = malloc((size_t)n + 1);
-    *size = fread(t, 1, (size_t)n, f);
-    t[*size] = 0;
-    fclose(f);
-    return t;
-}
-
 /* Every #include of every embedded header names an embedded header (the
  * host-only SSE headers aside), so NVRTC finds them all; the public ones
  * are the files of the source tree, byte for byte. */
@@ -189,7 +175,7 @@ static void test_embedded_headers_complete(void **state)
         char path[1024];
         snprintf(path, sizeof path, "%s%s", PRISM_ASSETS, files[i][1]);
         size_t n = 0;
-        char *t = read_text(path, &n);
+        char *t = exec_read_file(path, &n);
         assert_non_null(t);
         assert_int_equal(embedded(files[i][0])->size, n);
         assert_memory_equal(embedded(files[i][0])->text, t, n);
@@ -288,7 +274,7 @@ static void test_nvrtc_without_device(void **state)
 
     /* the GPU suite's kernels: a cubin, without a word from NVRTC */
     size_t text_size = 0;
-    char *kernels = read_text(PRISM_TEST_DATA "/../module_kernels.cuh", &text_size);
+    char *kernels = exec_read_file(PRISM_TEST_DATA "/../module_kernels.cuh", &text_size);
     assert_non_null(kernels);
     r = prism__nvrtc_compile(ctx, n, kernels, "module_kernels.cuh", "--gpu-architecture=sm_90",
                              true, NULL, 0, &ptx, &size, &log);
@@ -300,7 +286,7 @@ static void test_nvrtc_without_device(void **state)
     free(log);
     free(kernels);
     /* and the example's */
-    kernels = read_text(PRISM_ASSETS "/../examples/custom_kernel/ao_kernel.cuh", &text_size);
+    kernels = exec_read_file(PRISM_ASSETS "/../examples/custom_kernel/ao_kernel.cuh", &text_size);
     assert_non_null(kernels);
     r = prism__nvrtc_compile(ctx, n, kernels, "ao_kernel.cuh", "--gpu-architecture=sm_90", true,
                              NULL, 0, &ptx, &size, &log);

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "exec_util.h"
 #include "module_cache.h"
 #include "prism/context.h"
 
@@ -223,20 +224,6 @@ static void remove_tree(const char *dir)
     assert_int_equal(system(cmd), 0);
 }
 
-static size_t count_files(const char *dir, bool hidden)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return 0;
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-            (e->d_name[0] == '.') == hidden)
-            n++;
-    closedir(d);
-    return n;
-}
-
 static void write_bytes(const char *path, const void *p, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -262,8 +249,8 @@ static void test_store_then_load(void **state)
     char why[256];
     assert_int_equal(prism__kc_store(dir, &key, payload, sizeof payload, 0, why, sizeof why),
                      PRISM_SUCCESS);
-    assert_int_equal(count_files(dir, false), 1);
-    assert_int_equal(count_files(dir, true), 0); /* no temporary left */
+    assert_int_equal(exec_count_entries(dir, false), 1);
+    assert_int_equal(exec_count_entries(dir, true), 0); /* no temporary left */
     struct stat st;
     assert_int_equal(stat(dir, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0700);
@@ -335,7 +322,7 @@ static void test_store_failures(void **state)
     assert_non_null(strstr(why, "cannot create"));
     assert_int_equal(prism__kc_store(file, &key, "p", 1, 0, why, sizeof why), PRISM_ERROR_IO);
     assert_non_null(strstr(why, "not a directory"));
-    assert_int_equal(count_files(root, false), 1);
+    assert_int_equal(exec_count_entries(root, false), 1);
     prism__kc_key_free(&key);
     remove_tree(root);
 }
@@ -385,8 +372,8 @@ static void test_concurrent_processes(void **state)
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
     }
-    assert_int_equal(count_files(dir, false), 1);
-    assert_int_equal(count_files(dir, true), 0);
+    assert_int_equal(exec_count_entries(dir, false), 1);
+    assert_int_equal(exec_count_entries(dir, true), 0);
     free(payload);
     prism__kc_key_free(&key);
     remove_tree(dir);

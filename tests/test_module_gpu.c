@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "exec_util.h"
 #include "kernels/traverse.h"
 #include "kernels_test_scene.h"
 #include "prism/device_view.h"
@@ -81,38 +82,9 @@ static prism_context *logged_context(void)
     return ctx;
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *t = malloc((size_t)n + 1);
-    size_t got = fread(t, 1, (size_t)n, f);
-    t[got] = 0;
-    fclose(f);
-    return t;
-}
-
 static void cache_dir(const char *name, char *out, size_t size)
 {
     snprintf(out, size, "%s/%s", cache_root, name);
-}
-
-static size_t entries(const char *dir, bool hidden)
-{
-    DIR *d = opendir(dir);
-    size_t n = 0;
-    if (d == NULL)
-        return 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-            (e->d_name[0] == '.') == hidden)
-            n++;
-    closedir(d);
-    return n;
 }
 
 /* The one entry of `dir`. */
@@ -238,7 +210,7 @@ static void test_memo(void **state)
     prism_module_stats s = stats(ctx);
     assert_int_equal(s.compiles, 1);
     assert_int_equal(s.disk_writes, 1);
-    assert_int_equal(entries(dir, false), 1);
+    assert_int_equal(exec_count_entries(dir, false), 1);
     prism_module *again = compile(ctx, small_source, dir, PRISM_MODULE_CACHE_DEFAULT);
     assert_ptr_equal(again, a);
     s = stats(ctx);
@@ -358,7 +330,7 @@ static void run_children(int count, const char *dir, child_result *out)
  * call, and trace rays from inside a box with it (each must hit). */
 static int child_main(const char *dir)
 {
-    char *source = read_file(KERNELS_FILE);
+    char *source = exec_read_file(KERNELS_FILE, NULL);
     prism_context *ctx = logged_context();
     if (source == NULL || ctx == NULL)
         return 2;
@@ -509,8 +481,8 @@ static void test_concurrent_processes(void **state)
         compiles += r[i].compiles;
     }
     assert_true(compiles >= 1);
-    assert_int_equal(entries(dir, false), 1);
-    assert_int_equal(entries(dir, true), 0);
+    assert_int_equal(exec_count_entries(dir, false), 1);
+    assert_int_equal(exec_count_entries(dir, true), 0);
 }
 
 static void test_compile_error_log(void **state)
@@ -535,7 +507,7 @@ static void test_compile_error_log(void **state)
     assert_non_null(strstr(e, "broken.cu(4)"));
     assert_non_null(strstr(e, "prism_no_such_function"));
     assert_int_equal(stats(ctx).compiles, 1);
-    assert_int_equal(entries(dir, false), 0);
+    assert_int_equal(exec_count_entries(dir, false), 0);
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
@@ -752,7 +724,7 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--child") == 0)
         return child_main(argv[2]);
     cuda = kt_cuda_context();
-    kernels_source = read_file(KERNELS_FILE);
+    kernels_source = exec_read_file(KERNELS_FILE, NULL);
     snprintf(cache_root, sizeof cache_root, "/tmp/prism-module-gpu-XXXXXX");
     if (cuda == NULL || kernels_source == NULL || mkdtemp(cache_root) == NULL) {
         printf("no CUDA context, kernels or temporary directory\n");
