@@ -93,6 +93,9 @@ void viewer_app_destroy(viewer_app *app);
 int viewer_app_run(viewer_app *app);
 /* One frame: input, camera, draw, HUD; `hud` false for benchmark frames. */
 void viewer_frame_draw(viewer_app *app, bool hud);
+/* Background of both views, so that raster and ray-traced pictures match
+ * (frame.c). */
+extern const uint8_t viewer_background[4];
 /* Handle this frame's input (keys, mouse) with dt seconds elapsed. */
 void viewer_frame_input(viewer_app *app, double dt);
 /* End a frame: swap the window (headless: nothing). Screenshots are read

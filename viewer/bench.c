@@ -48,13 +48,12 @@ static double median(double *v, long n)
  * the frame's overhead over the kernel shows. */
 static double time_render(viewer_app *app, long n, bool *ok, double *engine, double *kernel)
 {
-    static const uint8_t bg[4] = {26, 31, 41, 255};
     double t[MAX_FRAMES], e[MAX_FRAMES], k[MAX_FRAMES];
     char err[512];
     *ok = true;
     for (long i = 0; i < n; i++) {
         double t0 = viewer_clock();
-        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, bg, err,
+        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, viewer_background, err,
                                    sizeof err)) {
             fprintf(stderr, "prism-view: bench: %s\n", err);
             *ok = false;
@@ -77,7 +76,6 @@ static double time_render(viewer_app *app, long n, bool *ok, double *engine, dou
  * of one frame may then overlap the next one's engine work). */
 static void time_render_parts(viewer_app *app, long n, bench_result *b)
 {
-    static const uint8_t bg[4] = {26, 31, 41, 255};
     double t[MAX_FRAMES];
     char err[512];
     for (long i = 0; i < n; i++) {
@@ -89,7 +87,7 @@ static void time_render_parts(viewer_app *app, long n, bench_result *b)
     b->gl_draw = median(t, n);
     double t0 = viewer_clock();
     for (long i = 0; i < n; i++) {
-        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, bg, err,
+        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, viewer_background, err,
                                    sizeof err))
             return;
         viewer_raytrace_draw(&app->raytrace);

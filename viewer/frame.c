@@ -12,8 +12,7 @@
 #include "clock.h"
 #include "screenshot.h"
 
-/* Background of both views, so that raster and ray-traced pictures match. */
-static const uint8_t BACKGROUND[4] = {26, 31, 41, 255};
+const uint8_t viewer_background[4] = {26, 31, 41, 255};
 
 /* A loop through the photons' time range takes this long, in seconds. */
 #define LOOP_SECONDS 6.0
@@ -195,7 +194,7 @@ void viewer_frame_draw(viewer_app *app, bool hud)
 {
     glBindFramebuffer(GL_FRAMEBUFFER, app->window ? 0 : app->fbo.framebuffer);
     glViewport(0, 0, app->width, app->height);
-    glClearColor(BACKGROUND[0] / 255.0f, BACKGROUND[1] / 255.0f, BACKGROUND[2] / 255.0f, 1);
+    glClearColor(viewer_background[0] / 255.0f, viewer_background[1] / 255.0f, viewer_background[2] / 255.0f, 1);
     glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
     float view[16], proj[16];
     viewer_camera_view(&app->camera, view);
@@ -205,7 +204,7 @@ void viewer_frame_draw(viewer_app *app, bool hud)
      * geometry to ray trace yet: that frame is raster. */
     bool traced = app->view == VIEW_RAYTRACE && app->geometry;
     if (traced && viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera,
-                                         BACKGROUND, err, sizeof err)) {
+                                         viewer_background, err, sizeof err)) {
         fprintf(stderr, "prism-view: %s: back to the raster view\n", err);
         snprintf(app->status, sizeof app->status, "%s", err);
         app->view = VIEW_RASTER;
