@@ -75,7 +75,12 @@ void prism__cl_release(prism__cl *L)
                           &L->surfrefs};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         prism__vec_free(vecs[i]);
+    /* PRISM_LOAD_TRACE outlives what it times: a restart, the release */
+    const bool trace = L->trace;
+    const double trace_at = L->trace_at;
     memset(L, 0, sizeof *L);
+    L->trace = trace;
+    L->trace_at = trace_at;
 }
 
 static void finish_stats(prism__cl *L, prism_scene *S, double t0)
@@ -106,12 +111,8 @@ static void parse(prism__cl *L, const void *data, size_t size, FILE *f, size_t c
         const char *file = L->file;
         const prism_load_desc *desc = L->desc;
         size_t total = L->total;
-        bool trace = L->trace;
-        double trace_at = L->trace_at;
         prism__cl_release(L);
         prism__cl_init(L, file, desc, total);
-        L->trace = trace;
-        L->trace_at = trace_at;
     }
     prism__cl_parse(L, data, size, f);
     prism__cl_trace(L, "serial parse");
@@ -156,11 +157,7 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
     } else {
         finish_stats(L, S, t0);
     }
-    bool trace = L->trace;
-    double trace_at = L->trace_at;
     prism__cl_release(L);
-    L->trace = trace;
-    L->trace_at = trace_at;
     prism__cl_trace(L, "release");
     free(L);
     *out = S;
