@@ -321,9 +321,11 @@ typedef struct prism__cl {
     prism_skip_counts skipped;
     prism_load_stats stats;
 
-    /* PRISM_LOAD_TRACE set: each stage's wall time on stderr (scene.c) */
+    /* PRISM_LOAD_TRACE set: each stage's wall time, the process's CPU time
+     * (user, system) and page faults in it, on stderr (scene.c) */
     bool trace;
-    double trace_at;
+    double trace_at, trace_user, trace_system;
+    long trace_faults;
 } prism__cl;
 
 /* collada_util.c */

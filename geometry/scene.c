@@ -13,6 +13,9 @@
 #include <sys/mman.h>
 #endif
 #include <time.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/resource.h>
+#endif
 
 #include "collada_internal.h"
 
@@ -23,12 +26,36 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The process's CPU time and minor page faults so far: where a stage on
+ * all cores scales badly, system time and faults say whether the kernel
+ * (page faults, mapping and unmapping) is where the time goes. */
+static void usage(double *user, double *system, long *faults)
+{
+    *user = *system = 0;
+    *faults = 0;
+#if defined(__unix__) || defined(__APPLE__)
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u) == 0) {
+        *user = (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec;
+        *system = (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+        *faults = u.ru_minflt;
+    }
+#endif
+}
+
 void prism__cl_trace(prism__cl *L, const char *stage)
 {
     if (!L->trace)
         return;
-    double t = now();
-    fprintf(stderr, "prism load: %-14s %8.1f ms\n", stage, 1e3 * (t - L->trace_at));
+    double t = now(), user, system;
+    long faults;
+    usage(&user, &system, &faults);
+    fprintf(stderr, "prism load: %-14s %8.1f ms  (CPU %8.1f ms user %7.1f ms system, %7ld faults)\n",
+            stage, 1e3 * (t - L->trace_at), 1e3 * (user - L->trace_user),
+            1e3 * (system - L->trace_system), faults - L->trace_faults);
+    L->trace_user = user;
+    L->trace_system = system;
+    L->trace_faults = faults;
     L->trace_at = now();
 }
 
@@ -77,10 +104,15 @@ void prism__cl_release(prism__cl *L)
         prism__vec_free(vecs[i]);
     /* PRISM_LOAD_TRACE outlives what it times: a restart, the release */
     const bool trace = L->trace;
-    const double trace_at = L->trace_at;
+    const double trace_at = L->trace_at, trace_user = L->trace_user,
+                 trace_system = L->trace_system;
+    const long trace_faults = L->trace_faults;
     memset(L, 0, sizeof *L);
     L->trace = trace;
     L->trace_at = trace_at;
+    L->trace_user = trace_user;
+    L->trace_system = trace_system;
+    L->trace_faults = trace_faults;
 }
 
 static void finish_stats(prism__cl *L, prism_scene *S, double t0)
@@ -138,6 +170,8 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
     prism__cl_init(L, name, desc, total);
     L->trace = getenv("PRISM_LOAD_TRACE") != NULL;
     L->trace_at = t0;
+    if (L->trace)
+        usage(&L->trace_user, &L->trace_system, &L->trace_faults);
     parse(L, data, size, f, chunk_bytes);
     if (L->result == PRISM_SUCCESS && prism__cl_build_ids(L)) {
         prism__cl_trace(L, "ids");
