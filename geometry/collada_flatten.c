@@ -196,13 +196,6 @@ static bool count_node(prism__cl *L, uint32_t ni, unsigned depth, cl_pos via)
     return true;
 }
 
-static char *dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    return d ? memcpy(d, s, n) : NULL;
-}
-
 /* One placed geometry, written to the world arrays after the walk. */
 typedef struct cl_job {
     double m[12]; /* the top three rows of the world transform */
@@ -344,37 +337,58 @@ static bool visit_push(flat *f, uint32_t ni)
     return true;
 }
 
-/* Names and paths of the solids, on all cores: hundreds of thousands of
- * small allocations that the walk, which must run in order, need not make
- * (60-100 ms of the 25.6M detector's 2-core load when the walk made them). */
+/* Names and paths of the solids, on all cores, into one block: solid 0's
+ * name is its start, and prism_scene_free frees it whole. A malloc per
+ * name and per path (800K for the 25.6M detector's 400K solids) cost 44-49
+ * ms of a first load on the 16-core H200 host, 540-650 ms of it system
+ * time (glibc growing one arena per thread while the others fault); the
+ * walk, which must run in order, makes none either. */
 static void name_solids(flat *f)
 {
     prism__cl *L = f->L;
     const cl_visit *vis = f->visits.data;
+    prism_solid *solids = f->S->solids;
     long long n = (long long)f->solid;
-    int failed = 0;
+    size_t *at = n ? malloc((size_t)n * sizeof *at) : NULL;
+    if (n && !at) {
+        prism__cl_oom(L);
+        return;
+    }
+#pragma omp parallel for schedule(static) if (n > 10000)
+    for (long long i = 0; i < n; i++) {
+        uint32_t v = f->visit_of[i];
+        at[i] = strlen(node_label(L, node_at(L, f->holder[i]))) + (v == CL_NONE ? 0 : vis[v].len) + 2;
+    }
+    size_t total = 0;
+    for (long long i = 0; i < n; i++) {
+        size_t k = at[i];
+        at[i] = total;
+        total += k;
+    }
+    char *text = n ? prism__big_alloc(total) : NULL;
+    if (n && !text) {
+        free(at);
+        prism__cl_oom(L);
+        return;
+    }
 #pragma omp parallel for schedule(dynamic, 1024) if (n > 10000)
     for (long long i = 0; i < n; i++) {
-        prism_solid *so = &f->S->solids[i];
+        prism_solid *so = &solids[i];
         uint32_t v = f->visit_of[i];
-        so->name = dup(node_label(L, node_at(L, f->holder[i])));
-        so->path = malloc(v == CL_NONE ? 1 : vis[v].len + 1);
-        if (!so->name || !so->path) {
-#pragma omp atomic write
-            failed = 1;
-            continue;
-        }
-        so->path[v == CL_NONE ? 0 : vis[v].len] = 0;
+        const char *label = node_label(L, node_at(L, f->holder[i]));
+        size_t k = strlen(label) + 1, len = v == CL_NONE ? 0 : vis[v].len;
+        so->name = memcpy(text + at[i], label, k);
+        so->path = so->name + k;
+        so->path[len] = 0;
         for (; v != CL_NONE; v = vis[v].parent) {
-            const char *label = node_label(L, node_at(L, vis[v].node));
-            size_t k = strlen(label), at = vis[v].len - k;
-            memcpy(so->path + at, label, k);
-            if (at)
-                so->path[at - 1] = '/';
+            const char *part = node_label(L, node_at(L, vis[v].node));
+            size_t m = strlen(part), p = vis[v].len - m;
+            memcpy(so->path + p, part, m);
+            if (p)
+                so->path[p - 1] = '/';
         }
     }
-    if (failed)
-        prism__cl_oom(L);
+    free(at);
 }
 
 /* Second walk: the geometries of a node first (the first one is the solid

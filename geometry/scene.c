@@ -291,10 +291,10 @@ void prism_scene_free(prism_scene *S)
     scene_array_free(S, S->triangle_material_inner, t * sizeof(uint32_t));
     scene_array_free(S, S->triangle_material_outer, t * sizeof(uint32_t));
     scene_array_free(S, S->triangle_surface, t * sizeof(uint32_t));
-    for (size_t i = 0; S->solids && i < S->solids_count; i++) {
-        free(S->solids[i].name);
-        free(S->solids[i].path);
-    }
+    /* the solids' names and paths are one block, begun by solid 0's name
+     * (collada_flatten.c, name_solids) */
+    if (S->solids && S->solids_count)
+        free(S->solids[0].name);
     free(S->solids);
     for (size_t i = 0; S->materials && i < S->materials_count; i++) {
         free(S->materials[i].name);
