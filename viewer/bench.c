@@ -24,6 +24,9 @@ typedef struct bench_result {
     double gl_draw;   /* median: the draw that shows the image, with no render before it */
     double in_flight; /* a frame when frames follow each other with no glFinish between */
     double no_interop; /* render into device memory (no GL buffer), then the same draw */
+    double render_alone; /* prism_render with no GL work between frames */
+    double render_finish; /* prism_render, then glFinish with nothing drawn */
+    double render_pixel;  /* prism_render, then a 1-pixel clear and glFinish: the switch */
     double via_unpack, via_array; /* render + texture, buffer made as PBO / as VBO */
     bool render_ok;
     mode_times modes[2];   /* PHOTONS_VBO, PHOTONS_COPY */
@@ -85,6 +88,33 @@ static void time_render_parts(viewer_app *app, long n, bench_result *b)
         t[i] = viewer_clock() - t0;
     }
     b->gl_draw = median(t, n);
+    /* The floor under the frame: renders alone (their PBO unmap already
+     * hands the buffer to GL, so GL runs between them), each followed by
+     * glFinish, and each followed by the least GL work there is (one pixel
+     * cleared). On an H200 the GPU's switch from CUDA's work to GL's and
+     * back costs ~0.3 ms whatever GL does: in a program of its own (no
+     * Prism), a 0.75 ms kernel then a 1-pixel glClear took 1.06 ms, the
+     * clear alone 0.01 ms; a full-screen clear or draw adds ~0.15 ms more
+     * (the few graphics-capable SMs of a compute GPU). */
+    double *rows[3] = {&b->render_alone, &b->render_finish, &b->render_pixel};
+    for (int k = 0; k < 3; k++) {
+        for (long i = 0; i < n; i++) {
+            double s = viewer_clock();
+            if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera,
+                                       viewer_background, err, sizeof err))
+                return;
+            if (k == 2) {
+                glEnable(GL_SCISSOR_TEST);
+                glScissor(0, 0, 1, 1);
+                glClear(GL_COLOR_BUFFER_BIT);
+                glDisable(GL_SCISSOR_TEST);
+            }
+            if (k)
+                glFinish();
+            t[i] = viewer_clock() - s;
+        }
+        *rows[k] = median(t, n);
+    }
     double t0 = viewer_clock();
     for (long i = 0; i < n; i++) {
         if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, viewer_background, err,
@@ -303,6 +333,10 @@ static void print_table(const viewer_app *app, const bench_result *b)
                b->render_kernel * 1e3, b->render / b->render_kernel);
         printf("%-34s %12.3f  (no render before it)\n", "  the draw that shows it, alone",
                b->gl_draw * 1e3);
+        printf("%-34s %12.3f  (no GL work between renders)\n", "render alone", b->render_alone * 1e3);
+        printf("%-34s %12.3f  (nothing drawn)\n", "render, then glFinish", b->render_finish * 1e3);
+        printf("%-34s %12.3f  (%.2fx the kernel: the CUDA-GL switch)\n", "render, then one pixel cleared",
+               b->render_pixel * 1e3, b->render_pixel / b->render_kernel);
         printf("%-34s %12.3f  (%.2fx the kernel; one glFinish after all)\n",
                "render, frames in flight", b->in_flight * 1e3, b->in_flight / b->render_kernel);
         if (b->no_interop > 0)
@@ -373,6 +407,8 @@ static void print_json(const viewer_app *app, const bench_result *b)
            "\"first_propagate_ms\":%.4f,\"first_complete_frame_ms\":%.4f", s->engine * 1e3,
            s->views * 1e3, s->raster * 1e3, s->wait_bvh * 1e3, s->photons * 1e3,
            b->first_photons * 1e3);
+    printf(",\"render_alone_ms\":%.4f,\"render_finish_ms\":%.4f,\"render_pixel_ms\":%.4f",
+           b->render_alone * 1e3, b->render_finish * 1e3, b->render_pixel * 1e3);
     printf(",\"interop\":%s,\"load_ms\":%.4f,\"bvh_ms\":%.4f,\"gl_ms\":%.4f,\"upload_ms\":%.4f,"
            "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_engine_ms\":%.4f,\"render_kernel_ms\":%.4f,\"render_gl_draw_ms\":%.4f,\"render_in_flight_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,"
            "\"render_texture_unpack_ms\":%.4f,\"render_texture_array_ms\":%.4f,",
