@@ -172,6 +172,10 @@ static void fill_part(void *user, size_t first, size_t n, void *dst)
 /* Whole elements of every array: 12, 16 and 32 all divide it. */
 #define GRANULE 96
 
+/* The staging chunk's bounds when prism_geometry_desc.chunk_bytes is 0. */
+#define PRISM__UPLOAD_CHUNK_MIN ((size_t)1 << 20)
+#define PRISM__UPLOAD_CHUNK_MAX ((size_t)8 << 20)
+
 prism_result prism__up_staged(const source *s, int which, prism_buffer *dst, size_t n,
                                   prism__staging *st)
 {
@@ -382,11 +386,28 @@ prism_result prism__up_plan(prism_geometry *g, const prism_bvh *b, const prism_g
 prism_result prism__up_open_staging(prism_geometry *g, const prism_geometry_desc *d, const size_t *bytes,
                                  int count, prism__staging *st)
 {
-    size_t chunk = d->chunk_bytes ? d->chunk_bytes : (size_t)8 << 20;
-    chunk = chunk < GRANULE ? GRANULE : chunk / GRANULE * GRANULE;
     size_t largest = 0;
     for (int i = 0; i < count; i++)
         largest = bytes[i] > largest ? bytes[i] : largest;
+    /* By default a 32nd of the upload's largest planned array, within 1-8
+     * MiB, the same for every ring of one upload (a ring of another size
+     * is pinned anew). Pinning is slow: on an H200 host, opening the ring
+     * of prism-view's first upload of the 2.56M detector took 13-19 ms
+     * with 4 x 8 MiB and 8-11 ms with 4 x 1.3 MiB (its staged copy of a
+     * malloc'd scene ran at 30.9 GB/s with 2 MiB chunks, 27.6 with 8),
+     * while the 25.6M detector's staged copy needs the big chunks (43.0
+     * GB/s with 8 MiB, 24.4 with 2). */
+    size_t chunk = d->chunk_bytes;
+    if (!chunk) {
+        size_t planned = 0;
+        for (int i = 0; i < PRISM_GEOMETRY_ARRAYS; i++)
+            planned = g->report.arrays[i].bytes > planned ? g->report.arrays[i].bytes : planned;
+        chunk = planned / 32;
+        chunk = chunk < PRISM__UPLOAD_CHUNK_MIN   ? PRISM__UPLOAD_CHUNK_MIN
+                : chunk > PRISM__UPLOAD_CHUNK_MAX ? PRISM__UPLOAD_CHUNK_MAX
+                                                  : chunk;
+    }
+    chunk = chunk < GRANULE ? GRANULE : chunk / GRANULE * GRANULE;
     if (largest < chunk)
         chunk = (largest + GRANULE - 1) / GRANULE * GRANULE;
     *st = (prism__staging){0};

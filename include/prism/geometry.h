@@ -64,9 +64,10 @@ PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
 #define PRISM_GEOMETRY_ARRAYS 4
 
 /* Defaults (all-zero): policy AUTO, reserve 300 MB, no budget override,
- * 8 MiB staging chunks, vertices uploaded (no GL buffer), BVH builder AUTO
- * with prism_bvh_desc's defaults; on the host backend the free "device"
- * memory is the host's physical memory.
+ * staging chunks of a 32nd of the largest array (1-8 MiB), vertices
+ * uploaded (no GL buffer), BVH builder AUTO with prism_bvh_desc's
+ * defaults; on the host backend the free "device" memory is the host's
+ * physical memory.
  *
  * builder, bvh: used when prism_geometry_upload gets no BVH (bvh NULL) and
  * builds one from the scene. bvh (may be NULL) is the host build's
@@ -120,7 +121,7 @@ typedef struct prism_geometry_desc {
      * (0 = the host's physical memory). Ignored on CUDA. */
     size_t host_free_memory;
     size_t host_total_memory;
-    size_t chunk_bytes;        /* staging chunk for promoted arrays; 0 = 8 MiB */
+    size_t chunk_bytes;        /* staging chunk for promoted arrays; 0 = auto */
     bool skip_optics;          /* do not build optics tables (geometry only) */
     unsigned gl_vertex_buffer; /* 0 = none; see above */
     bool gl_fill;              /* write the GL buffers; see above */
