@@ -389,18 +389,21 @@ prism_result prism__up_open_staging(prism_geometry *g, const prism_geometry_desc
     size_t largest = 0;
     for (int i = 0; i < count; i++)
         largest = bytes[i] > largest ? bytes[i] : largest;
-    /* By default a 32nd of the upload's largest planned array, within 1-8
-     * MiB, the same for every ring of one upload (a ring of another size
-     * is pinned anew). Pinning is slow: on an H200 host, opening the ring
-     * of prism-view's first upload of the 2.56M detector took 13-19 ms
-     * with 4 x 8 MiB and 8-11 ms with 4 x 1.3 MiB (its staged copy of a
-     * malloc'd scene ran at 30.9 GB/s with 2 MiB chunks, 27.6 with 8),
-     * while the 25.6M detector's staged copy needs the big chunks (43.0
-     * GB/s with 8 MiB, 24.4 with 2). */
+    /* By default a 32nd of the upload's largest staged array (the
+     * triangles, vertices or per-triangle data as planned; the nodes are
+     * built on the device or come in a size of their own), within 1-8 MiB,
+     * the same for every ring of one upload so that the GL ring reuses the
+     * pool's blocks. Pinning is slow (~2 GB/s: 3 ms a 6 MB block on an
+     * H200 host): the 2.56M detector's first upload in prism-view opened
+     * its ring in 13-19 ms with 4 x 8 MiB, 8-18 ms with 4 x 5 MiB and
+     * 3.9-5.9 ms with 4 x 1.3 MiB, and the steady staged copy of that scene is
+     * faster with small chunks too (30.9 GB/s at 2 MiB, 27.6 at 8), while
+     * the 25.6M detector's needs the big ones (43.0 GB/s at 8 MiB, 24.4 at
+     * 2). */
     size_t chunk = d->chunk_bytes;
     if (!chunk) {
         size_t planned = 0;
-        for (int i = 0; i < PRISM_GEOMETRY_ARRAYS; i++)
+        for (int i = TRIANGLES; i <= INFO; i++)
             planned = g->report.arrays[i].bytes > planned ? g->report.arrays[i].bytes : planned;
         chunk = planned / 32;
         chunk = chunk < PRISM__UPLOAD_CHUNK_MIN   ? PRISM__UPLOAD_CHUNK_MIN
@@ -431,12 +434,16 @@ static prism_result fill_gl_buffer(prism_buffer *gl, const source *s, int which,
                                    const prism_buffer *device_copy, prism__staging *st)
 {
     void *p = NULL;
+    const double t0 = prism__up_now();
     prism_result r = prism_buffer_gl_map(gl, NULL, &p);
+    prism__up_trace("  GL buffer mapped", t0);
     if (r != PRISM_SUCCESS)
         return r;
     r = device_copy ? prism_buffer_copy(gl, 0, device_copy, 0, bytes)
                     : prism__up_staged(s, which, gl, bytes, st);
+    prism__up_trace("  written", t0);
     prism_result u = prism_buffer_gl_unmap(gl, NULL);
+    prism__up_trace("  unmapped", t0);
     return r == PRISM_SUCCESS ? u : r;
 }
 
@@ -466,6 +473,7 @@ prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geomet
     prism_buffer *indices = NULL;
     if (tbytes && !(indices = gl_target(g, d->gl_index_buffer, tbytes, "indices.gl")))
         return PRISM_SUCCESS;
+    prism__up_trace("GL: index buffer registered", t0);
     const size_t bytes[2] = {vbytes, device_triangles ? 0 : tbytes};
     prism__staging st;
     prism_result r = prism__up_open_staging(g, d, bytes, 2, &st);
@@ -498,18 +506,23 @@ static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d
 #ifdef PRISM_HAVE_CUDA
     if (!d->gl_fill || !d->gl_triangle_buffer || !g->gl_vertices || n == 0)
         return PRISM_SUCCESS;
+    const double t0 = prism__up_now();
     prism_buffer *gl = gl_target(g, d->gl_triangle_buffer, n * 8, "triangle_codes.gl");
+    prism__up_trace("  GL buffer registered", t0);
     if (!gl)
         return PRISM_SUCCESS;
     void *dst = NULL;
     prism_result r = prism_buffer_gl_map(gl, NULL, &dst);
+    prism__up_trace("  mapped", t0);
     if (r == PRISM_SUCCESS) {
         const prism_buffer *parts[2] = {g->device[INFO], g->mapped[INFO]};
         for (int i = 0; i < 2 && r == PRISM_SUCCESS; i++)
             if (parts[i])
                 r = prism__cuda_gl_codes(g->ctx, part(parts[i]),
                                          (uint32_t)(prism_buffer_size(parts[i]) / 16), dst);
+        prism__up_trace("  written", t0);
         prism_result u = prism_buffer_gl_unmap(gl, NULL);
+        prism__up_trace("  unmapped", t0);
         r = r == PRISM_SUCCESS ? u : r;
     }
     prism_buffer_release(gl);
