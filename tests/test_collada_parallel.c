@@ -809,6 +809,56 @@ static void test_repeated_ids_on_all_cores(void **state)
     free(doc);
 }
 
+/* The solids' names and paths are written on all cores into one block
+ * once a scene places more than 10,000 solids: each must still read as
+ * in a small scene, whatever its length (every 1000th node holds a child
+ * solid one level deeper), serially parsed and cut into chunks. */
+static void test_many_solid_names(void **state)
+{
+    (void)state;
+    const unsigned count = 12001;
+    gen g = {NULL, 0, 0, 1};
+    put(&g, "<COLLADA version=\"1.4.1\">\n<library_geometries><geometry id=\"g\"><mesh>"
+            "<source id=\"p\"><float_array id=\"a\" count=\"9\">0 0 0 1 0 0 0 1 0"
+            "</float_array><technique_common><accessor source=\"#a\" count=\"3\" "
+            "stride=\"3\"/></technique_common></source><vertices id=\"v\"><input "
+            "semantic=\"POSITION\" source=\"#p\"/></vertices><triangles count=\"1\"><input "
+            "semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>0 1 2</p></triangles>"
+            "</mesh></geometry></library_geometries>\n<library_visual_scenes>"
+            "<visual_scene id=\"s\"><node name=\"top\">\n");
+    for (unsigned i = 0; i < count; i++)
+        put(&g, "<node name=\"n%u\"><instance_geometry url=\"#g\"/>%s</node>\n", i,
+            i % 1000 == 999 ? "<node name=\"inner-child\"><instance_geometry url=\"#g\"/></node>"
+                            : "");
+    put(&g, "</node></visual_scene></library_visual_scenes>\n"
+            "<scene><instance_visual_scene url=\"#s\"/></scene>\n</COLLADA>\n");
+    run *o = malloc(sizeof *o);
+    assert_non_null(o);
+    for (int chunked = 0; chunked < 2; chunked++) {
+        load(g.d, g.n, chunked ? 1 << 16 : SIZE_MAX, o);
+        assert_int_equal(o->r, PRISM_SUCCESS);
+        const prism_scene *sc = o->s;
+        assert_int_equal(sc->solids_count, count + count / 1000);
+        char name[32], path[64];
+        for (size_t k = 0, i = 0; k < sc->solids_count; k++, i++) {
+            const prism_solid *so = &sc->solids[k];
+            snprintf(name, sizeof name, "n%zu", i);
+            snprintf(path, sizeof path, "top/n%zu", i);
+            assert_string_equal(so->name, name);
+            assert_string_equal(so->path, path);
+            if (i % 1000 == 999) {
+                so = &sc->solids[++k];
+                snprintf(path, sizeof path, "top/n%zu/inner-child", i);
+                assert_string_equal(so->name, "inner-child");
+                assert_string_equal(so->path, path);
+            }
+        }
+        prism_scene_free(o->s);
+    }
+    free(o);
+    free(g.d);
+}
+
 /* Big arrays come on huge pages where the system gives them; free()
  * releases them like any other (the sanitizers check the pairing). */
 static void test_big_alloc(void **state)
@@ -837,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_progress_and_cancel),
         cmocka_unit_test(test_big_file),
         cmocka_unit_test(test_repeated_ids_on_all_cores),
+        cmocka_unit_test(test_many_solid_names),
         cmocka_unit_test(test_big_alloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
