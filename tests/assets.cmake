@@ -42,5 +42,12 @@ if(TARGET prism-bench)
   add_test(NAME assets_bench_load COMMAND prism-bench load ${PROJECT_SOURCE_DIR}/assets/cube.dae
     --repeat 1 --json)
   set_tests_properties(assets_bench_load PROPERTIES LABELS host
-    PASS_REGULAR_EXPRESSION "\"prism\":{\"measured\":true,[^}]*\"triangles\":12,")
+    PASS_REGULAR_EXPRESSION "\"prism\":{\"measured\":true,[^}]*\"triangles\":12,"
+    FAIL_REGULAR_EXPRESSION "prism load:")
+  # PRISM_LOAD_TRACE: each stage's wall time, CPU time and page faults.
+  add_test(NAME assets_load_trace COMMAND prism-bench load
+    ${PROJECT_SOURCE_DIR}/assets/tiny_detector.dae --repeat 1 --no-assimp)
+  set_tests_properties(assets_load_trace PROPERTIES LABELS host
+    ENVIRONMENT "PRISM_LOAD_TRACE=1"
+    PASS_REGULAR_EXPRESSION "prism load: write world +[0-9.]+ ms +\\(CPU +[0-9.]+ ms user +[0-9.]+ ms system, +[0-9]+ faults\\)")
 endif()
