@@ -92,10 +92,11 @@ static void time_render_parts(viewer_app *app, long n, bench_result *b)
      * hands the buffer to GL, so GL runs between them), each followed by
      * glFinish, and each followed by the least GL work there is (one pixel
      * cleared). On an H200 the GPU's switch from CUDA's work to GL's and
-     * back costs ~0.3 ms whatever GL does: in a program of its own (no
-     * Prism), a 0.75 ms kernel then a 1-pixel glClear took 1.06 ms, the
-     * clear alone 0.01 ms; a full-screen clear or draw adds ~0.15 ms more
-     * (the few graphics-capable SMs of a compute GPU). */
+     * back costs ~0.3 ms whatever GL does: in a program of its own
+     * (tools/probe_gl_switch.cu), a 0.75 ms kernel then a 1-pixel glClear
+     * took 1.06-1.07 ms, the clear alone 0.01 ms; a full-screen clear or
+     * draw adds ~0.15 ms more (the few graphics-capable SMs of a compute
+     * GPU). */
     double *rows[3] = {&b->render_alone, &b->render_finish, &b->render_pixel};
     for (int k = 0; k < 3; k++) {
         for (long i = 0; i < n; i++) {
