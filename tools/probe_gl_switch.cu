@@ -24,14 +24,7 @@ extern "C" {
 #include <stdlib.h>
 #include <time.h>
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "probe_check.h"
 
 enum { W = 1920, H = 1080, RUNS = 200, WARM = 20 };
 
