@@ -13,22 +13,11 @@ extern "C" {
 #include "memory_internal.h"
 }
 #include "bvh_device.h"
+#include "cuda_launch.h"
 
 static __device__ uint32_t material16(uint32_t m)
 {
     return m == PRISM_NONE ? 0xFFFFu : m;
-}
-
-/* The launch on `s` waited for; its failure said as the upload's `what`. */
-static prism_result finished(prism_context *ctx, cudaStream_t s, const char *what)
-{
-    cudaError_t e = cudaStreamSynchronize(s);
-    if (e == cudaSuccess)
-        e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return PRISM_SUCCESS;
-    cudaGetLastError();
-    return prism__error(ctx, PRISM_ERROR_CUDA, "upload: %s: %s", what, cudaGetErrorString(e));
 }
 
 static __global__ void k_pack_info(const uint32_t *solid, const uint32_t *inner,
@@ -49,9 +38,9 @@ extern "C" prism_result prism__cuda_pack_info(prism_context *ctx, const uint32_t
         return r;
     cudaStream_t s = (cudaStream_t)prism__stream_handle(stream);
     const unsigned block = 256;
-    k_pack_info<<<(n + block - 1) / block, block, 0, s>>>(codes, codes + n, codes + 2 * (size_t)n,
-                                                          codes + 3 * (size_t)n, n, (uint4 *)dst);
-    return finished(ctx, s, "packing the triangle codes");
+    k_pack_info<<<prism__cuda_blocks(n, block), block, 0, s>>>(
+        codes, codes + n, codes + 2 * (size_t)n, codes + 3 * (size_t)n, n, (uint4 *)dst);
+    return prism__cuda_finish_on(ctx, s, "upload: packing the triangle codes");
 }
 
 static __global__ void k_gl_codes(const uint4 *info, uint32_t n, uint2 *out)
@@ -69,8 +58,8 @@ extern "C" prism_result prism__cuda_gl_codes(prism_context *ctx, const void *inf
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS || n == 0)
         return r;
-    cudaStream_t s = (cudaStream_t)(ctx->kernels ? ctx->kernels->stream : NULL);
     const unsigned block = 256;
-    k_gl_codes<<<(n + block - 1) / block, block, 0, s>>>((const uint4 *)info, n, (uint2 *)dst);
-    return finished(ctx, s, "triangle codes into the GL buffer");
+    k_gl_codes<<<prism__cuda_blocks(n, block), block, 0, prism__cuda_stream_of(ctx)>>>(
+        (const uint4 *)info, n, (uint2 *)dst);
+    return prism__cuda_finish(ctx, "upload: triangle codes into the GL buffer");
 }

@@ -224,14 +224,12 @@ static prism_result upload_pinned(prism_geometry *g, const prism_scene *sc, size
     for (int i = 0; i < 4 && r == PRISM_SUCCESS; i++)
         r = prism_buffer_write_async(codes, (size_t)i * n * 4, arrays[i], n * 4, st[2]);
     prism__up_trace("pinned DMA: issued", t0);
+    static const char *const done[3] = {"pinned DMA: vertices done", "pinned DMA: triangles done",
+                                        "pinned DMA: codes done"};
     for (int i = 0; i < 3; i++) {
         prism_result w = st[i] ? prism_stream_synchronize(st[i]) : PRISM_SUCCESS;
         r = r == PRISM_SUCCESS ? w : r;
-        if (prism__up_tracing()) {
-            static const char *what[3] = {"pinned DMA: vertices done", "pinned DMA: triangles done",
-                                          "pinned DMA: codes done"};
-            prism__up_trace(what[i], t0);
-        }
+        prism__up_trace(done[i], t0);
     }
     const double t1 = prism__up_now();
     if (r == PRISM_SUCCESS)
