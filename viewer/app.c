@@ -379,8 +379,6 @@ prism_gl_get_proc_address_fn viewer_app_gl_loader(const viewer_app *app)
                        : (prism_gl_get_proc_address_fn)eglGetProcAddress;
 }
 
-/* The views that need the GL context and the engine but not the scene:
- * made while the scene job still runs. */
 /* The views' GL objects that need no engine (HUD; photon program and
  * buffer), made while CUDA still starts. */
 static int make_gl_objects(viewer_app *app)

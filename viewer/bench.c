@@ -56,8 +56,8 @@ static double time_render(viewer_app *app, long n, bool *ok, double *engine, dou
     *ok = true;
     for (long i = 0; i < n; i++) {
         double t0 = viewer_clock();
-        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, viewer_background, err,
-                                   sizeof err)) {
+        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera,
+                                   viewer_background, err, sizeof err)) {
             fprintf(stderr, "prism-view: bench: %s\n", err);
             *ok = false;
             return 0;
@@ -118,8 +118,8 @@ static void time_render_parts(viewer_app *app, long n, bench_result *b)
     }
     double t0 = viewer_clock();
     for (long i = 0; i < n; i++) {
-        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera, viewer_background, err,
-                                   sizeof err))
+        if (viewer_raytrace_render(&app->raytrace, app->ctx, app->geometry, &app->camera,
+                                   viewer_background, err, sizeof err))
             return;
         viewer_raytrace_draw(&app->raytrace);
     }
@@ -157,17 +157,6 @@ static void time_mode(viewer_app *app, viewer_photon_mode mode, long n, mode_tim
     out->frame = median(frame, n);
 }
 
-static void render_setup(const viewer_app *app, prism_camera *cam, prism_render_desc *desc)
-{
-    *cam = (prism_camera){.vfov_degrees = app->camera.fov_deg};
-    memcpy(cam->eye, app->camera.eye, sizeof cam->eye);
-    memcpy(cam->look_at, app->camera.target, sizeof cam->look_at);
-    memcpy(cam->up, app->camera.up, sizeof cam->up);
-    *desc = (prism_render_desc){.width = (uint32_t)app->width, .height = (uint32_t)app->height,
-                                .bottom_row_first = true, .hidden_solids = app->raytrace.hidden,
-                                .hidden_solids_count = app->raytrace.hidden_count};
-}
-
 /* g4daeview found a CUDA-written buffer made as a GL_PIXEL_UNPACK_BUFFER
  * ten times faster to turn into a texture than one made as a
  * GL_ARRAY_BUFFER (the driver places them differently). Measure both:
@@ -187,7 +176,7 @@ static double time_buffer_made_as(viewer_app *app, GLenum target, long n)
                                viewer_app_gl_loader(app), "bench.image", &buf) == PRISM_SUCCESS) {
         prism_camera cam;
         prism_render_desc desc;
-        render_setup(app, &cam, &desc);
+        viewer_raytrace_setup(&app->raytrace, &app->camera, viewer_background, &cam, &desc);
         prism_target tgt = {.kind = PRISM_TARGET_BUFFER, .buffer = buf};
         long i = 0;
         for (; i < n; i++) {
@@ -222,7 +211,7 @@ static double time_no_interop(viewer_app *app, long n)
         return 0;
     prism_camera cam;
     prism_render_desc desc;
-    render_setup(app, &cam, &desc);
+    viewer_raytrace_setup(&app->raytrace, &app->camera, viewer_background, &cam, &desc);
     prism_target tgt = {.kind = PRISM_TARGET_BUFFER, .buffer = dev};
     double t[MAX_FRAMES];
     long i = 0;
@@ -334,10 +323,13 @@ static void print_table(const viewer_app *app, const bench_result *b)
                b->render_kernel * 1e3, b->render / b->render_kernel);
         printf("%-34s %12.3f  (no render before it)\n", "  the draw that shows it, alone",
                b->gl_draw * 1e3);
-        printf("%-34s %12.3f  (no GL work between renders)\n", "render alone", b->render_alone * 1e3);
-        printf("%-34s %12.3f  (nothing drawn)\n", "render, then glFinish", b->render_finish * 1e3);
-        printf("%-34s %12.3f  (%.2fx the kernel: the CUDA-GL switch)\n", "render, then one pixel cleared",
-               b->render_pixel * 1e3, b->render_pixel / b->render_kernel);
+        printf("%-34s %12.3f  (no GL work between renders)\n", "render alone",
+               b->render_alone * 1e3);
+        printf("%-34s %12.3f  (nothing drawn)\n", "render, then glFinish",
+               b->render_finish * 1e3);
+        printf("%-34s %12.3f  (%.2fx the kernel: the CUDA-GL switch)\n",
+               "render, then one pixel cleared", b->render_pixel * 1e3,
+               b->render_pixel / b->render_kernel);
         printf("%-34s %12.3f  (%.2fx the kernel; one glFinish after all)\n",
                "render, frames in flight", b->in_flight * 1e3, b->in_flight / b->render_kernel);
         if (b->no_interop > 0)

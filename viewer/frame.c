@@ -194,7 +194,8 @@ void viewer_frame_draw(viewer_app *app, bool hud)
 {
     glBindFramebuffer(GL_FRAMEBUFFER, app->window ? 0 : app->fbo.framebuffer);
     glViewport(0, 0, app->width, app->height);
-    glClearColor(viewer_background[0] / 255.0f, viewer_background[1] / 255.0f, viewer_background[2] / 255.0f, 1);
+    glClearColor(viewer_background[0] / 255.0f, viewer_background[1] / 255.0f,
+                 viewer_background[2] / 255.0f, 1);
     glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
     float view[16], proj[16];
     viewer_camera_view(&app->camera, view);

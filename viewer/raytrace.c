@@ -96,19 +96,28 @@ int viewer_raytrace_create(viewer_raytrace *rt, prism_context *ctx, int width, i
     return 0;
 }
 
+void viewer_raytrace_setup(const viewer_raytrace *rt, const viewer_camera *cam,
+                           const uint8_t background[4], prism_camera *camera,
+                           prism_render_desc *desc)
+{
+    *camera = (prism_camera){.vfov_degrees = cam->fov_deg};
+    memcpy(camera->eye, cam->eye, sizeof camera->eye);
+    memcpy(camera->look_at, cam->target, sizeof camera->look_at);
+    memcpy(camera->up, cam->up, sizeof camera->up);
+    *desc = (prism_render_desc){.width = (uint32_t)rt->width, .height = (uint32_t)rt->height,
+                                .mode = rt->xray ? PRISM_RENDER_XRAY : PRISM_RENDER_SHADED,
+                                .bottom_row_first = true, .hidden_solids = rt->hidden,
+                                .hidden_solids_count = rt->hidden_count};
+    memcpy(desc->background, background, 4);
+}
+
 int viewer_raytrace_render(viewer_raytrace *rt, prism_context *ctx, const prism_geometry *geometry,
                            const viewer_camera *cam, const uint8_t background[4], char *err,
                            size_t err_size)
 {
-    prism_camera camera = {.vfov_degrees = cam->fov_deg};
-    memcpy(camera.eye, cam->eye, sizeof camera.eye);
-    memcpy(camera.look_at, cam->target, sizeof camera.look_at);
-    memcpy(camera.up, cam->up, sizeof camera.up);
-    prism_render_desc desc = {.width = (uint32_t)rt->width, .height = (uint32_t)rt->height,
-                              .mode = rt->xray ? PRISM_RENDER_XRAY : PRISM_RENDER_SHADED,
-                              .bottom_row_first = true, .hidden_solids = rt->hidden,
-                              .hidden_solids_count = rt->hidden_count};
-    memcpy(desc.background, background, 4);
+    prism_camera camera;
+    prism_render_desc desc;
+    viewer_raytrace_setup(rt, cam, background, &camera, &desc);
     prism_target target = {.kind = PRISM_TARGET_BUFFER, .buffer = rt->buffer};
     prism_render_stats stats = {0};
     prism_result r = prism_render(ctx, geometry, &camera, &desc, &target, &stats);

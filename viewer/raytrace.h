@@ -32,6 +32,12 @@ typedef struct viewer_raytrace {
 /* Returns 0, or -1 with `err` set. */
 int viewer_raytrace_create(viewer_raytrace *rt, prism_context *ctx, int width, int height,
                            prism_gl_get_proc_address_fn loader, char *err, size_t err_size);
+/* The engine's camera and render description of the view as `cam` sees it
+ * (mode, hidden solids, background): what viewer_raytrace_render renders,
+ * for renders into other targets (the benchmark's). */
+void viewer_raytrace_setup(const viewer_raytrace *rt, const viewer_camera *cam,
+                           const uint8_t background[4], prism_camera *camera,
+                           prism_render_desc *desc);
 /* Render the geometry into the PBO and update the texture. */
 int viewer_raytrace_render(viewer_raytrace *rt, prism_context *ctx, const prism_geometry *geometry,
                            const viewer_camera *cam, const uint8_t background[4], char *err,
