@@ -265,9 +265,6 @@ extern "C" void prism__cuda_kernels_shutdown(prism_context *ctx, prism_kernel_st
     state->stream = 0;
 }
 
-/* The stats' photon figures (prism__propagate_tally's) from photons in
- * device memory: steps, detected and step-limited counts, the OR of the
- * histories. Sums per warp, one atomic each. */
 /* A float as an unsigned key that orders as the float does, so the
  * latest time is one atomicMax; key 0 sorts below every float. */
 static __device__ uint32_t time_key(float t)
@@ -276,6 +273,9 @@ static __device__ uint32_t time_key(float t)
     return (u & 0x80000000u) ? ~u : u | 0x80000000u;
 }
 
+/* The stats' photon figures (prism__propagate_tally's) from photons in
+ * device memory: steps, detected and step-limited counts, the OR of the
+ * histories, the latest final time's key. Sums per warp, one atomic each. */
 __global__ void prism_tally_kernel(const prism_photon *p, uint32_t n, unsigned long long *sums,
                                    uint32_t *any, uint32_t *latest)
 {
