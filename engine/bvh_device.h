@@ -43,7 +43,6 @@ typedef prism_result (*prism__wide_place)(void *user, size_t node_count, size_t 
 typedef struct prism__device_wide {
     size_t node_count;
     unsigned depth;       /* deepest node, root = 0 */
-    size_t scratch_bytes; /* its device temporaries at their largest */
 } prism__device_wide;
 
 #ifdef PRISM_HAVE_CUDA

@@ -55,6 +55,7 @@ extern "C" {
 #include "kernel_state.h"
 }
 #include "bvh_device.h"
+#include "cuda_launch.h"
 
 /* The window: +-PLOC_RADIUS clusters. PRISM_BVH_RADIUS=8 (a knob for the
  * bench) builds 8-12% faster but costs rays: on the H200, the 2.56M
@@ -65,13 +66,7 @@ extern "C" {
 
 /* ---- device helpers */
 
-/* Floats as unsigned ints whose order is the floats' (for atomicMin/Max). */
-__device__ __forceinline__ uint32_t f2o(float f)
-{
-    uint32_t u = __float_as_uint(f);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
+/* prism__float_order's key back to its float. */
 static inline float o2f(uint32_t u)
 {
     u = (u & 0x80000000u) ? (u & 0x7FFFFFFFu) : ~u;
@@ -165,12 +160,12 @@ __global__ void k_bounds(const float *V, uint32_t nv, const uint32_t *T, uint32_
         first_bad = min(first_bad, __shfl_xor_sync(~0u, first_bad, o));
     }
     if ((threadIdx.x & 31) == 0) {
-        atomicMin(&bounds[0], f2o(lo.x));
-        atomicMin(&bounds[1], f2o(lo.y));
-        atomicMin(&bounds[2], f2o(lo.z));
-        atomicMax(&bounds[3], f2o(hi.x));
-        atomicMax(&bounds[4], f2o(hi.y));
-        atomicMax(&bounds[5], f2o(hi.z));
+        atomicMin(&bounds[0], prism__float_order(lo.x));
+        atomicMin(&bounds[1], prism__float_order(lo.y));
+        atomicMin(&bounds[2], prism__float_order(lo.z));
+        atomicMax(&bounds[3], prism__float_order(hi.x));
+        atomicMax(&bounds[4], prism__float_order(hi.y));
+        atomicMax(&bounds[5], prism__float_order(hi.z));
         if (first_bad != UINT32_MAX)
             atomicMin(bad, first_bad);
     }
@@ -616,11 +611,6 @@ __global__ void k_gather16(const uint4 *src, const uint32_t *ids, uint32_t n, ui
 
 /* ---- the host side */
 
-static size_t up(size_t x)
-{
-    return (x + 255) & ~(size_t)255;
-}
-
 /* The arena's parts for n triangles, m2 = 2n node slots. Regions that no
  * phase needs at once share memory: Morton keys (codes, sort), the
  * cluster double buffer (hierarchy) and the final nodes' sort keys
@@ -645,7 +635,7 @@ static arena plan_arena(size_t n, size_t temp)
     const size_t m2 = 2 * (n ? n : 1);
     arena a;
     size_t at = 0;
-#define PART(field, bytes) (a.field = at, at += up(bytes))
+#define PART(field, bytes) (a.field = at, at += prism__cuda_align(bytes))
     /* small, in 32-bit words: [0,6) bounds, 6 the bad triangle, 7 the
      * depth, [16,22) the Morton frame, 40 the layout's figures, 48 the
      * tail's, 64 the passes' state and their records */
@@ -717,11 +707,7 @@ typedef struct builder {
 
 static prism_result cuda_fail(builder *b, cudaError_t e, const char *what)
 {
-    cudaGetLastError();
-    return prism__error(b->ctx,
-                        e == cudaErrorMemoryAllocation ? PRISM_ERROR_OUT_OF_DEVICE_MEMORY
-                                                       : PRISM_ERROR_CUDA,
-                        "bvh(cuda): %s: %s", what, cudaGetErrorString(e));
+    return prism__cuda_error(b->ctx, e, "bvh(cuda)", what);
 }
 
 #define CK(call, what)                                                                             \
@@ -733,7 +719,7 @@ static prism_result cuda_fail(builder *b, cudaError_t e, const char *what)
 
 static unsigned grid(size_t n)
 {
-    return (unsigned)((n + BLOCK - 1) / BLOCK);
+    return prism__cuda_blocks(n, BLOCK);
 }
 
 /* codes: check the input, centroid bounds, Morton codes into region x. */
@@ -815,7 +801,7 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
     float4 *cl[2] = {(float4 *)(b->base + b->a.region_x),
                      (float4 *)(b->base + b->a.region_x) + 2 * (size_t)b->n};
     uint32_t *nn = (uint32_t *)(b->base + b->a.region_y);
-    uint64_t *packed = (uint64_t *)(b->base + b->a.region_y + up(4 * (size_t)b->n));
+    uint64_t *packed = (uint64_t *)(b->base + b->a.region_y + prism__cuda_align(4 * (size_t)b->n));
     pass_state *st = (pass_state *)(b->small + 64);
     uint2 *records = (uint2 *)(st + 1);
     k_leaves<<<grid(b->n), BLOCK, 0, b->s>>>(b->V, b->T, b->n, b->order, b->node, b->child, b->leaf,
@@ -899,7 +885,7 @@ static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t ma
     uint32_t *ids = (uint32_t *)prism_buffer_device_pointer(out->ids);
     k_triangles<<<grid(b->n), BLOCK, 0, b->s>>>(b->T, b->order, b->off, b->n, tri_out, ids);
     uint32_t *scan = (uint32_t *)(b->base + b->a.region_y);
-    uint32_t *pos = scan + up(4 * (size_t)slots) / 4;
+    uint32_t *pos = scan + prism__cuda_align(4 * (size_t)slots) / 4;
     uint64_t *keys = (uint64_t *)(b->base + b->a.region_x);
     uint32_t *vals = (uint32_t *)(keys + 2 * (size_t)slots);
     k_live_flags<<<grid(slots), BLOCK, 0, b->s>>>(b->live, slots, scan);

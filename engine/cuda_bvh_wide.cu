@@ -33,6 +33,7 @@ extern "C" {
 }
 #include "bvh_collapse.h"
 #include "bvh_device.h"
+#include "cuda_launch.h"
 
 #define BLOCK 128
 
@@ -145,11 +146,7 @@ typedef struct collapse {
 
 static prism_result cuda_fail(collapse *c, cudaError_t e, const char *what)
 {
-    cudaGetLastError();
-    return prism__error(c->ctx,
-                        e == cudaErrorMemoryAllocation ? PRISM_ERROR_OUT_OF_DEVICE_MEMORY
-                                                       : PRISM_ERROR_CUDA,
-                        "wide bvh(cuda): %s: %s", what, cudaGetErrorString(e));
+    return prism__cuda_error(c->ctx, e, "wide bvh(cuda)", what);
 }
 
 #define CK(call, what)                                                                             \
@@ -159,14 +156,9 @@ static prism_result cuda_fail(collapse *c, cudaError_t e, const char *what)
             return cuda_fail(c, e_, what);                                                         \
     } while (0)
 
-static size_t up(size_t x)
-{
-    return (x + 255) & ~(size_t)255;
-}
-
 static unsigned grid(size_t n)
 {
-    return (unsigned)((n + BLOCK - 1) / BLOCK);
+    return prism__cuda_blocks(n, BLOCK);
 }
 
 /* Scratch for `cap` nodes, keeping the first `keep` queue entries and
@@ -177,17 +169,17 @@ static prism_result reserve(collapse *c, size_t cap, size_t keep)
     CK(cub::DeviceScan::InclusiveSum(NULL, temp, (unsigned long long *)NULL,
                                      (unsigned long long *)NULL, (int)cap, c->s),
        "scan size");
-    const size_t total = up(cap * sizeof(prism__wide_item)) + up(cap * 8) + up(cap * 8) + up(temp) + 256;
+    const size_t total = prism__cuda_align(cap * sizeof(prism__wide_item)) + prism__cuda_align(cap * 8) + prism__cuda_align(cap * 8) + prism__cuda_align(temp) + 256;
     prism_buffer *mem = NULL;
     prism_result r = prism_buffer_create_device(c->ctx, total, "bvh.wide_collapse", &mem);
     if (r != PRISM_SUCCESS)
         return r;
     char *p = (char *)prism_buffer_device_pointer(mem);
     prism__wide_item *q = (prism__wide_item *)p;
-    uint2 *base = (uint2 *)(p + up(cap * sizeof(prism__wide_item)));
-    unsigned long long *sums = (unsigned long long *)((char *)base + up(cap * 8));
-    void *tmp = (char *)sums + up(cap * 8);
-    uint32_t *bad = (uint32_t *)((char *)tmp + up(temp));
+    uint2 *base = (uint2 *)(p + prism__cuda_align(cap * sizeof(prism__wide_item)));
+    unsigned long long *sums = (unsigned long long *)((char *)base + prism__cuda_align(cap * 8));
+    void *tmp = (char *)sums + prism__cuda_align(cap * 8);
+    uint32_t *bad = (uint32_t *)((char *)tmp + prism__cuda_align(temp));
     cudaError_t e = cudaSuccess;
     if (keep && c->q)
         e = cudaMemcpyAsync(q, c->q, keep * sizeof *q, cudaMemcpyDeviceToDevice, c->s);
@@ -280,7 +272,7 @@ extern "C" prism_result prism__cuda_bvh_collapse(prism_context *ctx, const prism
         return r;
     if (v->node_count == 0 || (v->triangle_count && (!v->triangles || !v->vertices)))
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "wide bvh(cuda): no binary tree");
-    collapse cc = {ctx, (cudaStream_t)(ctx->kernels ? ctx->kernels->stream : NULL), NULL, 0, 0,
+    collapse cc = {ctx, prism__cuda_stream_of(ctx), NULL, 0, 0,
                    NULL, NULL, NULL, NULL, NULL};
     collapse *c = &cc;
     const prism__wide_source src = {v->nodes_head, v->nodes_tail, v->nodes_split, v->node_count};
@@ -294,7 +286,6 @@ extern "C" prism_result prism__cuda_bvh_collapse(prism_context *ctx, const prism
         r = place(user, nodes, v->triangle_count, &wn, &wt);
     if (r == PRISM_SUCCESS) {
         out->node_count = nodes;
-        out->scratch_bytes = prism_buffer_size(c->mem);
         k_write<<<grid(nodes), BLOCK, 0, c->s>>>(src, c->q, c->base, (uint32_t)nodes, v->triangles,
                                                  v->vertices, (uint4 *)wn, (prism_wide_triangle *)wt);
         cudaError_t e = cudaStreamSynchronize(c->s);

@@ -265,14 +265,6 @@ extern "C" void prism__cuda_kernels_shutdown(prism_context *ctx, prism_kernel_st
     state->stream = 0;
 }
 
-/* A float as an unsigned key that orders as the float does, so the
- * latest time is one atomicMax; key 0 sorts below every float. */
-static __device__ uint32_t time_key(float t)
-{
-    const uint32_t u = __float_as_uint(t);
-    return (u & 0x80000000u) ? ~u : u | 0x80000000u;
-}
-
 /* The stats' photon figures (prism__propagate_tally's) from photons in
  * device memory: steps, detected and step-limited counts, the OR of the
  * histories, the latest final time's key. Sums per warp, one atomic each. */
@@ -284,7 +276,7 @@ __global__ void prism_tally_kernel(const prism_photon *p, uint32_t n, unsigned l
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const float t = p[i].time;
         if (isfinite(t))
-            key = max(key, time_key(t));
+            key = max(key, prism__float_order(t)); /* the latest: one atomicMax */
         const uint32_t h = p[i].history;
         steps += p[i].steps;
         or_ |= h;

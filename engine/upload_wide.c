@@ -116,6 +116,17 @@ static prism_result collapse_on_device(prism_geometry *g, prism__device_wide *dw
 }
 #endif
 
+/* A tree deeper than the wide walk's stack: the binary walk stays, said
+ * once; the read-back tree (if any) freed. */
+static prism_result too_deep(prism_geometry *g, prism_bvh *back)
+{
+    g->ctx->last_error[0] = 0;
+    prism__log(g->ctx, PRISM_LOG_WARNING,
+               "upload: the BVH is too deep to collapse into wide nodes; binary traversal");
+    prism_bvh_free(back);
+    return PRISM_SUCCESS;
+}
+
 prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
 {
     if (!wide_wanted(g))
@@ -133,12 +144,8 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
             return PRISM_SUCCESS;
         }
         drop(g);
-        if (r == PRISM_ERROR_LIMIT) {
-            g->ctx->last_error[0] = 0;
-            prism__log(g->ctx, PRISM_LOG_WARNING,
-                       "upload: the BVH is too deep to collapse into wide nodes; binary traversal");
-            return PRISM_SUCCESS;
-        }
+        if (r == PRISM_ERROR_LIMIT)
+            return too_deep(g, NULL);
         if (!out_of_memory(r))
             return r;
         /* the read-back needs host memory only, and the outputs may go to mapped memory */
@@ -157,12 +164,8 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
     prism_bvh_wide *w = NULL;
     if (r == PRISM_SUCCESS) {
         r = prism__bvh_collapse(given, &w);
-        if (r == PRISM_ERROR_LIMIT) {
-            prism__log(g->ctx, PRISM_LOG_WARNING,
-                       "upload: the BVH is too deep to collapse into wide nodes; binary traversal");
-            prism_bvh_free(back);
-            return PRISM_SUCCESS;
-        }
+        if (r == PRISM_ERROR_LIMIT)
+            return too_deep(g, back);
     }
     if (r == PRISM_SUCCESS)
         r = place(g, w->nodes, w->node_count * sizeof *w->nodes, "bvh.wide_nodes", &g->wide_nodes);

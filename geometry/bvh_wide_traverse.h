@@ -220,10 +220,7 @@ PRISM_HD uint32_t prism__wide_visit(const prism_geometry_view *g, const prism_ra
     return prism__wide_triangles(&n, hits & ~(uint32_t)n.imask);
 }
 
-/* Closest hit in [ray->tmin, ray->tmax] on any triangle but leaf-order
- * index `skip`, over the wide tree: as prism_bvh_closest_skip (the same
- * hit->triangle, t, u, v). */
-/* The same on a prepared ray over [p->tmin, p->tmax] (the kernels prepare
+/* prism_wide_closest_skip on a prepared ray over [p->tmin, p->tmax] (the kernels prepare
  * a pixel's ray once for all its layers). */
 PRISM_HD int prism_wide_closest_pre(const prism_geometry_view *g, const prism_ray_pre *pp,
                                     uint32_t skip, prism_hit *hit)
@@ -259,6 +256,9 @@ PRISM_HD int prism_wide_closest_pre(const prism_geometry_view *g, const prism_ra
     return hit->triangle != PRISM_BVH_MISS;
 }
 
+/* Closest hit in [ray->tmin, ray->tmax] on any triangle but leaf-order
+ * index `skip`, over the wide tree: as prism_bvh_closest_skip (the same
+ * hit->triangle, t, u, v). */
 PRISM_HD int prism_wide_closest_skip(const prism_geometry_view *g, const prism_ray *ray,
                                      uint32_t skip, prism_hit *hit)
 {
