@@ -8,9 +8,6 @@
  * breadth-first pass renumbers the nodes so that every prefix of the array
  * is the top of the tree (the leaves wrote the triangles in leaf order as
  * they were made). Every pass over O(n) data runs on all threads. */
-#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
-#define _DEFAULT_SOURCE /* madvise */
-#endif
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -20,10 +17,8 @@
 #include <string.h>
 
 #include <omp.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
+#include "big_alloc.h"
 #include "bvh_build_internal.h"
 #include "bvh_traverse.h" /* prism_bvh_empty_root */
 
@@ -151,32 +146,15 @@ static bool progress_end(prism__bvh_builder *b, size_t n, bool last)
 
 /* ---- output ---------------------------------------------------------- */
 
-/* Large arrays on 2 MB pages where the system offers them (Linux's
- * transparent huge pages, on request): a traversal of a tree of tens of MB
- * otherwise pays a TLB miss on most node visits, and the build a page fault
- * per 4 KB. Smaller ones 64-byte aligned. Freed with free(). */
-static void *alloc_big(size_t bytes)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < 2 * huge)
-        return aligned_alloc(64, (bytes + 63) / 64 * 64);
-    void *p = aligned_alloc(huge, (bytes + huge - 1) / huge * huge);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (p)
-        madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); /* a hint: failure is fine */
-#endif
-    return p;
-}
-
 static prism_bvh *alloc_bvh(size_t vertex_count, size_t triangle_count)
 {
     prism_bvh *bvh = calloc(1, sizeof *bvh);
     if (!bvh)
         return NULL;
     /* The nodes come later: build_tree hands over the references' array. */
-    bvh->vertices = alloc_big((vertex_count ? vertex_count : 1) * 3 * sizeof(float));
-    bvh->triangles = alloc_big((triangle_count ? triangle_count : 1) * 3 * sizeof(uint32_t));
-    bvh->triangle_ids = alloc_big((triangle_count ? triangle_count : 1) * sizeof(uint32_t));
+    bvh->vertices = prism__big_alloc((vertex_count ? vertex_count : 1) * 3 * sizeof(float));
+    bvh->triangles = prism__big_alloc((triangle_count ? triangle_count : 1) * 3 * sizeof(uint32_t));
+    bvh->triangle_ids = prism__big_alloc((triangle_count ? triangle_count : 1) * sizeof(uint32_t));
     if (!bvh->vertices || !bvh->triangles || !bvh->triangle_ids) {
         prism_bvh_free(bvh);
         return NULL;
@@ -475,8 +453,8 @@ static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const floa
      * aligned, so that each pair of siblings (at an even index) is one
      * cache line. */
     _Static_assert(sizeof(prism__bvh_ref) == sizeof(prism_bvh_node), "a reference fits a node slot");
-    b->refs = alloc_big((n ? 2 * n : 1) * sizeof *b->refs);
-    b->nodes = alloc_big(prism__bvh_nodes_capacity(n, b->threads) * sizeof *b->nodes);
+    b->refs = prism__big_alloc((n ? 2 * n : 1) * sizeof *b->refs);
+    b->nodes = prism__big_alloc(prism__bvh_nodes_capacity(n, b->threads) * sizeof *b->nodes);
     b->blocks = calloc((size_t)b->threads, sizeof *b->blocks);
     b->out_triangles = bvh->triangles;
     b->out_ids = bvh->triangle_ids;

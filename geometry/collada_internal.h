@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "big_alloc.h"
 #include "collada_triangulate.h"
 #include "prism/scene.h"
 
@@ -36,9 +37,6 @@ typedef struct prism__vec {
 
 bool prism__vec_grow(prism__vec *v, size_t elem, size_t need);
 void prism__vec_free(prism__vec *v);
-/* malloc for big arrays (free() releases them), on huge pages where the
- * system gives them on request. */
-void *prism__big_alloc(size_t bytes);
 
 static inline void *prism__vec_push(prism__vec *v, size_t elem)
 {

@@ -1,14 +1,8 @@
 /* The COLLADA loader's small tools: growable arrays, the string pool, id
  * maps, attribute reading and the one place messages are formatted. */
-#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
-#define _DEFAULT_SOURCE /* madvise */
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "collada_internal.h"
 
@@ -28,23 +22,6 @@ bool prism__vec_grow(prism__vec *v, size_t elem, size_t need)
     v->data = p;
     v->cap = cap;
     return true;
-}
-
-void *prism__big_alloc(size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    /* Arrays written once, all over, right after their allocation: with
-     * 4 KB pages the first touch faults once a page. */
-    const size_t huge = (size_t)2 << 20;
-    if (bytes >= 4 * huge) {
-        void *p = NULL;
-        if (posix_memalign(&p, huge, bytes) != 0)
-            return NULL;
-        madvise(p, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE);
-        return p;
-    }
-#endif
-    return malloc(bytes);
 }
 
 void prism__vec_free(prism__vec *v)
