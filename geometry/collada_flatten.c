@@ -28,6 +28,7 @@ typedef struct flat {
     prism__vec visits; /* cl_visit */
     uint32_t visit;    /* the current one, CL_NONE at the scene */
     uint32_t *holder, *pv, *visit_of;
+    size_t *name_at;     /* per solid: its name's offset in the names' block */
     struct cl_job *jobs; /* one per solid */
 } flat;
 
@@ -293,6 +294,7 @@ static uint32_t place_geometry(flat *f, const cl_item *it, const double *m, uint
     const uint32_t *mats = CL_PTR(L->item_mats, uint32_t, it->mat_first);
     cl_node *n = node_at(L, ni);
     size_t path = f->visit == CL_NONE ? 0 : CL_AT(f->visits, cl_visit, f->visit).len;
+    f->name_at[f->solid] = f->name_bytes; /* name, NUL, path, NUL */
     f->name_bytes += strlen(node_label(L, n)) + path + 2;
     if (f->name_bytes > CL_MAX_NAME_BYTES) {
         prism__cl_fail(L, PRISM_ERROR_LIMIT, it->pos, "instance_geometry",
@@ -337,37 +339,21 @@ static bool visit_push(flat *f, uint32_t ni)
     return true;
 }
 
-/* Names and paths of the solids, on all cores, into one block: solid 0's
- * name is its start, and prism_scene_free frees it whole. A malloc per
- * name and per path (800K for the 25.6M detector's 400K solids) cost 44-49
- * ms of a first load on the 16-core H200 host, 540-650 ms of it system
- * time (glibc growing one arena per thread while the others fault); the
- * walk, which must run in order, makes none either. */
+/* Names and paths of the solids, on all cores, into one block at the
+ * offsets the walk gave them: solid 0's name is its start, and
+ * prism_scene_free frees it whole. A malloc per name and per path (800K
+ * for the 25.6M detector's 400K solids) cost 44-49 ms of a first load on
+ * the 16-core H200 host, 540-650 ms of it system time (glibc growing one
+ * arena per thread while the others fault); the walk, which must run in
+ * order, makes none either. */
 static void name_solids(flat *f)
 {
     prism__cl *L = f->L;
     const cl_visit *vis = f->visits.data;
     prism_solid *solids = f->S->solids;
     long long n = (long long)f->solid;
-    size_t *at = n ? malloc((size_t)n * sizeof *at) : NULL;
-    if (n && !at) {
-        prism__cl_oom(L);
-        return;
-    }
-#pragma omp parallel for schedule(static) if (n > 10000)
-    for (long long i = 0; i < n; i++) {
-        uint32_t v = f->visit_of[i];
-        at[i] = strlen(node_label(L, node_at(L, f->holder[i]))) + (v == CL_NONE ? 0 : vis[v].len) + 2;
-    }
-    size_t total = 0;
-    for (long long i = 0; i < n; i++) {
-        size_t k = at[i];
-        at[i] = total;
-        total += k;
-    }
-    char *text = n ? prism__big_alloc(total) : NULL;
+    char *text = n ? prism__big_alloc(f->name_bytes) : NULL;
     if (n && !text) {
-        free(at);
         prism__cl_oom(L);
         return;
     }
@@ -377,7 +363,7 @@ static void name_solids(flat *f)
         uint32_t v = f->visit_of[i];
         const char *label = node_label(L, node_at(L, f->holder[i]));
         size_t k = strlen(label) + 1, len = v == CL_NONE ? 0 : vis[v].len;
-        so->name = memcpy(text + at[i], label, k);
+        so->name = memcpy(text + f->name_at[i], label, k);
         so->path = so->name + k;
         so->path[len] = 0;
         for (; v != CL_NONE; v = vis[v].parent) {
@@ -388,7 +374,6 @@ static void name_solids(flat *f)
                 so->path[p - 1] = '/';
         }
     }
-    free(at);
 }
 
 /* Second walk: the geometries of a node first (the first one is the solid
@@ -489,12 +474,13 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
         return L->result;
     prism__cl_trace(L, "count");
     const cl_node *r = node_at(L, root);
-    flat f = {L, S, 0, 0, 0, 0, {0}, CL_NONE, NULL, NULL, NULL, NULL};
+    flat f = {.L = L, .S = S, .visit = CL_NONE};
     f.holder = malloc((r->sub_solids + 1) * sizeof *f.holder);
     f.pv = malloc((r->sub_solids + 1) * sizeof *f.pv);
     f.visit_of = malloc((r->sub_solids + 1) * sizeof *f.visit_of);
+    f.name_at = malloc((r->sub_solids + 1) * sizeof *f.name_at);
     f.jobs = prism__big_alloc((r->sub_solids + 1) * sizeof *f.jobs);
-    if (!f.holder || !f.pv || !f.visit_of || !f.jobs || !allocate(S, r, L->desc)) {
+    if (!f.holder || !f.pv || !f.visit_of || !f.name_at || !f.jobs || !allocate(S, r, L->desc)) {
         prism__cl_oom(L);
     } else {
         prism__cl_trace(L, "allocate");
@@ -521,6 +507,7 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
     free(f.holder);
     free(f.pv);
     free(f.visit_of);
+    free(f.name_at);
     free(f.jobs);
     prism__vec_free(&f.visits);
     return L->result;

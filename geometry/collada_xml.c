@@ -510,8 +510,7 @@ static void XMLCALL on_start(void *user, const XML_Char *name, const XML_Char **
         /* an element inside number text ends the number before it */
         size_t n = L->carry_len;
         L->carry_len = 0;
-        if (!take_token(L, L->carry, L->carry + n) && L->result)
-            return;
+        take_token(L, L->carry, L->carry + n);
     }
     if (L->result)
         return;
