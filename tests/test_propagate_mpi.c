@@ -6,7 +6,6 @@
  * no rank's file behind. $PRISM_PROPAGATE is the program, $PRISM_MPIRUN
  * Open MPI's mpirun. */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,17 +26,6 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Files in the ranks' TMPDIR. */
-static int files_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
 
 /* prism-propagate DETECTOR args..., directly (np 0) or under mpirun -np np. */
 static void run(exec_run *r, int np, const char *const *args)
@@ -110,7 +98,7 @@ static void test_same_bytes_whatever_ranks(void **state)
     for (int k = 0; k < 3; k++)
         if (!exec_same_files(files[1][k], files[2][k]))
             fail_msg("%s and %s differ", files[1][k], files[2][k]);
-    assert_int_equal(files_in(rank_tmp), 0);
+    assert_int_equal(exec_count_entries(rank_tmp, false), 0);
     /* photons read from a file (the one-process run's final photons), and
      * more ranks than photons: a rank with none */
     const char *a = exec_path("in_a.npy"), *b = exec_path("in_b.npy");
@@ -130,7 +118,20 @@ static void test_same_bytes_whatever_ranks(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_true(exec_same_files(a, c));
     assert_true(exec_same_files(b, d));
-    assert_int_equal(files_in(rank_tmp), 0);
+    assert_int_equal(exec_count_entries(rank_tmp, false), 0);
+}
+
+/* No --backend: each rank runs where a plain run would, the host where
+ * there is no CUDA device (CI), a device where there is one. */
+static void test_default_backend(void **state)
+{
+    (void)state;
+    static exec_run r;
+    run(&r, 2, (const char *[]){"--count", "2000", "--seed", "5", "--json", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "\"ranks\":2"));
+    assert_non_null(strstr(r.out, "\"photons\":2000"));
+    assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
 /* Rank 1 is given a file that does not exist (Open MPI's MPMD form): the
@@ -153,13 +154,14 @@ static void test_failing_rank(void **state)
     assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 2"));
     assert_non_null(strstr(r.err, "failed (exit 1): no output written"));
     assert_false(exists(hits));
-    assert_int_equal(files_in(rank_tmp), 0);
+    assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_whatever_ranks),
+        cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_failing_rank),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -39,7 +39,11 @@ int propagate_device_descs(const propagate_options *o, prism_context_desc *descs
     const char *list = o->devices != NULL ? o->devices : env_list();
     const prism_context_desc base = {.backend = o->engine.backend};
     *n = 0;
-    if (list == NULL && o->local_rank < 0) {
+    /* One context as a plain run makes it: no list and no MPI rank, or a
+     * rank with no list, no backend asked for and no CUDA device (the
+     * host, as for a plain run). */
+    if (list == NULL && (o->local_rank < 0 || (o->engine.backend == PRISM_BACKEND_AUTO &&
+                                               prism_cuda_device_count() == 0))) {
         descs[0] = base;
         names[0][0] = 0;
         *n = 1;

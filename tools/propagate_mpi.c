@@ -132,7 +132,6 @@ static int agree(propagate_mpi *m, int rc)
     MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
                MPI_COMM_WORLD);
     if (m->rank == 0 && codes != NULL && texts != NULL && hosts != NULL) {
-        int failed = 0;
         for (int r = 0; r < m->ranks; r++) {
             /* each line a rank said, named by rank and host */
             for (char *line = texts + (size_t)r * CAPTURE_BYTES, *next; *line; line = next) {
@@ -143,14 +142,12 @@ static int agree(propagate_mpi *m, int rc)
                     fprintf(stderr, "[rank %d on %s] %s\n", r,
                             hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME, line);
             }
-            failed += codes[r] != PROPAGATE_OK;
         }
         for (int r = 0; r < m->ranks; r++)
             if (codes[r] != PROPAGATE_OK)
                 fprintf(stderr, "prism-propagate: rank %d of %d (on %s) failed (exit %d): no "
                         "output written\n", r, m->ranks,
                         hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME, codes[r]);
-        (void)failed;
     }
     free(codes);
     free(texts);
@@ -162,7 +159,6 @@ static int agree(propagate_mpi *m, int rc)
 
 static void sum_summary(const propagate_mpi *m, propagate_summary *s)
 {
-    void *in = m->rank == 0 ? MPI_IN_PLACE : NULL;
     uint64_t counts[7] = {s->photons, s->steps, s->hits, s->out_rows, s->record_rows,
                           s->batches, s->batch};
     MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : counts, counts, 7, MPI_UINT64_T, MPI_SUM, 0,
@@ -176,7 +172,6 @@ static void sum_summary(const propagate_mpi *m, propagate_summary *s)
     double secs[2] = {s->propagate_seconds, s->seconds};
     MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : secs, secs, 2, MPI_DOUBLE, MPI_MAX, 0,
                MPI_COMM_WORLD);
-    (void)in;
     if (m->rank != 0)
         return;
     s->photons = counts[0];
