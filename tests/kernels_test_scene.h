@@ -65,5 +65,9 @@ prism_geometry *kt_upload(kt_scene *s, prism_context *ctx, prism_placement_polic
 /* A detector-like scene: a hall of air, a water tank, a steel cube and
  * eight steel spheres inside (solids 0-10). */
 void kt_detector_scene(kt_scene *s);
+/* A scene with every photon process: a water sphere (Rayleigh scattering,
+ * absorption) inside a vacuum box whose walls detect, absorb, reflect
+ * diffusely and specularly (solids 1 and 2). Not built. */
+void kt_rich_scene(kt_scene *s);
 
 #endif
