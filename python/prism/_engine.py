@@ -131,7 +131,8 @@ class Result:
     records : (N, K) STEP_RECORD_DTYPE array, DeviceArray (N, K, 8), or None
         The step records when ``record_steps`` K > 0.
     stats : dict
-        seconds, steps, launches, history_or, detected, step_limited.
+        seconds, steps, launches, history_or, detected, step_limited,
+        time_max (the latest final time, ns).
     hits : the photons with SURFACE_DETECT, in photon order (a new array).
     """
 

@@ -115,10 +115,10 @@ static int exact_buffer(PyObject *o, Py_buffer *b, size_t bytes, bool writable, 
 
 static PyObject *stats_dict(const prism_propagate_stats *s)
 {
-    return Py_BuildValue("{s:d,s:K,s:I,s:I,s:n,s:n}", "seconds", s->seconds, "steps",
+    return Py_BuildValue("{s:d,s:K,s:I,s:I,s:n,s:n,s:d}", "seconds", s->seconds, "steps",
                          (unsigned long long)s->steps, "launches", s->launches, "history_or",
                          s->history_or, "detected", (Py_ssize_t)s->detected, "step_limited",
-                         (Py_ssize_t)s->step_limited);
+                         (Py_ssize_t)s->step_limited, "time_max", (double)s->time_max);
 }
 
 typedef struct propagate_args {

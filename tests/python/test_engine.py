@@ -75,6 +75,7 @@ def test_propagate_a_source(geometry, centre):
     assert r.stats["detected"] == r.hits.shape[0] > 0
     assert np.all(r.hits["history"] & prism.SURFACE_DETECT)
     assert r.stats["steps"] == int(p["steps"].sum())
+    assert r.stats["time_max"] == float(p["time"][np.isfinite(p["time"])].max())
     assert r.records is None
     again = geometry.propagate(prism.Source.point(5000, centre), seed=3)
     assert again.photons.tobytes() == p.tobytes()
