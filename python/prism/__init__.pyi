@@ -13,6 +13,7 @@ __all__ = [
 ]
 # What the package re-exports from its extension (as __init__.py does).
 from ._prism import (
+    history_flag_name as history_flag_name,
     BUILT_WITH_CUDA as BUILT_WITH_CUDA,
     NONE as NONE,
     TERMINAL_FLAGS as TERMINAL_FLAGS,
@@ -64,8 +65,6 @@ STEP_RECORD_DTYPE: np.dtype
 
 _Progress = Union[None, bool, Callable[[int, int], Optional[bool]]]
 _Vec3 = Sequence[float]
-
-def history_flag_name(bit: int) -> str: ...
 
 class Material(NamedTuple):
     name: str
