@@ -17,7 +17,8 @@ for f in "$root"/assets/*.dae "$root"/tests/data/collada/*.dae; do
     [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$out/seeds/"
 done
 
-sources=("$root"/geometry/scene.c "$root"/geometry/collada_*.c "$root"/geometry/fast_float.c)
+sources=("$root"/geometry/scene.c "$root"/geometry/collada_*.c "$root"/geometry/fast_float.c
+         "$root"/geometry/big_alloc.c)
 "$cc" -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -I"$root/include" -I"$root/geometry" \
     "$root/fuzz/fuzz_collada.c" "${sources[@]}" -lexpat -lm -o "$out/fuzz_collada"
