@@ -256,6 +256,10 @@ typedef struct prism__cl {
     const char *doc, *doc_at, *doc_line; /* chunk start; counted up to; its line's start */
     const char *doc_line0;               /* the line start of the chunk's first byte */
     uint64_t stream0, removed;
+    /* A tree replayed without expat (collada_parallel.c): the document
+     * byte of the event the handlers are told; NULL while expat reports. */
+    const char *replay_at;
+    size_t trees_replayed; /* by the chunked parse: all its chunks', once merged */
     uint32_t doc_lines, doc_lines0; /* line of doc_at, of the chunk's first byte */
     bool doc_cr;        /* the chunk holds a CR: line ends need the slow count */
     prism__vec *log_buf; /* chunks buffer their log lines (char: level, text, NUL) */
@@ -415,6 +419,12 @@ void prism__cl_text_small(prism__cl *L);
 /* Number text read from the document directly (collada_parallel.c), as if
  * expat had passed it on. */
 void prism__cl_text_span(prism__cl *L, const char *p, size_t n);
+/* expat's three events, for a tree the chunked parse replays itself: a
+ * start tag (name, then attribute names and values, NULL-ended), an end
+ * tag, character data. */
+void prism__cl_on_start(prism__cl *L, const char *name, const char **atts);
+void prism__cl_on_end(prism__cl *L);
+void prism__cl_on_text(prism__cl *L, const char *s, size_t n);
 
 /* collada_mesh.c */
 void prism__cl_mesh_start(prism__cl *L, unsigned tag, const XML_Char **atts);

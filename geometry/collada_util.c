@@ -227,9 +227,8 @@ void prism__cl_map_free(cl_map *m)
 /* A chunk's position from the document: lines by memchr from the last
  * position asked (events come in order), columns in characters as expat
  * counts them (a UTF-8 sequence is one; CR LF and a lone CR end a line). */
-static cl_pos doc_here(prism__cl *L, XML_Index idx)
+static cl_pos doc_here(prism__cl *L, const char *to)
 {
-    const char *to = L->doc + (idx - (XML_Index)L->stream0) + L->removed;
     if (to < L->doc_at) { /* not expected: count again from the chunk's start */
         L->doc_at = L->doc;
         L->doc_line = L->doc_line0;
@@ -264,10 +263,14 @@ static cl_pos doc_here(prism__cl *L, XML_Index idx)
 cl_pos prism__cl_here(const prism__cl *L)
 {
     cl_pos p = {0, 0};
+    /* doc_here moves the count on: not a change of state */
+    if (L->replay_at)
+        return doc_here((prism__cl *)L, L->replay_at);
     if (L->xp && L->doc) {
         XML_Index idx = XML_GetCurrentByteIndex(L->xp);
         if (L->phase == CL_PHASE_BODY && idx >= (XML_Index)L->stream0)
-            p = doc_here((prism__cl *)L, idx); /* moves the count on: not a change of state */
+            p = doc_here((prism__cl *)L,
+                         L->doc + (idx - (XML_Index)L->stream0) + L->removed);
         return p;
     }
     if (L->xp) {

@@ -336,13 +336,12 @@ bool prism__cl_source_convert(prism__cl *L, cl_source *s)
     return !L->result;
 }
 
-static void XMLCALL on_text(void *user, const XML_Char *s, int len)
+void prism__cl_on_text(prism__cl *L, const char *s, size_t len)
 {
-    prism__cl *L = user;
     if (!L->text || L->depth != L->text_depth || L->result || L->phase)
         return;
     if (L->text == CL_TEXT_SMALL) {
-        size_t n = (size_t)len;
+        size_t n = len;
         if (n > sizeof L->small - 1 - L->small_len)
             n = sizeof L->small - 1 - L->small_len;
         memcpy(L->small + L->small_len, s, n);
@@ -353,6 +352,11 @@ static void XMLCALL on_text(void *user, const XML_Char *s, int len)
     if (L->lazy_ok)
         wake_lazy(L);
     stream_numbers(L, s, s + len);
+}
+
+static void XMLCALL on_text(void *user, const XML_Char *s, int len)
+{
+    prism__cl_on_text(user, s, (size_t)len);
 }
 
 /* The element's text is complete: parse a number left waiting. */
@@ -496,14 +500,14 @@ static void prefix_start(prism__cl *L, unsigned tag)
     }
 }
 
-static void XMLCALL on_start(void *user, const XML_Char *name, const XML_Char **atts)
+void prism__cl_on_start(prism__cl *L, const char *name, const char **atts)
 {
-    prism__cl *L = user;
     if (L->result || L->phase == CL_PHASE_SUFFIX)
         return;
     cl_pos pos = prism__cl_here(L);
     unsigned tag = prism__cl_tag(name);
-    L->last_start = (uint64_t)XML_GetCurrentByteIndex(L->xp);
+    /* a replayed tag has no stream offset: none that a span could match */
+    L->last_start = L->replay_at ? UINT64_MAX : (uint64_t)XML_GetCurrentByteIndex(L->xp);
     if (L->lazy_ok && L->text && L->depth == L->text_depth)
         wake_lazy(L);
     if (L->text && L->carry_len && L->depth == L->text_depth) {
@@ -543,10 +547,13 @@ static void XMLCALL on_start(void *user, const XML_Char *name, const XML_Char **
     dispatch_start(L, tag, name, atts);
 }
 
-static void XMLCALL on_end(void *user, const XML_Char *name)
+static void XMLCALL on_start(void *user, const XML_Char *name, const XML_Char **atts)
 {
-    prism__cl *L = user;
-    (void)name;
+    prism__cl_on_start(user, name, atts);
+}
+
+void prism__cl_on_end(prism__cl *L)
+{
     if (L->result || !L->depth)
         return;
     if (L->phase == CL_PHASE_SUFFIX) { /* closed in a later chunk, for real */
@@ -565,6 +572,12 @@ static void XMLCALL on_end(void *user, const XML_Char *name)
         prism__cl_g4dae_end(L, tag);
     }
     L->depth--;
+}
+
+static void XMLCALL on_end(void *user, const XML_Char *name)
+{
+    (void)name;
+    prism__cl_on_end(user);
 }
 
 static void XMLCALL on_entity_decl(void *user, const XML_Char *name, int is_param,

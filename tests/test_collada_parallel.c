@@ -497,6 +497,66 @@ static void test_odd_markup(void **state)
     free(doc);
 }
 
+/* Geometries and nodes in the simple form are replayed to the loader's
+ * handlers without expat (replay_tree); one holding anything else goes to
+ * expat whole, and loads the same. Each odd tree is measured against a
+ * harmless insertion of the same length, so that the cuts fall alike. */
+static size_t trees_replayed(const char *doc, size_t size, size_t chunk)
+{
+    prism__cl *L = calloc(1, sizeof *L);
+    assert_non_null(L);
+    prism__cl_init(L, "gen", NULL, size);
+    assert_true(prism__cl_parse_parallel(L, doc, size, chunk));
+    assert_int_equal(L->result, PRISM_SUCCESS);
+    size_t n = L->trees_replayed;
+    prism__cl_release(L);
+    free(L);
+    return n;
+}
+
+static void test_trees_replayed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *odd, *plain;
+    } cases[] = {
+        {"<!-- ab -->", "<xy a=\"b\"/>"},
+        {"<e a=\"&amp;\"/>", "<e a=\"xxxxx\"/>"},
+        {"<e>&#38;</e>", "<e>xxxxx</e>"},
+        {"<e>\xC3\xA9</e>", "<e>ab</e>"},
+        {"<e>\r</e>", "<e> </e>"},
+        {"<e>]</e>", "<e>x</e>"},
+        {"<e a=\"\t\"/>", "<e a=\" \"/>"},
+        {"<?pi x?>", "<pi   />"},
+        {"<e a=\"1\" b=\"1\" c=\"1\" d=\"1\" e=\"1\" f=\"1\" g=\"1\" h=\"1\" i=\"1\"/>",
+         "<e a=\"1\" b=\"1\" c=\"1\" d=\"1\" e=\"1\" f=\"1\" g=\"1\" h=\"1\"      />"},
+    };
+    static const char *const where[] = {"<geometry id=\"g5\" name=\"g5\">",
+                                        "<node id=\"pv8\" name=\"pv8\">"};
+    doc_spec sp = {40, 300, 0, FAULT_NONE, 0, 0, true};
+    size_t size;
+    char *doc = make_doc(&sp, &size);
+    /* every geometry at least, and most nodes */
+    assert_true(trees_replayed(doc, size, 3000) >= 40 + 200);
+    for (size_t w = 0; w < 2; w++)
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            assert_int_equal(strlen(cases[i].odd), strlen(cases[i].plain));
+            size_t n, m;
+            char *odd = insert_at(doc, size, where[w], cases[i].odd, &n);
+            char *plain = insert_at(doc, size, where[w], cases[i].plain, &m);
+            size_t a = trees_replayed(plain, m, 3000), b = trees_replayed(odd, n, 3000);
+            if (a != b + 1)
+                print_error("%s in %s: %zu trees replayed, %zu with \"%s\"\n", cases[i].odd,
+                            where[w], b, a, cases[i].plain);
+            assert_int_equal(a, b + 1);
+            assert_same("odd tree", odd, n, 3000);
+            assert_same("plain tree", plain, m, 3000);
+            free(odd);
+            free(plain);
+        }
+    free(doc);
+}
+
 /* Line ends of CR LF, and some lone CRs: lines as expat counts them. */
 static void test_carriage_returns(void **state)
 {
@@ -882,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_odd_markup),
         cmocka_unit_test(test_carriage_returns),
+        cmocka_unit_test(test_trees_replayed),
         cmocka_unit_test(test_error_positions),
         cmocka_unit_test(test_unread_arrays),
         cmocka_unit_test(test_progress_and_cancel),
