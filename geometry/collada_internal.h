@@ -255,6 +255,8 @@ typedef struct prism__cl {
      * doc + x - stream0 + removed. */
     const char *doc, *doc_at, *doc_line; /* chunk start; counted up to; its line's start */
     const char *doc_line0;               /* the line start of the chunk's first byte */
+    const char *col_from;                /* on doc_line: where col was counted to */
+    uint32_t col;
     uint64_t stream0, removed;
     /* A tree replayed without expat (collada_parallel.c): the document
      * byte of the event the handlers are told; NULL while expat reports. */

@@ -908,11 +908,20 @@ static bool replay_tree(cl_chunk *c, const cl_span *sp)
     return !L->result && !c->xml_error;
 }
 
+/* The line ends expat is fed for a span it is spared: the span's own, and
+ * at least one for markup, which keeps what comes before it and after it
+ * apart as they are in the document ("&am" <node/> "p;" must not reach
+ * expat as "&amp;"). */
+static size_t span_lfs(const cl_span *sp)
+{
+    return sp->kind != CL_SPAN_TEXT && !sp->lf ? 1 : sp->lf;
+}
+
 static bool take_span(cl_chunk *c, cl_par *P, const cl_span *sp, uint64_t tag_at)
 {
     static const char lfs[] = "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n";
     prism__cl *L = c->L;
-    size_t n = (size_t)(sp->end - sp->begin), lf = sp->lf;
+    size_t n = (size_t)(sp->end - sp->begin), lf = span_lfs(sp);
     if (!span_skips(L, sp, tag_at)) /* expat reads it */
         return feed_range(c, P, sp->begin, n, false);
     if (sp->kind == CL_SPAN_TREE && !replay_tree(c, sp))
@@ -940,6 +949,15 @@ static void parse_chunk(cl_chunk *c, const cl_seg *seg, bool last, cl_par *P)
         prism__cl_oom(L);
         return;
     }
+#ifdef PRISM_HAVE_XML_REPARSE_DEFERRAL
+    /* expat 2.6 (and Debian's 2.5 with the backport) may hold back a short
+     * buffer that ends a long token. A chunk takes its spans and replays
+     * its trees between buffers, so all it fed must have been told by then
+     * (a tree after a 2 MB comment ending a node would be read as its
+     * child). The cost, a long token read again on each buffer, is what
+     * expat before 2.6 always paid. */
+    XML_SetReparseDeferralEnabled(L->xp, XML_FALSE);
+#endif
     if (c->depth) {
         L->phase = CL_PHASE_PREFIX;
         if (!feed(c, c->prefix, c->prefix_len, false) || L->depth != c->depth)
@@ -966,7 +984,7 @@ static void parse_chunk(cl_chunk *c, const cl_seg *seg, bool last, cl_par *P)
             bool skip = ok && span_skips(L, sp, tag_at);
             ok = ok && take_span(c, P, sp, tag_at);
             if (skip)
-                L->removed = removed += (uint64_t)(sp->end - sp->begin) - sp->lf;
+                L->removed = removed += (uint64_t)(sp->end - sp->begin) - span_lfs(sp);
             at = sp->end;
         }
     }

@@ -254,10 +254,17 @@ static cl_pos doc_here(prism__cl *L, const char *to)
         L->doc_line = p;
     }
     L->doc_at = to;
-    uint32_t col = 1;
-    for (const char *q = L->doc_line; q < to; q++)
-        col += ((unsigned char)*q & 0xC0) != 0x80;
-    return (cl_pos){L->doc_lines, col};
+    /* the column from the last one asked on the same line: counted from
+     * the line's start each time, a document on one line took time
+     * quadratic in its length */
+    if (L->col_from < L->doc_line || L->col_from > to) {
+        L->col_from = L->doc_line;
+        L->col = 1;
+    }
+    for (const char *q = L->col_from; q < to; q++)
+        L->col += ((unsigned char)*q & 0xC0) != 0x80;
+    L->col_from = to;
+    return (cl_pos){L->doc_lines, L->col};
 }
 
 cl_pos prism__cl_here(const prism__cl *L)

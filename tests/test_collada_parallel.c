@@ -481,6 +481,11 @@ static void test_odd_markup(void **state)
         {"<node id=\"pv203\" name=\"pv203\">", "<param a=\"1\"/><param b=\"&amp;\"/>"},
         {"<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">",
          "<param a=\"1\"/>"},
+        /* markup spared expat between the halves of a reference: never
+         * joined into "&amp;" (the serial parse refuses the document) */
+        {"<library_nodes>\n", "&am<node id=\"x1\"></node>p;\n"},
+        {"<node id=\"pv210\" name=\"pv210\">", "&#3<param a=\"1\"/>8;"},
+        {"<node id=\"pv211\" name=\"pv211\">", "&am<extra><meta/></extra>p;"},
     };
     doc_spec sp = {40, 300, 0, FAULT_NONE, 0, 0, true};
     size_t size;
@@ -555,6 +560,58 @@ static void test_trees_replayed(void **state)
             free(plain);
         }
     free(doc);
+}
+
+/* A comment of 2.5 MB ending a node, then a node replayed: expat is fed
+ * the comment in 1 MB buffers, and the short last one (the node's end tag)
+ * must be read before the next node is replayed, or that node would be
+ * taken for the first one's child. */
+static void test_long_token_before_tree(void **state)
+{
+    (void)state;
+    doc_spec sp = {40, 300, 0, FAULT_NONE, 0, 0, false};
+    size_t size, n;
+    char *doc = make_doc(&sp, &size);
+    size_t len = (size_t)5 << 19;
+    char *comment = malloc(len + 1);
+    assert_non_null(comment);
+    memset(comment, 'x', len);
+    memcpy(comment, "<!-- ", 5);
+    memcpy(comment + len - 4, " -->", 4);
+    comment[len] = 0;
+    char *d = insert_at(doc, size, "<copyNo>20</copyNo></meta></extra>", comment, &n);
+    assert_true(chunked(d, n, 3000));
+    assert_same("long comment", d, n, 3000);
+    free(d);
+    free(comment);
+    free(doc);
+}
+
+/* Lines of many events (every line break gone but those before a node or
+ * a geometry, where the document is cut): columns as expat counts them. */
+static void test_long_lines(void **state)
+{
+    (void)state;
+    static const fault faults[] = {FAULT_NONE, FAULT_NAN, FAULT_UNBOUND};
+    for (size_t f = 0; f < sizeof faults / sizeof *faults; f++) {
+        doc_spec sp = {40, 300, 250, faults[f], 0, 0, true};
+        if (sp.fault == FAULT_NAN)
+            sp.fault_at = 33;
+        size_t size;
+        char *doc = make_doc(&sp, &size);
+        for (size_t i = 0; i < size; i++) {
+            if (doc[i] != '\n')
+                continue;
+            size_t k = i + 1;
+            while (k < size && doc[k] == ' ')
+                k++;
+            if (strncmp(doc + k, "<node", 5) != 0 && strncmp(doc + k, "<geometry", 9) != 0)
+                doc[i] = ' ';
+        }
+        assert_true(chunked(doc, size, 3000));
+        assert_same("long lines", doc, size, 3000);
+        free(doc);
+    }
 }
 
 /* Line ends of CR LF, and some lone CRs: lines as expat counts them. */
@@ -943,6 +1000,8 @@ int main(void)
         cmocka_unit_test(test_odd_markup),
         cmocka_unit_test(test_carriage_returns),
         cmocka_unit_test(test_trees_replayed),
+        cmocka_unit_test(test_long_token_before_tree),
+        cmocka_unit_test(test_long_lines),
         cmocka_unit_test(test_error_positions),
         cmocka_unit_test(test_unread_arrays),
         cmocka_unit_test(test_progress_and_cancel),
