@@ -261,12 +261,12 @@ void kt_detector_scene(kt_scene *s)
     }
 }
 
-void kt_rich_scene(kt_scene *s)
+void kt_rich_scene(kt_scene *s, unsigned segments)
 {
     uint32_t vac = kt_material(s, "vacuum", 1.0f, 0, 0);
     uint32_t water = kt_material(s, "water", 1.33f, 3.0f, 2.0f);
     uint32_t wall = kt_surface(s, "wall", 0.3f, 0.2f, 0.1f, 0.3f);
     const float lo[3] = {-3, -3, -3}, hi[3] = {3, 3, 3}, c[3] = {0.2f, 0, 0};
     kt_box(s, lo, hi, 1, vac, PRISM_NONE, wall);
-    kt_sphere(s, c, 1.5f, 24, 2, water, vac, PRISM_NONE);
+    kt_sphere(s, c, 1.5f, segments, 2, water, vac, PRISM_NONE);
 }

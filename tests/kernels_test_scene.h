@@ -67,7 +67,8 @@ prism_geometry *kt_upload(kt_scene *s, prism_context *ctx, prism_placement_polic
 void kt_detector_scene(kt_scene *s);
 /* A scene with every photon process: a water sphere (Rayleigh scattering,
  * absorption) inside a vacuum box whose walls detect, absorb, reflect
- * diffusely and specularly (solids 1 and 2). Not built. */
-void kt_rich_scene(kt_scene *s);
+ * diffusely and specularly (solids 1 and 2), the sphere cut into
+ * `segments`. Not built. */
+void kt_rich_scene(kt_scene *s, unsigned segments);
 
 #endif

@@ -55,15 +55,6 @@ static unsigned gl_vertices(const void *data, size_t bytes)
     return test_egl_buffer(&egl, GL_ARRAY_BUFFER, bytes, data, GL_STATIC_DRAW);
 }
 
-static void build(kt_scene *s)
-{
-    uint32_t vac = kt_material(s, "vacuum", 1.0f, 0, 0);
-    uint32_t water = kt_material(s, "water", 1.33f, 3.0f, 2.0f);
-    uint32_t wall = kt_surface(s, "wall", 0.3f, 0.2f, 0.1f, 0.3f);
-    const float lo[3] = {-3, -3, -3}, hi[3] = {3, 3, 3}, c[3] = {0.2f, 0, 0};
-    kt_box(s, lo, hi, 1, vac, PRISM_NONE, wall);
-    kt_sphere(s, c, 1.5f, 64, 2, water, vac, PRISM_NONE);
-}
 
 static prism_geometry *upload_kept(kt_scene *s, unsigned gl, bool keep_mapped)
 {
@@ -160,7 +151,7 @@ static void test_shared_equals_uploaded(void **state)
 {
     (void)state;
     kt_scene s = {0};
-    build(&s);
+    kt_rich_scene(&s, 64);
     assert_int_equal(kt_build(&s, host), 0);
     size_t bytes = s.bvh->vertex_count * 12;
     /* The BVH keeps the input's vertex order: the raster view's buffer of
@@ -194,7 +185,7 @@ static void test_keep_mapped(void **state)
 {
     (void)state;
     kt_scene s = {0};
-    build(&s);
+    kt_rich_scene(&s, 64);
     assert_int_equal(kt_build(&s, host), 0);
     size_t bytes = s.bvh->vertex_count * 12;
     unsigned gl = gl_vertices(s.positions, bytes);
@@ -242,7 +233,7 @@ static void test_upload_writes_gl_buffers(void **state)
 {
     (void)state;
     kt_scene s = {0};
-    build(&s);
+    kt_rich_scene(&s, 64);
     assert_int_equal(kt_build(&s, host), 0);
     const size_t vbytes = s.vertices * 12, tbytes = s.triangles * 12;
     /* the references: plain uploads of the same tree (the builders are
@@ -316,7 +307,7 @@ static void test_short_buffer_fails(void **state)
     if (host_mode)
         skip();
     kt_scene s = {0};
-    build(&s);
+    kt_rich_scene(&s, 64);
     assert_int_equal(kt_build(&s, host), 0);
     size_t bytes = s.bvh->vertex_count * 12;
     unsigned gl = gl_vertices(s.positions, bytes / 2);
@@ -379,7 +370,7 @@ static void test_launch_overhead(void **state)
     if (host_mode)
         skip();
     kt_scene s = {0};
-    build(&s);
+    kt_rich_scene(&s, 64);
     assert_int_equal(kt_build(&s, host), 0);
     size_t bytes = s.bvh->vertex_count * 12, big = (size_t)16 << 20;
     char *data = calloc(1, big);

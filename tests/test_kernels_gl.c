@@ -49,15 +49,6 @@ static void *gl_read(unsigned target, unsigned b, size_t size)
     return p;
 }
 
-static void build(kt_scene *s)
-{
-    uint32_t vac = kt_material(s, "vacuum", 1.0f, 0, 0);
-    uint32_t water = kt_material(s, "water", 1.33f, 3.0f, 2.0f);
-    uint32_t wall = kt_surface(s, "wall", 0.3f, 0.2f, 0.1f, 0.3f);
-    const float lo[3] = {-3, -3, -3}, hi[3] = {3, 3, 3}, c[3] = {0.2f, 0, 0};
-    kt_box(s, lo, hi, 1, vac, PRISM_NONE, wall);
-    kt_sphere(s, c, 1.5f, 64, 2, water, vac, PRISM_NONE);
-}
 
 /* The context under test: CUDA (interop) or host (copy path). */
 static prism_context *subject;
@@ -68,7 +59,7 @@ static void test_pbo_equals_device(void **state)
     (void)state;
     prism_context *cuda = subject;
     kt_scene s = {0};
-    build(&s);
+    kt_rich_scene(&s, 64);
     assert_int_equal(kt_build(&s, host), 0);
     prism_geometry *g = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
     enum { W = 320, H = 200 };
@@ -104,7 +95,7 @@ static void test_vbo_equals_device(void **state)
     (void)state;
     prism_context *cuda = subject;
     kt_scene s = {0};
-    build(&s);
+    kt_rich_scene(&s, 64);
     assert_int_equal(kt_build(&s, host), 0);
     prism_geometry *g = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
     enum { N = 100000, K = 10 };

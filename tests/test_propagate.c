@@ -365,7 +365,7 @@ static void test_step_limit_flagged(void **state)
 /* kt_rich_scene, built. */
 static void rich_scene(kt_scene *s)
 {
-    kt_rich_scene(s);
+    kt_rich_scene(s, 24);
     assert_int_equal(kt_build(s, ctx), 0);
 }
 

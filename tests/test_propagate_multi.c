@@ -51,7 +51,7 @@ static int setup(void **state)
         if ((f->ctx[i] = kt_host_context()) == NULL)
             return -1;
     kt_scene *s = &f->s;
-    kt_rich_scene(s);
+    kt_rich_scene(s, 24);
     if (kt_build(s, f->ctx[0]) != 0)
         return -1;
     *state = f;
