@@ -1026,7 +1026,7 @@ extern "C" prism_result prism__cuda_bvh_build(prism_context *ctx, const float *v
     builder bb = {0};
     builder *b = &bb;
     b->ctx = ctx;
-    b->s = (cudaStream_t)(ctx->kernels ? ctx->kernels->stream : NULL);
+    b->s = prism__cuda_stream_of(ctx);
     b->V = vertices;
     b->T = triangles;
     b->nv = vertex_count;
@@ -1081,15 +1081,7 @@ extern "C" prism_result prism__cuda_gather_info(prism_context *ctx, const void *
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS || n == 0)
         return r;
-    cudaStream_t s = (cudaStream_t)(ctx->kernels ? ctx->kernels->stream : NULL);
-    k_gather16<<<grid(n), BLOCK, 0, s>>>((const uint4 *)src, ids, n, (uint4 *)dst);
-    cudaError_t e = cudaStreamSynchronize(s);
-    if (e == cudaSuccess)
-        e = cudaGetLastError();
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return prism__error(ctx, PRISM_ERROR_CUDA, "upload: triangle codes into leaf order: %s",
-                            cudaGetErrorString(e));
-    }
-    return PRISM_SUCCESS;
+    k_gather16<<<grid(n), BLOCK, 0, prism__cuda_stream_of(ctx)>>>((const uint4 *)src, ids, n,
+                                                                  (uint4 *)dst);
+    return prism__cuda_finish(ctx, "upload: triangle codes into leaf order");
 }

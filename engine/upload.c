@@ -31,7 +31,7 @@ double prism__up_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-bool prism__up_tracing(void)
+static bool tracing(void)
 {
     static int on = -1; /* racy but idempotent: every thread reads the same */
     if (on < 0)
@@ -41,7 +41,7 @@ bool prism__up_tracing(void)
 
 void prism__up_trace(const char *stage, double since)
 {
-    if (prism__up_tracing())
+    if (tracing())
         fprintf(stderr, "upload: %-28s %8.3f ms\n", stage, (prism__up_now() - since) * 1e3);
 }
 
@@ -498,13 +498,13 @@ prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geomet
  * a kernel: the colours of a raster view without a pass of the host over
  * every triangle; 102 MB mapped and written by the host took 35-42 ms of
  * a 61-69 ms raster view at 25.6M triangles on an H200). With interop
- * only, as the other GL buffers; false when it was not written. */
-static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d, size_t n,
-                                 bool *written)
+ * only, as the other GL buffers: report.gl_filled stays true only when it
+ * was written too. */
+static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d, size_t n)
 {
-    *written = false;
+    g->report.gl_filled = false;
 #ifdef PRISM_HAVE_CUDA
-    if (!d->gl_fill || !d->gl_triangle_buffer || !g->gl_vertices || n == 0)
+    if (!g->gl_vertices || n == 0)
         return PRISM_SUCCESS;
     const double t0 = prism__up_now();
     prism_buffer *gl = gl_target(g, d->gl_triangle_buffer, n * 8, "triangle_codes.gl");
@@ -526,7 +526,7 @@ static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d
         r = r == PRISM_SUCCESS ? u : r;
     }
     prism_buffer_release(gl);
-    *written = r == PRISM_SUCCESS;
+    g->report.gl_filled = r == PRISM_SUCCESS;
     return r;
 #else
     (void)g, (void)d, (void)n;
@@ -551,9 +551,7 @@ prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const
     prism_result r = PRISM_SUCCESS;
     if (d->gl_fill && d->gl_triangle_buffer && g->report.gl_filled) {
         const double t1 = prism__up_now();
-        bool written = false;
-        r = gl_triangles(g, d, sh->triangle_count, &written);
-        g->report.gl_filled = written;
+        r = gl_triangles(g, d, sh->triangle_count);
         g->report.gl_fill_seconds += prism__up_now() - t1;
         prism__up_trace("GL triangle codes", t0);
     }

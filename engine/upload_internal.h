@@ -43,7 +43,6 @@ typedef struct shape {
 double prism__up_now(void);
 /* PRISM_UPLOAD_TRACE set: one stderr line per stage of the upload, with
  * the milliseconds since `since` (what the report's totals hide). */
-bool prism__up_tracing(void);
 void prism__up_trace(const char *stage, double since);
 prism_result prism__up_memory_figures(prism_context *ctx, const prism_geometry_desc *d, size_t *free_b,
                                       size_t *total_b);
