@@ -400,8 +400,10 @@ static void print_json(const viewer_app *app, const bench_result *b)
            "\"first_propagate_ms\":%.4f,\"first_complete_frame_ms\":%.4f", s->engine * 1e3,
            s->views * 1e3, s->raster * 1e3, s->wait_bvh * 1e3, s->photons * 1e3,
            b->first_photons * 1e3);
-    printf(",\"render_alone_ms\":%.4f,\"render_finish_ms\":%.4f,\"render_pixel_ms\":%.4f",
-           b->render_alone * 1e3, b->render_finish * 1e3, b->render_pixel * 1e3);
+    printf(",\"render_alone_ms\":%.4f,\"render_finish_ms\":%.4f,\"render_pixel_ms\":%.4f,"
+           "\"render_no_interop_ms\":%.4f",
+           b->render_alone * 1e3, b->render_finish * 1e3, b->render_pixel * 1e3,
+           b->no_interop * 1e3);
     printf(",\"interop\":%s,\"load_ms\":%.4f,\"bvh_ms\":%.4f,\"gl_ms\":%.4f,\"upload_ms\":%.4f,"
            "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_engine_ms\":%.4f,\"render_kernel_ms\":%.4f,\"render_gl_draw_ms\":%.4f,\"render_in_flight_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,"
            "\"render_texture_unpack_ms\":%.4f,\"render_texture_array_ms\":%.4f,",

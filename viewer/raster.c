@@ -65,11 +65,6 @@ int viewer_raster_create(viewer_raster *r, const viewer_raster_desc *d)
         return -1;
     r->u_mvp = glGetUniformLocation(r->program, "mvp");
     r->u_modelview = glGetUniformLocation(r->program, "modelview");
-    r->u_codes = glGetUniformLocation(r->program, "codes");
-    r->u_palette = glGetUniformLocation(r->program, "palette");
-    r->u_hidden = glGetUniformLocation(r->program, "hidden");
-    r->u_palette_last = glGetUniformLocation(r->program, "palette_last");
-    r->u_solids = glGetUniformLocation(r->program, "solids");
     r->u_show_hidden = glGetUniformLocation(r->program, "show_hidden");
     glGenVertexArrays(1, &r->vao);
     glBindVertexArray(r->vao);
@@ -91,8 +86,15 @@ int viewer_raster_create(viewer_raster *r, const viewer_raster_desc *d)
     uint8_t none = 0;
     buffer_texture(&r->hidden_buffer, &r->hidden_texture, GL_R8UI,
                    d->solid_count ? d->solid_count : 1, d->solid_count ? d->hidden_solids : &none);
-    r->palette_last = (GLint)(d->palette_count - 1);
-    r->solids = d->hidden_solids ? (GLint)d->solid_count : 0;
+    /* what never changes once made: the textures' units, the sizes */
+    glUseProgram(r->program);
+    static const char *const units[3] = {"codes", "palette", "hidden"};
+    for (int i = 0; i < 3; i++)
+        glUniform1i(glGetUniformLocation(r->program, units[i]), i);
+    glUniform1i(glGetUniformLocation(r->program, "palette_last"), (GLint)(d->palette_count - 1));
+    glUniform1i(glGetUniformLocation(r->program, "solids"),
+                d->hidden_solids ? (GLint)d->solid_count : 0);
+    glUseProgram(0);
     r->index_count = (GLsizei)(d->triangle_count * 3);
     return glGetError() == GL_NO_ERROR ? 0 : -1;
 }
@@ -140,14 +142,10 @@ void viewer_raster_draw(const viewer_raster *r, const float view[16], const floa
     glUniformMatrix4fv(r->u_mvp, 1, GL_FALSE, mvp);
     glUniformMatrix4fv(r->u_modelview, 1, GL_FALSE, view);
     const GLuint textures[3] = {r->codes_texture, r->palette_texture, r->hidden_texture};
-    const GLint units[3] = {r->u_codes, r->u_palette, r->u_hidden};
     for (int i = 0; i < 3; i++) {
         glActiveTexture(GL_TEXTURE0 + (GLenum)i);
         glBindTexture(GL_TEXTURE_BUFFER, textures[i]);
-        glUniform1i(units[i], i);
     }
-    glUniform1i(r->u_palette_last, r->palette_last);
-    glUniform1i(r->u_solids, r->solids);
     glUniform1i(r->u_show_hidden, r->show_hidden);
     glBindVertexArray(r->vao);
     glDrawElements(GL_TRIANGLES, r->index_count, GL_UNSIGNED_INT, NULL);

@@ -17,9 +17,7 @@ typedef struct viewer_raster {
     GLuint palette_buffer, palette_texture; /* per material, RGBA8; the last: none */
     GLuint hidden_buffer, hidden_texture;   /* per solid, R8UI: 1 hides its triangles */
     GLsizei index_count;
-    GLint palette_last, solids;
-    GLint u_mvp, u_modelview, u_codes, u_palette, u_hidden, u_palette_last, u_solids,
-        u_show_hidden;
+    GLint u_mvp, u_modelview, u_show_hidden;
     bool show_hidden;      /* draw the hidden solids' triangles too */
 } viewer_raster;
 
