@@ -136,14 +136,12 @@ static bool resolve_geometry(prism__cl *L, cl_item *it)
     return true;
 }
 
+/* resolve_geometries has looked every instance_node up already */
 static uint32_t item_node(prism__cl *L, cl_item *it)
 {
-    if (it->kind == CL_ITEM_NODE && it->target == CL_NONE) {
-        it->target = prism__cl_map_get(L, &L->node_ids, prism__cl_s(L, it->url));
-        if (it->target == CL_NONE)
-            prism__cl_fail(L, PRISM_ERROR_PARSE, it->pos, "instance_node", "no <node id=\"%s\">",
-                           prism__cl_s(L, it->url));
-    }
+    if (it->kind == CL_ITEM_NODE && it->target == CL_NONE)
+        prism__cl_fail(L, PRISM_ERROR_PARSE, it->pos, "instance_node", "no <node id=\"%s\">",
+                       prism__cl_s(L, it->url));
     return it->target;
 }
 

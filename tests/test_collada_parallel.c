@@ -349,16 +349,24 @@ static char *make_doc(doc_spec *sp, size_t *size)
 }
 
 /* Whether the chunked parse took the document (true) or left it to the
- * serial one: the comparisons above mean something only when it took it. */
-static bool chunked(const char *doc, size_t size, size_t chunk)
+ * serial one: the comparisons above mean something only when it took it.
+ * *trees (unless NULL): how many trees it replayed without expat. */
+static bool chunked_trees(const char *doc, size_t size, size_t chunk, size_t *trees)
 {
     prism__cl *L = calloc(1, sizeof *L);
     assert_non_null(L);
     prism__cl_init(L, "gen", NULL, size);
-    bool took = prism__cl_parse_parallel(L, doc, size, chunk);
+    bool took = prism__cl_parse_parallel(L, doc, size, chunk) && L->result == PRISM_SUCCESS;
+    if (trees)
+        *trees = L->trees_replayed;
     prism__cl_release(L);
     free(L);
     return took;
+}
+
+static bool chunked(const char *doc, size_t size, size_t chunk)
+{
+    return chunked_trees(doc, size, chunk, NULL);
 }
 
 static void test_cuts_taken(void **state)
@@ -508,14 +516,8 @@ static void test_odd_markup(void **state)
  * harmless insertion of the same length, so that the cuts fall alike. */
 static size_t trees_replayed(const char *doc, size_t size, size_t chunk)
 {
-    prism__cl *L = calloc(1, sizeof *L);
-    assert_non_null(L);
-    prism__cl_init(L, "gen", NULL, size);
-    assert_true(prism__cl_parse_parallel(L, doc, size, chunk));
-    assert_int_equal(L->result, PRISM_SUCCESS);
-    size_t n = L->trees_replayed;
-    prism__cl_release(L);
-    free(L);
+    size_t n = 0;
+    assert_true(chunked_trees(doc, size, chunk, &n));
     return n;
 }
 
