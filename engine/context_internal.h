@@ -8,9 +8,9 @@
 
 #include "prism/context.h"
 
-struct prism_memory_state; /* ledger, pools: engine/ledger.c and friends */
-struct prism_kernel_state; /* streams, kernel resources: engine/kernel_state.c */
-struct prism_module_state; /* runtime-compiled modules and their memo: engine/module.c */
+struct prism_memory_state; /* ledger, pools: engine/memory/ledger.c and friends */
+struct prism_kernel_state; /* streams, kernel resources: engine/launch/kernel_state.c */
+struct prism_module_state; /* runtime-compiled modules and their memo: engine/module/module.c */
 
 struct prism_context {
     prism_backend backend;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collada_internal.h"
+#include "geometry/collada/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,7 +17,7 @@ for f in "$root"/assets/*.dae "$root"/tests/data/collada/*.dae; do
     [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] && cp "$f" "$out/seeds/"
 done
 
-sources=("$root"/geometry/scene.c "$root"/geometry/collada_*.c "$root"/geometry/fast_float.c
+sources=("$root"/geometry/scene.c "$root"/geometry/collada/*.c "$root"/geometry/fast_float.c
          "$root"/geometry/big_alloc.c)
 # as geometry/CMakeLists.txt finds it: expat's reparse deferral, which the
 # chunked parse switches off
@@ -27,7 +27,7 @@ if printf '#include <expat.h>\nint main(void){return XML_SetReparseDeferralEnabl
     defs+=(-DPRISM_HAVE_XML_REPARSE_DEFERRAL)
 fi
 "$cc" -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -I"$root/include" -I"$root/geometry" "${defs[@]}" \
+    -I"$root/include" -I"$root" "${defs[@]}" \
     "$root/fuzz/fuzz_collada.c" "${sources[@]}" -lexpat -lm -o "$out/fuzz_collada"
 
 "$out/fuzz_collada" -runs="$runs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \

@@ -17,7 +17,7 @@
 #include <sys/resource.h>
 #endif
 
-#include "collada_internal.h"
+#include "geometry/collada/internal.h"
 
 static double now(void)
 {
@@ -292,7 +292,7 @@ void prism_scene_free(prism_scene *S)
     scene_array_free(S, S->triangle_material_outer, t * sizeof(uint32_t));
     scene_array_free(S, S->triangle_surface, t * sizeof(uint32_t));
     /* the solids' names and paths are one block, begun by solid 0's name
-     * (collada_flatten.c, name_solids) */
+     * (geometry/collada/flatten.c, name_solids) */
     if (S->solids && S->solids_count)
         free(S->solids[0].name);
     free(S->solids);

@@ -4,8 +4,8 @@
 #define PRISM_TRAVERSE_SCALAR 1
 #include "bvh_scalar.h"
 
-#include "bvh_traverse.h"
-#include "bvh_wide_traverse.h"
+#include "prism/device/bvh_traverse.h"
+#include "prism/device/bvh_wide_traverse.h"
 
 #ifdef PRISM__TRAV_SSE
 #error "PRISM_TRAVERSE_SCALAR must select the plain C path"

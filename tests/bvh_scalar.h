@@ -4,11 +4,11 @@
 
 #include <stdint.h>
 
-#include "geometry_view.h"
+#include "prism/device/geometry_view.h"
 
 int scalar_closest(const prism_geometry_view *g, const prism_ray *ray, prism_hit *hit);
 uint32_t scalar_any(const prism_geometry_view *g, const prism_ray *ray);
-/* The same for the wide walk (geometry/bvh_wide_traverse.h). */
+/* The same for the wide walk (prism/device/bvh_wide_traverse.h). */
 int scalar_wide_closest(const prism_geometry_view *g, const prism_ray *ray, prism_hit *hit);
 uint32_t scalar_wide_any(const prism_geometry_view *g, const prism_ray *ray);
 

@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "bvh_internal.h"
+#include "geometry/bvh/internal.h"
 #include "bvh_test_util.h"
-#include "bvh_traverse.h"
-#include "ray_triangle.h"
+#include "prism/device/bvh_traverse.h"
+#include "prism/device/ray_triangle.h"
 
 float rng_float(rng *r)
 {

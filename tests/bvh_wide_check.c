@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "bvh_wide.h"
+#include "prism/device/bvh_wide.h"
 #include "bvh_wide_check.h"
 
 typedef struct walk {

@@ -1,4 +1,4 @@
-/* The wide BVH's structure (geometry/bvh_wide.h), checked against the
+/* The wide BVH's structure (prism/device/bvh_wide.h), checked against the
  * binary tree it was collapsed from, with cmocka asserts: every node
  * reached once from the root, children after their parent and consecutive,
  * every triangle in exactly one leaf and copied exactly, each decoded box
@@ -8,7 +8,7 @@
 #ifndef PRISM_BVH_WIDE_CHECK_H
 #define PRISM_BVH_WIDE_CHECK_H
 
-#include "bvh_internal.h"
+#include "geometry/bvh/internal.h"
 
 void check_wide(const prism_bvh *b, const prism_bvh_wide *w);
 

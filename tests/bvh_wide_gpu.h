@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bvh_internal.h" /* prism_bvh_wide */
+#include "geometry/bvh/internal.h" /* prism_bvh_wide */
 #include "prism/bvh.h"
 
 typedef struct wide_gpu_result {

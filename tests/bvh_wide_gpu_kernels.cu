@@ -1,6 +1,6 @@
 /* Kernels for the wide BVH's GPU test: every ray traced on the device by
- * the binary walk (geometry/bvh_traverse.h), the render's tuned binary walk
- * (kernels/traverse_gpu.h), the wide walk (geometry/bvh_wide_traverse.h) and
+ * the binary walk (prism/device/bvh_traverse.h), the render's tuned binary walk
+ * (prism/device/traverse_gpu.h), the wide walk (prism/device/bvh_wide_traverse.h) and
  * its one-step-at-a-time form (traverse_gpu.h),
  * closest and any hit, over arrays copied to device memory. */
 #include <stdint.h>
@@ -8,9 +8,9 @@
 
 #include <cuda_runtime.h>
 
-#include "bvh_traverse.h"
-#include "bvh_wide_traverse.h"
-#include "kernels/traverse_gpu.h"
+#include "prism/device/bvh_traverse.h"
+#include "prism/device/bvh_wide_traverse.h"
+#include "prism/device/traverse_gpu.h"
 
 #include "bvh_wide_gpu.h"
 

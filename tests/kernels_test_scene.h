@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "geometry_view.h"
-#include "optics_tables.h"
+#include "prism/device/geometry_view.h"
+#include "engine/upload/optics_tables.h"
 #include "prism/bvh.h"
 #include "prism/context.h"
 #include "prism/geometry.h"

@@ -7,7 +7,7 @@
 
 #include "prism/memory.h"
 extern "C" {
-#include "memory_internal.h" /* prism__stream_handle: C linkage */
+#include "engine/memory/internal.h" /* prism__stream_handle: C linkage */
 }
 
 __global__ void sum_kernel(const uint32_t *p, size_t n, unsigned long long *out)

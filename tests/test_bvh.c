@@ -17,10 +17,10 @@
 
 #include <cmocka.h>
 
-#include "bvh_internal.h"
+#include "geometry/bvh/internal.h"
 #include "bvh_scalar.h"
 #include "bvh_test_util.h"
-#include "bvh_traverse.h"
+#include "prism/device/bvh_traverse.h"
 
 typedef struct log_capture {
     char text[2048];

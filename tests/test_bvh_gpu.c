@@ -1,4 +1,4 @@
-/* The CUDA BVH builder (engine/cuda_bvh_build.cu), through
+/* The CUDA BVH builder (engine/cuda/bvh/build.cu), through
  * prism_geometry_upload with no host BVH, against the host builder (the
  * oracle). Skipped (77) without a CUDA device.
  *
@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "bvh_hostile.h"
-#include "geometry_internal.h"
+#include "engine/upload/geometry_internal.h"
 #include "prism/propagate.h"
 #include "prism/render.h"
 #include "prism/scene.h"

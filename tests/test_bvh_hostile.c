@@ -19,7 +19,7 @@
 #include <omp.h>
 
 #include "bvh_hostile.h"
-#include "ray_triangle.h"
+#include "prism/device/ray_triangle.h"
 
 #include "prism/bvh.h"
 

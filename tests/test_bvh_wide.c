@@ -1,4 +1,4 @@
-/* The wide BVH (geometry/bvh_wide.h): the collapse's structure (every node
+/* The wide BVH (prism/device/bvh_wide.h): the collapse's structure (every node
  * reached once from the root, children after their parent and consecutive,
  * every triangle in exactly one leaf, each decoded box holding the
  * triangles below it, the depth bound) and the wide traversal against the
@@ -19,13 +19,13 @@
 #include <cmocka.h>
 
 #include "bvh_hostile.h"
-#include "bvh_internal.h"
+#include "geometry/bvh/internal.h"
 #include "bvh_scalar.h"
 #include "bvh_test_util.h"
 #include "bvh_wide_check.h"
-#include "bvh_traverse.h"
-#include "bvh_wide.h"
-#include "bvh_wide_traverse.h"
+#include "prism/device/bvh_traverse.h"
+#include "prism/device/bvh_wide.h"
+#include "prism/device/bvh_wide_traverse.h"
 #include "prism/scene.h"
 
 /* ---- hits --------------------------------------------------------------- */

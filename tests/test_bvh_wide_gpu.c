@@ -8,7 +8,7 @@
  * a rounding late: at most 1 in 10^4 rays. Every 8th ray is also traced on
  * the host (the reference): the same hit. Any-hit verdicts must agree.
  *
- * The device's collapse (engine/cuda_bvh_wide.cu), after the device build,
+ * The device's collapse (engine/cuda/bvh/wide.cu), after the device build,
  * through prism_geometry_upload with the nodes in device and in mapped
  * memory: read back, the same bytes as the host collapse of the same
  * binary tree, the structure checked (bvh_wide_check.h), and on the
@@ -29,14 +29,14 @@
 
 #include <cmocka.h>
 
-#include "bvh_device.h"
+#include "engine/cuda/bvh/build.h"
 #include "bvh_hostile.h"
-#include "bvh_internal.h"
-#include "bvh_traverse.h"
-#include "bvh_wide.h"
+#include "geometry/bvh/internal.h"
+#include "prism/device/bvh_traverse.h"
+#include "prism/device/bvh_wide.h"
 #include "bvh_wide_check.h"
 #include "bvh_wide_gpu.h"
-#include "geometry_internal.h"
+#include "engine/upload/geometry_internal.h"
 #include "prism/context.h"
 #include "prism/scene.h"
 

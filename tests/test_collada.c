@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "collada_internal.h"
-#include "fast_float.h"
+#include "geometry/collada/internal.h"
+#include "geometry/fast_float.h"
 #include "test_collada_util.h"
 
 static void assert_near(double a, double b, double tol)

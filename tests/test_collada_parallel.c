@@ -1,4 +1,4 @@
-/* COLLADA loader, chunked parse (collada_parallel.c): cut into chunks of
+/* COLLADA loader, chunked parse (geometry/collada/parallel.c): cut into chunks of
  * any size, every document must load exactly as the serial parse loads it:
  * the same scene, the same warnings (their file:line:col come from the
  * chunks' shifted positions), and for bad documents the same result and
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "exec_util.h"
-#include "collada_internal.h"
+#include "geometry/collada/internal.h"
 #include "test_collada_util.h"
 
 typedef struct run {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "collada_internal.h"
+#include "geometry/collada/internal.h"
 #include "test_collada_util.h"
 
 static prism_scene *load_desc(const char *path, prism_load_desc d, load_out *o)

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "device_choice.h"
+#include "engine/device_choice.h"
 
 static prism_result choose(const prism_device_sources *s, int *index, char *msg)
 {

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "memory_internal.h" /* prism__memory_inject_device_failures */
+#include "engine/memory/internal.h" /* prism__memory_inject_device_failures */
 #include "prism/context.h"
 #include "prism/memory.h"
 

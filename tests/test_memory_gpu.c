@@ -15,8 +15,8 @@
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
 
-#include "geometry_internal.h"
-#include "memory_internal.h" /* prism__memory_inject_device_failures */
+#include "engine/upload/geometry_internal.h"
+#include "engine/memory/internal.h" /* prism__memory_inject_device_failures */
 #include "prism/geometry.h"
 #include "prism/memory.h"
 

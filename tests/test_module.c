@@ -14,12 +14,12 @@
 #include <cmocka.h>
 
 #include "exec_util.h"
-#include "geometry_internal.h"
-#include "kernels/traverse.h"
+#include "engine/upload/geometry_internal.h"
+#include "prism/device/traverse.h"
 #include "kernels_test_scene.h"
-#include "module_headers.h"
-#include "module_internal.h"
-#include "optics_tables.h"
+#include "engine/module/headers.h"
+#include "engine/module/internal.h"
+#include "engine/upload/optics_tables.h"
 #include "prism/device_view.h"
 #include "prism/module.h"
 
@@ -169,8 +169,8 @@ static void test_embedded_headers_complete(void **state)
     assert_true(includes > 30);
     const char *files[][2] = {{"prism/device.cuh", "/../include/prism/device.cuh"},
                               {"prism/device_view.h", "/../include/prism/device_view.h"},
-                              {"prism/device/traverse.h", "/../engine/kernels/traverse.h"},
-                              {"prism/device/geometry_view.h", "/../geometry/geometry_view.h"}};
+                              {"prism/device/traverse.h", "/../include/prism/device/traverse.h"},
+                              {"prism/device/geometry_view.h", "/../include/prism/device/geometry_view.h"}};
     for (int i = 0; i < 4; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s%s", PRISM_ASSETS, files[i][1]);

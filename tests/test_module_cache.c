@@ -1,4 +1,4 @@
-/* The kernel cache without a GPU (engine/module_cache.c): the key and what
+/* The kernel cache without a GPU (engine/module/cache.c): the key and what
  * changes it, where the cache lives, the entry format and its faults, and
  * files written and read by several processes at once. */
 #define _POSIX_C_SOURCE 200809L
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "exec_util.h"
-#include "module_cache.h"
+#include "engine/module/cache.h"
 #include "prism/context.h"
 
 static const char *const two_options[2] = {"-DA", "B"};

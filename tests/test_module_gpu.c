@@ -27,13 +27,13 @@
 #include <cmocka.h>
 
 #include "exec_util.h"
-#include "kernels/traverse.h"
+#include "prism/device/traverse.h"
 #include "kernels_test_scene.h"
 #include "prism/device_view.h"
 #include "prism/memory.h"
 #include "prism/module.h"
 #include "prism/render.h"
-#include "render_internal.h"
+#include "engine/launch/render_internal.h"
 
 extern char **environ;
 

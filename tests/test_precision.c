@@ -10,7 +10,7 @@
  * should also agree photon by photon, up to paths that float rounding
  * sends another way; that agreement is reported, the fractions checked.
  * Then the case that breaks a start distance along the ray: photons
- * grazing a mirror, at the three offsets (kernels/spawn.h says why).
+ * grazing a mirror, at the three offsets (prism/device/spawn.h says why).
  * With PRISM_PRECISION_BACKEND=cuda (ctest precision_gpu, label gpu) the
  * same checks run on the CUDA backend, or report skipped without a device. */
 #include <math.h>

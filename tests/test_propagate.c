@@ -16,13 +16,13 @@
 
 #include <cmocka.h>
 
-#include "kernels/kmath.h"
-#include "kernels/philox.h"
+#include "prism/device/kmath.h"
+#include "prism/device/philox.h"
 #include "kernels_test_scene.h"
 #include "prism/geometry.h"
 #include "prism/memory.h"
-#include "geometry_internal.h"
-#include "propagate_internal.h"
+#include "engine/upload/geometry_internal.h"
+#include "engine/launch/propagate_internal.h"
 
 #define C_LIGHT 0.299792458
 
@@ -516,7 +516,7 @@ static void test_tree_independent(void **state)
     kt_free(&s, ctx);
 }
 
-/* The own logarithm and sine/cosine (kernels/kmath.h) against libm in
+/* The own logarithm and sine/cosine (prism/device/kmath.h) against libm in
  * double: within 2 ulp over every 37th uniform the generator can draw
  * (and at both ends), and exact where the answer is. */
 static double ulps(float got, double want)

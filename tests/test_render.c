@@ -16,7 +16,7 @@
 #include "prism/geometry.h"
 #include "prism/kernels.h"
 #include "prism/memory.h"
-#include "render_internal.h"
+#include "engine/launch/render_internal.h"
 
 static prism_context *ctx;
 static kt_scene cube;

@@ -21,7 +21,7 @@
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/render.h"
-#include "kernels/render_tuning.h"
+#include "engine/launch/render_tuning.h"
 
 enum { W = 640, H = 480 };
 
@@ -139,7 +139,7 @@ static void test_targets_identical(void **state)
 }
 
 #ifdef PRISM_HAVE_CUDA
-/* Every CUDA render kernel variant (kernels/render_tuning.h), in blocks of
+/* Every CUDA render kernel variant (engine/launch/render_tuning.h), in blocks of
  * 256, 128 and 64, against the host, shaded and x-ray, from both cameras,
  * and with the hall hidden (rays step over its surfaces). */
 static void test_every_kernel_variant(void **state)

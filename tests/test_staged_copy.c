@@ -1,4 +1,4 @@
-/* The staged copy (engine/staged_copy.c, engine/fill_store.c) on the host
+/* The staged copy (engine/memory/staged_copy.c, engine/memory/fill_store.c) on the host
  * backend: whatever the store mode, ring size, ramp, chunk and thread count,
  * the destination holds exactly the bytes the fill produced, the fill is
  * called on granule boundaries only, and an error from the copy comes back.
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "memory_internal.h"
+#include "engine/memory/internal.h"
 
 static prism_context *make(void)
 {

@@ -14,10 +14,10 @@
 
 #include <cmocka.h>
 
-#include "bvh_traverse.h"
-#include "bvh_wide_traverse.h"
-#include "geometry_internal.h"
-#include "memory_internal.h"
+#include "prism/device/bvh_traverse.h"
+#include "prism/device/bvh_wide_traverse.h"
+#include "engine/upload/geometry_internal.h"
+#include "engine/memory/internal.h"
 #include "prism/geometry.h"
 #include "prism/memory.h"
 
@@ -595,7 +595,7 @@ static void test_parallel_fill_and_staged_copy(void **state)
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
-/* The wide tree (engine/upload_wide.c): made when PRISM_TRAVERSAL=wide and,
+/* The wide tree (engine/upload/wide.c): made when PRISM_TRAVERSAL=wide and,
  * on the host backend, by default, not when =binary; where made, the
  * view's wide walk hits what the CPU reference hits, the ledger holds its
  * arrays under their names, and destroying the geometry frees them. */

@@ -19,7 +19,7 @@
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/render.h"
-#include "kernels/render_tuning.h"
+#include "engine/launch/render_tuning.h"
 
 #define MAX_RESULTS 160
 #define MAX_TUNINGS 24
@@ -64,7 +64,7 @@ static void usage(FILE *f)
                "detector, for placement policies device, mapped and chroma on CUDA and on the\n"
                "host backend. Median of N renders (default 5; host 1) after a warm-up.\n"
                "--device-only: CUDA on the device policy only. --variants: CUDA render\n"
-               "kernel variants to compare (device and mapped policies; engine/cuda_kernels.cu\n"
+               "kernel variants to compare (device and mapped policies; engine/cuda/kernels.cu\n"
                "lists them), each with every --blocks size (default 256). --bvh: the CUDA rows\n"
                "trace the tree the device builds at upload (cuda, the default) or the host's\n"
                "(host); host rows always trace the host's. --bvh-order: the host tree's node\n"

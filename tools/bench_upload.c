@@ -14,7 +14,7 @@
 #include <omp.h>
 
 #include "bench_util.h"
-#include "memory_internal.h"
+#include "engine/memory/internal.h"
 #include "prism/bvh.h"
 #include "prism/geometry.h"
 #include "prism/memory.h"
@@ -78,7 +78,7 @@ static void usage(FILE *f)
                "largest array, within 1-8 MiB), --buffers their count (default 4), --threads the\n"
                "threads that fill them; --no-ramp starts with full chunks instead of 256 KiB\n"
                "doubling; --stores is how staging is written: stream (the default), plain (the\n"
-               "old way), plain+demote, hybrid, hybrid+demote (engine/fill_store.c). The per-array\n"
+               "old way), plain+demote, hybrid, hybrid+demote (engine/memory/fill_store.c). The per-array\n"
                "report is the median upload's of each policy.\n" PRISM_BENCH_UNIT_HELP);
 }
 
@@ -109,7 +109,7 @@ static prism_result copy_rate(upload_bench *b, const void *src, prism_buffer *ds
     return PRISM_SUCCESS;
 }
 
-/* The upload's own transfer engine (engine/staged_copy.c): threads fill
+/* The upload's own transfer engine (engine/memory/staged_copy.c): threads fill
  * pinned chunk i (here with a plain copy, the layout being final) while
  * earlier chunks cross the bus, storing as the upload does. */
 static void fill_copy(void *user, size_t first, size_t n, void *dst)

@@ -2,7 +2,7 @@
  * Prism so that nothing of the library's stands between the measurement
  * and CUDA: the pinned peak, chunked copies alone, the CPU fill alone, and
  * the fill+copy pipeline in two shapes (a parallel region per chunk, as
- * engine/staged_copy.c had, and one region for the whole copy), for chunk
+ * engine/memory/staged_copy.c had, and one region for the whole copy), for chunk
  * sizes, buffer counts and write-back vs write-combined staging. Not built
  * by CMake; on the GPU machine:
  *   gcc -O2 -fopenmp tools/probe_staging.c -I/usr/local/cuda/include \

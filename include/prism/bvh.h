@@ -1,8 +1,8 @@
 /* prism_bvh: a bounding volume hierarchy over a scene's triangles, laid out
  * for GPU traversal, and the CPU reference ray queries over it. The per-ray
- * code both backends run is geometry/bvh_traverse.h (prism_bvh_closest,
+ * code both backends run is prism/device/bvh_traverse.h (prism_bvh_closest,
  * prism_bvh_closest_skip, prism_bvh_any over a prism_geometry_view) and
- * geometry/ray_triangle.h (watertight ray/triangle test). */
+ * prism/device/ray_triangle.h (watertight ray/triangle test). */
 #ifndef PRISM_BVH_H
 #define PRISM_BVH_H
 

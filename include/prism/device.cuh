@@ -8,8 +8,7 @@
  * prism_device_view (prism_geometry_device_view) to the kernel by value.
  *
  * What it gives, each the function Prism's own kernels run (the headers
- * under prism/device/ are engine/kernels/ and the BVH walk of geometry/,
- * installed as they are):
+ * under prism/device/, installed as they are in the source tree):
  *   prism_trace_closest(view, ...)  closest hit, with the triangle's codes
  *   prism_trace_any(view, ...)      any hit (shadow and occlusion rays)
  *   prism_device_normal(view, i)    a triangle's unit normal
@@ -22,7 +21,7 @@
  * prism_trace_hit (prism/device/traverse.h), prism_bvh_closest_skip and
  * prism_bvh_any (prism/device/bvh_traverse.h), their wide-tree forms
  * prism_wide_closest_skip and prism_wide_any (prism/device/
- * bvh_wide_traverse.h, where view.geometry.wide_count is not 0), pv3
+ * prism/device/bvh_wide_traverse.h, where view.geometry.wide_count is not 0), pv3
  * arithmetic (vec.h).
  *
  * Directions need not be normalised: distances are in units of the

@@ -3,7 +3,7 @@
  * Rayleigh scattering, Fresnel reflection and refraction (total internal
  * reflection included), and optical surfaces that detect, absorb or reflect.
  * The same per-photon code runs on the CUDA and the host backend
- * (engine/kernels/); random numbers are Philox4x32-10 keyed by the seed and
+ * (include/prism/device/); random numbers are Philox4x32-10 keyed by the seed and
  * the photon's index in the run, so a photon draws the same numbers on
  * both, and in whichever call of a run split into batches it is.
  *

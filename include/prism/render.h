@@ -2,7 +2,7 @@
  * per pixel from a pinhole camera, through the BVH, shaded so a detector can
  * be read: headlight diffuse with a colour per material, or "x-ray" layers
  * blended with alpha. The same per-pixel code runs on the CUDA and the host
- * backend (engine/kernels/); the host backend is the reference. */
+ * backend (include/prism/device/); the host backend is the reference. */
 #ifndef PRISM_RENDER_H
 #define PRISM_RENDER_H
 

@@ -1,0 +1,1087 @@
+/* The CUDA BVH builder: PLOC (Meister and Bittner, "Parallel Locally-Ordered
+ * Clustering for Bounding Volume Hierarchy Construction", 2018) over
+ * 63-bit Morton codes, then an SAH collapse into leaves and a breadth-first
+ * layout, all in device memory. The nodes never cross PCIe.
+ *
+ * Why PLOC: an LBVH (Karras 2012) builds faster but its trees cost 20-40%
+ * more SAH than a binned SAH build; PLOC's nearest-neighbour merging of
+ * Morton-ordered clusters reaches the binned tree's quality at a few times
+ * the LBVH's time, and every pass is a map, a scan and a compaction that
+ * CUB does well.
+ *
+ * Phases (timed with events, reported as prism_bvh_build_report's):
+ *   codes:       centroid bounds (and the input check), Morton codes;
+ *   sort:        CUB radix sort of (code, triangle);
+ *   hierarchy:   PLOC passes, each: nearest neighbour in a window of
+ *                +-PLOC_RADIUS clusters (smallest union box area), mutual
+ *                pairs merge, one CUB scan compacts. A merged node's
+ *                triangle count and SAH cost (best of leaf and split) are
+ *                known when it is made, so the collapse needs no pass.
+ *                Below TAIL_MAX clusters one block does the remaining
+ *                passes in one launch (on the 2.56M-triangle detector,
+ *                about 50 of 73 passes), and then the top-down below for
+ *                the nodes they made;
+ *   optimisation: top-down, pass by pass in reverse: each node's depth,
+ *                its first triangle in leaf order, and whether it is in the
+ *                final tree (no ancestor became a leaf);
+ *   layout:      triangles into leaf order; the final nodes sorted by
+ *                (depth, first triangle), which is breadth-first order with
+ *                each sibling pair adjacent (children of one parent at one
+ *                depth, left before right, nothing between them), written
+ *                in the 32-byte layout with node 1 as padding.
+ *
+ * Ties: clusters of equal union area (identical triangles, the repeated
+ * PMTs of a detector) break ties by a hash symmetric in the pair, so the
+ * globally best pair is always mutual and every pass merges (with
+ * "smallest index wins", identical boxes would merge one pair per window).
+ * A pass that merged nothing anyway, or a tree deeper than
+ * PRISM_BVH_MAX_DEPTH (the traversal's stack), makes the builder pair
+ * neighbours instead: a balanced tree over the Morton order, depth
+ * log2(n), reported as `balanced`. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cuda_runtime_api.h>
+
+extern "C" {
+#include "engine/context_internal.h"
+#include "engine/launch/kernel_state.h"
+}
+#include "build.h"
+#include "engine/cuda/launch.h"
+
+/* The window: +-PLOC_RADIUS clusters. PRISM_BVH_RADIUS=8 (a knob for the
+ * bench) builds 8-12% faster but costs rays: on the H200, the 2.56M
+ * detector 3.26 vs 3.55 ms, SAH 113.5 vs 111.8, outside rays 1163 vs 1467
+ * Mrays/s; 25.6M triangles 18.9 vs 21.6 ms, SAH 130.4 vs 127.5. */
+#define PLOC_RADIUS 16
+#define BLOCK 256
+
+/* ---- device helpers */
+
+/* prism__float_order's key back to its float. */
+static inline float o2f(uint32_t u)
+{
+    u = (u & 0x80000000u) ? (u & 0x7FFFFFFFu) : ~u;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+__device__ __forceinline__ float box_area(float3 lo, float3 hi)
+{
+    const float dx = hi.x - lo.x, dy = hi.y - lo.y, dz = hi.z - lo.z;
+    return dx * dy + dy * dz + dz * dx;
+}
+
+__device__ __forceinline__ float3 vload(const float *v, uint32_t i)
+{
+    return make_float3(v[3 * (size_t)i], v[3 * (size_t)i + 1], v[3 * (size_t)i + 2]);
+}
+
+__device__ __forceinline__ float3 fmin3(float3 a, float3 b)
+{
+    return make_float3(fminf(a.x, b.x), fminf(a.y, b.y), fminf(a.z, b.z));
+}
+
+__device__ __forceinline__ float3 fmax3(float3 a, float3 b)
+{
+    return make_float3(fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z));
+}
+
+__device__ __forceinline__ bool finite3(float3 a)
+{
+    return isfinite(a.x) && isfinite(a.y) && isfinite(a.z);
+}
+
+/* Bits 0..20 of x spread to every third bit. */
+__device__ __forceinline__ uint64_t spread21(uint32_t x)
+{
+    uint64_t v = x & 0x1FFFFFu;
+    v = (v | v << 32) & 0x1F00000000FFFFull;
+    v = (v | v << 16) & 0x1F0000FF0000FFull;
+    v = (v | v << 8) & 0x100F00F00F00F00Full;
+    v = (v | v << 4) & 0x10C30C30C30C30C3ull;
+    v = (v | v << 2) & 0x1249249249249249ull;
+    return v;
+}
+
+/* A hash of the unordered pair {a < b}: the tie-break of equal areas. */
+__device__ __forceinline__ uint32_t pair_hash(uint32_t a, uint32_t b)
+{
+    uint32_t h = a * 0x9E3779B1u ^ (b + 0x7F4A7C15u) * 0x85EBCA77u;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    h *= 0x297A2D39u;
+    h ^= h >> 15;
+    return h;
+}
+
+/* ---- codes */
+
+/* Centroid bounds (ordered-int encoded, [0..2] min, [3..5] max) and the
+ * first bad triangle (index out of range or non-finite vertex). */
+__global__ void k_bounds(const float *V, uint32_t nv, const uint32_t *T, uint32_t n,
+                         uint32_t *bounds, uint32_t *bad)
+{
+    float3 lo = make_float3(FLT_MAX, FLT_MAX, FLT_MAX), hi = make_float3(-FLT_MAX, -FLT_MAX, -FLT_MAX);
+    uint32_t first_bad = UINT32_MAX;
+    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
+        const uint32_t a = T[3 * (size_t)t], b = T[3 * (size_t)t + 1], c = T[3 * (size_t)t + 2];
+        if (a >= nv || b >= nv || c >= nv) {
+            first_bad = min(first_bad, t);
+            continue;
+        }
+        const float3 p = vload(V, a), q = vload(V, b), r = vload(V, c);
+        if (!finite3(p) || !finite3(q) || !finite3(r)) {
+            first_bad = min(first_bad, t);
+            continue;
+        }
+        const float3 m = make_float3((p.x + q.x + r.x) * (1.0f / 3), (p.y + q.y + r.y) * (1.0f / 3),
+                                     (p.z + q.z + r.z) * (1.0f / 3));
+        lo = fmin3(lo, m);
+        hi = fmax3(hi, m);
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        lo.x = fminf(lo.x, __shfl_xor_sync(~0u, lo.x, o));
+        lo.y = fminf(lo.y, __shfl_xor_sync(~0u, lo.y, o));
+        lo.z = fminf(lo.z, __shfl_xor_sync(~0u, lo.z, o));
+        hi.x = fmaxf(hi.x, __shfl_xor_sync(~0u, hi.x, o));
+        hi.y = fmaxf(hi.y, __shfl_xor_sync(~0u, hi.y, o));
+        hi.z = fmaxf(hi.z, __shfl_xor_sync(~0u, hi.z, o));
+        first_bad = min(first_bad, __shfl_xor_sync(~0u, first_bad, o));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMin(&bounds[0], prism__float_order(lo.x));
+        atomicMin(&bounds[1], prism__float_order(lo.y));
+        atomicMin(&bounds[2], prism__float_order(lo.z));
+        atomicMax(&bounds[3], prism__float_order(hi.x));
+        atomicMax(&bounds[4], prism__float_order(hi.y));
+        atomicMax(&bounds[5], prism__float_order(hi.z));
+        if (first_bad != UINT32_MAX)
+            atomicMin(bad, first_bad);
+    }
+}
+
+__global__ void k_codes(const float *V, const uint32_t *T, uint32_t n, const float *frame,
+                        uint64_t *keys, uint32_t *vals)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n)
+        return;
+    const float3 p = vload(V, T[3 * (size_t)t]), q = vload(V, T[3 * (size_t)t + 1]),
+                 r = vload(V, T[3 * (size_t)t + 2]);
+    /* frame: lo[3], scale[3] (2^21 / extent, 0 for a flat axis) */
+    const float c[3] = {(p.x + q.x + r.x) * (1.0f / 3), (p.y + q.y + r.y) * (1.0f / 3),
+                        (p.z + q.z + r.z) * (1.0f / 3)};
+    uint64_t code = 0;
+    for (int a = 0; a < 3; a++) {
+        float x = (c[a] - frame[a]) * frame[3 + a];
+        uint32_t qx = x <= 0.0f ? 0u : x >= 2097151.0f ? 2097151u : (uint32_t)x;
+        code |= spread21(qx) << (2 - a);
+    }
+    keys[t] = code;
+    vals[t] = t;
+}
+
+/* ---- clusters and nodes
+ *
+ * Node record (all 2n-1 nodes; ids 0..n-1 are the leaves in Morton order,
+ * merged nodes follow in the order the passes make them, so a child's id
+ * is always below its parent's): lo.w = triangle count (bits), hi.w = SAH
+ * cost of the subtree as it will be laid out (unnormalised areas).
+ * Cluster record: lo.w = node id (bits); the window search reads only these. */
+
+__global__ void k_leaves(const float *V, const uint32_t *T, uint32_t n, const uint32_t *order,
+                         float4 *node, uint2 *child, uint8_t *leaf, float4 *cl)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const uint32_t t = order[i];
+    const float3 p = vload(V, T[3 * (size_t)t]), q = vload(V, T[3 * (size_t)t + 1]),
+                 r = vload(V, T[3 * (size_t)t + 2]);
+    const float3 lo = fmin3(fmin3(p, q), r), hi = fmax3(fmax3(p, q), r);
+    node[2 * (size_t)i] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(1u));
+    node[2 * (size_t)i + 1] = make_float4(hi.x, hi.y, hi.z, box_area(lo, hi));
+    child[i] = make_uint2(UINT32_MAX, UINT32_MAX);
+    leaf[i] = 1;
+    cl[2 * (size_t)i] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(i));
+    cl[2 * (size_t)i + 1] = make_float4(hi.x, hi.y, hi.z, 0.0f);
+}
+
+/* Cluster i's nearest neighbour within +-PLOC_RADIUS positions: the
+ * smallest (union area, pair hash). `box(g)` is cluster g's lo, hi. pairs
+ * != 0: the balanced fallback, neighbours 2k and 2k+1. */
+template <int R, typename Boxes>
+__device__ __forceinline__ uint32_t nearest_of(const Boxes &box, uint32_t c, uint32_t i, int pairs)
+{
+    if (pairs)
+        return (i ^ 1u) < c ? (i ^ 1u) : i;
+    float4 a_lo, a_hi;
+    box(i, a_lo, a_hi);
+    uint64_t best = UINT64_MAX;
+    uint32_t best_j = i;
+    for (int d = -R; d <= R; d++) {
+        const int64_t j = (int64_t)i + d;
+        if (d == 0 || j < 0 || j >= c)
+            continue;
+        float4 b_lo, b_hi;
+        box((uint32_t)j, b_lo, b_hi);
+        const float3 lo = make_float3(fminf(a_lo.x, b_lo.x), fminf(a_lo.y, b_lo.y), fminf(a_lo.z, b_lo.z));
+        const float3 hi = make_float3(fmaxf(a_hi.x, b_hi.x), fmaxf(a_hi.y, b_hi.y), fmaxf(a_hi.z, b_hi.z));
+        const uint32_t lo_id = d < 0 ? (uint32_t)j : i, hi_id = d < 0 ? i : (uint32_t)j;
+        const uint64_t key = (uint64_t)__float_as_uint(box_area(lo, hi)) << 32 | pair_hash(lo_id, hi_id);
+        if (key < best) {
+            best = key;
+            best_j = (uint32_t)j;
+        }
+    }
+    return best_j;
+}
+
+/* Boxes from a shared-memory tile that starts at cluster `first`. */
+struct tile_boxes {
+    const float4 *tile;
+    int64_t first;
+    __device__ void operator()(uint32_t g, float4 &lo, float4 &hi) const
+    {
+        lo = tile[2 * (g - first)];
+        hi = tile[2 * (g - first) + 1];
+    }
+};
+
+/* Boxes straight from global memory (the tail, where they sit in L1/L2). */
+struct global_boxes {
+    const float4 *cl;
+    __device__ void operator()(uint32_t g, float4 &lo, float4 &hi) const
+    {
+        lo = cl[2 * (size_t)g];
+        hi = cl[2 * (size_t)g + 1];
+    }
+};
+
+/* The device-wide passes' state, so that passes can follow one another
+ * without the host reading each one's count: kernels are launched over
+ * the last count the host saw (`bound`) and read the real one here. */
+typedef struct pass_state {
+    uint32_t c, next, pairs, records;
+} pass_state;
+
+#define PASS_BATCH 4
+
+template <int R>
+__global__ void k_nearest(const float4 *cl, const pass_state *st, uint32_t *nn)
+{
+    __shared__ float4 tile[2 * (BLOCK + 2 * R)];
+    const uint32_t c = st->c;
+    const int pairs = st->pairs;
+    if ((uint64_t)blockIdx.x * BLOCK >= c)
+        return;
+    const int64_t first = (int64_t)blockIdx.x * BLOCK - R;
+    if (!pairs)
+        for (int k = threadIdx.x; k < BLOCK + 2 * R; k += BLOCK) {
+            const int64_t g = first + k;
+            if (g >= 0 && g < c) {
+                tile[2 * k] = cl[2 * g];
+                tile[2 * k + 1] = cl[2 * g + 1];
+            }
+        }
+    __syncthreads();
+    const uint32_t i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i < c)
+        nn[i] = nearest_of<R>(tile_boxes{tile, first}, c, i, pairs);
+}
+
+/* Per cluster: merges (the lower of a mutual pair) in the high half,
+ * survives (not the higher of a mutual pair) in the low half; one 64-bit
+ * inclusive scan then gives both the new node's rank and the position. */
+__device__ __forceinline__ uint64_t flag_of(const uint32_t *nn, uint32_t i)
+{
+    const uint32_t j = nn[i];
+    const bool mutual = j != i && nn[j] == i;
+    return (mutual && i < j ? 1ull << 32 : 0ull) | (mutual && i > j ? 0ull : 1ull);
+}
+
+__global__ void k_flags(const uint32_t *nn, const pass_state *st, uint32_t bound, uint64_t *packed)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < bound)
+        packed[i] = i < st->c ? flag_of(nn, i) : 0ull;
+}
+
+/* Cluster i into the next pass's array: copied, or merged with its mutual
+ * neighbour into node next_id + (merges before it); `excl` is the
+ * exclusive prefix of flag_of (merges, survivors). */
+__device__ __forceinline__ void merge_one(const float4 *cl, const uint32_t *nn, uint32_t i, uint64_t excl,
+                                          float4 *out, float4 *node, uint2 *child, uint8_t *leaf,
+                                          uint32_t next_id, uint32_t max_leaf)
+{
+    const uint32_t j = nn[i];
+    const bool mutual = j != i && nn[j] == i;
+    if (mutual && i > j)
+        return; /* merged into its partner's new node */
+    const uint32_t pos = (uint32_t)excl;
+    const float4 a_lo = cl[2 * (size_t)i], a_hi = cl[2 * (size_t)i + 1];
+    if (!mutual) {
+        out[2 * (size_t)pos] = a_lo;
+        out[2 * (size_t)pos + 1] = a_hi;
+        return;
+    }
+    const float4 b_lo = cl[2 * (size_t)j], b_hi = cl[2 * (size_t)j + 1];
+    const uint32_t ia = __float_as_uint(a_lo.w), ib = __float_as_uint(b_lo.w);
+    const uint32_t id = next_id + (uint32_t)(excl >> 32);
+    const float3 lo = make_float3(fminf(a_lo.x, b_lo.x), fminf(a_lo.y, b_lo.y), fminf(a_lo.z, b_lo.z));
+    const float3 hi = make_float3(fmaxf(a_hi.x, b_hi.x), fmaxf(a_hi.y, b_hi.y), fmaxf(a_hi.z, b_hi.z));
+    const float4 na_lo = node[2 * (size_t)ia], na_hi = node[2 * (size_t)ia + 1];
+    const float4 nb_lo = node[2 * (size_t)ib], nb_hi = node[2 * (size_t)ib + 1];
+    const uint32_t count = __float_as_uint(na_lo.w) + __float_as_uint(nb_lo.w);
+    /* SAH constants of prism/bvh.h: traversal 1, intersection 1 per triangle */
+    const float area = box_area(lo, hi);
+    const float split = area + na_hi.w + nb_hi.w, as_leaf = area * (float)count;
+    const bool is_leaf = count <= max_leaf && as_leaf <= split;
+    node[2 * (size_t)id] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(count));
+    node[2 * (size_t)id + 1] = make_float4(hi.x, hi.y, hi.z, is_leaf ? as_leaf : split);
+    child[id] = make_uint2(ia, ib);
+    leaf[id] = is_leaf;
+    out[2 * (size_t)pos] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(id));
+    out[2 * (size_t)pos + 1] = make_float4(hi.x, hi.y, hi.z, 0.0f);
+}
+
+__global__ void k_merge(const float4 *cl, const pass_state *st, const uint32_t *nn,
+                        const uint64_t *packed, float4 *out, float4 *node, uint2 *child, uint8_t *leaf,
+                        uint32_t max_leaf)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < st->c)
+        merge_one(cl, nn, i, packed[i] - flag_of(nn, i), out, node, child, leaf, st->next, max_leaf);
+}
+
+/* The pass's totals into the state, and its record (the nodes it made). A
+ * pass that merged nothing (cannot happen with distinct keys) copied every
+ * cluster, and turns on pairing so that the next one merges. */
+__global__ void k_advance(const uint64_t *packed, pass_state *st, uint2 *records)
+{
+    const uint32_t c = st->c;
+    if (c <= 1)
+        return;
+    const uint64_t t = packed[c - 1];
+    const uint32_t merged = (uint32_t)(t >> 32);
+    if (merged) {
+        records[st->records++] = make_uint2(st->next, merged);
+        st->next += merged;
+    } else {
+        st->pairs = 1;
+    }
+    st->c = (uint32_t)t;
+}
+
+/* ---- optimisation: top-down over one pass's nodes [first, first + n) */
+
+__device__ __forceinline__ void down_one(const float4 *node, const uint2 *child, const uint8_t *leaf,
+                                         uint32_t *off, uint32_t *depth, uint8_t *live, uint32_t id,
+                                         uint32_t *max_depth)
+{
+    const uint2 ch = child[id];
+    const uint32_t o = off[id], d = depth[id] + 1;
+    const uint8_t below = live[id] && !leaf[id];
+    off[ch.x] = o;
+    off[ch.y] = o + __float_as_uint(node[2 * (size_t)ch.x].w);
+    depth[ch.x] = depth[ch.y] = d;
+    live[ch.x] = live[ch.y] = below;
+    if (below)
+        atomicMax(max_depth, d);
+}
+
+__global__ void k_down(const float4 *node, const uint2 *child, const uint8_t *leaf, uint32_t *off,
+                       uint32_t *depth, uint8_t *live, uint32_t first, uint32_t n, uint32_t *max_depth)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n)
+        down_one(node, child, leaf, off, depth, live, first + k, max_depth);
+}
+
+/* ---- the tail: the last passes, from TAIL_MAX clusters down to one, in
+ * one block (they are dozens of passes over a few thousand clusters: a
+ * launch and a host round trip each cost more than their work), then the
+ * top-down over the nodes they made, which are the top of the tree. */
+
+/* 512 threads of 8 clusters: at 1024 threads (64 registers) the window
+ * search spilled */
+#define TAIL_THREADS 512
+#define TAIL_PER_THREAD 8
+#define TAIL_MAX (TAIL_THREADS * TAIL_PER_THREAD)
+/* The tail's pass records; near the end it pairs neighbours (at most
+ * log2(TAIL_MAX) more passes), so it never needs more. */
+#define TAIL_PASSES 8192
+
+typedef struct tail_out {
+    uint32_t passes, root;
+} tail_out;
+
+template <int R>
+__global__ void __launch_bounds__(TAIL_THREADS)
+    k_tail(float4 *cl, float4 *spare, uint32_t c, uint32_t next, uint32_t *nn, float4 *node, uint2 *child,
+           uint8_t *leaf, uint32_t max_leaf, int pairs, uint2 *passes, uint32_t cap, uint32_t *off,
+           uint32_t *depth, uint8_t *live, uint32_t *max_depth, tail_out *out)
+{
+    typedef cub::BlockScan<unsigned long long, TAIL_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    const uint32_t t = threadIdx.x;
+    uint32_t np = 0;
+    float4 *cur = cl, *nxt = spare;
+    while (c > 1) {
+        /* passes are bounded: near the record's end, pairs finish in log2(c) */
+        if (!pairs && np + 16 >= cap)
+            pairs = 1;
+        for (uint32_t i = t; i < c; i += TAIL_THREADS)
+            nn[i] = nearest_of<R>(global_boxes{cur}, c, i, pairs);
+        __syncthreads();
+        unsigned long long sum = 0, excl, total;
+        for (int k = 0; k < TAIL_PER_THREAD; k++) {
+            const uint32_t i = t * TAIL_PER_THREAD + k;
+            sum += i < c ? flag_of(nn, i) : 0ull;
+        }
+        scan_t(tmp).ExclusiveSum(sum, excl, total);
+        for (int k = 0; k < TAIL_PER_THREAD; k++) {
+            const uint32_t i = t * TAIL_PER_THREAD + k;
+            if (i < c) {
+                merge_one(cur, nn, i, excl, nxt, node, child, leaf, next, max_leaf);
+                excl += flag_of(nn, i);
+            }
+        }
+        __syncthreads();
+        const uint32_t merged = (uint32_t)(total >> 32);
+        if (merged == 0) { /* cannot happen with distinct keys; never loop forever */
+            pairs = 1;
+            continue;
+        }
+        if (t == 0)
+            passes[np] = make_uint2(next, merged);
+        np++;
+        next += merged;
+        c = (uint32_t)total;
+        float4 *swap = cur;
+        cur = nxt;
+        nxt = swap;
+    }
+    const uint32_t root = next - 1;
+    if (t == 0) {
+        off[root] = 0;
+        depth[root] = 0;
+        live[root] = 1;
+        out->passes = np;
+        out->root = root;
+    }
+    __syncthreads();
+    for (uint32_t k = np; k-- > 0;) {
+        const uint2 p = passes[k];
+        for (uint32_t i = t; i < p.y; i += TAIL_THREADS)
+            down_one(node, child, leaf, off, depth, live, p.x + i, max_depth);
+        __syncthreads();
+    }
+}
+
+/* ---- layout */
+
+__global__ void k_triangles(const uint32_t *T, const uint32_t *order, const uint32_t *off, uint32_t n,
+                            uint32_t *tri_out, uint32_t *ids)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const uint32_t t = order[i], at = off[i];
+    tri_out[3 * (size_t)at] = T[3 * (size_t)t];
+    tri_out[3 * (size_t)at + 1] = T[3 * (size_t)t + 1];
+    tri_out[3 * (size_t)at + 2] = T[3 * (size_t)t + 2];
+    ids[at] = t;
+}
+
+__global__ void k_live_flags(const uint8_t *live, uint32_t count, uint32_t *flags)
+{
+    const uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id < count)
+        flags[id] = live[id];
+}
+
+__global__ void k_keys(const uint8_t *live, const uint32_t *scan, const uint32_t *depth,
+                       const uint32_t *off, uint32_t count, uint64_t *keys, uint32_t *vals)
+{
+    const uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= count || !live[id])
+        return;
+    keys[scan[id]] = (uint64_t)depth[id] << 32 | off[id];
+    vals[scan[id]] = id;
+}
+
+__device__ __forceinline__ uint32_t out_index(uint32_t p, uint32_t pad)
+{
+    return p == 0 ? 0 : p + pad;
+}
+
+__global__ void k_position(const uint32_t *sorted, uint32_t m, uint32_t pad, uint32_t *pos)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < m)
+        pos[sorted[p]] = out_index(p, pad);
+}
+
+struct max_op {
+    __device__ unsigned operator()(unsigned a, unsigned b) const { return a > b ? a : b; }
+};
+
+typedef struct layout_stats {
+    double sah;
+    unsigned long long leaves;
+    uint32_t max_leaf;
+} layout_stats;
+
+__global__ void k_layout(const uint32_t *sorted, uint32_t m, uint32_t pad, const float4 *node,
+                         const uint2 *child, const uint8_t *leaf, const uint32_t *off,
+                         const uint32_t *pos, float inv_root_area, prism_bvh_node *out,
+                         layout_stats *stats)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    double term = 0.0;
+    unsigned leaves = 0;
+    uint32_t big = 0;
+    if (p < m) {
+        const uint32_t id = sorted[p];
+        const float4 lo = node[2 * (size_t)id], hi = node[2 * (size_t)id + 1];
+        prism_bvh_node r;
+        r.lo[0] = lo.x, r.lo[1] = lo.y, r.lo[2] = lo.z;
+        r.hi[0] = hi.x, r.hi[1] = hi.y, r.hi[2] = hi.z;
+        const uint32_t count = __float_as_uint(lo.w);
+        if (leaf[id]) {
+            r.first = off[id];
+            r.count = count;
+            leaves = 1;
+            big = count;
+        } else {
+            r.first = pos[child[id].x];
+            r.count = 0;
+        }
+        const float w = inv_root_area > 0.0f ? box_area(make_float3(lo.x, lo.y, lo.z),
+                                                        make_float3(hi.x, hi.y, hi.z)) * inv_root_area
+                                             : 1.0f;
+        term = (double)w * (leaf[id] ? (double)count : 1.0);
+        out[out_index(p, pad)] = r;
+    }
+    typedef cub::BlockReduce<double, BLOCK> reduce_d;
+    typedef cub::BlockReduce<unsigned, BLOCK> reduce_u;
+    __shared__ union {
+        typename reduce_d::TempStorage d;
+        typename reduce_u::TempStorage u;
+    } tmp;
+    const double sum = reduce_d(tmp.d).Sum(term);
+    __syncthreads();
+    const unsigned nleaves = reduce_u(tmp.u).Sum(leaves);
+    __syncthreads();
+    const unsigned most = reduce_u(tmp.u).Reduce(big, max_op());
+    if (threadIdx.x == 0) {
+        atomicAdd(&stats->sah, sum);
+        atomicAdd(&stats->leaves, (unsigned long long)nleaves);
+        atomicMax(&stats->max_leaf, most);
+    }
+}
+
+__global__ void k_pad(prism_bvh_node *out)
+{
+    prism_bvh_node r;
+    r.lo[0] = r.lo[1] = r.lo[2] = FLT_MAX;
+    r.hi[0] = r.hi[1] = r.hi[2] = -FLT_MAX;
+    r.first = r.count = 0;
+    out[1] = r;
+}
+
+__global__ void k_gather16(const uint4 *src, const uint32_t *ids, uint32_t n, uint4 *dst)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        dst[i] = src[ids[i]];
+}
+
+/* ---- the host side */
+
+/* The arena's parts for n triangles, m2 = 2n node slots. Regions that no
+ * phase needs at once share memory: Morton keys (codes, sort), the
+ * cluster double buffer (hierarchy) and the final nodes' sort keys
+ * (layout); the window search's scratch and the layout's positions. */
+typedef struct arena {
+    size_t order[2], region_x, region_y, node, child, leaf, off, depth, live, tail, temp, small, total;
+} arena;
+
+static size_t cub_temp_bytes(size_t n, cudaStream_t s)
+{
+    size_t a = 0, b = 0, c = 0;
+    cub::DoubleBuffer<uint64_t> k(NULL, NULL);
+    cub::DoubleBuffer<uint32_t> v(NULL, NULL);
+    cub::DeviceRadixSort::SortPairs(NULL, a, k, v, (int)(2 * n), 0, 64, s);
+    cub::DeviceScan::InclusiveSum(NULL, b, (uint64_t *)NULL, (uint64_t *)NULL, (int)n, s);
+    cub::DeviceScan::ExclusiveSum(NULL, c, (uint32_t *)NULL, (uint32_t *)NULL, (int)(2 * n), s);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+}
+
+static arena plan_arena(size_t n, size_t temp)
+{
+    const size_t m2 = 2 * (n ? n : 1);
+    arena a;
+    size_t at = 0;
+#define PART(field, bytes) (a.field = at, at += prism__cuda_align(bytes))
+    /* small, in 32-bit words: [0,6) bounds, 6 the bad triangle, 7 the
+     * depth, [16,22) the Morton frame, 40 the layout's figures, 48 the
+     * tail's, 64 the passes' state and their records */
+    PART(order[0], 4 * n);
+    PART(order[1], 4 * n);
+    size_t x_codes = 2 * 8 * n, x_clusters = 2 * 32 * n, x_layout = 2 * 8 * m2 + 2 * 4 * m2;
+    size_t x = x_codes > x_clusters ? x_codes : x_clusters;
+    PART(region_x, x > x_layout ? x : x_layout);
+    /* + 256: the second part of each starts at a 256-byte boundary */
+    size_t y_ploc = 4 * n + 8 * n + 256, y_layout = 4 * m2 + 4 * m2 + 256;
+    PART(region_y, y_ploc > y_layout ? y_ploc : y_layout);
+    PART(node, 32 * m2);
+    PART(child, 8 * m2);
+    PART(leaf, m2);
+    PART(off, 4 * m2);
+    PART(depth, 4 * m2);
+    PART(live, m2);
+    PART(tail, 8 * TAIL_PASSES);
+    PART(temp, temp);
+    PART(small, 512);
+#undef PART
+    a.total = at;
+    return a;
+}
+
+extern "C" size_t prism__cuda_bvh_bytes(size_t n)
+{
+    /* the arena with a generous figure for CUB's scratch, the outputs */
+    return plan_arena(n, 24 * n + ((size_t)4 << 20)).total + 16 * n + 32 * (2 * n + 1);
+}
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A pass of the hierarchy: which node ids it made. */
+typedef struct pass {
+    uint32_t first, count;
+} pass;
+
+typedef struct builder {
+    prism_context *ctx;
+    cudaStream_t s;
+    const float *V;
+    const uint32_t *T;
+    uint32_t nv, n, max_leaf;
+    arena a;
+    char *base;
+    prism_buffer *mem;
+    uint32_t *order; /* the Morton-sorted triangles */
+    float4 *node;
+    uint2 *child;
+    uint8_t *leaf, *live;
+    uint32_t *off, *depth;
+    void *temp;
+    size_t temp_bytes;
+    uint32_t *small; /* bounds[6], bad, max_depth, host-readable totals */
+    pass *passes;
+    size_t pass_count, pass_cap;
+    uint32_t root;
+    uint32_t tail_passes, tail_max;
+    bool trace; /* PRISM_BVH_TRACE: where the hierarchy's time goes, on stderr */
+    int radius;
+    cudaEvent_t ev[PRISM_BVH_PHASES + 1];
+} builder;
+
+static prism_result cuda_fail(builder *b, cudaError_t e, const char *what)
+{
+    return prism__cuda_error(b->ctx, e, "bvh(cuda)", what);
+}
+
+#define CK(call, what)                                                                             \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return cuda_fail(b, e_, what);                                                         \
+    } while (0)
+
+static unsigned grid(size_t n)
+{
+    return prism__cuda_blocks(n, BLOCK);
+}
+
+/* codes: check the input, centroid bounds, Morton codes into region x. */
+static prism_result phase_codes(builder *b, uint64_t *keys, uint32_t *vals)
+{
+    uint32_t init[8] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 0, 0, 0, UINT32_MAX, 0};
+    CK(cudaMemcpyAsync(b->small, init, sizeof init, cudaMemcpyHostToDevice, b->s), "bounds");
+    int sms = 1, dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    unsigned blocks = grid(b->n);
+    if (blocks > (unsigned)sms * 8)
+        blocks = (unsigned)sms * 8;
+    k_bounds<<<blocks, BLOCK, 0, b->s>>>(b->V, b->nv, b->T, b->n, b->small, b->small + 6);
+    uint32_t got[8];
+    CK(cudaMemcpyAsync(got, b->small, sizeof got, cudaMemcpyDeviceToHost, b->s), "bounds");
+    CK(cudaStreamSynchronize(b->s), "bounds");
+    if (got[6] != UINT32_MAX) {
+        const uint32_t t = got[6];
+        uint32_t idx[3];
+        float v[9];
+        CK(cudaMemcpy(idx, b->T + 3 * (size_t)t, sizeof idx, cudaMemcpyDefault), "input check");
+        for (int k = 0; k < 3; k++)
+            if (idx[k] >= b->nv)
+                return prism__error(b->ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                                    "bvh(cuda): triangle %u: vertex index %u >= vertex count %u", t,
+                                    idx[k], b->nv);
+        for (int k = 0; k < 3; k++)
+            CK(cudaMemcpy(v + 3 * k, b->V + 3 * (size_t)idx[k], 12, cudaMemcpyDefault), "input check");
+        for (int k = 0; k < 3; k++)
+            if (!isfinite(v[3 * k]) || !isfinite(v[3 * k + 1]) || !isfinite(v[3 * k + 2]))
+                return prism__error(b->ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                                    "bvh(cuda): triangle %u: vertex %u has a non-finite coordinate",
+                                    t, idx[k]);
+    }
+    float frame[6];
+    for (int k = 0; k < 3; k++) {
+        float lo = o2f(got[k]), hi = o2f(got[3 + k]), ext = hi - lo;
+        frame[k] = lo;
+        frame[3 + k] = ext > 0.0f && isfinite(ext) ? 2097152.0f / ext : 0.0f;
+    }
+    float *dframe = (float *)(b->small + 16);
+    CK(cudaMemcpyAsync(dframe, frame, sizeof frame, cudaMemcpyHostToDevice, b->s), "codes");
+    k_codes<<<grid(b->n), BLOCK, 0, b->s>>>(b->V, b->T, b->n, dframe, keys, vals);
+    CK(cudaGetLastError(), "codes");
+    return PRISM_SUCCESS;
+}
+
+static prism_result phase_sort(builder *b, uint64_t *keys)
+{
+    cub::DoubleBuffer<uint64_t> k(keys, keys + b->n);
+    cub::DoubleBuffer<uint32_t> v((uint32_t *)(b->base + b->a.order[0]),
+                                  (uint32_t *)(b->base + b->a.order[1]));
+    size_t bytes = b->temp_bytes;
+    CK(cub::DeviceRadixSort::SortPairs(b->temp, bytes, k, v, (int)b->n, 0, 63, b->s), "sort");
+    b->order = v.Current();
+    return PRISM_SUCCESS;
+}
+
+static prism_result add_pass(builder *b, uint32_t first, uint32_t count)
+{
+    if (b->pass_count == b->pass_cap) {
+        size_t cap = b->pass_cap ? 2 * b->pass_cap : 64;
+        pass *p = (pass *)realloc(b->passes, cap * sizeof *p);
+        if (!p)
+            return prism__error(b->ctx, PRISM_ERROR_OUT_OF_MEMORY, "bvh(cuda): out of host memory");
+        b->passes = p;
+        b->pass_cap = cap;
+    }
+    b->passes[b->pass_count++] = (pass){first, count};
+    return PRISM_SUCCESS;
+}
+
+/* hierarchy: leaves, then PLOC passes (or, balanced, neighbour pairs):
+ * launched one by one while more than TAIL_MAX clusters are left, then
+ * the tail kernel finishes the tree and its top. */
+static prism_result phase_hierarchy(builder *b, bool balanced)
+{
+    float4 *cl[2] = {(float4 *)(b->base + b->a.region_x),
+                     (float4 *)(b->base + b->a.region_x) + 2 * (size_t)b->n};
+    uint32_t *nn = (uint32_t *)(b->base + b->a.region_y);
+    uint64_t *packed = (uint64_t *)(b->base + b->a.region_y + prism__cuda_align(4 * (size_t)b->n));
+    pass_state *st = (pass_state *)(b->small + 64);
+    uint2 *records = (uint2 *)(st + 1);
+    k_leaves<<<grid(b->n), BLOCK, 0, b->s>>>(b->V, b->T, b->n, b->order, b->node, b->child, b->leaf,
+                                             cl[0]);
+    CK(cudaGetLastError(), "leaves");
+    b->pass_count = 0;
+    struct {
+        pass_state st;
+        uint2 records[PASS_BATCH];
+    } got = {{b->n, b->n, (uint32_t)balanced, 0}, {{0, 0}}};
+    CK(cudaMemcpyAsync(st, &got.st, sizeof got.st, cudaMemcpyHostToDevice, b->s), "passes");
+    int cur = 0;
+    const double t_passes = wall();
+    /* PASS_BATCH passes between host reads: the count shrinks by a fifth
+     * to a third a pass, so the later ones of a batch run over a stale,
+     * larger bound (their threads beyond the count return at once) */
+    for (uint32_t bound = b->n; bound > b->tail_max; bound = got.st.c) {
+        for (int k = 0; k < PASS_BATCH; k++) {
+            if (b->radius == 8)
+                k_nearest<8><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn);
+            else
+                k_nearest<PLOC_RADIUS><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn);
+            k_flags<<<grid(bound), BLOCK, 0, b->s>>>(nn, st, bound, packed);
+            size_t bytes = b->temp_bytes;
+            CK(cub::DeviceScan::InclusiveSum(b->temp, bytes, packed, packed, (int)bound, b->s), "scan");
+            k_merge<<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn, packed, cl[cur ^ 1], b->node,
+                                                     b->child, b->leaf, b->max_leaf);
+            k_advance<<<1, 1, 0, b->s>>>(packed, st, records);
+            cur ^= 1;
+        }
+        CK(cudaMemcpyAsync(&got, st, sizeof got, cudaMemcpyDeviceToHost, b->s), "passes");
+        CK(cudaMemsetAsync(&st->records, 0, 4, b->s), "passes");
+        CK(cudaStreamSynchronize(b->s), "clustering passes");
+        for (uint32_t k = 0; k < got.st.records; k++) {
+            prism_result r = add_pass(b, got.records[k].x, got.records[k].y);
+            if (r != PRISM_SUCCESS)
+                return r;
+        }
+    }
+    const uint32_t c = got.st.c, next = got.st.next;
+    const int pairs = (int)got.st.pairs;
+    tail_out *to = (tail_out *)(b->small + 48), tail;
+    const double t_tail = wall();
+    CK(cudaMemsetAsync(b->small + 7, 0, 4, b->s), "tail"); /* the deepest live node */
+    (b->radius == 8 ? k_tail<8> : k_tail<PLOC_RADIUS>)<<<1, TAIL_THREADS, 0, b->s>>>(
+        cl[cur], cl[cur ^ 1], c, next, nn, b->node, b->child, b->leaf,
+                                         b->max_leaf, pairs, (uint2 *)(b->base + b->a.tail),
+                                         TAIL_PASSES, b->off, b->depth, b->live, b->small + 7, to);
+    CK(cudaMemcpyAsync(&tail, to, sizeof tail, cudaMemcpyDeviceToHost, b->s), "tail");
+    CK(cudaStreamSynchronize(b->s), "tail");
+    b->root = tail.root;
+    b->tail_passes = tail.passes;
+    if (b->trace)
+        fprintf(stderr, "bvh(cuda): %zu passes from %u clusters down to %u: %.3f ms; "
+                "%u passes in the tail kernel: %.3f ms\n", b->pass_count, b->n, c,
+                (t_tail - t_passes) * 1e3, tail.passes, (wall() - t_tail) * 1e3);
+    return PRISM_SUCCESS;
+}
+
+/* optimisation: depth, leaf-order offset and liveness, top-down, for the
+ * passes before the tail (the tail kernel did its own). */
+static prism_result phase_down(builder *b, uint32_t *max_depth)
+{
+    uint32_t *dmax = b->small + 7;
+    for (size_t k = b->pass_count; k-- > 0;) {
+        const pass p = b->passes[k];
+        k_down<<<grid(p.count), BLOCK, 0, b->s>>>(b->node, b->child, b->leaf, b->off, b->depth,
+                                                  b->live, p.first, p.count, dmax);
+    }
+    CK(cudaMemcpyAsync(max_depth, dmax, 4, cudaMemcpyDeviceToHost, b->s), "top-down");
+    CK(cudaStreamSynchronize(b->s), "top-down");
+    return PRISM_SUCCESS;
+}
+
+/* layout: triangles in leaf order; nodes sorted into breadth-first order
+ * and written. */
+static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t max_depth)
+{
+    const uint32_t slots = b->root + 1;
+    uint32_t *tri_out = (uint32_t *)prism_buffer_device_pointer(out->triangles);
+    uint32_t *ids = (uint32_t *)prism_buffer_device_pointer(out->ids);
+    k_triangles<<<grid(b->n), BLOCK, 0, b->s>>>(b->T, b->order, b->off, b->n, tri_out, ids);
+    uint32_t *scan = (uint32_t *)(b->base + b->a.region_y);
+    uint32_t *pos = scan + prism__cuda_align(4 * (size_t)slots) / 4;
+    uint64_t *keys = (uint64_t *)(b->base + b->a.region_x);
+    uint32_t *vals = (uint32_t *)(keys + 2 * (size_t)slots);
+    k_live_flags<<<grid(slots), BLOCK, 0, b->s>>>(b->live, slots, scan);
+    size_t bytes = b->temp_bytes;
+    CK(cub::DeviceScan::ExclusiveSum(b->temp, bytes, scan, scan, (int)slots, b->s), "layout scan");
+    k_keys<<<grid(slots), BLOCK, 0, b->s>>>(b->live, scan, b->depth, b->off, slots, keys, vals);
+    uint32_t last[2] = {0, 0};
+    uint8_t live_last = 0;
+    CK(cudaMemcpyAsync(last, scan + slots - 1, 4, cudaMemcpyDeviceToHost, b->s), "layout");
+    CK(cudaMemcpyAsync(&live_last, b->live + slots - 1, 1, cudaMemcpyDeviceToHost, b->s), "layout");
+    CK(cudaStreamSynchronize(b->s), "layout");
+    const uint32_t m = last[0] + live_last, pad = m > 1;
+    int bits = 32;
+    while (bits < 64 && (1ull << (bits - 32)) <= max_depth)
+        bits++;
+    cub::DoubleBuffer<uint64_t> k(keys, keys + slots);
+    cub::DoubleBuffer<uint32_t> v(vals, vals + slots);
+    bytes = b->temp_bytes;
+    CK(cub::DeviceRadixSort::SortPairs(b->temp, bytes, k, v, (int)m, 0, bits, b->s), "layout sort");
+    k_position<<<grid(m), BLOCK, 0, b->s>>>(v.Current(), m, pad, pos);
+    out->node_count = m + pad;
+    prism_result r = prism_buffer_create_device(b->ctx, out->node_count * sizeof(prism_bvh_node),
+                                                "bvh.nodes", &out->nodes);
+    if (r != PRISM_SUCCESS)
+        return r;
+    prism_bvh_node *nodes = (prism_bvh_node *)prism_buffer_device_pointer(out->nodes);
+    float4 root[2];
+    CK(cudaMemcpyAsync(root, b->node + 2 * (size_t)b->root, sizeof root, cudaMemcpyDeviceToHost, b->s),
+       "layout");
+    CK(cudaStreamSynchronize(b->s), "layout");
+    out->bbox_lo[0] = root[0].x, out->bbox_lo[1] = root[0].y, out->bbox_lo[2] = root[0].z;
+    out->bbox_hi[0] = root[1].x, out->bbox_hi[1] = root[1].y, out->bbox_hi[2] = root[1].z;
+    const float dx = root[1].x - root[0].x, dy = root[1].y - root[0].y, dz = root[1].z - root[0].z;
+    const float root_area = dx * dy + dy * dz + dz * dx;
+    layout_stats *st = (layout_stats *)(b->small + 40);
+    CK(cudaMemsetAsync(st, 0, sizeof *st, b->s), "layout");
+    k_layout<<<grid(m), BLOCK, 0, b->s>>>(v.Current(), m, pad, b->node, b->child, b->leaf, b->off, pos,
+                                          root_area > 0.0f ? 1.0f / root_area : 0.0f, nodes, st);
+    if (pad)
+        k_pad<<<1, 1, 0, b->s>>>(nodes);
+    layout_stats got;
+    CK(cudaMemcpyAsync(&got, st, sizeof got, cudaMemcpyDeviceToHost, b->s), "layout");
+    CK(cudaEventRecord(b->ev[PRISM_BVH_PHASES], b->s), "layout");
+    CK(cudaStreamSynchronize(b->s), "layout");
+    prism_bvh_stats *s = &out->report.stats;
+    s->nodes = out->node_count;
+    s->leaves = (size_t)got.leaves;
+    s->max_depth = max_depth;
+    s->max_leaf_triangles = got.max_leaf;
+    s->mean_leaf_triangles = got.leaves ? (double)b->n / (double)got.leaves : 0.0;
+    s->sah_cost = got.sah;
+    s->node_bytes = out->node_count * sizeof(prism_bvh_node);
+    s->vertex_bytes = (size_t)b->nv * 12;
+    s->triangle_bytes = (size_t)b->n * 12;
+    s->id_bytes = (size_t)b->n * 4;
+    return PRISM_SUCCESS;
+}
+
+static prism_result run(builder *b, prism__device_bvh *out)
+{
+    uint64_t *keys = (uint64_t *)(b->base + b->a.region_x);
+    uint32_t *vals = (uint32_t *)(b->base + b->a.order[0]);
+    prism_result r;
+    CK(cudaEventRecord(b->ev[0], b->s), "events");
+    if ((r = phase_codes(b, keys, vals)) != PRISM_SUCCESS)
+        return r;
+    CK(cudaEventRecord(b->ev[1], b->s), "events");
+    if ((r = phase_sort(b, keys)) != PRISM_SUCCESS)
+        return r;
+    CK(cudaEventRecord(b->ev[2], b->s), "events");
+    uint32_t max_depth = 0;
+    for (int balanced = 0; balanced < 2; balanced++) {
+        if ((r = phase_hierarchy(b, balanced)) != PRISM_SUCCESS)
+            return r;
+        CK(cudaEventRecord(b->ev[3], b->s), "events");
+        if ((r = phase_down(b, &max_depth)) != PRISM_SUCCESS)
+            return r;
+        CK(cudaEventRecord(b->ev[4], b->s), "events");
+        out->report.iterations = (unsigned)(b->pass_count + b->tail_passes);
+        out->report.balanced = balanced;
+        if (max_depth <= PRISM_BVH_MAX_DEPTH)
+            break;
+        prism__log(b->ctx, PRISM_LOG_WARNING,
+                   "bvh(cuda): the clustered tree is %u deep, beyond the traversal's %d: "
+                   "a balanced tree over the Morton order instead", max_depth, PRISM_BVH_MAX_DEPTH);
+    }
+    if ((r = phase_layout(b, out, max_depth)) != PRISM_SUCCESS)
+        return r;
+    for (int k = 0; k < PRISM_BVH_PHASES; k++) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, b->ev[k], b->ev[k + 1]);
+        out->report.phase_seconds[k] = ms * 1e-3;
+    }
+    return PRISM_SUCCESS;
+}
+
+/* The empty BVH of prism/bvh.h: one node, count 0, first 0, lo > hi. */
+static prism_result build_empty(prism_context *ctx, prism__device_bvh *out)
+{
+    prism_bvh_node e = {{FLT_MAX, FLT_MAX, FLT_MAX}, 0, {-FLT_MAX, -FLT_MAX, -FLT_MAX}, 0};
+    prism_result r = prism_buffer_create_device(ctx, sizeof e, "bvh.nodes", &out->nodes);
+    if (r == PRISM_SUCCESS)
+        r = prism_buffer_write(out->nodes, 0, &e, sizeof e);
+    out->node_count = 1;
+    out->report.stats.nodes = 1;
+    out->report.stats.node_bytes = sizeof e;
+    for (int k = 0; k < 3; k++)
+        out->bbox_lo[k] = FLT_MAX, out->bbox_hi[k] = -FLT_MAX;
+    return r;
+}
+
+static void release_outputs(prism__device_bvh *out)
+{
+    prism_buffer_release(out->nodes);
+    prism_buffer_release(out->triangles);
+    prism_buffer_release(out->ids);
+    out->nodes = out->triangles = out->ids = NULL;
+}
+
+extern "C" prism_result prism__cuda_bvh_build(prism_context *ctx, const float *vertices,
+                                              uint32_t vertex_count, const uint32_t *triangles,
+                                              uint32_t triangle_count, unsigned max_leaf_size,
+                                              prism__device_bvh *out)
+{
+    memset(out, 0, sizeof *out);
+    out->report.builder = PRISM_BVH_BUILDER_CUDA;
+    const double t0 = wall();
+    prism_result r = prism__cuda_bind(ctx);
+    if (r != PRISM_SUCCESS)
+        return r;
+    if (triangle_count == 0) {
+        r = build_empty(ctx, out);
+        if (r != PRISM_SUCCESS)
+            release_outputs(out);
+        out->report.seconds = wall() - t0;
+        return r;
+    }
+    builder bb = {0};
+    builder *b = &bb;
+    b->ctx = ctx;
+    b->s = prism__cuda_stream_of(ctx);
+    b->V = vertices;
+    b->T = triangles;
+    b->nv = vertex_count;
+    b->n = triangle_count;
+    b->max_leaf = max_leaf_size ? max_leaf_size : 4;
+    b->trace = getenv("PRISM_BVH_TRACE") != NULL;
+    const char *radius = getenv("PRISM_BVH_RADIUS");
+    b->radius = radius && atoi(radius) == 8 ? 8 : PLOC_RADIUS;
+    /* PRISM_BVH_TAIL (a tuning knob for the bench): clusters left when the
+     * tail kernel takes over, up to TAIL_MAX */
+    const char *tail = getenv("PRISM_BVH_TAIL");
+    b->tail_max = tail && atoi(tail) > 1 && atoi(tail) <= TAIL_MAX ? (uint32_t)atoi(tail) : TAIL_MAX;
+    b->temp_bytes = cub_temp_bytes(b->n, b->s);
+    b->a = plan_arena(b->n, b->temp_bytes);
+    for (int k = 0; k <= PRISM_BVH_PHASES; k++)
+        if (cudaEventCreate(&b->ev[k]) != cudaSuccess)
+            r = cuda_fail(b, cudaGetLastError(), "events");
+    if (r == PRISM_SUCCESS)
+        r = prism_buffer_create_device(ctx, b->a.total, "bvh.build", &b->mem);
+    if (r == PRISM_SUCCESS)
+        r = prism_buffer_create_device(ctx, (size_t)b->n * 12, "triangles", &out->triangles);
+    if (r == PRISM_SUCCESS)
+        r = prism_buffer_create_device(ctx, (size_t)b->n * 4, "triangle_ids", &out->ids);
+    if (r == PRISM_SUCCESS) {
+        b->base = (char *)prism_buffer_device_pointer(b->mem);
+        b->node = (float4 *)(b->base + b->a.node);
+        b->child = (uint2 *)(b->base + b->a.child);
+        b->leaf = (uint8_t *)(b->base + b->a.leaf);
+        b->off = (uint32_t *)(b->base + b->a.off);
+        b->depth = (uint32_t *)(b->base + b->a.depth);
+        b->live = (uint8_t *)(b->base + b->a.live);
+        b->temp = b->base + b->a.temp;
+        b->small = (uint32_t *)(b->base + b->a.small);
+        r = run(b, out);
+    }
+    /* nodes are allocated last, while the arena is still held: the peak */
+    out->report.peak_device_bytes = b->a.total + (size_t)b->n * 16 + out->report.stats.node_bytes;
+    prism_buffer_release(b->mem);
+    for (int k = 0; k <= PRISM_BVH_PHASES; k++)
+        if (b->ev[k])
+            cudaEventDestroy(b->ev[k]);
+    free(b->passes);
+    if (r != PRISM_SUCCESS)
+        release_outputs(out);
+    out->report.seconds = wall() - t0;
+    return r;
+}
+
+extern "C" prism_result prism__cuda_gather_info(prism_context *ctx, const void *src, const uint32_t *ids,
+                                               uint32_t n, void *dst)
+{
+    prism_result r = prism__cuda_bind(ctx);
+    if (r != PRISM_SUCCESS || n == 0)
+        return r;
+    k_gather16<<<grid(n), BLOCK, 0, prism__cuda_stream_of(ctx)>>>((const uint4 *)src, ids, n,
+                                                                  (uint4 *)dst);
+    return prism__cuda_finish(ctx, "upload: triangle codes into leaf order");
+}

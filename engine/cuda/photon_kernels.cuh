@@ -1,0 +1,99 @@
+/* The photon kernels (generation and the step loop's launches) and their
+ * launchers, compiled twice: by engine/cuda/photon_exact.cu with IEEE arithmetic
+ * (no fused multiply-adds, correctly rounded division and square root,
+ * denormals kept, prism/device/kmath.h's own functions), which gives the host
+ * backend's bits, and by engine/cuda/photon_fast.cu with --use_fast_math and the
+ * hardware's approximate functions. The including file defines
+ * PRISM_PHOTON_KERNELS, the name of the table it exports
+ * (kernel_backend.h). */
+#ifndef PRISM_PHOTON_KERNELS
+#error "define PRISM_PHOTON_KERNELS before including engine/cuda/photon_kernels.cuh"
+#endif
+
+#include <cuda_runtime_api.h>
+#include <string.h>
+
+/* The engine's internal headers declare C functions without extern "C"
+ * guards (see engine/cuda/kernels.cu). */
+extern "C" {
+#include "engine/context_internal.h"
+#include "engine/launch/kernel_state.h"
+}
+#include "launch.h"
+#include "engine/launch/kernel_backend.h"
+
+#define PRISM_PHOTON_BLOCK 128
+
+static __global__ void prism_generate_kernel(prism_source_params s, prism_propagate_params q,
+                                             const prism_photon *given, prism_photon *photons,
+                                             prism_step_record *records, uint32_t *queue,
+                                             uint32_t count)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count)
+        return;
+    prism_generate_photon(&s, q.first_photon + i, given != 0 ? &given[i] : 0, &photons[i]);
+    prism_record_write(records, &q, i, &photons[i]);
+    queue[i] = i;
+}
+
+static __global__ void prism_propagate_kernel(prism_geometry_view g, prism_optics_view o,
+                                              prism_propagate_params q, prism_photon *photons,
+                                              prism_step_record *records,
+                                              const uint32_t *queue_in, uint32_t n_in,
+                                              uint32_t *queue_out, uint32_t *counter,
+                                              uint32_t budget)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n_in)
+        return;
+    uint32_t id = queue_in[k];
+    if (prism_photon_run(&g, &o, &q, photons, records, id, budget))
+        queue_out[atomicAdd(counter, 1u)] = id;
+}
+
+static prism_result generate(prism_context *ctx, const prism_source_params *s,
+                             const prism_propagate_params *q, const prism_photon *given,
+                             prism_photon *photons, prism_step_record *records, uint32_t *queue,
+                             uint32_t count)
+{
+    prism_result r = prism__cuda_bind(ctx);
+    if (r != PRISM_SUCCESS || count == 0)
+        return r;
+    prism_generate_kernel<<<prism__cuda_blocks(count, PRISM_PHOTON_BLOCK), PRISM_PHOTON_BLOCK, 0,
+                            prism__cuda_stream_of(ctx)>>>(*s, *q, given, photons, records, queue,
+                                                          count);
+    return prism__cuda_finish(ctx, "generate");
+}
+
+static prism_result propagate(prism_context *ctx, const prism_geometry_view *g,
+                              const prism_optics_view *o, const prism_propagate_params *q,
+                              prism_photon *photons, prism_step_record *records,
+                              const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
+                              uint32_t *n_out, uint32_t budget, uint32_t *counter)
+{
+    *n_out = 0;
+    prism_result r = prism__cuda_bind(ctx);
+    if (r != PRISM_SUCCESS || n_in == 0)
+        return r;
+    prism_optics_view vacuum;
+    memset(&vacuum, 0, sizeof vacuum);
+    cudaStream_t s = prism__cuda_stream_of(ctx);
+    cudaError_t err = cudaMemsetAsync(counter, 0, sizeof *counter, s);
+    if (err != cudaSuccess)
+        return prism__cuda_finish(ctx, "propagate (counter)");
+    prism_propagate_kernel<<<prism__cuda_blocks(n_in, PRISM_PHOTON_BLOCK), PRISM_PHOTON_BLOCK, 0,
+                             s>>>(*g, o != 0 ? *o : vacuum, *q, photons, records, queue_in, n_in,
+                                  queue_out, counter, budget);
+    err = cudaGetLastError();
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(n_out, counter, sizeof *n_out, cudaMemcpyDeviceToHost, s);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return prism__error(ctx, PRISM_ERROR_CUDA, "propagate kernel: %s", cudaGetErrorString(err));
+    }
+    return prism__cuda_finish(ctx, "propagate");
+}
+
+extern "C" const prism_cuda_photon_kernels PRISM_PHOTON_KERNELS = {
+    generate, propagate, (const void *)prism_generate_kernel, (const void *)prism_propagate_kernel};

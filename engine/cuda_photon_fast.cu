@@ -1,5 +1,0 @@
-/* The photon kernels with --use_fast_math and the hardware's approximate
- * log, sine and cosine (kernels/kmath.h). See cuda_photon_kernels.cuh. */
-#define PRISM_KERNEL_FAST_MATH 1
-#define PRISM_PHOTON_KERNELS prism__cuda_photon_fast
-#include "cuda_photon_kernels.cuh"

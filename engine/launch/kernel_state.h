@@ -1,0 +1,23 @@
+/* Per-context kernel state: the stream the kernels run on (CUDA), held
+ * behind ctx->kernels so the kernels module keeps its own room. */
+#ifndef PRISM_KERNEL_STATE_H
+#define PRISM_KERNEL_STATE_H
+
+#include "engine/context_internal.h"
+#include "target.h"
+
+struct prism_kernel_state {
+    void *stream; /* cudaStream_t of the kernels; NULL = the default stream */
+    /* The render colour table where kernels read it, kept between frames
+     * so a viewer does not allocate and copy it 60 times a second. */
+    prism__scratch colors;
+    uint32_t *colors_host; /* what `colors` holds */
+    uint32_t colors_count;
+};
+
+#ifdef PRISM_HAVE_CUDA
+prism_result prism__cuda_kernels_init(prism_context *ctx, struct prism_kernel_state *state);
+void prism__cuda_kernels_shutdown(prism_context *ctx, struct prism_kernel_state *state);
+#endif
+
+#endif

@@ -1,0 +1,351 @@
+/* prism_propagate: checks the source, generates the photons, then runs the
+ * step loop in short launches (a slice of the queue, a few steps each),
+ * compacting survivors into the next queue between them as Chroma did, so
+ * no launch runs long enough for a display watchdog to kill it. */
+#include "propagate_internal.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/upload/geometry_internal.h"
+#include "kernel_backend.h"
+#include "engine/upload/optics_tables.h"
+#include "prism/memory.h"
+#include "target.h"
+
+static prism_result check_source(prism_context *ctx, const prism_photon_source *s,
+                                 prism_source_params *p)
+{
+    if (s->count == 0 || s->count > UINT32_MAX)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: photon count %zu is not in 1..2^32-1", s->count);
+    if (s->kind != PRISM_SOURCE_POINT && s->kind != PRISM_SOURCE_BEAM &&
+        s->kind != PRISM_SOURCE_PHOTONS)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "propagate: unknown source kind %d",
+                            (int)s->kind);
+    if (s->kind == PRISM_SOURCE_PHOTONS && s->photons == NULL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: a PHOTONS source without photons");
+    pv3 dir = pv3_load(s->direction);
+    if (s->kind == PRISM_SOURCE_BEAM && !(pv3_length(dir) > 0.0f && pv3_finite(dir)))
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: beam direction is zero or not finite");
+    if (s->kind == PRISM_SOURCE_BEAM &&
+        !(s->radius >= 0.0f && s->divergence >= 0.0f && s->divergence <= 3.14159266f))
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: beam radius %g or divergence %g out of range",
+                            (double)s->radius, (double)s->divergence);
+    p->kind = (uint32_t)s->kind;
+    p->position = pv3_load(s->position);
+    p->direction = pv3_normalize(dir);
+    p->radius = s->radius;
+    p->cos_divergence = cosf(s->divergence);
+    p->wavelength_min = s->wavelength_nm == 0.0f ? 420.0f : s->wavelength_nm;
+    p->wavelength_max = s->wavelength_max_nm;
+    p->time = s->time;
+    return PRISM_SUCCESS;
+}
+
+PRISM_STATIC_ASSERT(PRISM_PROPAGATE_MAX_PHOTON_INDEX == PRISM_RNG_MAX_PHOTONS,
+                    "every photon index has its own random stream");
+
+static prism_result check_desc(prism_context *ctx, const prism_propagate_desc *d, size_t count,
+                               prism_propagate_params *q, uint32_t *budget)
+{
+    if (d->record_steps > PRISM_PROPAGATE_MAX_RECORDS)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: record_steps %u is above %u", d->record_steps,
+                            PRISM_PROPAGATE_MAX_RECORDS);
+    if ((unsigned)d->math > PRISM_PROPAGATE_MATH_FAST)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "propagate: unknown math %d",
+                            (int)d->math);
+    if (d->first_photon > PRISM_PROPAGATE_MAX_PHOTON_INDEX - count)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: photons %llu + %zu go beyond index 2^56",
+                            (unsigned long long)d->first_photon, count);
+    q->seed = d->seed;
+    q->first_photon = d->first_photon;
+    q->max_steps = d->max_steps == 0 ? 100u : d->max_steps;
+    q->record_steps = d->record_steps;
+    *budget = d->steps_per_launch == 0 ? PRISM_PROPAGATE_STEPS_PER_LAUNCH : d->steps_per_launch;
+    return PRISM_SUCCESS;
+}
+
+void prism__propagate_tally(const prism_photon *photons, size_t count, prism_propagate_stats *st)
+{
+    uint64_t steps = 0;
+    uint32_t any = 0;
+    size_t detected = 0, limited = 0;
+    float latest = -INFINITY;
+    for (size_t i = 0; i < count; i++) {
+        if (isfinite(photons[i].time) && photons[i].time > latest)
+            latest = photons[i].time;
+        steps += photons[i].steps;
+        any |= photons[i].history;
+        detected += (photons[i].history & PRISM_SURFACE_DETECT) != 0;
+        limited += (photons[i].history & PRISM_STEP_LIMIT) != 0;
+    }
+    st->steps = steps;
+    st->history_or = any;
+    st->detected = detected;
+    st->step_limited = limited;
+    st->time_max = latest == -INFINITY ? 0.0f : latest;
+}
+
+typedef struct run_state {
+    prism__scratch given, queue[2], counter;
+    prism_propagate_math math;
+} run_state;
+
+static void run_release(run_state *w)
+{
+    prism__scratch_release(&w->given);
+    prism__scratch_release(&w->queue[0]);
+    prism__scratch_release(&w->queue[1]);
+    prism__scratch_release(&w->counter);
+}
+
+static prism_result run_alloc(prism_context *ctx, const prism_photon_source *s, run_state *w)
+{
+    size_t qbytes = s->count * sizeof(uint32_t);
+    prism_result r = prism__scratch_alloc(ctx, &w->queue[0], qbytes, "propagate.queue");
+    if (r == PRISM_SUCCESS)
+        r = prism__scratch_alloc(ctx, &w->queue[1], qbytes, "propagate.queue");
+    if (r == PRISM_SUCCESS)
+        r = prism__scratch_alloc(ctx, &w->counter, sizeof(uint32_t), "propagate.counter");
+    if (r == PRISM_SUCCESS && s->kind == PRISM_SOURCE_PHOTONS)
+        r = prism__scratch_upload(ctx, &w->given, s->photons, s->count * sizeof(prism_photon),
+                                  "propagate.photons_in");
+    return r;
+}
+
+static prism_result launch_generate(prism_context *ctx, const prism_source_params *sp,
+                                    const prism_propagate_params *q, run_state *w,
+                                    prism_photon *photons, prism_step_record *records,
+                                    uint32_t count)
+{
+    const prism_photon *given = w->given.pointer;
+#ifdef PRISM_HAVE_CUDA
+    if (ctx->backend == PRISM_BACKEND_CUDA)
+        return prism__cuda_photon_kernels(w->math)->generate(ctx, sp, q, given, photons, records,
+                                                             w->queue[0].pointer, count);
+#endif
+    return prism__host_generate(ctx, sp, q, given, photons, records, w->queue[0].pointer, count);
+}
+
+static prism_result launch_steps(prism_context *ctx, const prism_geometry_view *g,
+                                 const prism_optics_view *o, const prism_propagate_params *q,
+                                 prism_photon *photons, prism_step_record *records,
+                                 const uint32_t *in, uint32_t n, uint32_t *out, uint32_t *n_out,
+                                 uint32_t budget, run_state *w)
+{
+#ifdef PRISM_HAVE_CUDA
+    if (ctx->backend == PRISM_BACKEND_CUDA)
+        return prism__cuda_photon_kernels(w->math)->propagate(ctx, g, o, q, photons, records, in,
+                                                              n, out, n_out, budget,
+                                                              w->counter.pointer);
+#endif
+    (void)w;
+    return prism__host_propagate(ctx, g, o, q, photons, records, in, n, out, n_out, budget);
+}
+
+/* Photons in the next launch: on CUDA, scaled so a launch takes about
+ * PRISM_PROPAGATE_LAUNCH_SECONDS by the last one's photons per second (a
+ * geometry in mapped memory, or a long-lived photon mix, is slower); the
+ * host backend has no watchdog, so it takes a fixed large slice. */
+static uint32_t next_slice(const prism_context *ctx, uint32_t slice, uint32_t done, double seconds)
+{
+    if (ctx->backend != PRISM_BACKEND_CUDA)
+        return PRISM_PROPAGATE_PHOTONS_PER_LAUNCH;
+    if (done == 0 || !(seconds > 0.0))
+        return slice;
+    double rate = (double)done / seconds, want = rate * PRISM_PROPAGATE_LAUNCH_SECONDS;
+    if (want > 2.0 * slice) /* grow gently: the next slice may be slower */
+        want = 2.0 * slice;
+    if (want < PRISM_PROPAGATE_MIN_SLICE)
+        want = PRISM_PROPAGATE_MIN_SLICE;
+    return want > PRISM_PROPAGATE_MAX_SLICE ? PRISM_PROPAGATE_MAX_SLICE : (uint32_t)want;
+}
+
+/* The step loop: slices of the queue, `budget` steps each, survivors
+ * appended to the other queue; until none is left. Slicing changes no
+ * result (a photon's numbers depend on its index and step only). */
+static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
+                              const prism_optics_view *o, const prism_propagate_params *q,
+                              prism_photon *photons, prism_step_record *records, uint32_t count,
+                              uint32_t budget, run_state *w, unsigned *launches)
+{
+    uint32_t n = count, slice = next_slice(ctx, PRISM_PROPAGATE_FIRST_SLICE, 0, 0.0);
+    int cur = 0;
+    prism_result r = PRISM_SUCCESS;
+    while (n > 0 && r == PRISM_SUCCESS) {
+        const uint32_t *in = w->queue[cur].pointer;
+        uint32_t *out = w->queue[1 - cur].pointer, survivors = 0;
+        for (uint32_t off = 0; off < n && r == PRISM_SUCCESS;) {
+            uint32_t take = n - off < slice ? n - off : slice, alive = 0;
+            double t0 = omp_get_wtime();
+            r = launch_steps(ctx, g, o, q, photons, records, in + off, take, out + survivors,
+                             &alive, budget, w);
+            slice = next_slice(ctx, slice, take, omp_get_wtime() - t0);
+            survivors += alive;
+            off += take;
+            (*launches)++;
+        }
+        n = survivors;
+        cur = 1 - cur;
+    }
+    return r;
+}
+
+prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view *g,
+                                   const prism_optics_view *o, const prism_photon_source *source,
+                                   const prism_propagate_desc *desc, prism_photon *photons,
+                                   prism_step_record *records, bool photons_host,
+                                   prism_propagate_stats *stats)
+{
+    double t0 = omp_get_wtime();
+    static const prism_propagate_desc zero_desc;
+    if (ctx == NULL || g == NULL || source == NULL || photons == NULL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: NULL context, geometry, source or photons");
+    prism_source_params sp;
+    prism_propagate_params q;
+    uint32_t budget = 0;
+    if (desc == NULL)
+        desc = &zero_desc;
+    prism_result r = check_source(ctx, source, &sp);
+    if (r == PRISM_SUCCESS)
+        r = check_desc(ctx, desc, source->count, &q, &budget);
+    if (r != PRISM_SUCCESS)
+        return r;
+    sp.seed = q.seed;
+    if (records == NULL)
+        q.record_steps = 0;
+    prism_propagate_stats st = {0};
+    run_state w;
+    memset(&w, 0, sizeof w);
+    w.math = desc->math;
+    r = run_alloc(ctx, source, &w);
+    uint32_t count = (uint32_t)source->count;
+    if (r == PRISM_SUCCESS)
+        r = launch_generate(ctx, &sp, &q, &w, photons, records, count);
+    if (r == PRISM_SUCCESS)
+        r = step_loop(ctx, g, o, &q, photons, records, count, budget, &w, &st.launches);
+    run_release(&w);
+    if (r == PRISM_SUCCESS && photons_host)
+        prism__propagate_tally(photons, count, &st);
+#ifdef PRISM_HAVE_CUDA
+    else if (r == PRISM_SUCCESS && ctx->backend == PRISM_BACKEND_CUDA)
+        r = prism__cuda_tally(ctx, photons, count, &st); /* photons in device memory */
+#endif
+    st.seconds = omp_get_wtime() - t0;
+    if (stats != NULL)
+        *stats = st;
+    return r;
+}
+
+static prism_result check_outputs(prism_context *ctx, const prism_propagate_outputs *out,
+                                  const prism_propagate_desc *desc)
+{
+    bool want_records = out->records.kind != PRISM_TARGET_HOST || out->records.host != NULL;
+    if (want_records && (desc == NULL || desc->record_steps == 0))
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: a records output but record_steps is 0");
+    return PRISM_SUCCESS;
+}
+
+prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
+                             const prism_photon_source *source, const prism_propagate_desc *desc,
+                             const prism_propagate_outputs *outputs, prism_propagate_stats *stats)
+{
+    if (ctx == NULL || geometry == NULL || source == NULL || outputs == NULL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: NULL context, geometry, source or outputs");
+    if (prism__geometry_context(geometry) != ctx)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate: the geometry belongs to another context");
+    prism_result r = check_outputs(ctx, outputs, desc);
+    if (r != PRISM_SUCCESS)
+        return r;
+    prism__target_map ph, rec;
+    memset(&rec, 0, sizeof rec);
+    size_t k = desc != NULL ? desc->record_steps : 0;
+    prism_target pt = outputs->photons, rt = outputs->records;
+    pt.row_bytes = rt.row_bytes = 0;
+    r = prism__target_begin(ctx, &pt, source->count * sizeof(prism_photon), 1, "propagate.photons",
+                            &ph);
+    bool want_records = rt.kind != PRISM_TARGET_HOST || rt.host != NULL;
+    if (r == PRISM_SUCCESS && want_records)
+        r = prism__target_begin(ctx, &rt, source->count * k * sizeof(prism_step_record), 1,
+                                "propagate.records", &rec);
+    if (r == PRISM_SUCCESS) {
+        bool host = ctx->backend == PRISM_BACKEND_HOST;
+        prism_geometry_view view;
+        r = prism__geometry_map(geometry, &view);
+        if (r == PRISM_SUCCESS) {
+            r = prism__propagate_view(ctx, &view,
+                                      prism__optics_view(prism__geometry_optics(geometry)), source,
+                                      desc, ph.pointer, want_records ? rec.pointer : NULL, host,
+                                      stats);
+            prism_result u = prism__geometry_unmap(geometry);
+            if (r == PRISM_SUCCESS)
+                r = u;
+        }
+    }
+    prism_result e1 = want_records ? prism__target_end(ctx, &rec, r == PRISM_SUCCESS) : PRISM_SUCCESS;
+    prism_result e0 = prism__target_end(ctx, &ph, r == PRISM_SUCCESS);
+    return r != PRISM_SUCCESS ? r : (e1 != PRISM_SUCCESS ? e1 : e0);
+}
+
+prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometry *geometry,
+                                         prism_source_kind kind, const prism_propagate_desc *desc,
+                                         size_t *count)
+{
+    if (ctx == NULL || geometry == NULL || count == NULL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate_batch_limit: NULL context, geometry or count");
+    if (prism__geometry_context(geometry) != ctx)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate_batch_limit: the geometry belongs to another context");
+    *count = 0;
+    size_t free_bytes = 0, total_bytes = 0;
+    prism_result r = prism_device_memory_info(ctx, &free_bytes, &total_bytes);
+    if (r != PRISM_SUCCESS)
+        return r;
+    const size_t reserve = prism_geometry_report(geometry)->reserve;
+    const size_t k = desc != NULL ? desc->record_steps : 0;
+    const size_t per_photon = sizeof(prism_photon) + 2 * sizeof(uint32_t) +
+                              (kind == PRISM_SOURCE_PHOTONS ? sizeof(prism_photon) : 0) +
+                              k * sizeof(prism_step_record);
+    const size_t left = free_bytes > reserve ? free_bytes - reserve : 0;
+    if (left < per_photon)
+        return prism__error(ctx, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,
+                            "propagate_batch_limit: %.1f MB free, %.1f MB of it kept in reserve: "
+                            "no room for a photon (%zu bytes)",
+                            free_bytes / 1e6, reserve / 1e6, per_photon);
+    *count = left / per_photon < UINT32_MAX ? left / per_photon : UINT32_MAX;
+    return PRISM_SUCCESS;
+}
+
+const char *prism_history_flag_name(uint32_t bit)
+{
+    switch (bit) {
+    case PRISM_NO_HIT: return "NO_HIT";
+    case PRISM_BULK_ABSORB: return "BULK_ABSORB";
+    case PRISM_SURFACE_DETECT: return "SURFACE_DETECT";
+    case PRISM_SURFACE_ABSORB: return "SURFACE_ABSORB";
+    case PRISM_RAYLEIGH_SCATTER: return "RAYLEIGH_SCATTER";
+    case PRISM_REFLECT_DIFFUSE: return "REFLECT_DIFFUSE";
+    case PRISM_REFLECT_SPECULAR: return "REFLECT_SPECULAR";
+    case PRISM_SURFACE_REEMIT: return "SURFACE_REEMIT";
+    case PRISM_SURFACE_TRANSMIT: return "SURFACE_TRANSMIT";
+    case PRISM_BULK_REEMIT: return "BULK_REEMIT";
+    case PRISM_REFRACT: return "REFRACT";
+    case PRISM_TOTAL_INTERNAL: return "TOTAL_INTERNAL";
+    case PRISM_STEP_LIMIT: return "STEP_LIMIT";
+    case PRISM_NAN_ABORT: return "NAN_ABORT";
+    default: return "?";
+    }
+}

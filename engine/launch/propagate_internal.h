@@ -1,0 +1,39 @@
+/* Propagation's internal entry point below prism_propagate: the whole
+ * generate / launch / compact loop over a geometry view, optics view and
+ * output pointers the backend can write. Tests and benchmarks call it
+ * directly with views built over host arrays. */
+#ifndef PRISM_PROPAGATE_INTERNAL_H
+#define PRISM_PROPAGATE_INTERNAL_H
+
+#include "engine/context_internal.h"
+#include "prism/device/geometry_view.h"
+#include "prism/device/optics_view.h"
+#include "prism/propagate.h"
+
+/* Launch sizes. The host backend takes 1M photons a launch. On CUDA the
+ * first launch takes 16K photons, later ones as many as the measured rate
+ * fits in 20 ms (at most doubling, within [4K, 4M]), so that no launch
+ * comes near the ~50 ms a display watchdog allows, whatever the placement. */
+#define PRISM_PROPAGATE_PHOTONS_PER_LAUNCH (1u << 20)
+#define PRISM_PROPAGATE_FIRST_SLICE (1u << 14)
+#define PRISM_PROPAGATE_MIN_SLICE 4096u
+#define PRISM_PROPAGATE_MAX_SLICE (1u << 22)
+#define PRISM_PROPAGATE_LAUNCH_SECONDS 0.020
+#define PRISM_PROPAGATE_STEPS_PER_LAUNCH 10u
+#define PRISM_PROPAGATE_MAX_RECORDS 1024u
+
+/* photons: `source->count` prism_photon in backend memory (written);
+ * records: count * desc->record_steps records in backend memory, or NULL.
+ * `o` may be NULL (vacuum). Stats get launches (and the rest when
+ * `photons_host` is true: the photons can be read by the host). */
+prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view *g,
+                                   const prism_optics_view *o, const prism_photon_source *source,
+                                   const prism_propagate_desc *desc, prism_photon *photons,
+                                   prism_step_record *records, bool photons_host,
+                                   prism_propagate_stats *stats);
+
+/* Sum up final photons into stats (steps, OR of histories, counts). */
+void prism__propagate_tally(const prism_photon *photons, size_t count,
+                            prism_propagate_stats *stats);
+
+#endif

@@ -1,0 +1,25 @@
+/* The CUDA side of prism_photons_select (engine/cuda/select.cu). */
+#ifndef PRISM_SELECT_INTERNAL_H
+#define PRISM_SELECT_INTERNAL_H
+
+#include "engine/context_internal.h"
+#include "prism/propagate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef PRISM_HAVE_CUDA
+/* Count the photons of in[0, count) with any bit of `any_of`; when `out` is
+ * given and they fit `capacity`, copy them there in order. *selected is the
+ * count in every case; PRISM_ERROR_OUT_OF_RANGE when they do not fit. */
+prism_result prism__cuda_select(prism_context *ctx, const prism_photon *in, size_t count,
+                                uint32_t any_of, prism_photon *out, size_t capacity,
+                                size_t *selected);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

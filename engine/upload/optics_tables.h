@@ -1,0 +1,38 @@
+/* The optics tables' host side: resampling a scene's material and surface
+ * properties onto the kernels' uniform wavelength grid (Chroma's
+ * standard_wavelengths: 60 to 800 nm in 20 nm steps), and the view the
+ * kernels get. Built by optics.c, placed on the device by engine/cuda/optics.c. */
+#ifndef PRISM_OPTICS_TABLES_H
+#define PRISM_OPTICS_TABLES_H
+
+#include "prism/device/optics_view.h"
+#include "optics.h"
+
+#define PRISM_OPTICS_WAVELENGTH_START 60.0f
+#define PRISM_OPTICS_WAVELENGTH_STEP 20.0f
+#define PRISM_OPTICS_WAVELENGTH_COUNT 38u
+
+struct prism_optics {
+    prism_optics_view view;   /* pointers the kernels read (device or host) */
+    float *host;              /* materials then surfaces, on the heap */
+    size_t host_floats;
+    void *device_buffer;      /* prism_buffer * holding them on CUDA, else NULL */
+};
+
+/* The view the kernels get; NULL optics gives NULL (vacuum everywhere). */
+const prism_optics_view *prism__optics_view(const prism_optics *optics);
+
+/* Fill `table` (PRISM_MAT_COUNT_ x n floats) for material m, on the grid. */
+void prism__optics_resample_material(const prism_material *m, float *table);
+/* Fill `table` (PRISM_SURF_COUNT_ x n floats) for surface s; a surface
+ * that changes nothing (no probabilities given) gets detect = -1, which
+ * the kernels read as "no surface": a bare Fresnel boundary. */
+void prism__optics_resample_surface(const prism_surface *s, float *table);
+
+#ifdef PRISM_HAVE_CUDA
+/* Copy optics->host to device memory and point optics->view at it. */
+prism_result prism__cuda_optics_upload(prism_context *ctx, prism_optics *optics);
+void prism__cuda_optics_release(prism_optics *optics);
+#endif
+
+#endif

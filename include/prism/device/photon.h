@@ -1,0 +1,211 @@
+/* One photon's walk: find the next boundary in the BVH, take the inside
+ * and outside materials from the triangle's orientation (its normal
+ * (v1-v0)x(v2-v0) points out of the solid, so a photon going against it is
+ * entering the inner material), then bulk absorption, Rayleigh scattering,
+ * or the boundary (surface or Fresnel). Both backends call
+ * prism_photon_run on the same state and get the same photon. */
+#ifndef PRISM_KERNELS_PHOTON_H
+#define PRISM_KERNELS_PHOTON_H
+
+#include "physics.h"
+#include "spawn.h"
+#include "traverse.h"
+
+#define PRISM_SPEED_OF_LIGHT 0.299792458f /* metres per nanosecond */
+
+typedef struct prism_propagate_params {
+    uint64_t seed;
+    uint64_t first_photon; /* run index of the call's photon 0 (Philox key, records) */
+    uint32_t max_steps;
+    uint32_t record_steps; /* K; 0 = no records */
+} prism_propagate_params;
+
+/* Start distance: a photon on a surface must not hit the surface it stands
+ * on. The triangle it left is skipped exactly and its ray starts off the
+ * surface (prism_photon_origin); this is for photons given on a surface,
+ * whose neighbours could catch them at float rounding distance. */
+PRISM_HD float prism_photon_tmin(pv3 pos)
+{
+    float m = fmaxf(fmaxf(fabsf(pos.x), fabsf(pos.y)), fabsf(pos.z));
+    return 1e-6f * (1.0f + m);
+}
+
+PRISM_HD void prism_record_write(prism_step_record *records, const prism_propagate_params *q,
+                                 uint32_t id, const prism_photon *p)
+{
+    if (records == 0 || q->record_steps == 0)
+        return;
+    uint32_t slot = p->steps < q->record_steps - 1u ? p->steps : q->record_steps - 1u;
+    prism_step_record *rec = records + (size_t)id * q->record_steps + slot;
+    rec->pos[0] = p->pos[0];
+    rec->pos[1] = p->pos[1];
+    rec->pos[2] = p->pos[2];
+    rec->time = p->time;
+    rec->history = p->history;
+    rec->wavelength = p->wavelength;
+    rec->photon = (uint32_t)(q->first_photon + id);
+    rec->step = p->steps;
+}
+
+/* The photon ended: its last record carries the final history, and the
+ * unused slots repeat it, so a K-vertex line strip draws right. */
+PRISM_HD void prism_record_finish(prism_step_record *records, const prism_propagate_params *q,
+                                  uint32_t id, const prism_photon *p)
+{
+    if (records == 0 || q->record_steps == 0)
+        return;
+    prism_record_write(records, q, id, p);
+    prism_step_record *base = records + (size_t)id * q->record_steps;
+    uint32_t last = p->steps < q->record_steps - 1u ? p->steps : q->record_steps - 1u;
+    for (uint32_t k = last + 1u; k < q->record_steps; k++)
+        base[k] = base[last];
+}
+
+PRISM_HD pv3 prism_triangle_normal(const prism_geometry_view *g, uint32_t index)
+{
+    const uint32_t *tri = g->triangles + 3u * (size_t)index;
+    pv3 v0 = prism_trace_vertex(g, tri[0]);
+    return pv3_normalize(pv3_cross(pv3_sub(prism_trace_vertex(g, tri[1]), v0),
+                                   pv3_sub(prism_trace_vertex(g, tri[2]), v0)));
+}
+
+/* Where the photon's next ray starts: where it is, or, standing on
+ * triangle `on` (the boundary it just crossed), just off that surface on
+ * the side it goes (prism/device/spawn.h), so that no neighbour of the triangle
+ * meets it again at the rounding distance of its position. */
+PRISM_HD pv3 prism_photon_origin(const prism_geometry_view *g, uint32_t on, pv3 pos, pv3 dir)
+{
+    if (on >= g->triangle_count) /* PRISM_TRACE_NONE: not on a surface */
+        return pos;
+    const uint32_t *tri = g->triangles + 3u * (size_t)on;
+    pv3 a = prism_trace_vertex(g, tri[0]), b = prism_trace_vertex(g, tri[1]),
+        c = prism_trace_vertex(g, tri[2]);
+    pv3 n = pv3_normalize(pv3_cross(pv3_sub(b, a), pv3_sub(c, a)));
+    return prism_spawn(pos, a, b, c, n, dir);
+}
+
+/* The point of the triangle at `hit`, from its barycentrics: off by a
+ * rounding of its coordinates whatever the length of the ray (o + t d
+ * carries the rounding of t), so a photon on a boundary is on it. */
+PRISM_HD pv3 prism_photon_hit_point(const prism_geometry_view *g, const prism_trace_hit *hit)
+{
+    const uint32_t *tri = g->triangles + 3u * (size_t)hit->index;
+    return prism_triangle_point(prism_trace_vertex(g, tri[0]), prism_trace_vertex(g, tri[1]),
+                                prism_trace_vertex(g, tri[2]), hit->u, hit->v);
+}
+
+/* Move the photon `d` metres through a medium of index n. */
+PRISM_HD void prism_photon_move(prism_photon *p, pv3 *pos, pv3 dir, float d, float n)
+{
+    *pos = pv3_madd(*pos, dir, d);
+    p->time += d * n / PRISM_SPEED_OF_LIGHT;
+}
+
+/* The boundary at `hit` (unit normal n): surface or Fresnel. Returns the
+ * history bit. */
+PRISM_HD uint32_t prism_photon_boundary(const prism_geometry_view *g, const prism_optics_view *o,
+                                        prism_photon *p, prism_ray_state *st,
+                                        const prism_trace_hit *hit, pv3 n, prism_rng *r)
+{
+    prism_triangle_info info = g->triangle_info[hit->index];
+    int entering = pv3_dot(st->dir, n) < 0.0f;
+    uint32_t inner = info.materials & 0xFFFFu, outer = info.materials >> 16;
+    pv3 nn = entering ? n : pv3_scale(n, -1.0f);
+    p->solid = info.solid;
+    p->triangle = info.id;
+    p->reserved = hit->index;
+    float probs[PRISM_SURF_COUNT_];
+    if (info.surface != 0xFFFFFFFFu && prism_optics_surface(o, info.surface, p->wavelength, probs))
+        return prism_surface_interact(st, nn, probs, r);
+    float n1 = prism_optics_material(o, entering ? outer : inner, p->wavelength).rindex;
+    float n2 = prism_optics_material(o, entering ? inner : outer, p->wavelength).rindex;
+    return prism_fresnel(st, nn, n1, n2, r);
+}
+
+/* One interaction. Returns 1 while the photon lives. */
+PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_view *o,
+                               const prism_propagate_params *q, prism_photon *p, uint32_t id)
+{
+    prism_ray_state st;
+    pv3 pos = pv3_load(p->pos);
+    st.dir = pv3_load(p->dir);
+    st.pol = pv3_load(p->pol);
+    if (!pv3_finite(pos) || !pv3_finite(st.dir) || !(pv3_dot(st.dir, st.dir) > 0.5f)) {
+        p->history |= PRISM_NAN_ABORT;
+        return 0;
+    }
+    if (p->steps >= q->max_steps) {
+        p->history |= PRISM_STEP_LIMIT;
+        return 0;
+    }
+    prism_rng r = prism_rng_make(q->seed, q->first_photon + id, p->steps + 1u,
+                                 PRISM_RNG_PROPAGATE);
+    prism_trace_hit hit;
+    pv3 org = prism_photon_origin(g, p->reserved, pos, st.dir);
+    if (!prism_trace_closest(g, org, st.dir, prism_photon_tmin(org), INFINITY, p->reserved, &hit)) {
+        p->history |= PRISM_NO_HIT;
+        return 0;
+    }
+    hit.t += pv3_dot(pv3_sub(org, pos), st.dir); /* from the photon, not from the ray's start */
+    /* The material the photon is in is the one on its side of that triangle. */
+    uint32_t mats = g->triangle_info[hit.index].materials;
+    pv3 n = prism_triangle_normal(g, hit.index);
+    int entering = pv3_dot(st.dir, n) < 0.0f;
+    prism_material_sample m =
+        prism_optics_material(o, entering ? mats >> 16 : mats & 0xFFFFu, p->wavelength);
+    float d_abs = -m.absorption_length * prism_logf(prism_rng_uniform(&r));
+    float d_sca = -m.scattering_length * prism_logf(prism_rng_uniform(&r));
+    uint32_t what;
+    int alive = 1;
+    if (d_abs < hit.t && d_abs <= d_sca) {
+        prism_photon_move(p, &pos, st.dir, d_abs, m.rindex);
+        what = PRISM_BULK_ABSORB;
+        alive = 0;
+    } else if (d_sca < hit.t) {
+        prism_photon_move(p, &pos, st.dir, d_sca, m.rindex);
+        prism_rayleigh(&st, &r);
+        p->reserved = 0xFFFFFFFFu;
+        what = PRISM_RAYLEIGH_SCATTER;
+    } else {
+        prism_photon_move(p, &pos, st.dir, hit.t, m.rindex);
+        pos = prism_photon_hit_point(g, &hit);
+        what = prism_photon_boundary(g, o, p, &st, &hit, n, &r);
+        alive = (what & PRISM_TERMINAL_FLAGS) == 0;
+    }
+    p->history |= what;
+    p->steps++;
+    pv3_store(pos, p->pos);
+    pv3_store(st.dir, p->dir);
+    pv3_store(st.pol, p->pol);
+    return alive;
+}
+
+/* Up to `budget` interactions of photon `id`. Returns 1 if it still lives
+ * (it goes into the next launch's queue); on its end, its records are
+ * finished. */
+PRISM_HD int prism_photon_run(const prism_geometry_view *g, const prism_optics_view *o,
+                              const prism_propagate_params *q, prism_photon *photons,
+                              prism_step_record *records, uint32_t id, uint32_t budget)
+{
+    prism_photon p = photons[id];
+    int alive = 1;
+    for (uint32_t k = 0; k < budget && alive; k++) {
+        alive = prism_photon_step(g, o, q, &p, id);
+        if (alive)
+            prism_record_write(records, q, id, &p);
+    }
+    if (alive && p.steps >= q->max_steps) {
+        p.history |= PRISM_STEP_LIMIT;
+        alive = 0;
+    }
+    if (!alive) {
+        /* the skip triangle is an index in the tree's leaf order: cleared,
+         * so a final photon is the same whichever tree traced it */
+        p.reserved = 0xFFFFFFFFu;
+        prism_record_finish(records, q, id, &p);
+    }
+    photons[id] = p;
+    return alive;
+}
+
+#endif
