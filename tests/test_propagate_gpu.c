@@ -268,6 +268,78 @@ static void test_exact_bit_identical(void **state)
     kt_free(&s, host);
 }
 
+static prism_result gpu_sink(void *user, const prism_propagate_batch *b)
+{
+    prism_photon **at = user;
+    memcpy(*at, b->hits, b->hits_count * sizeof *b->hits);
+    *at += b->hits_count;
+    return PRISM_SUCCESS;
+}
+
+/* The summary and the hits made on the device are the host's, exact
+ * arithmetic: counts per bit and per end, per solid, the time range, the
+ * hits byte for byte; through one call and through the stream, with the
+ * host and the device as two contexts of one run. */
+static void test_device_summary_and_hits(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    assert_int_equal(kt_build(&s, host), 0);
+    prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
+    prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
+    const size_t N = photons(400000), solids = s.scene.solids_count;
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N, .position = {0.1f, 0, 0},
+                               .wavelength_nm = 350, .wavelength_max_nm = 550};
+    prism_propagate_desc d = {.seed = 5};
+    uint64_t *ha = calloc(solids + 1, 8), *hb = calloc(solids + 1, 8), *hc = calloc(solids + 1, 8);
+    prism_propagate_summary sa = {.detected_by_solid = ha, .solids = solids};
+    prism_propagate_summary sb = {.detected_by_solid = hb, .solids = solids};
+    prism_propagate_summary sc = {.detected_by_solid = hc, .solids = solids};
+    prism_photon *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b), *c = calloc(N, sizeof *c);
+    prism_propagate_outputs oa = {.hits = {.kind = PRISM_TARGET_HOST, .host = a}, .summary = &sa};
+    prism_propagate_outputs ob = {.hits = {.kind = PRISM_TARGET_HOST, .host = b}, .summary = &sb};
+    prism_propagate_stats hs, cs;
+    assert_int_equal(prism_propagate(host, hg, &src, &d, &oa, &hs), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
+    printf("# device summary: %zu hits of %zu photons, times %.3f to %.3f ns\n", cs.hits, N,
+           (double)sb.time_min, (double)sb.time_max);
+    assert_true(cs.hits > 0);
+    assert_int_equal(hs.hits, cs.hits);
+    assert_memory_equal(a, b, cs.hits * sizeof *a);
+    assert_int_equal(sa.photons, sb.photons);
+    assert_int_equal(sa.steps, sb.steps);
+    assert_memory_equal(sa.flagged, sb.flagged, sizeof sa.flagged);
+    assert_memory_equal(sa.ended, sb.ended, sizeof sa.ended);
+    assert_int_equal(sa.timed, sb.timed);
+    assert_true(sa.time_min == sb.time_min && sa.time_max == sb.time_max);
+    assert_memory_equal(ha, hb, (solids + 1) * 8);
+    /* the stream over the host and the device together, small batches */
+    prism_context *both[2] = {cuda, host};
+    const prism_geometry *gs[2] = {cg, hg};
+    prism_photon *at = c;
+    prism_propagate_stream_desc sd = {.batch = N / 7 + 1, .sink = gpu_sink, .user = &at,
+                                      .summary = &sc};
+    prism_propagate_share shares[2];
+    assert_int_equal(prism_propagate_stream(both, gs, 2, &src, &d, &sd, NULL, shares),
+                     PRISM_SUCCESS);
+    printf("# stream: %zu photons on CUDA, %zu on the host\n", shares[0].photons,
+           shares[1].photons);
+    assert_int_equal((size_t)(at - c), cs.hits);
+    assert_memory_equal(c, b, cs.hits * sizeof *c);
+    assert_memory_equal(sc.flagged, sb.flagged, sizeof sc.flagged);
+    assert_memory_equal(hc, hb, (solids + 1) * 8);
+    free(a);
+    free(b);
+    free(c);
+    free(ha);
+    free(hb);
+    free(hc);
+    prism_geometry_destroy(hg);
+    prism_geometry_destroy(cg);
+    kt_free(&s, host);
+}
+
 int main(void)
 {
     cuda = kt_cuda_context();
@@ -281,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_photon_by_photon),
         cmocka_unit_test(test_policies_and_outputs_identical),
         cmocka_unit_test(test_exact_bit_identical),
+        cmocka_unit_test(test_device_summary_and_hits),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     prism_context_destroy(host);

@@ -168,6 +168,7 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     propagate_summary sum;
     bool print = false;
     int rc = open_contexts(o, scene, run);
+    run->setup_seconds = tool_now() - run->started;
     if (rc == PROPAGATE_OK && propagate_summary_init(&sum, scene) == 0) {
         rc = finish(mpi, propagate_run(run, &sum), &sum, &print);
         if (print && o->json)
@@ -188,6 +189,7 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
 
 int main(int argc, char **argv)
 {
+    const double started = tool_now();
     propagate_options o;
     char err[512];
     if (propagate_options_parse(argc, argv, &o, err, sizeof err)) {
@@ -210,7 +212,7 @@ int main(int argc, char **argv)
         return propagate_mpi_end(mpi, PROPAGATE_USAGE);
     }
 #endif
-    propagate_run_info run = {.opt = &o};
+    propagate_run_info run = {.opt = &o, .started = started};
     prism_scene *scene = load(&o, &run.load_seconds);
     int rc = PROPAGATE_FAILED;
     if (scene != NULL) {

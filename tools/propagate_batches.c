@@ -1,8 +1,9 @@
-/* prism-propagate's batch loop: photons read (--photons) or generated a
- * batch at a time, propagated with desc.first_photon at the batch's start
- * (so any batch size gives the same photons), the final photons, hits and
- * records appended to their .npy files, counted into the summary. Host
- * memory holds one batch; the files are committed only after the last. */
+/* prism-propagate's run: prism_propagate_stream propagates the photons
+ * (read from --photons, or generated) a batch at a time on every context,
+ * with the summary tallied and the hits selected on the devices; its sink,
+ * here, appends each batch's hits (and the final photons and records when
+ * asked) to their .npy files in photon order while the devices go on. The
+ * files are committed only after the last batch. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -98,164 +99,63 @@ static int commit_outputs(outputs *w, char *err, size_t size)
     return 0;
 }
 
-/* Host memory of one batch: pinned where the engine has CUDA (copies at
- * link speed), the heap on the host backend. */
-typedef struct batch_memory {
-    prism_buffer *in, *out, *records;
-} batch_memory;
-
-static void *host_array(prism_context *ctx, size_t bytes, const char *tag, prism_buffer **b)
-{
-    return prism_buffer_create_pinned(ctx, bytes, 0, tag, b) == PRISM_SUCCESS
-               ? prism_buffer_host_pointer(*b)
-               : NULL;
-}
-
-static void release_memory(batch_memory *m)
-{
-    prism_buffer_release(m->in);
-    prism_buffer_release(m->out);
-    prism_buffer_release(m->records);
-}
-
-/* Photons a batch: --batch, or what the engine says fits the device, at
- * most PROPAGATE_MAX_BATCH_*. */
-static int batch_size(const propagate_run_info *run, const prism_photon_source *src,
-                      const prism_propagate_desc *d, uint64_t total, uint64_t *batch, char *err,
-                      size_t size)
-{
-    uint64_t b = run->opt->batch;
-    if (b == 0) {
-        size_t fits = 0;
-        if (prism_propagate_batch_limit(run->ctx, run->geometry, src->kind, d, &fits) !=
-            PRISM_SUCCESS)
-            return tool_fail(err, size, "%s (set --batch)", prism_context_last_error(run->ctx));
-        const bool cuda = prism_context_backend(run->ctx) == PRISM_BACKEND_CUDA;
-        b = cuda ? PROPAGATE_MAX_BATCH_CUDA : PROPAGATE_MAX_BATCH_HOST;
-        b = fits < b ? fits : b;
-        /* several contexts: a batch for each (prism_propagate_multi splits it) */
-        b *= run->contexts_n > 1 ? run->contexts_n : 1;
-    }
-    *batch = b < total ? b : total;
-    return 0;
-}
-
-/* The detected photons moved to the front, in order; their number. Each
- * thread compacts its own slice in place, then the slices' hits (a few
- * percent of the bytes) are moved together. */
-static size_t compact_hits(prism_photon *ph, size_t n)
-{
-    enum { SLICES = 64 };
-    size_t kept[SLICES];
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int c = 0; c < SLICES; c++) {
-        const size_t lo = n * (size_t)c / SLICES, hi = n * (size_t)(c + 1) / SLICES;
-        size_t k = lo;
-        for (size_t i = lo; i < hi; i++)
-            if (ph[i].history & PRISM_SURFACE_DETECT)
-                ph[k++] = ph[i];
-        kept[c] = k - lo;
-    }
-    size_t h = 0;
-    for (int c = 0; c < SLICES; c++) {
-        memmove(ph + h, ph + n * (size_t)c / SLICES, kept[c] * sizeof *ph);
-        h += kept[c];
-    }
-    return h;
-}
-
-/* The final photons of one batch: every one to --out, the detected ones
- * (compacted in place, after --out has them) to --hits. */
-static int write_photons(const propagate_options *o, outputs *w, prism_photon *ph, size_t n,
-                         propagate_summary *sum, char *err, size_t size)
-{
-    if (o->out) {
-        if (npy_writer_append(&w->out, ph, n))
-            return tool_fail(err, size, "%s", w->out.error);
-        sum->out_rows += n;
-    }
-    if (!o->hits)
-        return 0;
-    const size_t h = compact_hits(ph, n);
-    if (npy_writer_append(&w->hits, ph, h))
-        return tool_fail(err, size, "%s", w->hits.error);
-    sum->hits += h;
-    return 0;
-}
-
 typedef struct run_state {
     const propagate_run_info *run;
     prism_photon_source src;
     prism_propagate_desc desc;
     outputs w;
-    batch_memory mem;
-    prism_photon *in_p, *out_p;
-    prism_step_record *rec_p;
+    propagate_summary *sum;
+    tool_progress bar;
+    uint64_t done, total;
+    double write_seconds;
+    char err[1024];
 } run_state;
 
-static int one_batch(run_state *r, uint64_t first, size_t n, propagate_summary *sum, char *err,
-                     size_t size)
+/* The sink: one batch's outputs appended, in photon order. */
+static prism_result write_batch(void *user, const prism_propagate_batch *b)
 {
+    run_state *r = user;
     const propagate_options *o = r->run->opt;
-    if (o->photons && propagate_read_photons(r->run->photons, r->in_p, n, first, err, size))
-        return -1;
-    r->src.count = n;
-    r->src.photons = r->in_p;
-    r->desc.first_photon = first;
-    prism_propagate_outputs outs = {.photons = {.kind = PRISM_TARGET_HOST, .host = r->out_p}};
-    if (o->records) {
-        outs.records.kind = PRISM_TARGET_HOST;
-        outs.records.host = r->rec_p;
+    propagate_summary *sum = r->sum;
+    const double t0 = tool_now();
+    int bad = 0;
+    if (o->out && !(bad = npy_writer_append(&r->w.out, b->photons, b->count)))
+        sum->out_rows += b->count;
+    if (!bad && o->records && !(bad = npy_writer_append(&r->w.records, b->records, b->count)))
+        sum->record_rows += b->count;
+    if (!bad && o->hits && !(bad = npy_writer_append(&r->w.hits, b->hits, b->hits_count)))
+        sum->hits += b->hits_count;
+    r->write_seconds += tool_now() - t0;
+    if (bad) {
+        const npy_writer *w = o->out && r->w.out.error[0] ? &r->w.out
+                              : o->records && r->w.records.error[0] ? &r->w.records : &r->w.hits;
+        tool_fail(r->err, sizeof r->err, "%s", w->error);
+        return PRISM_ERROR_IO;
     }
-    prism_propagate_stats st;
-    const propagate_run_info *run = r->run;
-    const prism_result res =
-        run->contexts_n > 1
-            ? prism_propagate_multi(run->contexts, run->geometries, run->contexts_n, &r->src,
-                                    &r->desc, &outs, &st, NULL)
-            : prism_propagate(run->ctx, run->geometry, &r->src, &r->desc, &outs, &st);
-    if (res != PRISM_SUCCESS)
-        return tool_fail(err, size, "propagate (photons %llu to %llu): %s",
-                         (unsigned long long)first, (unsigned long long)(first + n - 1),
-                         prism_context_last_error(r->run->ctx));
-    sum->propagate_seconds += st.seconds;
     sum->batches++;
-    propagate_summary_add(sum, r->out_p, n);
-    if (o->records) {
-        if (npy_writer_append(&r->w.records, r->rec_p, n))
-            return tool_fail(err, size, "%s", r->w.records.error);
-        sum->record_rows += n;
-    }
-    return write_photons(o, &r->w, r->out_p, n, sum, err, size);
+    if (b->count > sum->batch)
+        sum->batch = b->count;
+    r->done += b->count;
+    tool_progress_update(&r->bar, (size_t)r->done, (size_t)r->total);
+    return PRISM_SUCCESS;
 }
 
-/* Inputs, outputs and host memory for batches of sum->batch photons. */
-static int prepare(run_state *r, uint64_t total, propagate_summary *sum, char *err, size_t size)
+/* --photons, a batch at a time, in order. */
+static prism_result read_batch(void *user, uint64_t first, size_t count, prism_photon *dst)
 {
-    const propagate_options *o = r->run->opt;
-    if (batch_size(r->run, &r->src, &r->desc, total, &sum->batch, err, size))
-        return -1;
-    if (o->photons && r->run->begin > 0 && npy_reader_skip(r->run->photons, r->run->begin))
-        return tool_fail(err, size, "%s", r->run->photons->error);
-    const size_t b = (size_t)sum->batch, k = r->desc.record_steps;
-    r->out_p = host_array(r->run->ctx, b * sizeof *r->out_p, "prism-propagate.photons",
-                          &r->mem.out);
-    if (o->photons)
-        r->in_p = host_array(r->run->ctx, b * sizeof *r->in_p, "prism-propagate.input",
-                             &r->mem.in);
-    if (o->records)
-        r->rec_p = host_array(r->run->ctx, b * k * sizeof *r->rec_p, "prism-propagate.records",
-                              &r->mem.records);
-    if (!r->out_p || (o->photons && !r->in_p) || (o->records && !r->rec_p))
-        return tool_fail(err, size, "no host memory for a batch of %zu photons (set a smaller "
-                         "--batch)", b);
-    /* what prism_propagate_batch_limit counts a photon at */
-    sum->device_batch_bytes = b * (sizeof(prism_photon) + 2 * sizeof(uint32_t) +
-                                   (o->photons ? sizeof(prism_photon) : 0) +
-                                   k * sizeof(prism_step_record));
-    sum->host_batch_bytes = b * ((o->photons ? 2 : 1) * sizeof(prism_photon) +
-                                 k * sizeof(prism_step_record));
-    return open_outputs(o, (uint32_t)k, &r->w, err, size);
+    run_state *r = user;
+    if (propagate_read_photons(r->run->photons, dst, count, first, r->err, sizeof r->err))
+        return PRISM_ERROR_IO;
+    return PRISM_SUCCESS;
+}
+
+/* Photons a batch: --batch, else the engine's choice on CUDA (what fits
+ * the device) and PROPAGATE_MAX_BATCH_HOST on the host backend. */
+static size_t batch_size(const propagate_run_info *run)
+{
+    if (run->opt->batch != 0)
+        return (size_t)run->opt->batch;
+    return prism_context_backend(run->ctx) == PRISM_BACKEND_CUDA ? 0 : PROPAGATE_MAX_BATCH_HOST;
 }
 
 int propagate_run(const propagate_run_info *run, propagate_summary *sum)
@@ -264,29 +164,60 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     run_state r;
     memset(&r, 0, sizeof r);
     r.run = run;
+    r.sum = sum;
     r.src = *run->source;
-    r.desc = (prism_propagate_desc){.seed = o->seed, .max_steps = o->max_steps, .math = o->math};
+    r.desc = (prism_propagate_desc){.seed = o->seed, .max_steps = o->max_steps, .math = o->math,
+                                    .first_photon = run->begin};
     if (o->records)
         r.desc.record_steps = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
-    char err[1024] = "";
     const double t0 = tool_now();
-    const uint64_t end = run->end, total = end - run->begin;
-    int rc = total > 0 ? prepare(&r, total, sum, err, sizeof err) : 0;
-    if (rc == 0 && total == 0)
-        rc = open_outputs(o, r.desc.record_steps, &r.w, err, sizeof err);
-    tool_progress bar;
-    tool_progress_begin(&bar, "propagating", "photons", !o->quiet);
-    for (uint64_t first = run->begin; rc == 0 && first < end; first += sum->batch) {
-        const size_t n = (size_t)(end - first < sum->batch ? end - first : sum->batch);
-        rc = one_batch(&r, first, n, sum, err, sizeof err);
-        tool_progress_update(&bar, (size_t)(first + n - run->begin), (size_t)total);
+    r.total = run->end - run->begin;
+    int rc = open_outputs(o, r.desc.record_steps, &r.w, r.err, sizeof r.err);
+    if (rc == 0 && o->photons && run->begin > 0 && npy_reader_skip(run->photons, run->begin))
+        rc = tool_fail(r.err, sizeof r.err, "%s", run->photons->error);
+    prism_propagate_summary tally = {.detected_by_solid = sum->detected_by_solid,
+                                     .solids = sum->solids};
+    prism_propagate_share shares[PROPAGATE_MAX_CONTEXTS];
+    memset(shares, 0, sizeof shares);
+    tool_progress_begin(&r.bar, "propagating", "photons", !o->quiet);
+    if (rc == 0 && r.total > 0) {
+        r.src.count = (size_t)r.total;
+        const prism_propagate_stream_desc stream = {
+            .batch = batch_size(run), .photons = o->out != NULL, .sink = write_batch,
+            .fill = o->photons ? read_batch : NULL, .user = &r, .summary = &tally};
+        prism_propagate_stats st;
+        const prism_result res =
+            prism_propagate_stream(run->contexts, run->geometries, run->contexts_n, &r.src,
+                                   &r.desc, &stream, &st, shares);
+        if (res != PRISM_SUCCESS && r.err[0] == 0)
+            tool_fail(r.err, sizeof r.err, "propagate: %s", prism_context_last_error(run->ctx));
+        rc = res != PRISM_SUCCESS ? -1 : 0;
     }
-    tool_progress_end(&bar, rc == 0 ? "" : "failed");
+    tool_progress_end(&r.bar, rc == 0 ? "" : "failed");
     if (rc == 0)
-        rc = commit_outputs(&r.w, err, sizeof err);
+        rc = commit_outputs(&r.w, r.err, sizeof r.err);
     abort_outputs(&r.w);
-    release_memory(&r.mem);
+    sum->photons += tally.photons;
+    sum->steps += tally.steps;
+    for (int b = 0; b < 32; b++) {
+        sum->flagged[b] += tally.flagged[b];
+        sum->ended[b] += tally.ended[b];
+    }
+    for (size_t i = 0; i < run->contexts_n; i++) {
+        sum->propagate_seconds = shares[i].seconds > sum->propagate_seconds
+                                     ? shares[i].seconds : sum->propagate_seconds;
+        sum->wait_seconds += shares[i].wait_seconds;
+    }
+    sum->write_seconds = r.write_seconds;
     sum->seconds = tool_now() - t0;
+    /* what prism_propagate_batch_limit counts a photon at, and the stream's
+     * two host slots a context */
+    const size_t b = (size_t)sum->batch, k = r.desc.record_steps;
+    sum->device_batch_bytes = b * (sizeof(prism_photon) + 2 * sizeof(uint32_t) +
+                                   (o->photons ? sizeof(prism_photon) : 0) +
+                                   k * sizeof(prism_step_record));
+    sum->host_batch_bytes = 2 * b * ((1 + (o->out != NULL) + (o->photons != NULL)) *
+                                     sizeof(prism_photon) + k * sizeof(prism_step_record));
     prism_memory_report report;
     if (prism_memory_report_get(run->ctx, &report) == PRISM_SUCCESS)
         sum->engine_peak_bytes = report.peak_bytes;
@@ -294,6 +225,6 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     if (getrusage(RUSAGE_SELF, &usage) == 0)
         sum->host_peak_bytes = (size_t)usage.ru_maxrss * 1024; /* Linux: kilobytes */
     if (rc != 0)
-        fprintf(stderr, "prism-propagate: %s\n", err);
+        fprintf(stderr, "prism-propagate: %s\n", r.err);
     return rc == 0 ? PROPAGATE_OK : PROPAGATE_FAILED;
 }

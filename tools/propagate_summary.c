@@ -5,25 +5,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "propagate_tool.h"
 
 #define TOP_SOLIDS 10
 #define DETECT_BIT 2
 _Static_assert(PRISM_SURFACE_DETECT == 1u << DETECT_BIT, "the detection bit");
-
-/* The walk's end, one per photon: the terminal bit, NAN_ABORT and
- * STEP_LIMIT first should a photon carry two. */
-static int ended_bit(uint32_t history)
-{
-    const uint32_t order[6] = {PRISM_NAN_ABORT, PRISM_STEP_LIMIT, PRISM_SURFACE_DETECT,
-                               PRISM_SURFACE_ABSORB, PRISM_BULK_ABSORB, PRISM_NO_HIT};
-    for (int i = 0; i < 6; i++)
-        if (history & order[i])
-            for (int b = 0; b < 32; b++)
-                if (order[i] == 1u << b)
-                    return b;
-    return -1;
-}
 
 int propagate_summary_init(propagate_summary *s, const prism_scene *scene)
 {
@@ -31,39 +18,6 @@ int propagate_summary_init(propagate_summary *s, const prism_scene *scene)
     s->solids = scene->solids_count;
     s->detected_by_solid = calloc(s->solids + 1, sizeof *s->detected_by_solid);
     return s->detected_by_solid != NULL ? 0 : -1;
-}
-
-/* On all cores: a batch of 8M photons is half a gigabyte to read. */
-void propagate_summary_add(propagate_summary *s, const prism_photon *photons, size_t n)
-{
-#pragma omp parallel
-    {
-        uint64_t flagged[32] = {0}, ended[32] = {0}, steps = 0;
-#pragma omp for schedule(static) nowait
-        for (long long i = 0; i < (long long)n; i++) {
-            const uint32_t h = photons[i].history;
-            steps += photons[i].steps;
-            for (uint32_t rest = h; rest != 0; rest &= rest - 1) /* the set bits only */
-                flagged[__builtin_ctz(rest)]++;
-            const int e = ended_bit(h);
-            if (e >= 0)
-                ended[e]++;
-            if (h & PRISM_SURFACE_DETECT) {
-                const size_t solid = photons[i].solid < s->solids ? photons[i].solid : s->solids;
-#pragma omp atomic
-                s->detected_by_solid[solid]++;
-            }
-        }
-#pragma omp critical
-        {
-            s->steps += steps;
-            for (int b = 0; b < 32; b++) {
-                s->flagged[b] += flagged[b];
-                s->ended[b] += ended[b];
-            }
-        }
-    }
-    s->photons += n;
 }
 
 void propagate_summary_free(propagate_summary *s)
@@ -182,6 +136,9 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            rate(s, s->propagate_seconds) / 1e6,
            s->propagate_seconds > 0 ? (double)s->steps / s->propagate_seconds / 1e6 : 0.0,
            s->seconds, rate(s, s->seconds) / 1e6);
+    printf("  %.3f s writing (overlapped with the devices), %.3f s of device time waiting for "
+           "it; %.3f s before the run (start, load, upload)\n", s->write_seconds,
+           s->wait_seconds, run->setup_seconds);
     printf("  memory: a batch %.1f MB on the device, %.1f MB on the host; the engine's peak "
            "%.1f MB, the process's resident peak %.1f MB\n", s->device_batch_bytes / 1e6,
            s->host_batch_bytes / 1e6, s->engine_peak_bytes / 1e6, s->host_peak_bytes / 1e6);
@@ -264,8 +221,10 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
         }
         printf(",\"photons\":%llu}", (unsigned long long)s->detected_by_solid[top[i]]);
     }
-    printf("]},\"seconds\":{\"load\":%.6g,\"upload\":%.6g,\"propagate\":%.6g,\"run\":%.6g}",
-           run->load_seconds, run->upload_seconds, s->propagate_seconds, s->seconds);
+    printf("]},\"seconds\":{\"load\":%.6g,\"upload\":%.6g,\"setup\":%.6g,\"propagate\":%.6g,"
+           "\"write\":%.6g,\"wait\":%.6g,\"run\":%.6g,\"wall\":%.6g}",
+           run->load_seconds, run->upload_seconds, run->setup_seconds, s->propagate_seconds,
+           s->write_seconds, s->wait_seconds, s->seconds, tool_now() - run->started);
     printf(",\"photons_per_second\":%.6g,\"photons_per_second_overall\":%.6g",
            rate(s, s->propagate_seconds), rate(s, s->seconds));
     printf(",\"memory\":{\"device_batch_bytes\":%zu,\"host_batch_bytes\":%zu,"

@@ -70,8 +70,10 @@ typedef struct propagate_summary {
     size_t solids;
     uint64_t batch;               /* photons a batch */
     unsigned batches;
-    double propagate_seconds;     /* inside prism_propagate */
+    double propagate_seconds;     /* inside prism_propagate (the busiest context's) */
     double seconds;               /* the batch loop, reading and writing included */
+    double write_seconds;         /* appending to the files (the sink) */
+    double wait_seconds;          /* contexts waiting for the writer to free a buffer */
     size_t device_batch_bytes;    /* device memory of one batch (photons, queues, records) */
     size_t host_batch_bytes;      /* host memory of one batch */
     size_t engine_peak_bytes;     /* the context's ledger at its peak (device, pinned, mapped) */
@@ -80,8 +82,6 @@ typedef struct propagate_summary {
 } propagate_summary;
 
 int propagate_summary_init(propagate_summary *s, const prism_scene *scene);
-/* Count `n` final photons in. */
-void propagate_summary_add(propagate_summary *s, const prism_photon *photons, size_t n);
 void propagate_summary_free(propagate_summary *s);
 
 /* The run's setting, for the summary's header and JSON. */
@@ -99,6 +99,8 @@ typedef struct propagate_run_info {
     const prism_photon_source *source;
     bool no_rindex;
     double load_seconds, upload_seconds; /* upload: the slowest context's */
+    double started;                      /* tool_now() when the program started */
+    double setup_seconds;                /* from then to the run's start */
     /* The photons of the run this process propagates: [begin, end) of the
      * source's count (an MPI rank's share; the whole run otherwise). */
     uint64_t begin, end;

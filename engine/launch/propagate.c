@@ -12,7 +12,10 @@
 #include "engine/upload/geometry_internal.h"
 #include "kernel_backend.h"
 #include "engine/upload/optics_tables.h"
+#include "prism/device/photon.h"
 #include "prism/memory.h"
+#include "select_internal.h"
+#include "summary.h"
 #include "target.h"
 
 static prism_result check_source(prism_context *ctx, const prism_photon_source *s,
@@ -246,6 +249,71 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
     return r;
 }
 
+static bool wanted(const prism_target *t)
+{
+    return t->kind != PRISM_TARGET_HOST || t->host != NULL;
+}
+
+/* The photons of photons[0, count) with any bit of `mask`, in order. */
+static prism_result select_hits(prism_context *ctx, const prism_photon *photons, size_t count,
+                                uint32_t mask, prism_photon *out, size_t capacity, size_t *n)
+{
+#ifdef PRISM_HAVE_CUDA
+    if (ctx->backend == PRISM_BACKEND_CUDA)
+        return prism__cuda_select(ctx, photons, count, mask, out, capacity, n);
+#endif
+    size_t k = 0;
+    for (size_t i = 0; i < count; i++)
+        if (photons[i].history & mask) {
+            if (out != NULL && k < capacity)
+                out[k] = photons[i];
+            k++;
+        }
+    *n = k;
+    return PRISM_SUCCESS;
+}
+
+/* outputs->hits from the final photons where they are: counted, then only
+ * the hits written to the target (on CUDA: selected on the device, and
+ * only they copied back). */
+static prism_result take_hits(prism_context *ctx, const prism_propagate_outputs *o,
+                              const prism_photon *photons, size_t count, size_t *hits)
+{
+    const uint32_t mask = o->hit_mask != 0 ? o->hit_mask : PRISM_SURFACE_DETECT;
+    const size_t capacity = o->hits_capacity != 0 ? o->hits_capacity : count;
+    size_t n = 0;
+    prism_result r = select_hits(ctx, photons, count, mask, NULL, 0, &n);
+    if (r != PRISM_SUCCESS)
+        return r;
+    *hits = n;
+    if (n > capacity)
+        return prism__error(ctx, PRISM_ERROR_OUT_OF_RANGE,
+                            "propagate: %zu hits, the hits output holds %zu", n, capacity);
+    if (n == 0)
+        return PRISM_SUCCESS;
+    prism_target t = o->hits;
+    t.row_bytes = 0;
+    prism__target_map map;
+    r = prism__target_begin(ctx, &t, n * sizeof(prism_photon), 1, "propagate.hits", &map);
+    if (r != PRISM_SUCCESS)
+        return r;
+    size_t again = 0;
+    r = select_hits(ctx, photons, count, mask, map.pointer, n, &again);
+    const prism_result e = prism__target_end(ctx, &map, r == PRISM_SUCCESS);
+    return r != PRISM_SUCCESS ? r : e;
+}
+
+/* outputs->summary from the final photons where they are. */
+static prism_result take_summary(prism_context *ctx, const prism_photon *photons, size_t count,
+                                 prism_propagate_summary *s)
+{
+#ifdef PRISM_HAVE_CUDA
+    if (ctx->backend == PRISM_BACKEND_CUDA)
+        return prism__cuda_summary(ctx, photons, count, s);
+#endif
+    return prism__host_summary(ctx, photons, count, s);
+}
+
 static prism_result check_outputs(prism_context *ctx, const prism_propagate_outputs *out,
                                   const prism_propagate_desc *desc)
 {
@@ -285,10 +353,17 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
         prism_geometry_view view;
         r = prism__geometry_map(geometry, &view);
         if (r == PRISM_SUCCESS) {
+            prism_propagate_stats st;
             r = prism__propagate_view(ctx, &view,
                                       prism__optics_view(prism__geometry_optics(geometry)), source,
                                       desc, ph.pointer, want_records ? rec.pointer : NULL, host,
-                                      stats);
+                                      &st);
+            if (r == PRISM_SUCCESS && outputs->summary != NULL)
+                r = take_summary(ctx, ph.pointer, source->count, outputs->summary);
+            if (r == PRISM_SUCCESS && wanted(&outputs->hits))
+                r = take_hits(ctx, outputs, ph.pointer, source->count, &st.hits);
+            if (stats != NULL)
+                *stats = st;
             prism_result u = prism__geometry_unmap(geometry);
             if (r == PRISM_SUCCESS)
                 r = u;
@@ -327,6 +402,11 @@ prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometr
                             free_bytes / 1e6, reserve / 1e6, per_photon);
     *count = left / per_photon < UINT32_MAX ? left / per_photon : UINT32_MAX;
     return PRISM_SUCCESS;
+}
+
+int prism_photon_end_bit(uint32_t history)
+{
+    return prism_photon_ended(history);
 }
 
 const char *prism_history_flag_name(uint32_t bit)

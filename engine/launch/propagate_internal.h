@@ -32,6 +32,19 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
                                    prism_step_record *records, bool photons_host,
                                    prism_propagate_stats *stats);
 
+/* What prism_propagate_multi and prism_propagate_stream share: the checks
+ * of their arguments (`what` names the call in messages), context i's
+ * photons a call (its batch limit, shared by the contexts of one device),
+ * and the error that names the context that failed. */
+prism_result prism__multi_check(const char *what, prism_context *const *ctxs,
+                                const prism_geometry *const *gs, size_t n,
+                                const prism_photon_source *source, const prism_propagate_desc *desc);
+prism_result prism__multi_limit(prism_context *const *ctxs, const prism_geometry *const *gs,
+                                size_t n, size_t i, prism_source_kind kind,
+                                const prism_propagate_desc *desc, size_t *limit);
+prism_result prism__multi_failed(const char *what, prism_context *const *contexts, size_t failed,
+                                 prism_result r);
+
 /* Sum up final photons into stats (steps, OR of histories, counts). */
 void prism__propagate_tally(const prism_photon *photons, size_t count,
                             prism_propagate_stats *stats);

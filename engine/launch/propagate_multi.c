@@ -10,7 +10,7 @@
 
 #include "engine/context_internal.h"
 #include "engine/upload/geometry_internal.h"
-#include "prism/propagate.h"
+#include "propagate_internal.h"
 
 #define MULTI_MAX_CONTEXTS 64
 /* Batches below this are not worth a call (a call's fixed cost on CUDA is
@@ -137,37 +137,73 @@ static void *work(void *arg)
     return NULL;
 }
 
+prism_result prism__multi_check(const char *what, prism_context *const *ctxs,
+                                const prism_geometry *const *gs, size_t n,
+                                const prism_photon_source *source, const prism_propagate_desc *desc)
+{
+    prism_context *c0 = ctxs != NULL ? ctxs[0] : NULL;
+    if (ctxs == NULL || gs == NULL || n == 0 || n > MULTI_MAX_CONTEXTS || source == NULL)
+        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
+                            "%s: NULL contexts, geometries, source or outputs, or %zu contexts "
+                            "(1 to %d)", what, n, MULTI_MAX_CONTEXTS);
+    for (size_t i = 0; i < n; i++) {
+        if (ctxs[i] == NULL || gs[i] == NULL || prism__geometry_context(gs[i]) != ctxs[i])
+            return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
+                                "%s: context %zu: NULL, or its geometry is NULL or another "
+                                "context's", what, i);
+        for (size_t j = 0; j < i; j++)
+            if (ctxs[j] == ctxs[i])
+                return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
+                                    "%s: contexts %zu and %zu are the same (one context per "
+                                    "thread: create one for each)", what, j, i);
+    }
+    if (source->count == 0)
+        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT, "%s: photon count 0", what);
+    if (desc->first_photon > PRISM_PROPAGATE_MAX_PHOTON_INDEX ||
+        source->count > PRISM_PROPAGATE_MAX_PHOTON_INDEX - desc->first_photon)
+        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
+                            "%s: photons %llu + %zu go beyond index 2^56", what,
+                            (unsigned long long)desc->first_photon, source->count);
+    return PRISM_SUCCESS;
+}
+
 static prism_result check(prism_context *const *ctxs, const prism_geometry *const *gs, size_t n,
                           const prism_photon_source *source, const prism_propagate_desc *desc,
                           const prism_propagate_outputs *outputs)
 {
     prism_context *c0 = ctxs != NULL ? ctxs[0] : NULL;
-    if (ctxs == NULL || gs == NULL || n == 0 || n > MULTI_MAX_CONTEXTS || source == NULL ||
-        outputs == NULL)
-        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
-                            "propagate_multi: NULL contexts, geometries, source or outputs, or "
-                            "%zu contexts (1 to %d)", n, MULTI_MAX_CONTEXTS);
-    for (size_t i = 0; i < n; i++) {
-        if (ctxs[i] == NULL || gs[i] == NULL || prism__geometry_context(gs[i]) != ctxs[i])
-            return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
-                                "propagate_multi: context %zu: NULL, or its geometry is NULL or "
-                                "another context's", i);
-        for (size_t j = 0; j < i; j++)
-            if (ctxs[j] == ctxs[i])
-                return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
-                                    "propagate_multi: contexts %zu and %zu are the same (one "
-                                    "context per thread: create one for each)", j, i);
-    }
+    if (outputs == NULL)
+        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT, "propagate_multi: NULL outputs");
+    prism_result r = prism__multi_check("propagate_multi", ctxs, gs, n, source, desc);
+    if (r != PRISM_SUCCESS)
+        return r;
     if (outputs->photons.kind != PRISM_TARGET_HOST || outputs->records.kind != PRISM_TARGET_HOST)
         return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
                             "propagate_multi: outputs must be host memory (kind HOST)");
-    if (source->count == 0)
-        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT, "propagate_multi: photon count 0");
-    if (desc->first_photon > PRISM_PROPAGATE_MAX_PHOTON_INDEX ||
-        source->count > PRISM_PROPAGATE_MAX_PHOTON_INDEX - desc->first_photon)
+    if (outputs->hits.kind != PRISM_TARGET_HOST || outputs->hits.host != NULL ||
+        outputs->summary != NULL)
         return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
-                            "propagate_multi: photons %llu + %zu go beyond index 2^56",
-                            (unsigned long long)desc->first_photon, source->count);
+                            "propagate_multi: hits and summary outputs are "
+                            "prism_propagate_stream's");
+    return PRISM_SUCCESS;
+}
+
+prism_result prism__multi_limit(prism_context *const *ctxs, const prism_geometry *const *gs,
+                                size_t n, size_t i, prism_source_kind kind,
+                                const prism_propagate_desc *desc, size_t *limit)
+{
+    size_t fits = 0;
+    prism_result r = prism_propagate_batch_limit(ctxs[i], gs[i], kind, desc, &fits);
+    if (r != PRISM_SUCCESS)
+        return r;
+    size_t sharing = 0;
+    for (size_t j = 0; j < n; j++)
+        sharing += prism_context_backend(ctxs[j]) == PRISM_BACKEND_CUDA &&
+                   prism_context_backend(ctxs[i]) == PRISM_BACKEND_CUDA &&
+                   prism_context_device(ctxs[j])->index == prism_context_device(ctxs[i])->index;
+    *limit = sharing > 1 ? fits / sharing : fits;
+    if (*limit == 0)
+        *limit = 1;
     return PRISM_SUCCESS;
 }
 
@@ -176,22 +212,15 @@ static prism_result check(prism_context *const *ctxs, const prism_geometry *cons
 static prism_result limits(multi_run *run, prism_context *const *ctxs, size_t *failed)
 {
     for (size_t i = 0; i < run->n; i++) {
-        multi_worker *w = &run->workers[i];
-        size_t fits = 0;
-        prism_result r = prism_propagate_batch_limit(w->ctx, w->geometry, run->source->kind,
-                                                     run->desc, &fits);
+        const prism_geometry *gs[MULTI_MAX_CONTEXTS];
+        for (size_t j = 0; j < run->n; j++)
+            gs[j] = run->workers[j].geometry;
+        prism_result r = prism__multi_limit(ctxs, gs, run->n, i, run->source->kind, run->desc,
+                                            &run->workers[i].limit);
         if (r != PRISM_SUCCESS) {
             *failed = i;
             return r;
         }
-        size_t sharing = 0;
-        for (size_t j = 0; j < run->n; j++)
-            sharing += prism_context_backend(ctxs[j]) == PRISM_BACKEND_CUDA &&
-                       prism_context_backend(w->ctx) == PRISM_BACKEND_CUDA &&
-                       prism_context_device(ctxs[j])->index == prism_context_device(w->ctx)->index;
-        w->limit = sharing > 1 ? fits / sharing : fits;
-        if (w->limit == 0)
-            w->limit = 1;
     }
     return PRISM_SUCCESS;
 }
@@ -212,6 +241,18 @@ static prism_result run_workers(multi_run *run, size_t *failed)
             return run->workers[i].result;
         }
     return PRISM_SUCCESS;
+}
+
+prism_result prism__multi_failed(const char *what, prism_context *const *contexts, size_t failed,
+                                 prism_result r)
+{
+    char why[1024];
+    snprintf(why, sizeof why, "%s", prism_context_last_error(contexts[failed]));
+    const prism_device_info *dev = prism_context_device(contexts[failed]);
+    char where[64] = "host";
+    if (prism_context_backend(contexts[failed]) == PRISM_BACKEND_CUDA)
+        snprintf(where, sizeof where, "cuda:%d", dev->index);
+    return prism__error(contexts[0], r, "%s: context %zu (%s): %s", what, failed, where, why);
 }
 
 prism_result prism_propagate_multi(prism_context *const *contexts,
@@ -241,16 +282,8 @@ prism_result prism_propagate_multi(prism_context *const *contexts,
         r = run_workers(&run, &failed);
         pthread_mutex_destroy(&run.lock);
     }
-    if (r != PRISM_SUCCESS) {
-        char why[1024];
-        snprintf(why, sizeof why, "%s", prism_context_last_error(contexts[failed]));
-        const prism_device_info *dev = prism_context_device(contexts[failed]);
-        char where[64] = "host";
-        if (prism_context_backend(contexts[failed]) == PRISM_BACKEND_CUDA)
-            snprintf(where, sizeof where, "cuda:%d", dev->index);
-        return prism__error(contexts[0], r, "propagate_multi: context %zu (%s): %s", failed,
-                            where, why);
-    }
+    if (r != PRISM_SUCCESS)
+        return prism__multi_failed("propagate_multi", contexts, failed, r);
     prism_propagate_stats sum = {0};
     for (size_t i = 0; i < n; i++) {
         add_stats(&sum, &workers[i].stats);

@@ -7,9 +7,9 @@
  * the photon's index in the run, so a photon draws the same numbers on
  * both, and in whichever call of a run split into batches it is.
  *
- * Functions: prism_propagate, prism_propagate_multi,
+ * Functions: prism_propagate, prism_propagate_multi, prism_propagate_stream,
  *            prism_propagate_batch_limit, prism_photons_select,
- *            prism_history_flag_name. */
+ *            prism_photon_end_bit, prism_history_flag_name. */
 #ifndef PRISM_PROPAGATE_H
 #define PRISM_PROPAGATE_H
 
@@ -176,10 +176,49 @@ typedef struct prism_propagate_desc {
  *            a GL vertex buffer registered with CUDA is written in place
  *            ("VBO mode"); any other target is filled from device memory
  *            ("non-VBO mode"). */
+typedef struct prism_propagate_summary prism_propagate_summary;
+
+/* Where the results go. Each output may be left out (kind HOST with host
+ * NULL): photons only, records only, hits only, or any mix.
+ *   photons: `count` prism_photon (final states);
+ *   records: `count * record_steps` prism_step_record (row_bytes unused):
+ *            a GL vertex buffer registered with CUDA is written in place
+ *            ("VBO mode"); any other target is filled from device memory
+ *            ("non-VBO mode");
+ *   hits:    the final photons whose history has any bit of `hit_mask`
+ *            (0 = PRISM_SURFACE_DETECT), in photon order, at most
+ *            `hits_capacity` of them (0 = count; row_bytes unused); their
+ *            number in stats->hits. They are selected where the photons
+ *            are: on CUDA only the hits cross PCIe, so a host target may
+ *            be pageable memory sized for the worst case (pages never
+ *            written are never touched).
+ *   summary: tallied where the photons are and added to (not reset), so
+ *            one summary can sum a run of many calls; NULL for none. */
 typedef struct prism_propagate_outputs {
     prism_target photons;
     prism_target records;
+    prism_target hits;
+    uint32_t hit_mask;
+    size_t hits_capacity;
+    prism_propagate_summary *summary;
 } prism_propagate_outputs;
+
+/* What happened to the photons, counted on the device that propagated
+ * them (only the counts cross PCIe). Zero it before the first call. */
+struct prism_propagate_summary {
+    uint64_t photons;
+    uint64_t steps;
+    uint64_t flagged[32];        /* photons with history bit b */
+    uint64_t ended[32];          /* photons whose walk ended with bit b
+                                    (prism_photon_end_bit) */
+    /* photons with SURFACE_DETECT per detecting solid: the caller's array
+     * of `solids` + 1 counters (the last for a solid outside [0, solids)),
+     * or NULL */
+    uint64_t *detected_by_solid;
+    size_t solids;
+    uint64_t timed;              /* photons with a finite final time */
+    float time_min, time_max;    /* their range, ns (when timed > 0) */
+};
 
 typedef struct prism_propagate_stats {
     double seconds;           /* wall time of the call */
@@ -190,6 +229,7 @@ typedef struct prism_propagate_stats {
     size_t step_limited;      /* photons with STEP_LIMIT */
     float time_max;           /* the latest final time of any photon, ns (non-finite
                                  times left out; 0 when none): an animation's end */
+    size_t hits;              /* photons written to outputs->hits */
 } prism_propagate_stats;
 
 /** Generate the photons of `source` and propagate them through `geometry`
@@ -217,6 +257,8 @@ typedef struct prism_propagate_share {
     size_t photons;     /* photons it propagated */
     unsigned batches;   /* prism_propagate calls it made */
     double seconds;     /* time inside them */
+    double wait_seconds; /* prism_propagate_stream: time it waited for the sink to free a
+                            buffer (the sink, not the device, was the bound) */
 } prism_propagate_share;
 
 /** prism_propagate across several contexts at once (one per GPU, or
@@ -251,6 +293,69 @@ PRISM_API prism_result prism_propagate_multi(prism_context *const *contexts,
                                              prism_propagate_stats *stats,
                                              prism_propagate_share *shares);
 
+/* One batch of a prism_propagate_stream run, as the sink gets it. The
+ * pointers are host memory the stream owns, valid during the call only. */
+typedef struct prism_propagate_batch {
+    uint64_t first;                   /* run index of its first photon */
+    size_t count;                     /* photons in it */
+    const prism_photon *hits;         /* its hits, in photon order */
+    size_t hits_count;
+    const prism_photon *photons;      /* every final photon (stream->photons), else NULL */
+    const prism_step_record *records; /* count * record_steps (desc->record_steps), else NULL */
+    size_t context;                   /* the index of the context that ran it */
+    double seconds;                   /* its time inside prism_propagate */
+} prism_propagate_batch;
+
+/* The sink: called once a batch, in photon order, from one thread at a
+ * time (the stream's own). Anything but PRISM_SUCCESS stops the run, and
+ * prism_propagate_stream returns it. */
+typedef prism_result (*prism_propagate_sink_fn)(void *user, const prism_propagate_batch *batch);
+/* A PHOTONS source read a batch at a time: photons [first, first + count)
+ * of the run into `dst` (host memory). Called in photon order, one call at
+ * a time. */
+typedef prism_result (*prism_propagate_fill_fn)(void *user, uint64_t first, size_t count,
+                                                prism_photon *dst);
+
+/* Defaults (all-zero): batches of what fits each device; the hits are the
+ * SURFACE_DETECT photons; no final photons handed over; no summary. */
+typedef struct prism_propagate_stream_desc {
+    size_t batch;                     /* photons a batch; 0 = automatic */
+    uint32_t hit_mask;                /* 0 = PRISM_SURFACE_DETECT */
+    bool photons;                     /* hand every final photon to the sink too */
+    prism_propagate_sink_fn sink;     /* required */
+    prism_propagate_fill_fn fill;     /* PHOTONS sources: NULL reads source->photons */
+    void *user;                       /* for sink and fill */
+    prism_propagate_summary *summary; /* added to, or NULL */
+} prism_propagate_stream_desc;
+
+/** A run of any size on one or more contexts, as a pipeline: each context
+ * has its own thread that takes the next batch, propagates it, tallies the
+ * summary and selects the hits on its device, and copies back only the
+ * hits (and the final photons or records when asked) into one of two
+ * buffers of its own, while the sink consumes the batches before it in
+ * photon order on the stream's thread. So a device never waits for the
+ * host unless the sink is slower than the devices (shares[i].wait_seconds
+ * says), and host memory is two batches' outputs a context. Photon i draws
+ * the numbers of photon desc->first_photon + i, so what the sink gets is,
+ * byte for byte, what one prism_propagate call would give, whatever the
+ * batch size and the number of contexts. `count` may exceed 2^32-1.
+ * stats: the sums of the calls', seconds the wall time; shares (n, or
+ * NULL): what each context did.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays or sink, n 0 or above
+ *   64, a context listed twice, a geometry of another context, a zero
+ *   count, records asked with record_steps 0), PRISM_ERROR_OUT_OF_MEMORY
+ *   (the host buffers), then whatever prism_propagate, the sink or fill
+ *   returned; errors are reported on contexts[0], naming the context.
+ * @thread_safety the contexts are used from threads of the call's own;
+ *   none of them may be in use elsewhere meanwhile. */
+PRISM_API prism_result prism_propagate_stream(prism_context *const *contexts,
+                                              const prism_geometry *const *geometries, size_t n,
+                                              const prism_photon_source *source,
+                                              const prism_propagate_desc *desc,
+                                              const prism_propagate_stream_desc *stream,
+                                              prism_propagate_stats *stats,
+                                              prism_propagate_share *shares);
+
 /** How many photons one prism_propagate call on `geometry` can take: the
  * device memory free now (prism_device_memory_info), less the reserve the
  * geometry's placement kept (prism_upload_report.reserve), divided by what
@@ -283,6 +388,13 @@ PRISM_API prism_result prism_propagate_batch_limit(prism_context *ctx,
 PRISM_API prism_result prism_photons_select(prism_context *ctx, const prism_buffer *photons,
                                             size_t count, uint32_t any_of, prism_buffer *out,
                                             size_t *selected);
+
+/** The bit a photon's walk ended with, by its history: NAN_ABORT, then
+ * STEP_LIMIT, SURFACE_DETECT, SURFACE_ABSORB, BULK_ABSORB, NO_HIT (the
+ * first set, should a photon carry two); -1 for none (still alive).
+ * @errors none.
+ * @thread_safety any thread. */
+PRISM_API int prism_photon_end_bit(uint32_t history);
 
 /** The name of one history bit ("SURFACE_DETECT"), or "?" . */
 PRISM_API const char *prism_history_flag_name(uint32_t bit);

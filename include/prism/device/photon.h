@@ -13,6 +13,27 @@
 
 #define PRISM_SPEED_OF_LIGHT 0.299792458f /* metres per nanosecond */
 
+/* The bit a photon's walk ended with (prism_photon_end_bit's rule): the
+ * first of NAN_ABORT, STEP_LIMIT, SURFACE_DETECT, SURFACE_ABSORB,
+ * BULK_ABSORB, NO_HIT in its history; -1 while it is alive. One rule for
+ * the host's and the device's tallies. */
+PRISM_HD int prism_photon_ended(uint32_t history)
+{
+    if (history & PRISM_NAN_ABORT)
+        return 31;
+    if (history & PRISM_STEP_LIMIT)
+        return 30;
+    if (history & PRISM_SURFACE_DETECT)
+        return 2;
+    if (history & PRISM_SURFACE_ABSORB)
+        return 3;
+    if (history & PRISM_BULK_ABSORB)
+        return 1;
+    if (history & PRISM_NO_HIT)
+        return 0;
+    return -1;
+}
+
 typedef struct prism_propagate_params {
     uint64_t seed;
     uint64_t first_photon; /* run index of the call's photon 0 (Philox key, records) */

@@ -1,0 +1,384 @@
+/* prism_propagate_stream: a run of any size as a pipeline. A thread per
+ * context takes the next batch, propagates it with its hits and summary
+ * made on its device, and leaves the batch's host outputs in one of its two
+ * slots; the calling thread hands the batches to the sink in photon order
+ * and frees their slots. A context waits only when both its slots are
+ * still queued for the sink. */
+#include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/context_internal.h"
+#include "propagate_internal.h"
+#include "summary.h"
+
+#define STREAM_MAX_CONTEXTS 64
+#define STREAM_SLOTS 2
+/* Automatic batches: at most this many photons (the host slots hold a
+ * batch's worst case of hits: every photon), and no fewer than a quarter
+ * of each context's fair share so that the contexts finish together. */
+#define STREAM_MAX_BATCH ((size_t)1 << 23)
+#define STREAM_MIN_BATCH ((size_t)1 << 16)
+
+typedef struct stream_run stream_run;
+
+typedef struct stream_slot {
+    prism_photon *hits, *photons, *input;
+    prism_step_record *records;
+    prism_propagate_batch batch;
+    uint64_t seq;
+    bool busy;                     /* taken by its worker, or queued for the sink */
+    bool ready;                    /* queued for the sink */
+} stream_slot;
+
+typedef struct stream_worker {
+    stream_run *run;
+    size_t index;
+    prism_context *ctx;
+    const prism_geometry *geometry;
+    stream_slot slots[STREAM_SLOTS];
+    prism_propagate_summary summary; /* its own, folded in at the end */
+    prism_propagate_share share;
+    prism_propagate_stats stats;
+    prism_result result;
+    pthread_t thread;
+    bool started;
+} stream_worker;
+
+struct stream_run {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    uint64_t next_first;           /* the cursor, relative to the run's start */
+    uint64_t next_seq, delivered;  /* batches taken; batches the sink has had */
+    uint64_t total;
+    size_t batch, n, running;
+    bool failed;
+    prism_result fill_result;
+    stream_worker *workers;
+    const prism_photon_source *source;
+    const prism_propagate_desc *desc;
+    const prism_propagate_stream_desc *s;
+};
+
+static void add_stats(prism_propagate_stats *sum, const prism_propagate_stats *st)
+{
+    sum->steps += st->steps;
+    sum->launches += st->launches;
+    sum->history_or |= st->history_or;
+    sum->detected += st->detected;
+    sum->step_limited += st->step_limited;
+    sum->hits += st->hits;
+    if (st->time_max > sum->time_max)
+        sum->time_max = st->time_max;
+}
+
+/* A free slot of w's, waiting while both are queued; NULL when the run
+ * stops. Takes the next batch with it, and reads its input in order. */
+static stream_slot *take(stream_worker *w)
+{
+    stream_run *run = w->run;
+    pthread_mutex_lock(&run->lock);
+    stream_slot *slot = NULL;
+    const double t0 = omp_get_wtime();
+    while (!run->failed && run->next_first < run->total) {
+        for (int i = 0; i < STREAM_SLOTS && slot == NULL; i++)
+            if (!w->slots[i].busy)
+                slot = &w->slots[i];
+        if (slot != NULL)
+            break;
+        pthread_cond_wait(&run->changed, &run->lock);
+    }
+    w->share.wait_seconds += omp_get_wtime() - t0;
+    if (run->failed || run->next_first >= run->total)
+        slot = NULL;
+    if (slot != NULL) {
+        const uint64_t left = run->total - run->next_first;
+        slot->batch = (prism_propagate_batch){
+            .first = run->desc->first_photon + run->next_first,
+            .count = (size_t)(left < run->batch ? left : run->batch), .context = w->index};
+        slot->seq = run->next_seq++;
+        slot->busy = true;
+        slot->ready = false;
+        run->next_first += slot->batch.count;
+        /* The input is read under the lock: fill is called in order. */
+        if (run->source->kind == PRISM_SOURCE_PHOTONS && run->s->fill != NULL) {
+            prism_result r = run->s->fill(run->s->user, slot->batch.first, slot->batch.count,
+                                          slot->input);
+            if (r != PRISM_SUCCESS) {
+                run->failed = true;
+                run->fill_result = r;
+                slot->busy = false;
+                slot = NULL;
+                pthread_cond_broadcast(&run->changed);
+            }
+        }
+    }
+    pthread_mutex_unlock(&run->lock);
+    return slot;
+}
+
+static prism_result one_batch(stream_worker *w, stream_slot *slot)
+{
+    const stream_run *run = w->run;
+    const prism_propagate_stream_desc *s = run->s;
+    prism_photon_source src = *run->source;
+    src.count = slot->batch.count;
+    if (src.kind == PRISM_SOURCE_PHOTONS)
+        src.photons = s->fill != NULL ? slot->input
+                                      : run->source->photons + (slot->batch.first -
+                                                                run->desc->first_photon);
+    prism_propagate_desc d = *run->desc;
+    d.first_photon = slot->batch.first;
+    prism_propagate_outputs out = {.hits = {.kind = PRISM_TARGET_HOST, .host = slot->hits},
+                                   .hit_mask = s->hit_mask,
+                                   .hits_capacity = run->batch,
+                                   .summary = s->summary != NULL ? &w->summary : NULL};
+    if (s->photons)
+        out.photons = (prism_target){.kind = PRISM_TARGET_HOST, .host = slot->photons};
+    if (d.record_steps > 0)
+        out.records = (prism_target){.kind = PRISM_TARGET_HOST, .host = slot->records};
+    prism_propagate_stats st;
+    prism_result r = prism_propagate(w->ctx, w->geometry, &src, &d, &out, &st);
+    if (r != PRISM_SUCCESS)
+        return r;
+    add_stats(&w->stats, &st);
+    w->share.photons += slot->batch.count;
+    w->share.batches++;
+    w->share.seconds += st.seconds;
+    slot->batch.hits = slot->hits;
+    slot->batch.hits_count = st.hits;
+    slot->batch.photons = s->photons ? slot->photons : NULL;
+    slot->batch.records = d.record_steps > 0 ? slot->records : NULL;
+    slot->batch.seconds = st.seconds;
+    return PRISM_SUCCESS;
+}
+
+static void *work(void *arg)
+{
+    stream_worker *w = arg;
+    stream_run *run = w->run;
+    stream_slot *slot;
+    while ((slot = take(w)) != NULL) {
+        w->result = one_batch(w, slot);
+        pthread_mutex_lock(&run->lock);
+        if (w->result != PRISM_SUCCESS) {
+            run->failed = true;
+            slot->busy = false;
+        } else {
+            slot->ready = true;
+        }
+        pthread_cond_broadcast(&run->changed);
+        pthread_mutex_unlock(&run->lock);
+        if (w->result != PRISM_SUCCESS)
+            break;
+    }
+    pthread_mutex_lock(&run->lock);
+    run->running--;
+    pthread_cond_broadcast(&run->changed);
+    pthread_mutex_unlock(&run->lock);
+    return NULL;
+}
+
+/* The slot that holds batch `seq` when it is ready, else NULL. */
+static stream_slot *ready_slot(stream_run *run, uint64_t seq)
+{
+    for (size_t i = 0; i < run->n; i++)
+        for (int k = 0; k < STREAM_SLOTS; k++) {
+            stream_slot *slot = &run->workers[i].slots[k];
+            if (slot->busy && slot->ready && slot->seq == seq)
+                return slot;
+        }
+    return NULL;
+}
+
+/* The calling thread: the batches to the sink in order, until all are
+ * delivered or the run fails. */
+static prism_result deliver(stream_run *run)
+{
+    prism_result r = PRISM_SUCCESS;
+    pthread_mutex_lock(&run->lock);
+    for (;;) {
+        stream_slot *slot = ready_slot(run, run->delivered);
+        if (slot == NULL) {
+            if (run->failed || (run->running == 0 && run->delivered == run->next_seq))
+                break;
+            pthread_cond_wait(&run->changed, &run->lock);
+            continue;
+        }
+        pthread_mutex_unlock(&run->lock);
+        r = run->s->sink(run->s->user, &slot->batch);
+        pthread_mutex_lock(&run->lock);
+        slot->busy = slot->ready = false;
+        run->delivered++;
+        if (r != PRISM_SUCCESS)
+            run->failed = true;
+        pthread_cond_broadcast(&run->changed);
+        if (r != PRISM_SUCCESS)
+            break;
+    }
+    pthread_mutex_unlock(&run->lock);
+    return r;
+}
+
+static void free_slots(stream_worker *w)
+{
+    for (int k = 0; k < STREAM_SLOTS; k++) {
+        free(w->slots[k].hits);
+        free(w->slots[k].photons);
+        free(w->slots[k].input);
+        free(w->slots[k].records);
+    }
+    free(w->summary.detected_by_solid);
+}
+
+/* Host memory of w's two slots. Plain heap memory: on CUDA only the hits
+ * cross PCIe, and pages a batch's hits never reach are never touched. */
+static prism_result alloc_slots(stream_run *run, stream_worker *w)
+{
+    const size_t b = run->batch, k = run->desc->record_steps;
+    for (int i = 0; i < STREAM_SLOTS; i++) {
+        stream_slot *slot = &w->slots[i];
+        slot->hits = malloc(b * sizeof(prism_photon));
+        if (slot->hits == NULL)
+            return PRISM_ERROR_OUT_OF_MEMORY;
+        if (run->s->photons && (slot->photons = malloc(b * sizeof(prism_photon))) == NULL)
+            return PRISM_ERROR_OUT_OF_MEMORY;
+        if (run->source->kind == PRISM_SOURCE_PHOTONS && run->s->fill != NULL &&
+            (slot->input = malloc(b * sizeof(prism_photon))) == NULL)
+            return PRISM_ERROR_OUT_OF_MEMORY;
+        if (k > 0 && (slot->records = malloc(b * k * sizeof(prism_step_record))) == NULL)
+            return PRISM_ERROR_OUT_OF_MEMORY;
+    }
+    if (run->s->summary != NULL && run->s->summary->detected_by_solid != NULL) {
+        w->summary.solids = run->s->summary->solids;
+        w->summary.detected_by_solid = calloc(w->summary.solids + 1, sizeof(uint64_t));
+        if (w->summary.detected_by_solid == NULL)
+            return PRISM_ERROR_OUT_OF_MEMORY;
+    }
+    return PRISM_SUCCESS;
+}
+
+/* Photons a batch: the caller's, else the least of the contexts' limits,
+ * STREAM_MAX_BATCH and a quarter of a context's share (not below
+ * STREAM_MIN_BATCH). */
+static prism_result batch_size(stream_run *run, prism_context *const *ctxs,
+                               const prism_geometry *const *gs, size_t *failed)
+{
+    size_t b = run->s->batch;
+    if (b == 0) {
+        b = STREAM_MAX_BATCH;
+        for (size_t i = 0; i < run->n; i++) {
+            size_t limit = 0;
+            prism_result r = prism__multi_limit(ctxs, gs, run->n, i, run->source->kind, run->desc,
+                                                &limit);
+            if (r != PRISM_SUCCESS) {
+                *failed = i;
+                return r;
+            }
+            b = limit < b ? limit : b;
+        }
+        const uint64_t share = run->total / (4 * run->n);
+        if (share < b)
+            b = share > STREAM_MIN_BATCH ? (size_t)share : STREAM_MIN_BATCH < b ? STREAM_MIN_BATCH : b;
+    }
+    run->batch = (uint64_t)b < run->total ? b : (size_t)run->total;
+    return PRISM_SUCCESS;
+}
+
+static prism_result start(stream_run *run, size_t *failed)
+{
+    run->running = run->n;
+    for (size_t i = 0; i < run->n; i++) {
+        stream_worker *w = &run->workers[i];
+        w->started = pthread_create(&w->thread, NULL, work, w) == 0;
+        if (!w->started) {
+            pthread_mutex_lock(&run->lock);
+            run->running--;
+            pthread_mutex_unlock(&run->lock);
+        }
+    }
+    prism_result r = deliver(run);
+    for (size_t i = 0; i < run->n; i++)
+        if (run->workers[i].started)
+            pthread_join(run->workers[i].thread, NULL);
+    for (size_t i = 0; i < run->n; i++)
+        if (run->workers[i].result != PRISM_SUCCESS) {
+            *failed = i;
+            return run->workers[i].result;
+        }
+    if (r == PRISM_SUCCESS && run->fill_result != PRISM_SUCCESS)
+        r = run->fill_result;
+    if (r == PRISM_SUCCESS && run->delivered * run->batch < run->total)
+        r = PRISM_ERROR_OUT_OF_MEMORY; /* no thread could start */
+    return r;
+}
+
+prism_result prism_propagate_stream(prism_context *const *contexts,
+                                    const prism_geometry *const *geometries, size_t n,
+                                    const prism_photon_source *source,
+                                    const prism_propagate_desc *desc,
+                                    const prism_propagate_stream_desc *stream,
+                                    prism_propagate_stats *stats, prism_propagate_share *shares)
+{
+    static const prism_propagate_desc zero_desc;
+    const double t0 = omp_get_wtime();
+    if (desc == NULL)
+        desc = &zero_desc;
+    prism_context *c0 = contexts != NULL ? contexts[0] : NULL;
+    if (stream == NULL || stream->sink == NULL)
+        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT, "propagate_stream: no sink");
+    prism_result r = prism__multi_check("propagate_stream", contexts, geometries, n, source, desc);
+    if (r != PRISM_SUCCESS)
+        return r;
+    if (source->kind == PRISM_SOURCE_PHOTONS && stream->fill == NULL && source->photons == NULL)
+        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate_stream: a PHOTONS source without photons or fill");
+    stream_worker *workers = calloc(n, sizeof *workers);
+    if (workers == NULL)
+        return prism__error(c0, PRISM_ERROR_OUT_OF_MEMORY, "propagate_stream: no memory");
+    stream_run run = {.total = source->count, .n = n, .workers = workers, .source = source,
+                      .desc = desc, .s = stream};
+    for (size_t i = 0; i < n; i++)
+        workers[i] = (stream_worker){.run = &run, .index = i, .ctx = contexts[i],
+                                     .geometry = geometries[i]};
+    size_t failed = 0;
+    r = batch_size(&run, contexts, geometries, &failed);
+    if (r != PRISM_SUCCESS) {
+        free(workers);
+        return prism__multi_failed("propagate_stream", contexts, failed, r);
+    }
+    for (size_t i = 0; i < n && r == PRISM_SUCCESS; i++)
+        r = alloc_slots(&run, &workers[i]);
+    if (r != PRISM_SUCCESS) {
+        for (size_t i = 0; i < n; i++)
+            free_slots(&workers[i]);
+        free(workers);
+        return prism__error(c0, r, "propagate_stream: no host memory for two batches of %zu "
+                            "photons a context", run.batch);
+    }
+    pthread_mutex_init(&run.lock, NULL);
+    pthread_cond_init(&run.changed, NULL);
+    r = start(&run, &failed);
+    pthread_cond_destroy(&run.changed);
+    pthread_mutex_destroy(&run.lock);
+    prism_propagate_stats sum = {0};
+    for (size_t i = 0; i < n; i++) {
+        add_stats(&sum, &workers[i].stats);
+        if (shares != NULL)
+            shares[i] = workers[i].share;
+        if (r == PRISM_SUCCESS && stream->summary != NULL)
+            prism__summary_merge(stream->summary, &workers[i].summary);
+        free_slots(&workers[i]);
+    }
+    const bool worker_failed = failed < n && workers[failed].result != PRISM_SUCCESS;
+    free(workers);
+    if (r != PRISM_SUCCESS && worker_failed)
+        return prism__multi_failed("propagate_stream", contexts, failed, r);
+    if (r != PRISM_SUCCESS)
+        return r;
+    sum.seconds = omp_get_wtime() - t0;
+    if (stats != NULL)
+        *stats = sum;
+    return PRISM_SUCCESS;
+}

@@ -1,0 +1,401 @@
+/* prism_propagate_stream and prism_propagate's hits and summary outputs on
+ * the host backend (contexts stand in for devices): the sink gets the
+ * batches in photon order, each with the hits and final photons one
+ * prism_propagate call gives for those photons, whatever the batch size
+ * and number of contexts; the summary is the photons' own tally; a sink or
+ * fill that fails stops the run with its error; bad arguments are refused. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels_test_scene.h"
+#include "prism/memory.h"
+#include "prism/propagate.h"
+
+enum { MAX_CTX = 3, N = 20000, K = 3 };
+
+typedef struct fixture {
+    kt_scene s;
+    prism_context *ctx[MAX_CTX];
+    prism_geometry *g[MAX_CTX];
+    prism_photon *ref;       /* one call's final photons */
+    prism_step_record *ref_rec;
+    prism_propagate_stats ref_st;
+} fixture;
+
+static const prism_photon_source source = {.kind = PRISM_SOURCE_POINT, .count = N,
+                                           .position = {0.1f, 0, 0}, .wavelength_nm = 380,
+                                           .wavelength_max_nm = 480};
+static const prism_propagate_desc desc = {.seed = 11, .record_steps = K, .first_photon = 500};
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    for (int i = 0; i < MAX_CTX; i++)
+        if ((f->ctx[i] = kt_host_context()) == NULL)
+            return -1;
+    kt_rich_scene(&f->s, 24);
+    if (kt_build(&f->s, f->ctx[0]) != 0)
+        return -1;
+    for (int i = 0; i < MAX_CTX; i++) {
+        prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE};
+        if (prism_geometry_upload(f->ctx[i], &f->s.scene, f->s.bvh, &d, &f->g[i]) != PRISM_SUCCESS)
+            return -1;
+    }
+    f->ref = calloc(N, sizeof *f->ref);
+    f->ref_rec = calloc((size_t)N * K, sizeof *f->ref_rec);
+    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = f->ref},
+                                   .records = {.kind = PRISM_TARGET_HOST, .host = f->ref_rec}};
+    if (prism_propagate(f->ctx[0], f->g[0], &source, &desc, &out, &f->ref_st) != PRISM_SUCCESS)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    int rc = 0;
+    for (int i = 0; i < MAX_CTX; i++)
+        prism_geometry_destroy(f->g[i]);
+    kt_free(&f->s, f->ctx[0]);
+    for (int i = 0; i < MAX_CTX; i++)
+        rc |= prism_context_destroy(f->ctx[i]) != PRISM_SUCCESS;
+    free(f->ref);
+    free(f->ref_rec);
+    free(f);
+    return rc ? -1 : 0;
+}
+
+/* The reference's photons with any bit of `mask`, in order. */
+static size_t ref_hits(const fixture *f, uint32_t mask, prism_photon *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N; i++)
+        if (f->ref[i].history & mask)
+            out[n++] = f->ref[i];
+    return n;
+}
+
+/* The summary counted here from the reference's photons. */
+static void ref_summary(const fixture *f, prism_propagate_summary *s)
+{
+    for (size_t i = 0; i < N; i++) {
+        const prism_photon *p = &f->ref[i];
+        s->photons++;
+        s->steps += p->steps;
+        for (int b = 0; b < 32; b++)
+            s->flagged[b] += (p->history >> b) & 1u;
+        const int e = prism_photon_end_bit(p->history);
+        if (e >= 0)
+            s->ended[e]++;
+        if (isfinite(p->time)) {
+            if (s->timed == 0 || p->time < s->time_min)
+                s->time_min = p->time;
+            if (s->timed == 0 || p->time > s->time_max)
+                s->time_max = p->time;
+            s->timed++;
+        }
+        if ((p->history & PRISM_SURFACE_DETECT) && s->detected_by_solid != NULL)
+            s->detected_by_solid[p->solid < s->solids ? p->solid : s->solids]++;
+    }
+}
+
+static void assert_summaries_equal(const prism_propagate_summary *a,
+                                   const prism_propagate_summary *b)
+{
+    assert_int_equal(a->photons, b->photons);
+    assert_int_equal(a->steps, b->steps);
+    assert_memory_equal(a->flagged, b->flagged, sizeof a->flagged);
+    assert_memory_equal(a->ended, b->ended, sizeof a->ended);
+    assert_int_equal(a->timed, b->timed);
+    assert_true(a->time_min == b->time_min);
+    assert_true(a->time_max == b->time_max);
+    assert_int_equal(a->solids, b->solids);
+    if (a->detected_by_solid != NULL)
+        assert_memory_equal(a->detected_by_solid, b->detected_by_solid,
+                            (a->solids + 1) * sizeof(uint64_t));
+}
+
+/* prism_propagate's hits and summary outputs: the hits are the final
+ * photons with the mask's bits, in order; a summary adds up. */
+static void test_hits_and_summary_of_one_call(void **state)
+{
+    fixture *f = *state;
+    const size_t solids = f->s.scene.solids_count;
+    prism_photon *hits = calloc(N, sizeof *hits), *want = calloc(N, sizeof *want);
+    uint64_t by_solid[2][64] = {{0}};
+    assert_true(solids + 1 <= 64);
+    prism_propagate_summary got = {.detected_by_solid = by_solid[0], .solids = solids};
+    prism_propagate_summary ref = {.detected_by_solid = by_solid[1], .solids = solids};
+    prism_propagate_outputs out = {.hits = {.kind = PRISM_TARGET_HOST, .host = hits},
+                                   .summary = &got};
+    prism_propagate_stats st;
+    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st),
+                     PRISM_SUCCESS);
+    const size_t n = ref_hits(f, PRISM_SURFACE_DETECT, want);
+    assert_true(n > 100 && n < N);
+    assert_int_equal(st.hits, n);
+    assert_int_equal(st.detected, f->ref_st.detected);
+    assert_memory_equal(hits, want, n * sizeof *hits);
+    ref_summary(f, &ref);
+    assert_summaries_equal(&got, &ref);
+    assert_int_equal(got.ended[2], st.detected);
+    /* a second call adds to the summary */
+    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st),
+                     PRISM_SUCCESS);
+    assert_int_equal(got.photons, 2 * N);
+    assert_int_equal(got.flagged[2], 2 * ref.flagged[2]);
+    /* another mask; a capacity too small is refused with the count */
+    const uint32_t mask = PRISM_NO_HIT | PRISM_BULK_ABSORB;
+    out = (prism_propagate_outputs){.hits = {.kind = PRISM_TARGET_HOST, .host = hits},
+                                    .hit_mask = mask};
+    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st),
+                     PRISM_SUCCESS);
+    const size_t m = ref_hits(f, mask, want);
+    assert_int_equal(st.hits, m);
+    assert_memory_equal(hits, want, m * sizeof *hits);
+    out.hits_capacity = m - 1;
+    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st),
+                     PRISM_ERROR_OUT_OF_RANGE);
+    assert_non_null(strstr(prism_context_last_error(f->ctx[1]), "hits"));
+    free(hits);
+    free(want);
+}
+
+typedef struct collected {
+    const fixture *f;
+    prism_photon *hits, *photons;
+    prism_step_record *records;
+    size_t hits_n;
+    uint64_t next;               /* the next photon the sink expects */
+    unsigned batches;
+    size_t contexts_seen[MAX_CTX];
+    int fail_at;                 /* batch at which the sink fails, -1 never */
+    int fill_fail_at;
+    unsigned fills;
+} collected;
+
+static prism_result sink(void *user, const prism_propagate_batch *b)
+{
+    collected *c = user;
+    if (c->fail_at >= 0 && (int)c->batches == c->fail_at)
+        return PRISM_ERROR_IO;
+    assert_int_equal(b->first, c->next); /* in photon order, none missed */
+    assert_true(b->count > 0);
+    const size_t at = (size_t)(b->first - desc.first_photon);
+    memcpy(c->hits + c->hits_n, b->hits, b->hits_count * sizeof *b->hits);
+    c->hits_n += b->hits_count;
+    if (b->photons != NULL)
+        memcpy(c->photons + at, b->photons, b->count * sizeof *b->photons);
+    if (b->records != NULL)
+        memcpy(c->records + at * K, b->records, b->count * K * sizeof *b->records);
+    c->next += b->count;
+    c->batches++;
+    assert_true(b->context < MAX_CTX);
+    c->contexts_seen[b->context]++;
+    return PRISM_SUCCESS;
+}
+
+static prism_result fill(void *user, uint64_t first, size_t count, prism_photon *dst)
+{
+    collected *c = user;
+    if (c->fill_fail_at >= 0 && (int)c->fills == c->fill_fail_at)
+        return PRISM_ERROR_IO;
+    c->fills++;
+    /* the reference's photons, shifted, as a file would give them */
+    for (size_t i = 0; i < count; i++) {
+        dst[i] = c->f->ref[(first - desc.first_photon + i) % N];
+        dst[i].pos[0] *= 0.5f;
+    }
+    return PRISM_SUCCESS;
+}
+
+static void collected_init(collected *c, const fixture *f)
+{
+    memset(c, 0, sizeof *c);
+    c->f = f;
+    c->hits = calloc(N, sizeof *c->hits);
+    c->photons = calloc(N, sizeof *c->photons);
+    c->records = calloc((size_t)N * K, sizeof *c->records);
+    c->next = desc.first_photon;
+    c->fail_at = c->fill_fail_at = -1;
+}
+
+static void collected_free(collected *c)
+{
+    free(c->hits);
+    free(c->photons);
+    free(c->records);
+}
+
+/* 1, 2 and 3 contexts, batches from 1 photon's worth of room up: the
+ * sink's hits, photons and records are the single call's, in order; the
+ * summary is theirs too. */
+static void test_stream_same_bytes(void **state)
+{
+    fixture *f = *state;
+    prism_photon *want = calloc(N, sizeof *want);
+    const size_t want_n = ref_hits(f, PRISM_SURFACE_DETECT, want);
+    uint64_t by_solid[2][64];
+    const size_t solids = f->s.scene.solids_count;
+    const size_t batches[] = {0, 997, 5000, N};
+    for (size_t n = 1; n <= MAX_CTX; n++)
+        for (size_t k = 0; k < sizeof batches / sizeof batches[0]; k++) {
+            collected c;
+            collected_init(&c, f);
+            memset(by_solid, 0, sizeof by_solid);
+            prism_propagate_summary sum = {.detected_by_solid = by_solid[0], .solids = solids};
+            prism_propagate_summary ref = {.detected_by_solid = by_solid[1], .solids = solids};
+            prism_propagate_stream_desc s = {.batch = batches[k], .photons = true, .sink = sink,
+                                             .user = &c, .summary = &sum};
+            prism_propagate_stats st;
+            prism_propagate_share shares[MAX_CTX];
+            assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g,
+                                                    n, &source, &desc, &s, &st, shares),
+                             PRISM_SUCCESS);
+            assert_int_equal(c.next, desc.first_photon + N);
+            assert_int_equal(c.hits_n, want_n);
+            assert_memory_equal(c.hits, want, want_n * sizeof *want);
+            assert_memory_equal(c.photons, f->ref, N * sizeof *f->ref);
+            assert_memory_equal(c.records, f->ref_rec, (size_t)N * K * sizeof *f->ref_rec);
+            assert_int_equal(st.hits, want_n);
+            assert_int_equal(st.steps, f->ref_st.steps);
+            ref_summary(f, &ref);
+            assert_summaries_equal(&sum, &ref);
+            size_t total = 0;
+            unsigned nb = 0;
+            for (size_t i = 0; i < n; i++) {
+                total += shares[i].photons;
+                nb += shares[i].batches;
+                assert_int_equal(shares[i].batches, c.contexts_seen[i]);
+            }
+            assert_int_equal(total, N);
+            assert_int_equal(nb, c.batches);
+            if (batches[k] == 997)
+                assert_int_equal(c.batches, (N + 996) / 997);
+            collected_free(&c);
+        }
+    free(want);
+}
+
+/* A PHOTONS source read through fill, in order, against one call on the
+ * same photons. */
+static void test_stream_fill(void **state)
+{
+    fixture *f = *state;
+    prism_photon *input = calloc(N, sizeof *input), *ref = calloc(N, sizeof *ref);
+    collected c;
+    collected_init(&c, f);
+    fill(&c, desc.first_photon, N, input);
+    c.fills = 0;
+    const prism_photon_source given = {.kind = PRISM_SOURCE_PHOTONS, .count = N,
+                                       .photons = input};
+    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ref}};
+    prism_propagate_desc d = desc;
+    d.record_steps = 0;
+    assert_int_equal(prism_propagate(f->ctx[0], f->g[0], &given, &d, &out, NULL), PRISM_SUCCESS);
+    const prism_photon_source streamed = {.kind = PRISM_SOURCE_PHOTONS, .count = N};
+    prism_propagate_stream_desc s = {.batch = 3000, .photons = true, .sink = sink, .fill = fill,
+                                     .user = &c};
+    assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 2,
+                                            &streamed, &d, &s, NULL, NULL),
+                     PRISM_SUCCESS);
+    assert_int_equal(c.fills, (N + 2999) / 3000);
+    assert_memory_equal(c.photons, ref, N * sizeof *ref);
+    collected_free(&c);
+    free(input);
+    free(ref);
+}
+
+/* A sink or a fill that fails stops the run with its result; nothing is
+ * delivered after a failure. */
+static void test_stream_failures(void **state)
+{
+    fixture *f = *state;
+    collected c;
+    collected_init(&c, f);
+    c.fail_at = 3;
+    prism_propagate_stream_desc s = {.batch = 1000, .sink = sink, .user = &c};
+    assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 3,
+                                            &source, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_IO);
+    assert_int_equal(c.batches, 3);
+    collected_free(&c);
+
+    collected_init(&c, f);
+    c.fill_fail_at = 2;
+    const prism_photon_source streamed = {.kind = PRISM_SOURCE_PHOTONS, .count = N};
+    prism_propagate_desc d = desc;
+    d.record_steps = 0;
+    s = (prism_propagate_stream_desc){.batch = 1000, .sink = sink, .fill = fill, .user = &c};
+    assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 2,
+                                            &streamed, &d, &s, NULL, NULL),
+                     PRISM_ERROR_IO);
+    assert_true(c.batches <= 2);
+    collected_free(&c);
+}
+
+static void test_stream_errors(void **state)
+{
+    fixture *f = *state;
+    const prism_geometry *const *g = (const prism_geometry *const *)f->g;
+    collected c;
+    collected_init(&c, f);
+    prism_propagate_stream_desc s = {.sink = sink, .user = &c};
+    prism_propagate_stream_desc no_sink = {.user = &c};
+    assert_int_equal(prism_propagate_stream(f->ctx, g, 1, &source, &desc, &no_sink, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(f->ctx[0]), "sink"));
+    assert_int_equal(prism_propagate_stream(f->ctx, g, 0, &source, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    prism_context *twice[2] = {f->ctx[0], f->ctx[0]};
+    const prism_geometry *g2[2] = {f->g[0], f->g[0]};
+    assert_int_equal(prism_propagate_stream(twice, g2, 2, &source, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    prism_photon_source none = source;
+    none.count = 0;
+    assert_int_equal(prism_propagate_stream(f->ctx, g, 1, &none, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    prism_photon_source given = {.kind = PRISM_SOURCE_PHOTONS, .count = 10};
+    assert_int_equal(prism_propagate_stream(f->ctx, g, 1, &given, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    /* multi leaves hits and summaries to the stream */
+    prism_photon one[1];
+    prism_propagate_outputs out = {.hits = {.kind = PRISM_TARGET_HOST, .host = one}};
+    assert_int_equal(prism_propagate_multi(f->ctx, g, 2, &source, &desc, &out, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(c.batches, 0);
+    collected_free(&c);
+}
+
+static void test_end_bit(void **state)
+{
+    (void)state;
+    assert_int_equal(prism_photon_end_bit(0), -1);
+    assert_int_equal(prism_photon_end_bit(PRISM_RAYLEIGH_SCATTER), -1);
+    assert_int_equal(prism_photon_end_bit(PRISM_NO_HIT), 0);
+    assert_int_equal(prism_photon_end_bit(PRISM_SURFACE_DETECT | PRISM_REFRACT), 2);
+    assert_int_equal(prism_photon_end_bit(PRISM_STEP_LIMIT | PRISM_SURFACE_DETECT), 30);
+    assert_int_equal(prism_photon_end_bit(PRISM_NAN_ABORT | PRISM_STEP_LIMIT), 31);
+    assert_int_equal(prism_photon_end_bit(PRISM_BULK_ABSORB | PRISM_NO_HIT), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_end_bit),
+        cmocka_unit_test(test_hits_and_summary_of_one_call),
+        cmocka_unit_test(test_stream_same_bytes),
+        cmocka_unit_test(test_stream_fill),
+        cmocka_unit_test(test_stream_failures),
+        cmocka_unit_test(test_stream_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
