@@ -1,6 +1,7 @@
 /* mpirun -np N prism-propagate on the host backend (CI's two cores,
  * oversubscribed): the gathered files are byte for byte those of one
- * process, with generated photons and with photons read from a file,
+ * process with 2, 3 and 4 ranks, each rank reading and writing only its
+ * own rows, with generated photons and with photons read from a file,
  * also when a rank has no photons; a rank that fails (a file it cannot
  * open) fails the whole job, named with its cause, leaving no output and
  * no rank's file behind. $PRISM_PROPAGATE is the program, $PRISM_MPIRUN
@@ -75,13 +76,57 @@ static int setup(void **state)
     return 0;
 }
 
+/* The numbers of the JSON array "key":[...] in `json` into v; their count. */
+static int json_array(const char *json, const char *key, double *v, int max)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":[", key);
+    const char *p = strstr(json, pattern);
+    int n = 0;
+    if (p == NULL)
+        return 0;
+    p += strlen(pattern);
+    while (n < max && *p != ']') {
+        char *end;
+        v[n++] = strtod(p, &end);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* No funnel: each rank reads back its own rows only and writes them (rank 0
+ * also the headers), and together they read every row once. */
+static void assert_own_share(const char *json, int np, char files[3][512])
+{
+    double read[8], written[8], setup[8];
+    assert_int_equal(json_array(json, "read_bytes", read, 8), np);
+    assert_int_equal(json_array(json, "written_bytes", written, 8), np);
+    assert_int_equal(json_array(json, "setup_seconds", setup, 8), np);
+    enum { HEADER = 128 }; /* npy_writer's header for these shapes */
+    double data = 0, total_read = 0;
+    for (int k = 0; k < 3; k++)
+        data += (double)(file_size(files[k]) - HEADER);
+    for (int r = 0; r < np; r++) {
+        total_read += read[r];
+        assert_true(written[r] == read[r] + (r == 0 ? 3 * HEADER : 0));
+        assert_true(setup[r] > 0);
+    }
+    assert_true(total_read == data);
+}
+
 static void test_same_bytes_whatever_ranks(void **state)
 {
     (void)state;
     static exec_run r;
     const char *kinds[3] = {"hits", "out", "rec"};
-    char files[3][3][512];
-    for (int np = 1; np <= 2; np++) { /* 1: one process, no mpirun; 2: two ranks */
+    char files[5][3][512];
+    for (int np = 1; np <= 4; np++) { /* 1: one process, no mpirun; then 2 to 4 ranks */
         for (int k = 0; k < 3; k++) {
             char name[64];
             snprintf(name, sizeof name, "np%d_%s.npy", np, kinds[k]);
@@ -92,12 +137,20 @@ static void test_same_bytes_whatever_ranks(void **state)
                               "--records", files[np][2], "--record-steps", "3", "--json", NULL};
         run(&r, np == 1 ? 0 : np, args);
         assert_int_equal(r.exit_code, 0);
-        assert_non_null(strstr(r.out, np == 2 ? "\"ranks\":2" : "\"ranks\":1"));
+        char ranks[32];
+        snprintf(ranks, sizeof ranks, "\"ranks\":%d", np);
+        assert_non_null(strstr(r.out, ranks));
         assert_non_null(strstr(r.out, "\"photons\":30000"));
+        if (np > 1)
+            assert_own_share(r.out, np, files[np]);
+        /* the summary names the files asked for, not a rank's own */
+        assert_non_null(strstr(r.out, files[np][0]));
+        assert_null(strstr(r.out, rank_tmp));
     }
-    for (int k = 0; k < 3; k++)
-        if (!exec_same_files(files[1][k], files[2][k]))
-            fail_msg("%s and %s differ", files[1][k], files[2][k]);
+    for (int np = 2; np <= 4; np++)
+        for (int k = 0; k < 3; k++)
+            if (!exec_same_files(files[1][k], files[np][k]))
+                fail_msg("%s and %s differ", files[1][k], files[np][k]);
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
     /* photons read from a file (the one-process run's final photons), and
      * more ranks than photons: a rank with none */

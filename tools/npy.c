@@ -461,9 +461,30 @@ int npy_writer_open(npy_writer *w, const char *path, const uint64_t *dims, int n
     return 0;
 }
 
+size_t npy_writer_header_size(const npy_writer *w)
+{
+    return header_total(w);
+}
+
+int npy_writer_reserve(npy_writer *w, uint64_t rows)
+{
+    if (w->file == NULL || w->finished || w->rows != 0)
+        return fail(w->error, "%s: not a new file open for writing", w->path);
+    const uint64_t bytes = header_total(w) + rows * w->row_bytes;
+    if (fflush(w->file) != 0 || ftruncate(fileno(w->file), (off_t)bytes) != 0) {
+        fail(w->error, "%s: cannot make it %llu bytes: %s", w->path, (unsigned long long)bytes,
+             strerror(errno));
+        npy_writer_abort(w);
+        return -1;
+    }
+    w->rows = rows;
+    w->reserved = true;
+    return 0;
+}
+
 int npy_writer_append(npy_writer *w, const void *rows, size_t count)
 {
-    if (w->file == NULL || w->finished)
+    if (w->file == NULL || w->finished || w->reserved)
         return fail(w->error, "%s: not open for writing", w->path);
     if (count > 0 && fwrite(rows, w->row_bytes, count, w->file) != count) {
         fail(w->error, "%s: write failed after %llu rows: %s", w->path,

@@ -58,6 +58,7 @@ typedef struct npy_writer {
     uint64_t rows;
     size_t row_bytes;
     bool finished;
+    bool reserved;        /* npy_writer_reserve: rows are written elsewhere */
     char error[NPY_ERROR_SIZE];
 } npy_writer;
 
@@ -65,6 +66,14 @@ typedef struct npy_writer {
  * nothing appears at `path` until npy_writer_commit. */
 int npy_writer_open(npy_writer *w, const char *path, const uint64_t *dims, int ndims);
 int npy_writer_append(npy_writer *w, const void *rows, size_t count);
+/* The bytes before the first row in the files npy_writer writes: fixed for
+ * the trailing dims, whatever the row count, so a row's offset is known
+ * before the file is written. */
+size_t npy_writer_header_size(const npy_writer *w);
+/* Make the file `rows` rows long (holes for rows written elsewhere, at
+ * npy_writer_header_size + i * row_bytes, e.g. by other processes), with
+ * that count in its header at finish. Nothing can be appended after. */
+int npy_writer_reserve(npy_writer *w, uint64_t rows);
 /* Write the final shape into the header and flush the temporary to disk
  * (fsync); nothing more can be appended. On failure it is removed. */
 int npy_writer_finish(npy_writer *w);

@@ -130,12 +130,13 @@ static int open_contexts(const propagate_options *o, const prism_scene *scene,
 
 /* After the run: under MPI the ranks agree and rank 0 gathers; *print on
  * the process that prints the summary. */
-static int finish(propagate_mpi *mpi, int rc, propagate_summary *sum, bool *print)
+static int finish(propagate_mpi *mpi, int rc, propagate_summary *sum, bool *print, double setup)
 {
 #ifdef PRISM_HAVE_MPI
     if (mpi != NULL)
-        return propagate_mpi_finish(mpi, rc, sum, print);
+        return propagate_mpi_finish(mpi, rc, sum, print, setup);
 #endif
+    (void)setup;
     (void)mpi;
     (void)sum;
     *print = rc == PROPAGATE_OK;
@@ -153,7 +154,7 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
         fprintf(stderr, "prism-propagate: %s\n", err);
         npy_reader_close(&in);
         bool print;
-        return finish(mpi, PROPAGATE_FAILED, NULL, &print);
+        return finish(mpi, PROPAGATE_FAILED, NULL, &print, 0.0);
     }
     const uint64_t count = o->count ? o->count : o->photons ? in.rows : PROPAGATE_DEFAULT_COUNT;
     const prism_photon_source src = propagate_source(o, scene, count);
@@ -170,14 +171,15 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     int rc = open_contexts(o, scene, run);
     run->setup_seconds = tool_now() - run->started;
     if (rc == PROPAGATE_OK && propagate_summary_init(&sum, scene) == 0) {
-        rc = finish(mpi, propagate_run(run, &sum), &sum, &print);
+        rc = finish(mpi, propagate_run(run, &sum), &sum, &print, run->setup_seconds);
         if (print && o->json)
             propagate_summary_json(&sum, run);
         else if (print)
             propagate_summary_print(&sum, run);
         propagate_summary_free(&sum);
     } else {
-        rc = finish(mpi, rc == PROPAGATE_OK ? PROPAGATE_FAILED : rc, NULL, &print);
+        rc = finish(mpi, rc == PROPAGATE_OK ? PROPAGATE_FAILED : rc, NULL, &print,
+                    run->setup_seconds);
     }
     bool ok = true;
     close_contexts(run, &ok);

@@ -22,6 +22,8 @@ struct propagate_mpi {
     char capture[512];        /* where it is kept */
     bool finished;
     int rc;
+    propagate_options *opt;   /* whose output paths begin replaced */
+    uint64_t io_read, io_written; /* gather's bytes: this rank's own rows (and the header) */
 };
 
 static bool under_mpirun(void)
@@ -85,6 +87,7 @@ propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv
     MPI_Comm_rank(node, &m->local_rank);
     MPI_Comm_free(&node);
     o->local_rank = m->local_rank;
+    m->opt = o;
     if (m->rank > 0)
         o->quiet = true;
     const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
@@ -185,98 +188,130 @@ static void sum_summary(const propagate_mpi *m, propagate_summary *s)
     s->seconds = secs[1];
 }
 
-/* Rank 0: rank r's rows of output i appended to w (its own read from its
- * file, the others' received in chunks). Any failure here is reported
- * and the job aborted: the other ranks are in the middle of sends. */
-static void gather_one(propagate_mpi *m, int i, npy_writer *w, void *buf, size_t chunk_rows)
-{
-    for (int r = 0; r < m->ranks; r++) {
-        uint64_t rows = 0;
-        npy_reader in;
-        memset(&in, 0, sizeof in);
-        if (r == 0) {
-            if (npy_reader_open(&in, m->mine[i], m->dims[i], 2) != 0) {
-                fprintf(stderr, "prism-propagate: rank 0: %s\n", in.error);
-                MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
-            }
-            rows = in.rows;
-        } else {
-            MPI_Recv(&rows, 1, MPI_UINT64_T, r, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        }
-        for (uint64_t done = 0; done < rows;) {
-            const size_t n = (size_t)(rows - done < chunk_rows ? rows - done : chunk_rows);
-            if (r == 0 && npy_reader_read(&in, buf, n) != 0) {
-                fprintf(stderr, "prism-propagate: rank 0: %s\n", in.error);
-                MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
-            }
-            if (r != 0)
-                MPI_Recv(buf, (int)(n * w->row_bytes), MPI_BYTE, r, i, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-            if (npy_writer_append(w, buf, n) != 0) {
-                fprintf(stderr, "prism-propagate: rank 0: %s\n", w->error);
-                MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
-            }
-            done += n;
-        }
-        npy_reader_close(&in);
-    }
-}
-
-/* Rank r > 0: its file of output i, sent to rank 0 in chunks. */
-static void send_one(propagate_mpi *m, int i, void *buf, size_t chunk_rows)
+/* Output i into the one file asked for, without a funnel: the ranks
+ * learn their row offsets from each other's counts (MPI_Exscan), rank 0
+ * makes the file its final size with the header, and every rank writes
+ * its own rows, read back from its own file, at its offset
+ * (MPI_File_write_at_all); rank 0 renames the file into place once all
+ * succeeded. A rank reads and writes its own rows only, and rank 0 the
+ * header too; m->io counts the bytes to show it. */
+static int write_shared(propagate_mpi *m, int i, void *buf, size_t chunk_rows)
 {
     npy_reader in;
     memset(&in, 0, sizeof in);
-    if (npy_reader_open(&in, m->mine[i], m->dims[i], 2) != 0) {
+    int ok = npy_reader_open(&in, m->mine[i], m->dims[i], 2) == 0;
+    if (!ok)
         fprintf(stderr, "prism-propagate: rank %d: %s\n", m->rank, in.error);
-        MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
-    }
-    uint64_t rows = in.rows;
-    MPI_Send(&rows, 1, MPI_UINT64_T, 0, i, MPI_COMM_WORLD);
-    for (uint64_t done = 0; done < rows;) {
-        const size_t n = (size_t)(rows - done < chunk_rows ? rows - done : chunk_rows);
-        if (npy_reader_read(&in, buf, n) != 0) {
-            fprintf(stderr, "prism-propagate: rank %d: %s\n", m->rank, in.error);
-            MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+    uint64_t rows = ok ? in.rows : 0, offset = 0, total = 0;
+    MPI_Exscan(&rows, &offset, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (m->rank == 0)
+        offset = 0; /* MPI_Exscan leaves rank 0's undefined */
+    MPI_Allreduce(&rows, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    /* rank 0: the file, its header for `total` rows, its final size */
+    npy_writer w;
+    memset(&w, 0, sizeof w);
+    char temp[sizeof w.temp] = "";
+    uint64_t header = 0;
+    if (m->rank == 0 && ok) {
+        ok = npy_writer_open(&w, m->final[i], m->dims[i], 2) == 0 &&
+             npy_writer_reserve(&w, total) == 0 && npy_writer_finish(&w) == 0;
+        if (ok) {
+            snprintf(temp, sizeof temp, "%s", w.temp);
+            header = npy_writer_header_size(&w);
+            m->io_written += header;
+        } else {
+            fprintf(stderr, "prism-propagate: rank 0: %s\n", w.error);
         }
-        MPI_Send(buf, (int)(n * in.row_bytes), MPI_BYTE, 0, i, MPI_COMM_WORLD);
+    }
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Bcast(temp, (int)sizeof temp, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&header, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_File f = MPI_FILE_NULL;
+    if (all && MPI_File_open(MPI_COMM_WORLD, temp, MPI_MODE_WRONLY, MPI_INFO_NULL, &f) !=
+                   MPI_SUCCESS) {
+        fprintf(stderr, "prism-propagate: rank %d: cannot open %s with MPI-IO\n", m->rank, temp);
+        ok = 0;
+    }
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    /* every rank calls the collective write as often as the busiest */
+    const size_t row = in.row_bytes;
+    uint64_t chunks = row > 0 ? (rows + chunk_rows - 1) / chunk_rows : 0, most = 0;
+    MPI_Allreduce(&chunks, &most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    for (uint64_t c = 0, done = 0; all && c < most; c++) {
+        const size_t n = (size_t)(rows - done < chunk_rows ? rows - done : chunk_rows);
+        if (n > 0 && npy_reader_read(&in, buf, n) != 0) {
+            fprintf(stderr, "prism-propagate: rank %d: %s\n", m->rank, in.error);
+            ok = 0;
+        }
+        m->io_read += n * row;
+        const MPI_Offset at = (MPI_Offset)(header + (offset + done) * row);
+        if (MPI_File_write_at_all(f, at, buf, ok ? (int)(n * row) : 0, MPI_BYTE,
+                                  MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            fprintf(stderr, "prism-propagate: rank %d: writing %s failed\n", m->rank, temp);
+            ok = 0;
+        }
+        m->io_written += ok ? n * row : 0;
         done += n;
     }
+    if (f != MPI_FILE_NULL) {
+        if (MPI_File_sync(f) != MPI_SUCCESS)
+            ok = 0;
+        MPI_File_close(&f);
+    }
     npy_reader_close(&in);
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int rc = all ? PROPAGATE_OK : PROPAGATE_FAILED;
+    if (m->rank == 0) {
+        if (all && npy_writer_commit(&w) != 0) {
+            fprintf(stderr, "prism-propagate: rank 0: %s\n", w.error);
+            rc = PROPAGATE_FAILED;
+        }
+        npy_writer_abort(&w);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return rc;
 }
 
 /* The outputs, in rank order, into the files asked for. */
 static int gather(propagate_mpi *m)
 {
     void *buf = malloc(CHUNK_BYTES);
-    int rc = PROPAGATE_OK;
-    if (buf == NULL) {
-        fprintf(stderr, "prism-propagate: rank %d: no memory to gather the outputs\n", m->rank);
-        MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+    int ok = buf != NULL, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        fprintf(stderr, "prism-propagate: rank %d: no memory to write the outputs\n", m->rank);
+        free(buf);
+        return PROPAGATE_FAILED;
     }
-    for (int i = 0; i < 3; i++) {
+    int rc = PROPAGATE_OK;
+    for (int i = 0; i < 3 && rc == PROPAGATE_OK; i++) {
         if (m->final[i] == NULL)
             continue;
         const size_t row = 4 * (size_t)(m->dims[i][0] * m->dims[i][1]);
-        const size_t chunk_rows = CHUNK_BYTES / row;
-        if (m->rank != 0) {
-            send_one(m, i, buf, chunk_rows);
-            continue;
-        }
-        npy_writer w;
-        if (npy_writer_open(&w, m->final[i], m->dims[i], 2) != 0) {
-            fprintf(stderr, "prism-propagate: rank 0: %s\n", w.error);
-            MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
-        }
-        gather_one(m, i, &w, buf, chunk_rows);
-        if (npy_writer_commit(&w) != 0) {
-            fprintf(stderr, "prism-propagate: rank 0: %s\n", w.error);
-            rc = PROPAGATE_FAILED;
-        }
-        npy_writer_abort(&w);
+        rc = write_shared(m, i, buf, CHUNK_BYTES / row);
     }
     free(buf);
     return rc;
+}
+
+/* Rank 0: each rank's bytes read and written by gather, and its time
+ * before its run, for the summary. */
+static void gather_io(propagate_mpi *m, propagate_summary *s, double setup)
+{
+    const uint64_t mine[2] = {m->io_read, m->io_written};
+    uint64_t *all = m->rank == 0 ? calloc((size_t)m->ranks * 2, sizeof *all) : NULL;
+    double *setups = m->rank == 0 ? calloc((size_t)m->ranks, sizeof *setups) : NULL;
+    MPI_Gather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Gather(&setup, 1, MPI_DOUBLE, setups, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (m->rank == 0 && s != NULL && all != NULL && setups != NULL) {
+        s->rank_io = all;
+        s->rank_setup = setups;
+        s->ranks = (size_t)m->ranks;
+        return;
+    }
+    free(all);
+    free(setups);
 }
 
 static void remove_mine(propagate_mpi *m)
@@ -286,7 +321,8 @@ static void remove_mine(propagate_mpi *m)
             unlink(m->mine[i]);
 }
 
-int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool *print)
+int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool *print,
+                         double setup)
 {
     *print = false;
     if (m->finished)
@@ -298,9 +334,14 @@ int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool 
     if (worst == PROPAGATE_OK) {
         sum_summary(m, sum);
         worst = gather(m);
+        gather_io(m, sum, setup);
         *print = m->rank == 0 && worst == PROPAGATE_OK;
     }
     remove_mine(m);
+    /* the summary names the files asked for, not this rank's */
+    const char **paths[3] = {&m->opt->hits, &m->opt->out, &m->opt->records};
+    for (int i = 0; i < 3; i++)
+        *paths[i] = m->final[i];
     m->rc = worst == PROPAGATE_OK ? PROPAGATE_OK : PROPAGATE_FAILED;
     return m->rc;
 }
@@ -308,7 +349,7 @@ int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool 
 int propagate_mpi_end(propagate_mpi *m, int rc)
 {
     bool print;
-    rc = propagate_mpi_finish(m, rc, NULL, &print);
+    rc = propagate_mpi_finish(m, rc, NULL, &print, 0.0);
     MPI_Finalize();
     free(m);
     return rc;

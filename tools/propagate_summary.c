@@ -24,6 +24,10 @@ void propagate_summary_free(propagate_summary *s)
 {
     free(s->detected_by_solid);
     s->detected_by_solid = NULL;
+    free(s->rank_io);
+    free(s->rank_setup);
+    s->rank_io = NULL;
+    s->rank_setup = NULL;
 }
 
 /* The solids with the most detections, best first (ties: lower index). */
@@ -195,7 +199,22 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
            run->ranks > 1 ? run->ranks : 1);
     for (size_t i = 0; i < run->contexts_n; i++)
         printf("%s%.6g", i ? "," : "", run->upload_each[i]);
-    printf("],\"unit_meter\":%.9g,\"unit_rule\":", run->scene->unit_meter);
+    printf("]");
+    if (s->ranks > 0) { /* what each rank read and wrote to put the outputs together */
+        const char *keys[3] = {"read_bytes", "written_bytes", "setup_seconds"};
+        printf(",\"mpi\":{");
+        for (int k = 0; k < 3; k++) {
+            printf("%s\"%s\":[", k ? "," : "", keys[k]);
+            for (size_t r = 0; r < s->ranks; r++)
+                if (k < 2)
+                    printf("%s%llu", r ? "," : "", (unsigned long long)s->rank_io[2 * r + k]);
+                else
+                    printf("%s%.6g", r ? "," : "", s->rank_setup[r]);
+            printf("]");
+        }
+        printf("}");
+    }
+    printf(",\"unit_meter\":%.9g,\"unit_rule\":", run->scene->unit_meter);
     tool_json_string(run->scene->unit_rule);
     printf(",\"math\":\"%s\",\"no_rindex\":%s,\"batches\":%u,\"batch\":%llu,\"steps\":%llu",
            o->math == PRISM_PROPAGATE_MATH_FAST ? "fast" : "exact",

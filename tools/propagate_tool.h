@@ -79,6 +79,12 @@ typedef struct propagate_summary {
     size_t engine_peak_bytes;     /* the context's ledger at its peak (device, pinned, mapped) */
     size_t host_peak_bytes;       /* the process's peak resident memory (getrusage) */
     uint64_t hits, out_rows, record_rows;
+    /* under MPI, on rank 0: each rank's bytes read and written when the
+     * outputs were put together (rank_io[2 r], rank_io[2 r + 1]) and its
+     * seconds before its run */
+    size_t ranks;
+    uint64_t *rank_io;
+    double *rank_setup;
 } propagate_summary;
 
 int propagate_summary_init(propagate_summary *s, const prism_scene *scene);
