@@ -3,6 +3,7 @@
  * photons in batches (propagate_batches.c) and prints the summary
  * (propagate_summary.c); --validate compares CUDA with the host backend
  * instead (propagate_validate.c). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,16 +95,15 @@ static void close_contexts(propagate_run_info *run, bool *ok)
 {
     for (size_t i = 0; i < run->contexts_n; i++) {
         prism_geometry_destroy((prism_geometry *)run->geometries[i]);
+        run->geometries[i] = NULL;
         if (prism_context_destroy(run->contexts[i]) != PRISM_SUCCESS)
             *ok = false;
     }
     run->contexts_n = 0;
 }
 
-/* A context per device asked for, the geometry uploaded to each (each
- * device reads its own copy: see README on peer access). */
-static int open_contexts(const propagate_options *o, const prism_scene *scene,
-                         propagate_run_info *run)
+/* A context per device asked for (o's list, or one). */
+static int create_contexts(const propagate_options *o, propagate_run_info *run)
 {
     prism_context_desc descs[PROPAGATE_MAX_CONTEXTS];
     char names[PROPAGATE_MAX_CONTEXTS][32];
@@ -116,16 +116,86 @@ static int open_contexts(const propagate_options *o, const prism_scene *scene,
         if (ctx == NULL)
             return PROPAGATE_FAILED;
         run->contexts[run->contexts_n++] = ctx;
-        prism_geometry *g = upload(o, ctx, scene, &run->upload_each[i]);
-        if (g == NULL)
-            return PROPAGATE_FAILED;
-        run->geometries[i] = g;
+    }
+    run->ctx = run->contexts[0];
+    return PROPAGATE_OK;
+}
+
+/* The contexts made while the detector loads: starting CUDA takes as long
+ * as loading a detector, and the two need nothing of each other. */
+typedef struct early_contexts {
+    const propagate_options *o;
+    propagate_run_info *run;
+    pthread_t thread;
+    bool started;
+    int rc;
+} early_contexts;
+
+static void *create_in_thread(void *arg)
+{
+    early_contexts *e = arg;
+    e->rc = create_contexts(e->o, e->run);
+    return NULL;
+}
+
+static void create_early(early_contexts *e, const propagate_options *o, propagate_run_info *run)
+{
+    *e = (early_contexts){.o = o, .run = run};
+    e->started = pthread_create(&e->thread, NULL, create_in_thread, e) == 0;
+}
+
+static int created(early_contexts *e)
+{
+    if (e->started)
+        pthread_join(e->thread, NULL);
+    else
+        e->rc = create_contexts(e->o, e->run);
+    e->started = false;
+    return e->rc;
+}
+
+typedef struct upload_job {
+    const propagate_options *o;
+    propagate_run_info *run;
+    const prism_scene *scene;
+    size_t i;
+    pthread_t thread;
+    bool started;
+    prism_geometry *g;
+} upload_job;
+
+static void *upload_one(void *arg)
+{
+    upload_job *j = arg;
+    j->g = upload(j->o, j->run->contexts[j->i], j->scene, &j->run->upload_each[j->i]);
+    return NULL;
+}
+
+/* The geometry uploaded to every context at once (each device reads its
+ * own copy: see README on peer access). */
+static int upload_all(const propagate_options *o, const prism_scene *scene,
+                      propagate_run_info *run)
+{
+    upload_job jobs[PROPAGATE_MAX_CONTEXTS];
+    for (size_t i = 0; i < run->contexts_n; i++) {
+        jobs[i] = (upload_job){.o = o, .run = run, .scene = scene, .i = i};
+        jobs[i].started = i > 0 && pthread_create(&jobs[i].thread, NULL, upload_one, &jobs[i]) == 0;
+    }
+    upload_one(&jobs[0]);
+    int rc = PROPAGATE_OK;
+    for (size_t i = 0; i < run->contexts_n; i++) {
+        if (jobs[i].started)
+            pthread_join(jobs[i].thread, NULL);
+        else if (i > 0)
+            upload_one(&jobs[i]);
+        run->geometries[i] = jobs[i].g;
+        if (jobs[i].g == NULL)
+            rc = PROPAGATE_FAILED;
         if (run->upload_each[i] > run->upload_seconds)
             run->upload_seconds = run->upload_each[i];
     }
-    run->ctx = run->contexts[0];
     run->geometry = run->geometries[0];
-    return PROPAGATE_OK;
+    return rc;
 }
 
 /* After the run: under MPI the ranks agree and rank 0 gathers; *print on
@@ -143,9 +213,9 @@ static int finish(propagate_mpi *mpi, int rc, propagate_summary *sum, bool *prin
     return rc;
 }
 
-/* Load, upload, run, summarise. */
+/* Upload, run, summarise (the contexts are being made by `early`). */
 static int simulate(const propagate_options *o, prism_scene *scene, propagate_run_info *run,
-                    propagate_mpi *mpi)
+                    propagate_mpi *mpi, early_contexts *early)
 {
     npy_reader in;
     memset(&in, 0, sizeof in);
@@ -153,7 +223,9 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     if (o->photons && propagate_open_photons(o, &in, err, sizeof err)) {
         fprintf(stderr, "prism-propagate: %s\n", err);
         npy_reader_close(&in);
-        bool print;
+        bool print, ok;
+        created(early);
+        close_contexts(run, &ok);
         return finish(mpi, PROPAGATE_FAILED, NULL, &print, 0.0);
     }
     const uint64_t count = o->count ? o->count : o->photons ? in.rows : PROPAGATE_DEFAULT_COUNT;
@@ -168,7 +240,9 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
 #endif
     propagate_summary sum;
     bool print = false;
-    int rc = open_contexts(o, scene, run);
+    int rc = created(early);
+    if (rc == PROPAGATE_OK)
+        rc = upload_all(o, scene, run);
     run->setup_seconds = tool_now() - run->started;
     if (rc == PROPAGATE_OK && propagate_summary_init(&sum, scene) == 0) {
         rc = finish(mpi, propagate_run(run, &sum), &sum, &print, run->setup_seconds);
@@ -215,6 +289,9 @@ int main(int argc, char **argv)
     }
 #endif
     propagate_run_info run = {.opt = &o, .started = started};
+    early_contexts early = {.rc = PROPAGATE_OK};
+    if (!o.validate)
+        create_early(&early, &o, &run);
     prism_scene *scene = load(&o, &run.load_seconds);
     int rc = PROPAGATE_FAILED;
     if (scene != NULL) {
@@ -223,8 +300,12 @@ int main(int argc, char **argv)
         if (run.no_rindex && !(mpi != NULL && o.quiet))
             fprintf(stderr, "prism-propagate: %s: no RINDEX anywhere: every material is "
                     "vacuum\n", o.file);
-        rc = o.validate ? propagate_validate(&o, scene) : simulate(&o, scene, &run, mpi);
+        rc = o.validate ? propagate_validate(&o, scene) : simulate(&o, scene, &run, mpi, &early);
         prism_scene_free(scene);
+    } else if (!o.validate) {
+        bool ok;
+        created(&early);
+        close_contexts(&run, &ok);
     }
 #ifdef PRISM_HAVE_MPI
     if (mpi != NULL)
