@@ -140,22 +140,27 @@ typedef struct prism_bvh {
  * inner node has first 0: children come after their parent) and an empty box
  * (lo > hi): traversal checks for it and reports a miss without reading the
  * (nonexistent) children.
- * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays with nonzero counts, an
- *         index >= vertex_count, a non-finite coordinate used by a triangle,
- *         a bad desc field), PRISM_ERROR_LIMIT (more than 2^31 triangles or
- *         2^32-1 vertices), PRISM_ERROR_OUT_OF_MEMORY, PRISM_ERROR_IO (cancelled
- *         by desc->progress). The message names the triangle and goes to
- *         desc->log.
- * @thread_safety Reentrant; uses desc->threads OpenMP threads. */
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL out, NULL arrays with nonzero
+ *   counts, an index >= vertex_count, a non-finite coordinate used by a
+ *   triangle, a bad desc field), PRISM_ERROR_LIMIT (more than 2^31
+ *   triangles or 2^32-1 vertices), PRISM_ERROR_OUT_OF_MEMORY, PRISM_ERROR_IO
+ *   (cancelled by desc->progress). The message names the triangle and goes
+ *   to desc->log.
+ * @thread_safety Reentrant; uses desc->threads OpenMP threads; desc->log
+ *   and desc->progress are called on the calling thread. */
 PRISM_API prism_result prism_bvh_build(const float *positions, size_t vertex_count,
                                        const uint32_t *indices, size_t triangle_count,
                                        const prism_bvh_desc *desc, prism_bvh **out);
-/** Free a BVH. Accepts NULL. */
+/** Free a BVH. Accepts NULL.
+ * @errors None.
+ * @thread_safety Any thread, the BVH being in use nowhere else. */
 PRISM_API void prism_bvh_free(prism_bvh *bvh);
 
 /** SAH cost of any tree in this node layout (node 0 the root; children of
  * inner nodes anywhere in the array), with the constants above. Lets a
- * benchmark cost another builder's tree on the same scale. 0 when empty. */
+ * benchmark cost another builder's tree on the same scale. 0 when empty.
+ * @errors None (0 for NULL nodes).
+ * @thread_safety Reentrant; reads the nodes only, on OpenMP threads. */
 PRISM_API double prism_bvh_sah_cost(const prism_bvh_node *nodes, size_t node_count);
 
 /** A ray: origin, direction (need not be normalised), and [tmin, tmax]. */
@@ -181,9 +186,15 @@ typedef struct prism_hit {
  * Watertight: a ray through an edge or vertex shared by triangles of a closed
  * mesh hits one of them. Where several triangles are hit at exactly the same
  * distance (coincident triangles, shared edges), the one first in the BVH's
- * leaf order is reported, whatever order the traversal tests them in. */
+ * leaf order is reported, whatever order the traversal tests them in.
+ * @errors None (a miss for NULL bvh or ray; hit may be NULL).
+ * @thread_safety Reentrant; reads the BVH only, so several threads may
+ *   query one BVH at once. */
 PRISM_API bool prism_bvh_intersect(const prism_bvh *bvh, const prism_ray *ray, prism_hit *hit);
-/** Any hit in [tmin, tmax] (shadow rays). */
+/** Any hit in [tmin, tmax] (shadow rays).
+ * @errors None (false for NULL bvh or ray).
+ * @thread_safety Reentrant; reads the BVH only, so several threads may
+ *   query one BVH at once. */
 PRISM_API bool prism_bvh_occluded(const prism_bvh *bvh, const prism_ray *ray);
 
 /** Check that a BVH in this node layout is well formed: for the builders'
@@ -214,9 +225,9 @@ PRISM_API bool prism_bvh_occluded(const prism_bvh *bvh, const prism_ray *ray);
  * thread; scratch of node_count bytes plus triangle_count bits (25M
  * triangles: 2.8 s and 53 MB on a busy 2-core machine; 5M: 0.5 s).
  * @errors PRISM_ERROR_INVALID_ARGUMENT with the first problem found, in node
- *         order, written to `message` (snprintf semantics: truncated to
- *         message_size, always terminated; "" on success; message may be
- *         NULL), PRISM_ERROR_OUT_OF_MEMORY for the scratch.
+ *   order, written to `message` (snprintf semantics: truncated to
+ *   message_size, always terminated; "" on success; message may be NULL),
+ *   PRISM_ERROR_OUT_OF_MEMORY for the scratch.
  * @thread_safety Reentrant; reads the arrays only. */
 PRISM_API prism_result prism_bvh_validate(const prism_bvh_node *nodes, size_t node_count,
                                           const float *vertices, size_t vertex_count,
@@ -225,8 +236,10 @@ PRISM_API prism_result prism_bvh_validate(const prism_bvh_node *nodes, size_t no
                                           char *message, size_t message_size);
 
 /** prism_bvh_validate on a prism_bvh's own arrays, leaf size not checked
- * (the BVH does not record the max_leaf_size it was built with). NULL bvh:
- * PRISM_ERROR_INVALID_ARGUMENT, "bvh is NULL". */
+ * (the BVH does not record the max_leaf_size it was built with).
+ * @errors As prism_bvh_validate: PRISM_ERROR_INVALID_ARGUMENT (also NULL
+ *   bvh: "bvh is NULL"), PRISM_ERROR_OUT_OF_MEMORY.
+ * @thread_safety Reentrant; reads the BVH only. */
 PRISM_API prism_result prism_bvh_check(const prism_bvh *bvh, char *message, size_t message_size);
 
 #ifdef __cplusplus

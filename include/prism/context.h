@@ -91,14 +91,18 @@ typedef struct prism_device_info {
 
 /** Create a context. On failure *out is NULL and nothing is left allocated;
  * the message goes to desc->log.
- * @errors PRISM_ERROR_INVALID_ARGUMENT, PRISM_ERROR_NO_DRIVER,
- *   PRISM_ERROR_NO_DEVICE, PRISM_ERROR_INVALID_DEVICE (the message names the
- *   source: argument, $PRISM_DEVICE, $CUDA_DEVICE or ~/.cuda-device),
- *   PRISM_ERROR_DEVICE_UNAVAILABLE, PRISM_ERROR_NO_GL_CONTEXT,
- *   PRISM_ERROR_GL_NOT_ON_CUDA_DEVICE, PRISM_ERROR_UNSUPPORTED (CUDA asked
- *   for in a build without it).
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL out, a desc field outside its
+ *   enum, negative host_threads), PRISM_ERROR_OUT_OF_MEMORY,
+ *   PRISM_ERROR_NO_DRIVER, PRISM_ERROR_NO_DEVICE, PRISM_ERROR_INVALID_DEVICE
+ *   (the message names the source: argument, $PRISM_DEVICE, $CUDA_DEVICE or
+ *   ~/.cuda-device), PRISM_ERROR_DEVICE_UNAVAILABLE, PRISM_ERROR_CUDA,
+ *   PRISM_ERROR_NO_GL_CONTEXT, PRISM_ERROR_GL_NOT_ON_CUDA_DEVICE,
+ *   PRISM_ERROR_UNSUPPORTED (CUDA asked for in a build without it). Backend
+ *   AUTO falls back to the host instead, logging why, except for share_gl's
+ *   errors.
  * @thread_safety Contexts are independent; one context is used by one
- *   thread at a time. */
+ *   thread at a time. With share_gl, the GL context is the calling
+ *   thread's. */
 PRISM_API prism_result prism_context_create(const prism_context_desc *desc, prism_context **out);
 
 /** Start the CUDA driver and the device's primary context now, with the
@@ -113,23 +117,47 @@ PRISM_API prism_result prism_context_create(const prism_context_desc *desc, pris
  * context on another device is merely not sped up). A host backend, or no
  * CUDA, returns PRISM_SUCCESS having done nothing: the context's own
  * creation reports what is missing.
- * @thread_safety any thread, also while another creates a context. */
+ * @errors PRISM_ERROR_CUDA (the device gave no context; there is no
+ *   message: prism_context_create says why).
+ * @thread_safety Any thread, also while another creates a context. */
 PRISM_API prism_result prism_context_prewarm(const prism_context_desc *desc);
 
 /** Destroy a context. Accepts NULL. Returns PRISM_ERROR_LIVE_ALLOCATIONS
  * (and logs each one) when objects made from it are still alive; the
- * context is released all the same. */
+ * context is released all the same.
+ * @errors PRISM_ERROR_LIVE_ALLOCATIONS (buffers, streams, pools, geometries
+ *   or modules still alive; their handles are invalid afterwards).
+ * @thread_safety As the context: one thread at a time. */
 PRISM_API prism_result prism_context_destroy(prism_context *ctx);
 
+/** The backend the context runs on: CUDA or HOST.
+ * @errors None (PRISM_BACKEND_AUTO for NULL).
+ * @thread_safety Any thread, also while the context is in use: the answer
+ *   is fixed at creation. */
 PRISM_API prism_backend prism_context_backend(const prism_context *ctx);
+/** What the context's device can do; lives as long as the context.
+ * @errors None (NULL for NULL).
+ * @thread_safety Any thread, also while the context is in use: the answer
+ *   is fixed at creation. */
 PRISM_API const prism_device_info *prism_context_device(const prism_context *ctx);
-/** True when the context was created with share_gl and shares the GL context. */
+/** True when the context was created with share_gl and shares the GL context.
+ * @errors None (false for NULL).
+ * @thread_safety Any thread, also while the context is in use: the answer
+ *   is fixed at creation. */
 PRISM_API bool prism_context_gl_shared(const prism_context *ctx);
-/** The last error message of this context ("" if none). Lives until the next call. */
+/** The last error message of this context ("" if none). Lives until the next call.
+ * @errors None ("" for NULL).
+ * @thread_safety As the context: one thread at a time (every failing call
+ *   rewrites the message). */
 PRISM_API const char *prism_context_last_error(const prism_context *ctx);
+/** "auto", "cuda" or "host"; "unknown" for anything else.
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API const char *prism_backend_name(prism_backend backend);
 
-/** Number of CUDA devices (0 without a driver or in a build without CUDA). */
+/** Number of CUDA devices (0 without a driver or in a build without CUDA).
+ * @errors None (0 stands for every failure).
+ * @thread_safety Any thread. */
 PRISM_API int prism_cuda_device_count(void);
 /** The CUDA devices of a multi-device run (one context each, e.g. for
  * prism_propagate_multi), by the rules of prism_context_desc.device with a
@@ -140,12 +168,19 @@ PRISM_API int prism_cuda_device_count(void);
  * go to `indices`, their number to *count.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL indices or count, capacity
  *   < 1), PRISM_ERROR_NO_DRIVER, PRISM_ERROR_NO_DEVICE,
- *   PRISM_ERROR_INVALID_DEVICE; `message` (when not NULL) says why and
- *   names the source ("PRISM_DEVICE=0,2: device 2 out of range"). */
+ *   PRISM_ERROR_INVALID_DEVICE (also a list longer than `capacity`),
+ *   PRISM_ERROR_UNSUPPORTED (a build without CUDA); `message` (when not
+ *   NULL) says why and names the source ("PRISM_DEVICE=0,2: device 2 out
+ *   of range").
+ * @thread_safety Any thread. */
 PRISM_API prism_result prism_device_list(const char *devices, int *indices, int capacity,
                                          int *count, char *message, size_t message_size);
 
-/** Fill `info` for CUDA device `index`, or for the host when index < 0. */
+/** Fill `info` for CUDA device `index`, or for the host when index < 0.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL info),
+ *   PRISM_ERROR_INVALID_DEVICE (no CUDA device `index`).
+ * @thread_safety Any thread; the calling thread's current CUDA device is
+ *   left alone. */
 PRISM_API prism_result prism_device_query(int index, prism_device_info *info);
 
 /** The startup report, like Warp's:
@@ -153,10 +188,14 @@ PRISM_API prism_result prism_device_query(int index, prism_device_info *info);
  *     "cpu"   : host backend, 16 threads
  *     "cuda:0": "NVIDIA H100 80GB HBM3" (79 GiB, sm_90, mempool enabled, mapped memory)
  * Writes at most `size` bytes (NUL-terminated) and returns the length the
- * whole report needs, as snprintf does. */
+ * whole report needs, as snprintf does.
+ * @errors None (a device that cannot be queried is left out).
+ * @thread_safety Any thread. */
 PRISM_API size_t prism_device_report(char *buffer, size_t size);
 
-/** Version string, "0.1.0". */
+/** Version string, "0.1.0".
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API const char *prism_version(void);
 
 /* ---- Occupancy: the C version of PyCUDA's OccupancyRecord ---- */
@@ -176,14 +215,18 @@ typedef struct prism_occupancy {
 } prism_occupancy;
 
 /** Occupancy of a kernel with these resources on `device`.
- * @errors PRISM_ERROR_INVALID_ARGUMENT for threads outside
- *   1..max_threads_per_block, registers above the per-thread limit, or
- *   shared memory above the per-block limit. */
+ * @errors PRISM_ERROR_INVALID_ARGUMENT for NULL device or out, threads
+ *   outside 1..max_threads_per_block, negative registers or registers
+ *   above the per-thread limit, or shared memory above the per-block limit.
+ * @thread_safety Any thread. */
 PRISM_API prism_result prism_occupancy_compute(const prism_device_info *device,
                                                int threads_per_block, int registers_per_thread,
                                                size_t shared_bytes_per_block,
                                                prism_occupancy *out);
 
+/** "device", "warps", "registers" or "shared memory"; "unknown" otherwise.
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API const char *prism_occupancy_limit_name(prism_occupancy_limit limit);
 
 #ifdef __cplusplus

@@ -44,7 +44,8 @@ typedef struct prism_device_view {
  *   launches, so no pointer to them outlives a launch).
  * @pointer_lifetime The view's pointers stay valid until
  *   prism_geometry_destroy; the view itself is a plain value to copy.
- * @thread_safety Reads the geometry only. */
+ * @thread_safety As the geometry's context: one thread at a time (a
+ *   failure records its message there). */
 PRISM_API prism_result prism_geometry_device_view(const prism_geometry *geometry,
                                                   prism_device_view *view);
 

@@ -56,7 +56,9 @@ typedef struct prism_bvh_build_report {
     prism_bvh_stats stats;
 } prism_bvh_build_report;
 
-/** "auto", "host", "cuda" or "given". */
+/** "auto", "host", "cuda" or "given"; "unknown" for anything else.
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
 
 /* The arrays placed, in this order: "bvh.nodes" (splittable at a node,
@@ -194,26 +196,43 @@ typedef struct prism_upload_report {
  * The geometry keeps no pointer into scene or bvh.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/out, NULL bvh and scene, a
  *   triangle id outside the scene, BVH counts beyond 2^32, a bad triangle of
- *   the scene when building), PRISM_ERROR_UNSUPPORTED (builder CUDA on the
- *   host backend), PRISM_ERROR_PLACEMENT,
+ *   the scene when building, builder GIVEN or unknown, gl_index_buffer
+ *   without a scene), PRISM_ERROR_UNSUPPORTED (builder CUDA on the host
+ *   backend),
+ *   PRISM_ERROR_LIMIT (65535 materials or more; building: more than 2^31
+ *   triangles or 2^32-1 vertices), PRISM_ERROR_IO (a host build cancelled
+ *   by desc->bvh->progress), PRISM_ERROR_PLACEMENT,
  *   PRISM_ERROR_MAPPED_NOT_ALLOWED, PRISM_ERROR_OUT_OF_MEMORY,
- *   PRISM_ERROR_OUT_OF_DEVICE_MEMORY, PRISM_ERROR_CUDA. */
+ *   PRISM_ERROR_OUT_OF_DEVICE_MEMORY (also builder CUDA where its
+ *   temporaries do not fit), PRISM_ERROR_CUDA.
+ * @thread_safety As the context: one thread at a time. With a GL buffer in
+ *   desc, the GL context is current on it. */
 PRISM_API prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
                                              const prism_bvh *bvh, const prism_geometry_desc *desc,
                                              prism_geometry **out);
-/** Release the geometry's memory and optics. Accepts NULL. */
+/** Release the geometry's memory and optics. Accepts NULL.
+ * @errors None.
+ * @thread_safety As the geometry's context: one thread at a time. */
 PRISM_API void prism_geometry_destroy(prism_geometry *geometry);
+/** What the upload did (prism_upload_report); lives as long as the geometry.
+ * @errors None (NULL for NULL).
+ * @thread_safety As the geometry's context: one thread at a time. */
 PRISM_API const prism_upload_report *prism_geometry_report(const prism_geometry *geometry);
 /** True when the kernels read the vertices from desc.gl_vertex_buffer
  * through interop (one copy of the geometry for GL and CUDA); false when
- * they were uploaded (no GL buffer given, or interop unavailable). */
+ * they were uploaded (no GL buffer given, or interop unavailable).
+ * @errors None (false for NULL).
+ * @thread_safety As the geometry's context: one thread at a time. */
 PRISM_API bool prism_geometry_vertices_shared(const prism_geometry *geometry);
 /** With desc.gl_keep_mapped: unmap the shared GL buffer so that GL may use
  * it (the next render or propagate maps it again). Without it, or when
  * nothing is mapped, it does nothing. Accepts NULL.
- * @errors PRISM_ERROR_CUDA (the unmap failed). */
+ * @errors PRISM_ERROR_CUDA (the unmap failed).
+ * @thread_safety As the geometry's context: one thread at a time. */
 PRISM_API prism_result prism_geometry_gl_release(prism_geometry *geometry);
-/** The report as a table; snprintf semantics. */
+/** The report as a table; snprintf semantics.
+ * @errors None ("" for NULL report).
+ * @thread_safety Any thread; reads the report only. */
 PRISM_API size_t prism_geometry_report_format(const prism_upload_report *report, char *buffer,
                                               size_t size);
 

@@ -16,14 +16,18 @@ extern "C" {
 /** Occupancy of the named kernel launched with `threads_per_block` threads
  * on ctx's device, from cudaFuncGetAttributes and prism_occupancy_compute.
  * `registers` (may be NULL) receives the registers per thread.
- * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL or unknown name, bad thread
- *   count), PRISM_ERROR_UNSUPPORTED (host backend: no kernels to measure),
- *   PRISM_ERROR_CUDA. */
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx or out, NULL or unknown
+ *   name, bad thread count), PRISM_ERROR_UNSUPPORTED (host backend: no
+ *   kernels to measure), PRISM_ERROR_CUDA.
+ * @thread_safety As the context: one thread at a time. */
 PRISM_API prism_result prism_kernel_occupancy(prism_context *ctx, const char *kernel_name,
                                               int threads_per_block, prism_occupancy *out);
 
 /** Registers per thread and static shared bytes of the named kernel
- * (CUDA backend only; same errors as above). */
+ * (CUDA backend only). Either output may be NULL.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx, NULL or unknown name),
+ *   PRISM_ERROR_UNSUPPORTED (host backend), PRISM_ERROR_CUDA.
+ * @thread_safety As the context: one thread at a time. */
 PRISM_API prism_result prism_kernel_resources(prism_context *ctx, const char *kernel_name,
                                               int *registers_per_thread, size_t *shared_bytes);
 

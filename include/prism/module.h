@@ -113,11 +113,16 @@ PRISM_API prism_result prism_module_compile(prism_context *ctx, const char *sour
  * holds it: neither the caller (each successful compile returning it is
  * one reference) nor the context's memo. Accepts NULL. Modules still held
  * when the context is destroyed are named in the log, unloaded, and make
- * prism_context_destroy return PRISM_ERROR_LIVE_ALLOCATIONS. */
+ * prism_context_destroy return PRISM_ERROR_LIVE_ALLOCATIONS.
+ * @errors None.
+ * @thread_safety As the module's context: one thread at a time. */
 PRISM_API void prism_module_release(prism_module *module);
 
 /** The kernel named `name` (an extern "C" __global__ function).
- * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL argument, no such kernel).
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL argument, no such kernel: the
+ *   message lists the kernels there are), PRISM_ERROR_OUT_OF_MEMORY,
+ *   PRISM_ERROR_CUDA.
+ * @thread_safety As the module's context: one thread at a time.
  * @pointer_lifetime *out lives as long as the module. */
 PRISM_API prism_result prism_module_function(prism_module *module, const char *name,
                                              prism_function **out);
@@ -127,18 +132,23 @@ PRISM_API prism_result prism_module_function(prism_module *module, const char *n
  * kernel's, which the call cannot check. args may be NULL for a kernel
  * without parameters. launch NULL: the defaults above.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL function, a stream of another
- *   context), PRISM_ERROR_CUDA (the launch or, unless async, the kernel
- *   failed; the message has CUDA's words). */
+ *   context, more threads per block than the device allows, a grid beyond
+ *   CUDA's limits), PRISM_ERROR_CUDA (the launch or, unless async, the
+ *   kernel failed; the message has CUDA's words).
+ * @thread_safety As the function's context: one thread at a time. */
 PRISM_API prism_result prism_function_launch(prism_function *function, const prism_launch *launch,
                                              void **args);
 
 /** The caches' figures of ctx (all zero on the host backend).
- * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL argument). */
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL argument).
+ * @thread_safety As the context: one thread at a time. */
 PRISM_API prism_result prism_module_cache_stats(const prism_context *ctx, prism_module_stats *out);
 
 /** Empty ctx's memo (PyCUDA's clear_context_caches): modules the caller
  * does not hold are unloaded, held ones when released. The disk cache
- * stays. Accepts NULL. */
+ * stays. Accepts NULL.
+ * @errors None.
+ * @thread_safety As the context: one thread at a time. */
 PRISM_API void prism_module_cache_clear(prism_context *ctx);
 
 #ifdef __cplusplus

@@ -91,13 +91,18 @@ typedef struct prism_placement {
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL desc/plan, arrays NULL with a
  *   count, unknown policy), PRISM_ERROR_PLACEMENT (device policy that does not
  *   fit; anything that must be mapped while deny_mapped),
- *   PRISM_ERROR_MAPPED_NOT_ALLOWED (mapped policy with deny_mapped). */
+ *   PRISM_ERROR_MAPPED_NOT_ALLOWED (mapped policy with deny_mapped).
+ * @thread_safety Any thread; reads desc and its arrays only. */
 PRISM_API prism_result prism_placement_plan(const prism_placement_desc *desc, prism_placement *plan,
                                             char *message, size_t message_size);
 
-/** "auto", "device", "mapped", "chroma" ("?" for anything else). */
+/** "auto", "device", "mapped", "chroma" ("?" for anything else).
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API const char *prism_placement_policy_name(prism_placement_policy policy);
-/** The inverse of prism_placement_policy_name; false for an unknown name. */
+/** The inverse of prism_placement_policy_name; false for an unknown name.
+ * @errors None (false for NULL or an unknown name: *policy is left alone).
+ * @thread_safety Any thread. */
 PRISM_API bool prism_placement_policy_parse(const char *name, prism_placement_policy *policy);
 
 #ifdef __cplusplus

@@ -238,13 +238,17 @@ typedef struct prism_propagate_stats {
  * absorption, no scattering).
  *
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/source/outputs, a
- *   geometry uploaded with another context, a zero count, a PHOTONS source without photons, a zero beam direction,
- *   record_steps > 1024 or records asked for with record_steps 0, an unknown
- *   math, first_photon + count beyond PRISM_PROPAGATE_MAX_PHOTON_INDEX),
+ *   geometry uploaded with another context, a count of 0 or above 2^32-1,
+ *   an unknown source kind, a PHOTONS source without photons, a zero beam
+ *   direction, a beam radius or divergence out of range, record_steps >
+ *   1024 or records asked for with record_steps 0, an unknown math,
+ *   first_photon + count beyond PRISM_PROPAGATE_MAX_PHOTON_INDEX, a buffer
+ *   target without `buffer` or at an offset not a multiple of 4),
  *   PRISM_ERROR_OUT_OF_RANGE (an output buffer too small),
  *   PRISM_ERROR_OUT_OF_MEMORY, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,
  *   PRISM_ERROR_CUDA, PRISM_ERROR_GL.
- * @thread_safety as the context: one thread at a time.
+ * @thread_safety As the context: one thread at a time; a GL target on the
+ *   copy path needs the GL context current on it.
  * @pointer_lifetime source->photons and host outputs: during the call only. */
 PRISM_API prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
                                        const prism_photon_source *source,
@@ -283,7 +287,7 @@ typedef struct prism_propagate_share {
  *   is not host memory, a zero count, first_photon + count beyond
  *   PRISM_PROPAGATE_MAX_PHOTON_INDEX), then whatever prism_propagate or
  *   prism_propagate_batch_limit returned on the failing context.
- * @thread_safety the contexts are used from threads of the call's own;
+ * @thread_safety The contexts are used from threads of the call's own;
  *   none of them may be in use elsewhere meanwhile. */
 PRISM_API prism_result prism_propagate_multi(prism_context *const *contexts,
                                              const prism_geometry *const *geometries, size_t n,
@@ -365,7 +369,8 @@ PRISM_API prism_result prism_propagate_stream(prism_context *const *contexts,
  * calls of at most this many photons, with desc.first_photon advancing.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/count, a
  *   geometry of another context), PRISM_ERROR_OUT_OF_DEVICE_MEMORY (not
- *   one photon fits; the message gives the figures), PRISM_ERROR_CUDA. */
+ *   one photon fits; the message gives the figures), PRISM_ERROR_CUDA.
+ * @thread_safety As the context: one thread at a time. */
 PRISM_API prism_result prism_propagate_batch_limit(prism_context *ctx,
                                                    const prism_geometry *geometry,
                                                    prism_source_kind kind,
@@ -384,7 +389,7 @@ PRISM_API prism_result prism_propagate_batch_limit(prism_context *ctx,
  *   PRISM_ERROR_OUT_OF_RANGE (count beyond the photons buffer; more photons
  *   selected than `out` holds: nothing is written, *selected is set),
  *   PRISM_ERROR_OUT_OF_DEVICE_MEMORY, PRISM_ERROR_CUDA.
- * @thread_safety as the context: one thread at a time. */
+ * @thread_safety As the context: one thread at a time. */
 PRISM_API prism_result prism_photons_select(prism_context *ctx, const prism_buffer *photons,
                                             size_t count, uint32_t any_of, prism_buffer *out,
                                             size_t *selected);
@@ -392,11 +397,13 @@ PRISM_API prism_result prism_photons_select(prism_context *ctx, const prism_buff
 /** The bit a photon's walk ended with, by its history: NAN_ABORT, then
  * STEP_LIMIT, SURFACE_DETECT, SURFACE_ABSORB, BULK_ABSORB, NO_HIT (the
  * first set, should a photon carry two); -1 for none (still alive).
- * @errors none.
- * @thread_safety any thread. */
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API int prism_photon_end_bit(uint32_t history);
 
-/** The name of one history bit ("SURFACE_DETECT"), or "?" . */
+/** The name of one history bit ("SURFACE_DETECT"), or "?" .
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API const char *prism_history_flag_name(uint32_t bit);
 
 #ifdef __cplusplus

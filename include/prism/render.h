@@ -130,22 +130,28 @@ typedef struct prism_render_stats {
  * Long images are cut into bands of rows so that no kernel launch runs
  * much beyond ~50 ms (display GPUs kill long kernels).
  *
- * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/camera/desc, a
- *   geometry uploaded with another context, a zero or oversized image, eye == look_at, up parallel to the view, a bad
- *   field of view, alpha or layer count, hidden_solids_count without
- *   hidden_solids or a hidden solid id >= PRISM_RENDER_MAX_SOLID_ID, a
- *   host target without `host`, a
- *   buffer target without `buffer`, row_bytes < width * 4),
- *   PRISM_ERROR_OUT_OF_RANGE (the image does not fit the buffer),
- *   PRISM_ERROR_CUDA, PRISM_ERROR_GL, PRISM_ERROR_OUT_OF_MEMORY.
- * @thread_safety as the context: one thread at a time.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/camera/desc/target,
+ *   a geometry uploaded with another context, a zero or oversized image, an
+ *   unknown mode, eye == look_at, up parallel to the view, a camera matrix
+ *   with a zero or non-finite axis, a bad field of view, alpha, layer
+ *   count, ambient or max_distance, a colour or hidden-solid count without
+ *   its array, a hidden solid id >= PRISM_RENDER_MAX_SOLID_ID, a buffer
+ *   target without `buffer`, row_bytes < width * 4 or not a multiple of 4,
+ *   an offset not a multiple of 4), PRISM_ERROR_OUT_OF_RANGE (the image does
+ *   not fit the buffer), PRISM_ERROR_OUT_OF_MEMORY,
+ *   PRISM_ERROR_OUT_OF_DEVICE_MEMORY, PRISM_ERROR_CUDA, PRISM_ERROR_GL. A
+ *   host target without `host` is no error: the image is made and dropped.
+ * @thread_safety As the context: one thread at a time; a GL target on the
+ *   copy path needs the GL context current on it.
  * @pointer_lifetime desc->material_colors, desc->hidden_solids and
  *   target->host are used during the call only. */
 PRISM_API prism_result prism_render(prism_context *ctx, const prism_geometry *geometry,
                                     const prism_camera *camera, const prism_render_desc *desc,
                                     const prism_target *target, prism_render_stats *stats);
 
-/** The default colour of material `index` (opaque, distinct neighbours). */
+/** The default colour of material `index` (opaque, distinct neighbours).
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API void prism_render_palette_color(uint32_t index, uint8_t rgba[4]);
 
 #ifdef __cplusplus

@@ -47,7 +47,9 @@ typedef enum prism_log_level {
  * lives only for the call. */
 typedef void (*prism_log_fn)(void *user, prism_log_level level, const char *message);
 
-/** The name of a result, for example "PRISM_ERROR_PARSE". Never NULL. */
+/** The name of a result, for example "PRISM_ERROR_PARSE". Never NULL.
+ * @errors None ("PRISM_ERROR_UNKNOWN" for a value outside the enum).
+ * @thread_safety Any thread. */
 PRISM_API const char *prism_result_string(prism_result result);
 
 #ifdef __cplusplus

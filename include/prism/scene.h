@@ -211,38 +211,64 @@ typedef struct prism_load_desc {
  * any case), into *out.
  * Tools share it for their --unit option.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL, or any other text: *out is
- *   left alone). */
+ *   left alone).
+ * @thread_safety Any thread. */
 PRISM_API prism_result prism_length_unit_parse(const char *text, prism_length_unit *out);
 
-/** "auto", "m", "cm" or "mm"; "?" for anything else. */
+/** "auto", "m", "cm" or "mm"; "?" for anything else.
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API const char *prism_length_unit_name(prism_length_unit unit);
 
-/** Metres per unit: 1, 0.01 or 0.001; 0 for AUTO and anything else. */
+/** Metres per unit: 1, 0.01 or 0.001; 0 for AUTO and anything else.
+ * @errors None.
+ * @thread_safety Any thread. */
 PRISM_API double prism_length_unit_meter(prism_length_unit unit);
 
 /** Load a COLLADA file. On failure *out is NULL, nothing is left allocated,
  * and the message ("FILE:LINE:COL: <element>: what") goes to desc->error
  * and to desc->log.
- * @errors PRISM_ERROR_INVALID_ARGUMENT, PRISM_ERROR_IO, PRISM_ERROR_PARSE,
- *         PRISM_ERROR_LIMIT, PRISM_ERROR_OUT_OF_MEMORY. */
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL path or out, a length_unit
+ *   outside prism_length_unit), PRISM_ERROR_IO (the file cannot be opened
+ *   or read; cancelled by desc->progress), PRISM_ERROR_PARSE,
+ *   PRISM_ERROR_LIMIT (nesting, desc->max_triangles, counts beyond 2^32-1),
+ *   PRISM_ERROR_OUT_OF_MEMORY (also desc->arrays returning NULL).
+ * @thread_safety Reentrant: loads share nothing; a large document is
+ *   parsed on OpenMP threads. With desc->arrays from prism_pinned_allocator,
+ *   as that context. */
 PRISM_API prism_result prism_scene_load(const char *path, const prism_load_desc *desc,
                                         prism_scene **out);
 
-/** As prism_scene_load, from memory; `name` stands for the file in messages. */
+/** As prism_scene_load, from memory; `name` stands for the file in messages.
+ * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL out, NULL data with a size, a
+ *   size beyond 2^31 KiB, a bad length_unit), PRISM_ERROR_IO (cancelled by
+ *   desc->progress),
+ *   PRISM_ERROR_PARSE, PRISM_ERROR_LIMIT, PRISM_ERROR_OUT_OF_MEMORY.
+ * @thread_safety Reentrant, as prism_scene_load; `data` is only read. */
 PRISM_API prism_result prism_scene_load_memory(const void *data, size_t size, const char *name,
                                                const prism_load_desc *desc, prism_scene **out);
 
-/** Free a scene. Accepts NULL. */
+/** Free a scene. Accepts NULL.
+ * @errors None.
+ * @thread_safety Any thread, the scene being in use nowhere else. Arrays
+ *   from prism_pinned_allocator go back to its context: as that context. */
 PRISM_API void prism_scene_free(prism_scene *scene);
 
 /** Whether any material of the scene carries a RINDEX table. Without one
  * every material is vacuum to prism_propagate (index 1, and light crosses
  * every bare boundary untouched): a geometry without optics, which tools
- * say once so that nobody mistakes the result for physics. False for NULL. */
+ * say once so that nobody mistakes the result for physics. False for NULL.
+ * @errors None.
+ * @thread_safety Reentrant; reads the scene only. */
 PRISM_API bool prism_scene_has_optics(const prism_scene *scene);
 
-/** Index of the material or property named so, or PRISM_NONE / NULL. */
+/** Index of the material named so, or PRISM_NONE.
+ * @errors None (PRISM_NONE for NULL scene or name).
+ * @thread_safety Reentrant; reads the scene only. */
 PRISM_API uint32_t prism_scene_find_material(const prism_scene *scene, const char *name);
+/** The material's property named so ("RINDEX"), or NULL.
+ * @errors None (NULL for NULL material or name).
+ * @thread_safety Reentrant; reads the material only. */
 PRISM_API const prism_property *prism_material_property(const prism_material *material,
                                                         const char *name);
 
