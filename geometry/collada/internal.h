@@ -262,6 +262,7 @@ typedef struct prism__cl {
      * byte of the event the handlers are told; NULL while expat reports. */
     const char *replay_at;
     size_t trees_replayed; /* by the chunked parse: all its chunks', once merged */
+    size_t plan_scanned;   /* bytes the chunk planner's cut searches read (at most the size) */
     uint32_t doc_lines, doc_lines0; /* line of doc_at, of the chunk's first byte */
     bool doc_cr;        /* the chunk holds a CR: line ends need the slow count */
     prism__vec *log_buf; /* chunks buffer their log lines (char: level, text, NUL) */
