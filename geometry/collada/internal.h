@@ -229,6 +229,7 @@ typedef struct cl_surfref {
 typedef enum cl_quirk {
     CL_QUIRK_FLOAT_ARRAY_COUNT = 0,
     CL_QUIRK_FLAT_POSITIONS,
+    CL_QUIRK_LOOKAT, /* no view direction or no sideways axis: one is made up */
     CL_QUIRK_KINDS
 } cl_quirk;
 #define CL_QUIRK_LOG_MAX 8
@@ -320,6 +321,7 @@ typedef struct prism__cl {
     char unit_rule[160];
 
     prism_quirk_counts quirks;
+    size_t lookat_quirks; /* CL_QUIRK_LOOKAT's count: prism_quirk_counts has no field for it */
     size_t quirks_logged[CL_QUIRK_KINDS]; /* warnings given, each kind */
     size_t quirks_kept[CL_QUIRK_KINDS];   /* a chunk's: warnings kept for the merge */
 

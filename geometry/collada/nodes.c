@@ -6,6 +6,7 @@
  * References are only resolved when flattening: ids may be used before they
  * are defined. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -168,11 +169,18 @@ static void mat_mul(const double a[16], const double b[16], double out[16])
     memcpy(out, r, sizeof r);
 }
 
-static void normalize(double v[3])
+/* Scales v to length 1 and returns its length (0: left as it was). */
+static double normalize(double v[3])
 {
     double n = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     if (n > 0)
         v[0] /= n, v[1] /= n, v[2] /= n;
+    return n;
+}
+
+static double dot(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
 static void cross(const double a[3], const double b[3], double out[3])
@@ -193,17 +201,57 @@ static void rotation(const double *d, double m[16])
     memcpy(m, r, sizeof r);
 }
 
-/* <lookat> eye, interest, up: the camera-to-world frame (looking down -z). */
-static void lookat(const double *d, double m[16])
+/* What a <lookat> lacked, for the warning (0: nothing). */
+enum { CL_LOOKAT_NO_VIEW = 1, CL_LOOKAT_NO_SIDE = 2, CL_LOOKAT_SIDE_Z = 4 };
+
+/* <lookat> eye, interest, up: the camera-to-world frame (looking down -z),
+ * its sideways axis x = up x z. An up vector along the view (or zero)
+ * gives none: FCollada then takes X, or Z when the up vector is X; here X,
+ * or Z when the view is along X, less its part along the view, so that the
+ * frame stays a rotation where FCollada's would not (a view along neither
+ * axis). Without that the cross product was zero and the model collapsed.
+ * An eye on the interest point gives no view: COLLADA's camera default
+ * (down -Z) is taken. Returns the CL_LOOKAT_* bits of what was made up. */
+static unsigned lookat(const double *d, double m[16])
 {
     double z[3] = {d[0] - d[3], d[1] - d[4], d[2] - d[5]}, up[3] = {d[6], d[7], d[8]}, x[3], y[3];
-    normalize(z);
+    unsigned made_up = 0;
+    if (!(normalize(z) > 0)) {
+        z[0] = z[1] = 0, z[2] = 1;
+        made_up |= CL_LOOKAT_NO_VIEW;
+    }
     cross(up, z, x);
+    double across = sqrt(dot(x, x)), up_len = sqrt(dot(up, up));
+    if (!(across > 1e-9 * up_len)) { /* up_len 0 too */
+        bool along_x = fabs(z[0]) > 0.9;
+        double side[3] = {along_x ? 0 : 1, 0, along_x ? 1 : 0}, k = dot(side, z);
+        for (int i = 0; i < 3; i++)
+            x[i] = side[i] - k * z[i];
+        made_up |= CL_LOOKAT_NO_SIDE | (along_x ? CL_LOOKAT_SIDE_Z : 0u);
+    }
     normalize(x);
     cross(z, x, y);
     double r[16] = {x[0], y[0], z[0], d[0], x[1], y[1], z[1], d[1],
                     x[2], y[2], z[2], d[2], 0,    0,    0,    1};
     memcpy(m, r, sizeof r);
+    return made_up;
+}
+
+/* One warning for a <lookat> that lacked something, saying what was made up. */
+static void lookat_warn(prism__cl *L, unsigned made_up, const double *d)
+{
+    if (!made_up)
+        return;
+    char view[128] = "", side[128] = "";
+    if (made_up & CL_LOOKAT_NO_VIEW)
+        snprintf(view, sizeof view, "the eye (%g %g %g) is the interest point: the view is "
+                 "taken down -Z%s", d[0], d[1], d[2], made_up & CL_LOOKAT_NO_SIDE ? "; " : "");
+    if (made_up & CL_LOOKAT_NO_SIDE)
+        snprintf(side, sizeof side, "the up vector (%g %g %g) is %s: %s is taken as the "
+                 "sideways axis", d[6], d[7], d[8],
+                 d[6] || d[7] || d[8] ? "along the view" : "zero",
+                 made_up & CL_LOOKAT_SIDE_Z ? "Z" : "X");
+    prism__cl_quirk(L, CL_QUIRK_LOOKAT, prism__cl_top_pos(L), "lookat", "%s%s", view, side);
 }
 
 /* <skew> angle, rotation axis a, translation axis b: the RenderMan skew
@@ -247,7 +295,7 @@ static void transform_end(prism__cl *L, unsigned tag)
     else if (tag == CL_T_ROTATE)
         rotation(d, m);
     else if (tag == CL_T_LOOKAT)
-        lookat(d, m);
+        lookat_warn(L, lookat(d, m), d);
     else
         skew(d, m);
     cl_node *n = node_at(L, top_node(L));

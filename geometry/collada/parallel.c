@@ -1229,6 +1229,7 @@ static void link_chunk(prism__cl *L, const prism__cl *C, const cl_base *b, size_
     L->g4_meta = L->g4_meta || C->g4_meta;
     L->quirks.float_array_counts += C->quirks.float_array_counts;
     L->quirks.flat_positions += C->quirks.flat_positions;
+    L->lookat_quirks += C->lookat_quirks;
 
     L->skipped.lines += C->skipped.lines;
     L->skipped.degenerate_polygons += C->skipped.degenerate_polygons;
