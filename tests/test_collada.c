@@ -329,6 +329,33 @@ static void test_lookat_warnings_limited(void **state)
     }
 }
 
+/* skew.dae: the triangle (0,0,0) (1,0,0) (0,1,0) under the spec's skew,
+ * p' = p + tan(angle) (r.p) t with r and t normalised. */
+static void test_skew(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s = load_file(DATA("skew.dae"), 0, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    assert_int_equal(o.logged_warnings, 0);
+    const double pi = 3.14159265358979323846, t30 = tan(pi / 6), a = sqrt(0.5);
+    /* 30 degrees, r = Y, t = X: x' = x + tan 30 y */
+    assert_vertex(s, 1, 1, 0, 0);
+    assert_vertex(s, 2, t30, 1, 0);
+    /* 45 degrees, r = (1,1,0)/sqrt 2, t = X: x' = x + (x + y)/sqrt 2
+     * (RenderMan's skew, which Prism read before, left this one whole) */
+    assert_vertex(s, 4, 1 + a, 0, 0);
+    assert_vertex(s, 5, a, 1, 0);
+    /* -30 degrees, r = (3,0,0) normalised, t = Z: z' = z - tan 30 x */
+    assert_vertex(s, 7, 1, 0, -t30);
+    assert_vertex(s, 8, 0, 1, 0);
+    /* translate (0,0,2), then 60 degrees, r = Y, t = Z: z' = z + tan 60 y + 2 */
+    assert_vertex(s, 9, 0, 0, 2);
+    assert_vertex(s, 10, 1, 0, 2);
+    assert_vertex(s, 11, 0, 1, 2 + tan(pi / 3));
+    prism_scene_free(s);
+}
+
 /* g4dae_mini.dae: a water tank (cube +-1000 mm) holding two glass PMTs
  * (cubes +-10 mm at x=+-100 mm) placed through one library node; a skin
  * surface on the PMT logical volume and a border surface between the top
@@ -577,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_transforms),
         cmocka_unit_test(test_lookat_degenerate),
         cmocka_unit_test(test_lookat_warnings_limited),
+        cmocka_unit_test(test_skew),
         cmocka_unit_test(test_g4dae),
         cmocka_unit_test(test_big_array_streams),
         cmocka_unit_test(test_progress_cancel_and_args),

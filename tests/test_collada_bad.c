@@ -259,6 +259,20 @@ static void test_bad_scene(void **state)
                     PRISM_ERROR_PARSE, "<instance_geometry>", "is not a local \"#id\"");
     expect_bad_text(DOC(SCENE(PLACE) "<scene><instance_visual_scene url=\"#nope\"/></scene>"),
                     PRISM_ERROR_PARSE, "<instance_visual_scene>", "no <visual_scene id=\"nope\">");
+    /* a skew that is no transform: an axis of no length, an infinite shear,
+     * a shear that flattens space (r = t = X at -45 degrees: x' = 0) */
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>30 0 0 0 1 0 0</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>",
+                    "30 0 0 0 1 0 0: the rotation axis has length 0");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>30 0 1 0 0 0 0</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>", "the translation axis has length 0");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>-270 0 1 0 1 0 0</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>",
+                    "-270 0 1 0 1 0 0: an angle of 90 degrees (mod 180) makes the shear");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>-45 1 0 0 2 0 0</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>", "the shear flattens space");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>1 2 3 4 5 6</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>", "6 values where 7 are needed");
     expect_bad_text(DOC("<asset><up_axis>W_UP</up_axis></asset>"), PRISM_ERROR_PARSE,
                     "<up_axis>", "\"W_UP\" is not X_UP, Y_UP or Z_UP");
     expect_bad_text(DOC("<asset><unit meter=\"-1\"/></asset>"), PRISM_ERROR_PARSE, "<unit>",

@@ -140,7 +140,7 @@ static void test_fixtures(void **state)
         DATA("bad_count_short.dae"), DATA("bad_stride2_st.dae"), DATA("unit_none.dae"),
         DATA("unit_odd_pointer.dae"), DATA("unit_g4_meta.dae"), DATA("unit_g4_pointer_ids.dae"),
         DATA("unit_g4_dd_paths.dae"), DATA("unit_file_wins.dae"), DATA("lookat_degenerate.dae"),
-        DATA("chunk_plan_hang.dae"),
+        DATA("skew.dae"), DATA("chunk_plan_hang.dae"),
         PRISM_ASSETS "/tiny_detector.dae", PRISM_ASSETS "/cube.dae", PRISM_ASSETS "/sphere.dae",
         PRISM_ASSETS "/box_with_hole.dae"};
     static const size_t chunks[] = {1, 13, 100, 1000};

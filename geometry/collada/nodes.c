@@ -237,6 +237,38 @@ static unsigned lookat(const double *d, double m[16])
     return made_up;
 }
 
+/* <skew> angle, rotation axis r, translation axis t, as the COLLADA 1.4.1
+ * spec reads and FCollada computes it: a shear along t by tan(angle) times
+ * the distance along r, both axes normalised: M = I + tan(angle) t r^T.
+ * Prism took RenderMan's skew before, which shears by distance along the
+ * part of r across t, by as much as turns r itself `angle` towards t. The
+ * two agree when r and t are perpendicular (the usual case) and differ
+ * otherwise: RenderMan's has no answer once r would turn 90 degrees or
+ * more from its part across t, nor when r lies along t, and there it was
+ * the identity, silently; the spec's is a shear that also stretches
+ * (determinant 1 + tan(angle) r.t), defined for every angle but 90.
+ * Returns NULL, or why the values make no transform: an axis of length 0,
+ * an angle of 90 degrees (mod 180: an endless shear), a determinant of 0. */
+static const char *skew(const double *d, double m[16])
+{
+    double r[3] = {d[1], d[2], d[3]}, t[3] = {d[4], d[5], d[6]};
+    if (!(normalize(r) > 0))
+        return "the rotation axis has length 0";
+    if (!(normalize(t) > 0))
+        return "the translation axis has length 0";
+    double a = d[0] * (CL_PI / 180.0), c = cos(a);
+    if (fabs(c) < 1e-9)
+        return "an angle of 90 degrees (mod 180) makes the shear, tan(angle), infinite";
+    double k = sin(a) / c;
+    if (fabs(1 + k * dot(r, t)) < 1e-9)
+        return "the shear flattens space (its axes are not perpendicular)";
+    memcpy(m, identity, sizeof identity);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            m[4 * i + j] += k * t[i] * r[j];
+    return NULL;
+}
+
 /* One warning for a <lookat> that lacked something, saying what was made up. */
 static void lookat_warn(prism__cl *L, unsigned made_up, const double *d)
 {
@@ -254,31 +286,12 @@ static void lookat_warn(prism__cl *L, unsigned made_up, const double *d)
     prism__cl_quirk(L, CL_QUIRK_LOOKAT, prism__cl_top_pos(L), "lookat", "%s%s", view, side);
 }
 
-/* <skew> angle, rotation axis a, translation axis b: the RenderMan skew
- * COLLADA took over. Points move along b in proportion to their distance
- * along the part of a perpendicular to b, so that a turns by `angle`
- * towards b: M = I + alpha * n2 n1^T. */
-static void skew(const double *d, double m[16])
-{
-    double a[3] = {d[1], d[2], d[3]}, n2[3] = {d[4], d[5], d[6]};
-    normalize(n2);
-    double an2 = a[0] * n2[0] + a[1] * n2[1] + a[2] * n2[2];
-    double n1[3] = {a[0] - an2 * n2[0], a[1] - an2 * n2[1], a[2] - an2 * n2[2]};
-    normalize(n1);
-    double an1 = a[0] * n1[0] + a[1] * n1[1] + a[2] * n1[2], t = d[0] * (CL_PI / 180.0);
-    double rx = an1 * cos(t) - an2 * sin(t), ry = an1 * sin(t) + an2 * cos(t);
-    double alpha = rx > 1e-12 && an1 > 1e-12 ? ry / rx - an2 / an1 : 0.0;
-    memcpy(m, identity, sizeof identity);
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            m[4 * i + j] += alpha * n2[i] * n1[j];
-}
-
 static void transform_end(prism__cl *L, unsigned tag)
 {
     static const unsigned want[] = {[CL_T_MATRIX] = 16, [CL_T_TRANSLATE] = 3, [CL_T_ROTATE] = 4,
                                     [CL_T_SCALE] = 3,   [CL_T_LOOKAT] = 9,    [CL_T_SKEW] = 7};
     const double *d = L->dbl;
+    const char *why;
     if (L->dbl_count != want[tag]) {
         prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_top_pos(L), prism__cl_tag_name(tag),
                        "%u values where %u are needed", L->dbl_count, want[tag]);
@@ -296,8 +309,11 @@ static void transform_end(prism__cl *L, unsigned tag)
         rotation(d, m);
     else if (tag == CL_T_LOOKAT)
         lookat_warn(L, lookat(d, m), d);
-    else
-        skew(d, m);
+    else if ((why = skew(d, m)) != NULL) {
+        prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_top_pos(L), "skew",
+                       "%g %g %g %g %g %g %g: %s", d[0], d[1], d[2], d[3], d[4], d[5], d[6], why);
+        return;
+    }
     cl_node *n = node_at(L, top_node(L));
     mat_mul(n->m, m, n->m);
 }
