@@ -140,7 +140,7 @@ static void test_fixtures(void **state)
         DATA("bad_count_short.dae"), DATA("bad_stride2_st.dae"), DATA("unit_none.dae"),
         DATA("unit_odd_pointer.dae"), DATA("unit_g4_meta.dae"), DATA("unit_g4_pointer_ids.dae"),
         DATA("unit_g4_dd_paths.dae"), DATA("unit_file_wins.dae"), DATA("lookat_degenerate.dae"),
-        DATA("skew.dae"), DATA("chunk_plan_hang.dae"),
+        DATA("skew.dae"), DATA("chunk_plan_hang.dae"), DATA("asset_nested.dae"),
         PRISM_ASSETS "/tiny_detector.dae", PRISM_ASSETS "/cube.dae", PRISM_ASSETS "/sphere.dae",
         PRISM_ASSETS "/box_with_hole.dae"};
     static const size_t chunks[] = {1, 13, 100, 1000};
@@ -979,6 +979,53 @@ static void test_many_solid_names(void **state)
     free(g.d);
 }
 
+/* Nested <asset>s across cuts: the chunked parse takes asset_nested.dae
+ * (its library's, geometries' and nodes' <asset>s in chunks before the
+ * elements they scope) and loads it as the serial parse. And an <asset>
+ * after a child node, out of the schema's order, in a chunk of its own: it
+ * scopes its node (a stand-in there) and the children after it, not the
+ * child before. Node a: <translate>1 0 0</translate> in half metres, Z
+ * up, in a root of metres, Y up: x = 0.5; c's <translate>0 1 0</translate>
+ * in the same: z = -0.5; b's triangle has only its parent's. */
+static void test_nested_assets_cut(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    char *doc = exec_read_file(DATA("asset_nested.dae"), &size);
+    assert_non_null(doc);
+    for (size_t chunk = 1; chunk < 4096; chunk *= 4) {
+        assert_true(chunked(doc, size, chunk));
+        assert_same("asset_nested.dae", doc, size, chunk);
+    }
+    free(doc);
+    static const char late[] =
+        "<COLLADA><library_geometries><geometry id=\"t\"><mesh><source id=\"p\"><float_array "
+        "count=\"9\">0 0 0 1 0 0 0 1 0</float_array></source><vertices id=\"v\"><input "
+        "semantic=\"POSITION\" source=\"#p\"/></vertices><triangles count=\"1\"><input "
+        "semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>0 1 2</p></triangles></mesh>"
+        "</geometry></library_geometries>\n<library_visual_scenes><visual_scene id=\"s\">\n"
+        "  <node id=\"a\"><translate>1 0 0</translate>\n"
+        "    <node id=\"b\"><instance_geometry url=\"#t\"/></node>\n"
+        "    <asset><unit meter=\"0.5\"/><up_axis>Z_UP</up_axis></asset>\n"
+        "    <node id=\"c\"><translate>0 1 0</translate><instance_geometry url=\"#t\"/></node>\n"
+        "  </node>\n</visual_scene></library_visual_scenes></COLLADA>\n";
+    size = sizeof late - 1;
+    for (size_t chunk = 1; chunk < 256; chunk *= 2) {
+        assert_true(chunked(late, size, chunk));
+        assert_same("late <asset>", late, size, chunk);
+    }
+    run *o = malloc(sizeof *o);
+    assert_non_null(o);
+    load(late, size, SIZE_MAX, o);
+    assert_int_equal(o->r, PRISM_SUCCESS);
+    const float *p = o->s->positions;
+    assert_true(p[0] == 0.5f && p[1] == 0.0f && p[2] == 0.0f);  /* b's first corner */
+    assert_true(p[3] == 1.5f && p[4] == 0.0f && p[5] == 0.0f);  /* b's (1,0,0) */
+    assert_true(p[9] == 0.5f && p[10] == 0.0f && p[11] == -0.5f); /* c's first corner */
+    prism_scene_free(o->s);
+    free(o);
+}
+
 /* One mesh of `vertices` vertices, in short lines (a vertex or a triangle
  * to a line), with a scene placing it: the scene before the mesh (no tag
  * line after it: the mesh runs to the end) or after it. */
@@ -1108,6 +1155,7 @@ int main(void)
         cmocka_unit_test(test_repeated_ids_on_all_cores),
         cmocka_unit_test(test_many_solid_names),
         cmocka_unit_test(test_big_alloc),
+        cmocka_unit_test(test_nested_assets_cut),
         cmocka_unit_test(test_plan_linear),
         cmocka_unit_test(test_plan_hang_regression),
     };

@@ -66,6 +66,7 @@ static void node_start(prism__cl *L, unsigned tag, const XML_Char **atts, unsign
     n->pos = prism__cl_top_pos(L);
     n->first_item = n->last_item = CL_NONE;
     n->is_scene = tag == CL_T_VISUAL_SCENE;
+    n->scope = L->stack[L->depth - 1].scope;
     const char *id = prism__cl_attr(atts, "id"), *name = prism__cl_attr(atts, "name");
     n->id = id ? prism__cl_str(L, id, strlen(id)) : 0;
     n->name = name ? prism__cl_str(L, name, strlen(name)) : 0;
