@@ -2,8 +2,8 @@
  * document's: unit.c decides the unit from it (or from the caller, or the
  * marks of a Geant4 exporter), and the scene reports the up axis. An
  * <asset> nested in a library, a <geometry>, a <visual_scene> or a <node>
- * applies to what that element holds: the COLLADA conformance suite builds
- * its 50-inch Y-up cone from assets nested this way. Each such <asset>
+ * applies to what that element holds: the COLLADA conformance suite
+ * expects a 50-inch Y-up cone from assets nested this way. Each such <asset>
  * opens a scope (cl_scope); geometries and nodes take the scope of the
  * nearest one around them. Once the root's unit is decided, each scope
  * gets the matrix that scales its lengths into the root's unit and turns
