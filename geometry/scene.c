@@ -99,7 +99,7 @@ void prism__cl_release(prism__cl *L)
     prism__vec *vecs[] = {&L->geometries, &L->nodes,     &L->items,  &L->bindings,
                           &L->item_mats,  &L->node_stack, &L->scenes, &L->materials,
                           &L->tables,     &L->table_data, &L->props,  &L->opticals,
-                          &L->surfrefs};
+                          &L->surfrefs,   &L->scopes};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         prism__vec_free(vecs[i]);
     /* PRISM_LOAD_TRACE outlives what it times: a restart, the release */

@@ -238,6 +238,124 @@ static void test_transforms(void **state)
     prism_scene_free(s);
 }
 
+/* lookat_degenerate.dae: the triangle (0,0,0) (1,0,0) (0,1,0) under a
+ * <lookat> whose up vector gives no sideways axis (x = up x z, z the view
+ * reversed), or whose eye is the interest point. The frame's columns are
+ * x, y = z x x, z; each case warns once, at its <lookat>. */
+static void test_lookat_degenerate(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s = load_file(DATA("lookat_degenerate.dae"), 0, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    assert_int_equal(s->solids_count, 6);
+    const double a = sqrt(0.5);
+    /* eye (0,5,0), up along the view: x = X, y = -Z */
+    assert_vertex(s, 0, 0, 5, 0);
+    assert_vertex(s, 1, 1, 5, 0);
+    assert_vertex(s, 2, 0, 5, -1);
+    /* eye (5,0,0), up (2,0,0) along the view (X): x = Z, y = -Y */
+    assert_vertex(s, 3, 5, 0, 0);
+    assert_vertex(s, 4, 5, 0, 1);
+    assert_vertex(s, 5, 5, -1, 0);
+    /* eye (0,0,3), up zero: x = X, y = Y */
+    assert_vertex(s, 7, 1, 0, 3);
+    assert_vertex(s, 8, 0, 1, 3);
+    /* eye on the interest point (1,2,3): the view down -Z (z = Z), up Y */
+    assert_vertex(s, 9, 1, 2, 3);
+    assert_vertex(s, 10, 2, 2, 3);
+    assert_vertex(s, 11, 1, 3, 3);
+    /* eye (3,3,0), up (1,1,0) along the view: X less its part along the
+     * view, x = (a,-a,0); y = z x x = (0,0,-1) */
+    assert_vertex(s, 13, 3 + a, 3 - a, 0);
+    assert_vertex(s, 14, 3, 3, -1);
+    /* a sound one: eye (0,0,5), up Y */
+    assert_vertex(s, 16, 1, 0, 5);
+    assert_vertex(s, 17, 0, 1, 5);
+    assert_int_equal(o.logged_warnings, 5);
+    static const char *const want[4] = {
+        "18:31: <lookat>: the up vector (0 1 0) is along the view: X is taken as the sideways axis",
+        "19:31: <lookat>: the up vector (2 0 0) is along the view: Z is taken as the sideways axis",
+        "20:28: <lookat>: the up vector (0 0 0) is zero: X is taken as the sideways axis",
+        "21:28: <lookat>: the eye (1 2 3) is the interest point: the view is taken down -Z"};
+    for (int i = 0; i < 4; i++) {
+        char line[600];
+        snprintf(line, sizeof line, "%s:%s", DATA("lookat_degenerate.dae"), want[i]);
+        assert_string_equal(o.warning[i], line);
+    }
+    prism_scene_free(s);
+}
+
+static char last_warning[512];
+static void keep_last_warning(void *user, prism_log_level level, const char *msg)
+{
+    count_log(user, level, msg);
+    if (level == PRISM_LOG_WARNING)
+        snprintf(last_warning, sizeof last_warning, "%s", msg);
+}
+
+/* Ten degenerate <lookat>s: the first CL_QUIRK_LOG_MAX warned one by
+ * one, the rest in one line, whole and in chunks alike. The first lacks
+ * both a view and, along the view taken (down -Z), a sideways axis: one
+ * warning says both. */
+static void test_lookat_warnings_limited(void **state)
+{
+    (void)state;
+    static char doc[8192];
+    size_t n = (size_t)snprintf(doc, sizeof doc,
+                                "<COLLADA><library_visual_scenes><visual_scene id=\"s\">\n");
+    for (int i = 0; i < 10; i++)
+        n += (size_t)snprintf(doc + n, sizeof doc - n,
+                              "<node><lookat>0 0 %d 0 0 0 0 0 1</lookat></node>\n", i);
+    n += (size_t)snprintf(doc + n, sizeof doc - n,
+                          "</visual_scene></library_visual_scenes></COLLADA>\n");
+    for (int chunked = 0; chunked < 2; chunked++) {
+        load_out o = {0};
+        prism_load_desc d = {.log = keep_last_warning, .log_user = &o};
+        prism_scene *s = NULL;
+        prism_result r = chunked
+                             ? prism__scene_load_memory_chunked(doc, n, "many", &d, 100, &s)
+                             : prism_scene_load_memory(doc, n, "many", &d, &s);
+        assert_int_equal(r, PRISM_SUCCESS);
+        assert_int_equal(o.logged_warnings, CL_QUIRK_LOG_MAX + 1);
+        assert_string_equal(o.warning[0],
+                            "many:2:7: <lookat>: the eye (0 0 0) is the interest point: the view "
+                            "is taken down -Z; the up vector (0 0 1) is along the view: X is "
+                            "taken as the sideways axis");
+        assert_string_equal(o.warning[1], "many:3:7: <lookat>: the up vector (0 0 1) is along "
+                                          "the view: X is taken as the sideways axis");
+        assert_non_null(strstr(last_warning, "many: 2 more <lookat>s with no view direction"));
+        prism_scene_free(s);
+    }
+}
+
+/* skew.dae: the triangle (0,0,0) (1,0,0) (0,1,0) under the spec's skew,
+ * p' = p + tan(angle) (r.p) t with r and t normalised. */
+static void test_skew(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s = load_file(DATA("skew.dae"), 0, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    assert_int_equal(o.logged_warnings, 0);
+    const double pi = 3.14159265358979323846, t30 = tan(pi / 6), a = sqrt(0.5);
+    /* 30 degrees, r = Y, t = X: x' = x + tan 30 y */
+    assert_vertex(s, 1, 1, 0, 0);
+    assert_vertex(s, 2, t30, 1, 0);
+    /* 45 degrees, r = (1,1,0)/sqrt 2, t = X: x' = x + (x + y)/sqrt 2
+     * (RenderMan's skew, which Prism read before, left this one whole) */
+    assert_vertex(s, 4, 1 + a, 0, 0);
+    assert_vertex(s, 5, a, 1, 0);
+    /* -30 degrees, r = (3,0,0) normalised, t = Z: z' = z - tan 30 x */
+    assert_vertex(s, 7, 1, 0, -t30);
+    assert_vertex(s, 8, 0, 1, 0);
+    /* translate (0,0,2), then 60 degrees, r = Y, t = Z: z' = z + tan 60 y + 2 */
+    assert_vertex(s, 9, 0, 0, 2);
+    assert_vertex(s, 10, 1, 0, 2);
+    assert_vertex(s, 11, 0, 1, 2 + tan(pi / 3));
+    prism_scene_free(s);
+}
+
 /* g4dae_mini.dae: a water tank (cube +-1000 mm) holding two glass PMTs
  * (cubes +-10 mm at x=+-100 mm) placed through one library node; a skin
  * surface on the PMT logical volume and a border surface between the top
@@ -484,6 +602,9 @@ int main(void)
         cmocka_unit_test(test_bom_and_utf16),
         cmocka_unit_test(test_polygons),
         cmocka_unit_test(test_transforms),
+        cmocka_unit_test(test_lookat_degenerate),
+        cmocka_unit_test(test_lookat_warnings_limited),
+        cmocka_unit_test(test_skew),
         cmocka_unit_test(test_g4dae),
         cmocka_unit_test(test_big_array_streams),
         cmocka_unit_test(test_progress_cancel_and_args),

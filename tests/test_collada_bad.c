@@ -259,10 +259,56 @@ static void test_bad_scene(void **state)
                     PRISM_ERROR_PARSE, "<instance_geometry>", "is not a local \"#id\"");
     expect_bad_text(DOC(SCENE(PLACE) "<scene><instance_visual_scene url=\"#nope\"/></scene>"),
                     PRISM_ERROR_PARSE, "<instance_visual_scene>", "no <visual_scene id=\"nope\">");
+    /* a skew that is no transform: an axis of no length, an infinite shear,
+     * a shear that flattens space (r = t = X at -45 degrees: x' = 0) */
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>30 0 0 0 1 0 0</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>",
+                    "30 0 0 0 1 0 0: the rotation axis has length 0");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>30 0 1 0 0 0 0</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>", "the translation axis has length 0");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>-270 0 1 0 1 0 0</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>",
+                    "-270 0 1 0 1 0 0: an angle of 90 degrees (mod 180) makes the shear");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>-45 1 0 0 2 0 0</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>", "the shear flattens space");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>1 2 3 4 5 6</skew>" PLACE)),
+                    PRISM_ERROR_PARSE, "<skew>", "6 values where 7 are needed");
     expect_bad_text(DOC("<asset><up_axis>W_UP</up_axis></asset>"), PRISM_ERROR_PARSE,
                     "<up_axis>", "\"W_UP\" is not X_UP, Y_UP or Z_UP");
     expect_bad_text(DOC("<asset><unit meter=\"-1\"/></asset>"), PRISM_ERROR_PARSE, "<unit>",
                     "meter=\"-1\" is not a positive number");
+    /* nested <asset>s are read as the root's, with the same errors */
+    expect_bad_text(DOC("<library_geometries><asset><unit meter=\"0\"/></asset>"
+                        "</library_geometries>"),
+                    PRISM_ERROR_PARSE, "<unit>", "meter=\"0\" is not a positive number");
+    expect_bad_text(DOC("<library_geometries><geometry id=\"g\"><asset><unit meter=\"1 inch\"/>"
+                        "</asset></geometry></library_geometries>"),
+                    PRISM_ERROR_PARSE, "<unit>", "meter=\"1 inch\" is not a positive number");
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<asset><up_axis>y_up</up_axis></asset>"
+                                                     PLACE)),
+                    PRISM_ERROR_PARSE, "<up_axis>", "\"y_up\" is not X_UP, Y_UP or Z_UP");
+}
+
+/* An <asset> where Prism scopes nothing (in a <source>, a <material>, a
+ * <node> outside any scene or library) is not read, as before. */
+static void test_unscoped_assets(void **state)
+{
+    (void)state;
+    const char *doc = DOC(
+        "<library_materials><material id=\"m\"><asset><unit meter=\"-1\"/></asset></material>"
+        "</library_materials><library_geometries><geometry id=\"g\"><mesh><source id=\"p\">"
+        "<asset><unit meter=\"0.5\"/></asset><float_array count=\"9\">0 0 0 1 0 0 0 1 0"
+        "</float_array></source><vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/>"
+        "</vertices>" TRI("0 1 2") "</mesh></geometry></library_geometries>"
+        "<library_animations><node><asset><up_axis>nonsense</up_axis></asset></node>"
+        "</library_animations>" SCENE(PLACE));
+    char err[512] = "";
+    prism_load_desc d = {.error = err, .error_size = sizeof err};
+    prism_scene *s = NULL;
+    assert_int_equal(prism_scene_load_memory(doc, strlen(doc), "inline.dae", &d, &s),
+                     PRISM_SUCCESS);
+    assert_true(s->bbox_max[0] == 1.0f);
+    prism_scene_free(s);
 }
 
 #define MAT(extra)                                                                           \
@@ -367,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_unread_numbers),
         cmocka_unit_test(test_bad_structure),
         cmocka_unit_test(test_bad_scene),
+        cmocka_unit_test(test_unscoped_assets),
         cmocka_unit_test(test_bad_g4dae),
         cmocka_unit_test(test_instancing_bomb),
         cmocka_unit_test(test_solid_limit),

@@ -139,7 +139,8 @@ static void test_fixtures(void **state)
         DATA("quirk_count_more.dae"), DATA("quirk_flat_positions.dae"),
         DATA("bad_count_short.dae"), DATA("bad_stride2_st.dae"), DATA("unit_none.dae"),
         DATA("unit_odd_pointer.dae"), DATA("unit_g4_meta.dae"), DATA("unit_g4_pointer_ids.dae"),
-        DATA("unit_g4_dd_paths.dae"), DATA("unit_file_wins.dae"),
+        DATA("unit_g4_dd_paths.dae"), DATA("unit_file_wins.dae"), DATA("lookat_degenerate.dae"),
+        DATA("skew.dae"), DATA("chunk_plan_hang.dae"), DATA("asset_nested.dae"),
         PRISM_ASSETS "/tiny_detector.dae", PRISM_ASSETS "/cube.dae", PRISM_ASSETS "/sphere.dae",
         PRISM_ASSETS "/box_with_hole.dae"};
     static const size_t chunks[] = {1, 13, 100, 1000};
@@ -978,6 +979,149 @@ static void test_many_solid_names(void **state)
     free(g.d);
 }
 
+/* Nested <asset>s across cuts: the chunked parse takes asset_nested.dae
+ * (its library's, geometries' and nodes' <asset>s in chunks before the
+ * elements they scope) and loads it as the serial parse. And an <asset>
+ * after a child node, out of the schema's order, in a chunk of its own: it
+ * scopes its node (a stand-in there) and the children after it, not the
+ * child before. Node a: <translate>1 0 0</translate> in half metres, Z
+ * up, in a root of metres, Y up: x = 0.5; c's <translate>0 1 0</translate>
+ * in the same: z = -0.5; b's triangle has only its parent's. */
+static void test_nested_assets_cut(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    char *doc = exec_read_file(DATA("asset_nested.dae"), &size);
+    assert_non_null(doc);
+    for (size_t chunk = 1; chunk < 4096; chunk *= 4) {
+        assert_true(chunked(doc, size, chunk));
+        assert_same("asset_nested.dae", doc, size, chunk);
+    }
+    free(doc);
+    static const char late[] =
+        "<COLLADA><library_geometries><geometry id=\"t\"><mesh><source id=\"p\"><float_array "
+        "count=\"9\">0 0 0 1 0 0 0 1 0</float_array></source><vertices id=\"v\"><input "
+        "semantic=\"POSITION\" source=\"#p\"/></vertices><triangles count=\"1\"><input "
+        "semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>0 1 2</p></triangles></mesh>"
+        "</geometry></library_geometries>\n<library_visual_scenes><visual_scene id=\"s\">\n"
+        "  <node id=\"a\"><translate>1 0 0</translate>\n"
+        "    <node id=\"b\"><instance_geometry url=\"#t\"/></node>\n"
+        "    <asset><unit meter=\"0.5\"/><up_axis>Z_UP</up_axis></asset>\n"
+        "    <node id=\"c\"><translate>0 1 0</translate><instance_geometry url=\"#t\"/></node>\n"
+        "  </node>\n</visual_scene></library_visual_scenes></COLLADA>\n";
+    size = sizeof late - 1;
+    for (size_t chunk = 1; chunk < 256; chunk *= 2) {
+        assert_true(chunked(late, size, chunk));
+        assert_same("late <asset>", late, size, chunk);
+    }
+    run *o = malloc(sizeof *o);
+    assert_non_null(o);
+    load(late, size, SIZE_MAX, o);
+    assert_int_equal(o->r, PRISM_SUCCESS);
+    const float *p = o->s->positions;
+    assert_true(p[0] == 0.5f && p[1] == 0.0f && p[2] == 0.0f);  /* b's first corner */
+    assert_true(p[3] == 1.5f && p[4] == 0.0f && p[5] == 0.0f);  /* b's (1,0,0) */
+    assert_true(p[9] == 0.5f && p[10] == 0.0f && p[11] == -0.5f); /* c's first corner */
+    prism_scene_free(o->s);
+    free(o);
+}
+
+/* One mesh of `vertices` vertices, in short lines (a vertex or a triangle
+ * to a line), with a scene placing it: the scene before the mesh (no tag
+ * line after it: the mesh runs to the end) or after it. */
+static char *long_mesh_doc(unsigned vertices, bool scene_first, size_t *size)
+{
+    gen g = {NULL, 0, 0, 1};
+    const char *scene = "<library_visual_scenes>\n<visual_scene id=\"s\">\n"
+                        "  <node id=\"n\">\n    <instance_geometry url=\"#big\"/>\n  </node>\n"
+                        "</visual_scene>\n</library_visual_scenes>\n";
+    put(&g, "<?xml version=\"1.0\"?>\n<COLLADA version=\"1.4.1\">\n%s<library_geometries>\n"
+            "  <geometry id=\"big\">\n<mesh>\n<source id=\"p\">\n"
+            "<float_array id=\"a\" count=\"%u\">\n",
+        scene_first ? scene : "", 3 * vertices);
+    for (unsigned v = 0; v < vertices; v++)
+        put(&g, "%u.5 %u.25 %u\n", v % 1000, v / 1000, v % 7);
+    put(&g, "</float_array>\n<technique_common><accessor source=\"#a\" count=\"%u\" "
+            "stride=\"3\"/></technique_common>\n</source>\n<vertices id=\"v\"><input "
+            "semantic=\"POSITION\" source=\"#p\"/></vertices>\n<triangles count=\"%u\">"
+            "<input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/>\n<p>\n",
+        vertices, vertices - 2);
+    for (unsigned t = 0; t + 2 < vertices; t++)
+        put(&g, "%u %u %u\n", t, t + 1, t + 2);
+    put(&g, "</p>\n</triangles>\n</mesh>\n  </geometry>\n</library_geometries>\n%s"
+            "<scene><instance_visual_scene url=\"#s\"/></scene>\n</COLLADA>\n",
+        scene_first ? "" : scene);
+    *size = g.n;
+    return g.d;
+}
+
+/* A long mesh planned in 128 chunks: the planner's searches for a cut read
+ * each byte at most once. Each used to read on to the next tag line, here
+ * the end of the mesh: 64 times the document, and 3.5 s for a 140 MB mesh
+ * on 32 threads (issue 27). With the scene after the mesh the chunked parse
+ * takes the document (a cut at the scene's node); with the scene first
+ * there is no cut and the serial parse takes it. Either way the scene is
+ * the serial parse's. */
+static void test_plan_linear(void **state)
+{
+    (void)state;
+    for (int scene_first = 0; scene_first < 2; scene_first++) {
+        size_t size;
+        char *doc = long_mesh_doc(600000, scene_first, &size);
+        assert_true(size > ((size_t)20 << 20));
+        size_t chunk = size / 128;
+        prism__cl *L = calloc(1, sizeof *L);
+        assert_non_null(L);
+        prism__cl_init(L, "gen", NULL, size);
+        bool took = prism__cl_parse_parallel(L, doc, size, chunk) && L->result == PRISM_SUCCESS;
+        size_t scanned = L->plan_scanned;
+        prism__cl_release(L);
+        free(L);
+        assert_int_equal(took, !scene_first);
+        if (scanned > size)
+            print_error("the planner read %zu bytes of %zu\n", scanned, size);
+        assert_true(scanned <= size);
+        assert_true(scanned >= size / 2); /* it did look: from size/128 to the mesh's end */
+        run *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+        assert_non_null(a);
+        assert_non_null(b);
+        load(doc, size, SIZE_MAX, a); /* one chunk: the serial parse */
+        load(doc, size, chunk, b);
+        assert_int_equal(a->r, PRISM_SUCCESS);
+        assert_int_equal(b->r, PRISM_SUCCESS);
+        assert_string_equal(a->log, b->log);
+        assert_int_equal(a->s->triangles_count, 599998);
+        assert_same_scene(a->s, b->s);
+        prism_scene_free(a->s);
+        prism_scene_free(b->s);
+        free(a);
+        free(b);
+        free(doc);
+    }
+}
+
+/* The fuzzer's find (tests/data/collada/chunk_plan_hang.dae): 20,000 short
+ * lines and no tag line to cut at, planned in chunks of 1 byte, as the
+ * fuzz harness forces them. It ran past libFuzzer's 10 s; now the first
+ * search ends the planning. */
+static void test_plan_hang_regression(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    char *doc = exec_read_file(DATA("chunk_plan_hang.dae"), &size);
+    assert_non_null(doc);
+    assert_int_equal(size % 61, 0); /* 1 + size % 61: the harness's chunks of 1 byte */
+    prism__cl *L = calloc(1, sizeof *L);
+    assert_non_null(L);
+    prism__cl_init(L, "fuzz", NULL, size);
+    assert_false(prism__cl_parse_parallel(L, doc, size, 1 + size % 61));
+    assert_true(L->plan_scanned <= size);
+    prism__cl_release(L);
+    free(L);
+    assert_same("chunk_plan_hang.dae", doc, size, 1 + size % 61);
+    free(doc);
+}
+
 /* Big arrays come on huge pages where the system gives them; free()
  * releases them like any other (the sanitizers check the pairing). */
 static void test_big_alloc(void **state)
@@ -1011,6 +1155,9 @@ int main(void)
         cmocka_unit_test(test_repeated_ids_on_all_cores),
         cmocka_unit_test(test_many_solid_names),
         cmocka_unit_test(test_big_alloc),
+        cmocka_unit_test(test_nested_assets_cut),
+        cmocka_unit_test(test_plan_linear),
+        cmocka_unit_test(test_plan_hang_regression),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

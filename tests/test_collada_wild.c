@@ -146,6 +146,79 @@ static void test_unit_override(void **state)
     assert_non_null(strstr(err, "not a prism_length_unit"));
 }
 
+static void assert_vertex(const prism_scene *s, size_t v, double x, double y, double z)
+{
+    for (int k = 0; k < 3; k++) {
+        double got = s->positions[3 * v + (size_t)k], want = k == 0 ? x : k == 1 ? y : z;
+        if (fabs(got - want) > 1e-6)
+            print_error("vertex %zu[%d]: %.9g is not %.9g\n", v, k, got, want);
+        assert_true(fabs(got - want) <= 1e-6);
+    }
+}
+
+/* asset_nested.dae: a root in centimetres, Z up; <asset>s nested in a
+ * library, geometries and a node. Each geometry's positions come in its
+ * nearest <asset>'s unit and axes (Y up to Z up: (x, y, z) -> (x, -z, y)),
+ * each node's transforms likewise; in metres: */
+static void test_nested_assets(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s = load_desc(DATA("asset_nested.dae"), (prism_load_desc){0}, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    assert_int_equal(o.logged_warnings, 0);
+    assert_int_equal(s->up_axis, PRISM_UP_Z);
+    assert_true(s->unit_meter == 0.01);
+    assert_int_equal(s->unit_source, PRISM_UNIT_FROM_FILE);
+    assert_int_equal(s->vertices_count, 23);
+    /* the cone: inches and Y up in its own <asset> (over the library's
+     * millimetres): a base of +-10 in, its apex 50 in = 1.27 m up (+Z) */
+    assert_vertex(s, 0, -0.254, 0.254, 0);
+    assert_vertex(s, 1, 0.254, 0.254, 0);
+    assert_vertex(s, 2, 0.254, -0.254, 0);
+    assert_vertex(s, 4, 0, 0, 1.27);
+    /* the library's millimetres: (1000, 0, 0) is 1 m */
+    assert_vertex(s, 6, 1, 0, 0);
+    assert_vertex(s, 7, 0, 1, 0);
+    /* the library's millimetres, its own Y up: (0,1000,0) up, (0,0,1000) towards -Y */
+    assert_vertex(s, 9, 0, 0, 1);
+    assert_vertex(s, 10, 0, -1, 0);
+    /* a library of nodes in metres: <translate>2 0 0</translate> is 2 m;
+     * the geometry it places is the root's (centimetres) */
+    assert_vertex(s, 11, 2, 0, 0);
+    assert_vertex(s, 12, 3, 0, 0);
+    /* a node in X up (centimetres): <translate>0 3 0</translate> is 3 cm
+     * towards -X (X up's right is -Y), <rotate>1 0 0 90</rotate> turns
+     * about its up axis, the root's Z */
+    assert_vertex(s, 14, -0.03, 0, 0);
+    assert_vertex(s, 15, -0.03, 1, 0);
+    assert_vertex(s, 16, -1.03, 0, 0);
+    /* its child is in X up too: <translate>5 0 0</translate> is 5 cm up */
+    assert_vertex(s, 17, -0.03, 0, 0.05);
+    assert_vertex(s, 18, -0.03, 1, 0.05);
+    /* the root's centimetres */
+    assert_vertex(s, 20, 0, 0, 0.07);
+    assert_vertex(s, 21, 1, 0, 0.07);
+    assert_true(s->bbox_max[2] == 1.27f);
+    prism_scene_free(s);
+}
+
+/* A nested <unit> is relative to the root's <unit> (metres without one):
+ * the caller's unit, which replaces the root's, scales it alike. Read in
+ * millimetres, the cone is 50 in x 2.54 = 127 of them tall. */
+static void test_nested_assets_user_unit(void **state)
+{
+    (void)state;
+    load_out o;
+    prism_scene *s =
+        load_desc(DATA("asset_nested.dae"), (prism_load_desc){.length_unit = PRISM_UNIT_MM}, &o);
+    assert_int_equal(o.r, PRISM_SUCCESS);
+    assert_true(s->unit_meter == 0.001);
+    assert_vertex(s, 4, 0, 0, 0.127);
+    assert_vertex(s, 12, 0.3, 0, 0); /* 2 m and 100 cm, read as 200 mm and 100 mm */
+    prism_scene_free(s);
+}
+
 /* The one parser every tool's --unit goes through. */
 static void test_unit_parse(void **state)
 {
@@ -397,6 +470,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unit_rules),        cmocka_unit_test(test_unit_override),
         cmocka_unit_test(test_unit_parse),        cmocka_unit_test(test_meta_where),
+        cmocka_unit_test(test_nested_assets),     cmocka_unit_test(test_nested_assets_user_unit),
         cmocka_unit_test(test_float_array_count), cmocka_unit_test(test_flat_positions),
         cmocka_unit_test(test_quirk_summary),     cmocka_unit_test(test_has_optics),
     };

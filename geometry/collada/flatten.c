@@ -284,6 +284,20 @@ static void write_world(prism__cl *L, prism_scene *S, cl_job *jobs, size_t n,
         }
 }
 
+/* The top three rows of the world transform m, after the matrix of the
+ * geometry's nested <asset> scope when it has one (geometry/collada/asset.c). */
+static void placement(const prism__cl *L, const cl_geometry *g, const double *m, double out[12])
+{
+    const cl_scope *sc = g->scope < L->scopes.count ? CL_PTR(L->scopes, cl_scope, g->scope) : NULL;
+    memcpy(out, m, 12 * sizeof *out);
+    if (!sc || sc->identity)
+        return;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            out[4 * r + c] = m[4 * r] * sc->c[c] + m[4 * r + 1] * sc->c[3 + c] +
+                             m[4 * r + 2] * sc->c[6 + c];
+}
+
 static uint32_t place_geometry(flat *f, const cl_item *it, const double *m, uint32_t ni,
                                uint32_t pv, uint32_t parent)
 {
@@ -311,7 +325,7 @@ static uint32_t place_geometry(flat *f, const cl_item *it, const double *m, uint
     f->holder[s] = ni;
     f->pv[s] = pv;
     cl_job *j = &f->jobs[s];
-    memcpy(j->m, m, sizeof j->m);
+    placement(L, g, m, j->m);
     j->geometry = it->target;
     j->mat_first = it->mat_first;
     j->solid = s;
@@ -465,6 +479,7 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *S)
 {
     for (int k = 0; k < 3; k++)
         S->bbox_min[k] = FLT_MAX, S->bbox_max[k] = -FLT_MAX;
+    prism__cl_apply_scopes(L);
     uint32_t root = find_root(L);
     if (root == CL_NONE || !resolve_geometries(L))
         return L->result;

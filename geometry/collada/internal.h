@@ -5,6 +5,7 @@
  *   geometry/collada/nodes.c        nodes, transforms, instancing -> world triangles
  *   geometry/collada/g4dae.c        G4DAE extras: property tables, optical surfaces
  *   geometry/collada/unit.c         the length unit: <unit>, the Geant4 rule, the caller's choice
+ *   geometry/collada/asset.c        <asset>: the root's unit and up axis, nested ones' scopes
  *   geometry/collada/util.c         arrays, string pool, id maps, messages
  *   geometry/collada/parallel.c     big documents cut into chunks, parsed on all cores, merged
  * Everything read from the file is kept in flat arrays indexed by uint32
@@ -69,11 +70,29 @@ typedef enum cl_tag {
     CL_T_UNKNOWN
 } cl_tag;
 
+/* A scope reference with this bit: the scope inside the prefix's element
+ * at that depth (a chunk's), which the merge resolves to the real one. */
+#define CL_SCOPE_OUTER 0x80000000u
+
 typedef struct cl_frame {
     uint8_t tag;
-    bool active; /* a stage began something here; its end handler runs */
+    bool active;    /* a stage began something here; its end handler runs */
+    bool own_scope; /* an <asset>'s: it made a scope (cl_scope) for its parent */
+    uint32_t scope; /* the nested <asset> scope inside it, CL_NONE: the root's */
     cl_pos pos;
 } cl_frame;
+
+/* An <asset> nested in a library, <geometry>, <visual_scene> or <node>
+ * with a <unit> or an <up_axis>: they apply to what its parent holds
+ * (geometry/collada/asset.c). Until prism__cl_apply_scopes: what the <asset> said;
+ * after: what applies in the scope, and the matrix into the root's unit and axes. */
+typedef struct cl_scope {
+    uint32_t parent; /* the scope around, CL_NONE: the root's */
+    uint8_t up;      /* 1 + prism_up_axis; 0: the parent's */
+    bool identity;   /* c changes nothing */
+    double unit;     /* <unit meter>; 0: the parent's */
+    double c[9];     /* row major: scale and turn into the root's unit and axes */
+} cl_scope;
 
 typedef enum cl_text {
     CL_TEXT_NONE = 0,
@@ -159,6 +178,7 @@ typedef struct cl_geometry {
     cl_group *groups;
     uint32_t groups_count;
     bool all_used; /* every vertex is in a triangle: the box can come from vertices */
+    uint32_t scope; /* the nested <asset> scope of its positions, CL_NONE: the root's */
 } cl_geometry;
 
 typedef enum cl_item_kind { CL_ITEM_GEOMETRY, CL_ITEM_NODE, CL_ITEM_CHILD } cl_item_kind;
@@ -187,6 +207,7 @@ typedef struct cl_node {
     bool is_scene;
     uint64_t sub_triangles, sub_vertices, sub_visits, sub_solids;
     uint32_t copies;
+    uint32_t scope; /* the nested <asset> scope of its transforms, CL_NONE: the root's */
 } cl_node;
 
 typedef struct cl_table {
@@ -229,6 +250,7 @@ typedef struct cl_surfref {
 typedef enum cl_quirk {
     CL_QUIRK_FLOAT_ARRAY_COUNT = 0,
     CL_QUIRK_FLAT_POSITIONS,
+    CL_QUIRK_LOOKAT, /* no view direction or no sideways axis: one is made up */
     CL_QUIRK_KINDS
 } cl_quirk;
 #define CL_QUIRK_LOG_MAX 8
@@ -262,6 +284,7 @@ typedef struct prism__cl {
      * byte of the event the handlers are told; NULL while expat reports. */
     const char *replay_at;
     size_t trees_replayed; /* by the chunked parse: all its chunks', once merged */
+    size_t plan_scanned;   /* bytes the chunk planner's cut searches read (at most the size) */
     uint32_t doc_lines, doc_lines0; /* line of doc_at, of the chunk's first byte */
     bool doc_cr;        /* the chunk holds a CR: line ends need the slow count */
     prism__vec *log_buf; /* chunks buffer their log lines (char: level, text, NUL) */
@@ -310,8 +333,10 @@ typedef struct prism__cl {
     cl_map table_map; /* table name -> index, built with the materials */
 
     double unit;
-    bool has_unit, has_up;
+    bool has_unit, has_up; /* the root <asset>'s */
     prism_up_axis up;
+    double file_unit;  /* the root's <unit meter> (1 without one), kept when a rule overrides it */
+    prism__vec scopes; /* cl_scope */
     bool g4dae;
     bool g4_meta; /* a <meta> inside an <extra> */
     prism_unit_source unit_source;
@@ -319,6 +344,7 @@ typedef struct prism__cl {
     char unit_rule[160];
 
     prism_quirk_counts quirks;
+    size_t lookat_quirks; /* CL_QUIRK_LOOKAT's count: prism_quirk_counts has no field for it */
     size_t quirks_logged[CL_QUIRK_KINDS]; /* warnings given, each kind */
     size_t quirks_kept[CL_QUIRK_KINDS];   /* a chunk's: warnings kept for the merge */
 
@@ -452,6 +478,14 @@ prism_result prism__cl_build_scene(prism__cl *L, prism_scene *scene);
  * geant4_marks and unit_rule, and logs the rule once. Run once the whole
  * document is read (the marks are counted over the id arrays). */
 void prism__cl_decide_unit(prism__cl *L);
+
+/* geometry/collada/asset.c: <unit> and <up_axis> in an <asset> (the root's,
+ * or a nested one's: a scope for its parent), and the end of <up_axis>. */
+void prism__cl_asset_start(prism__cl *L, unsigned tag, const XML_Char **atts);
+void prism__cl_up_axis_end(prism__cl *L);
+/* Once the unit is decided: each scope's matrix into the root's unit and
+ * axes, and the node transforms of nested scopes brought into them. */
+void prism__cl_apply_scopes(prism__cl *L);
 
 /* geometry/collada/g4dae.c */
 void prism__cl_g4dae_start(prism__cl *L, unsigned tag, const XML_Char **atts);

@@ -37,6 +37,7 @@ static void geometry_start(prism__cl *L, const XML_Char **atts)
     memset(g, 0, sizeof *g);
     const char *id = prism__cl_attr(atts, "id"), *name = prism__cl_attr(atts, "name");
     g->pos = prism__cl_top_pos(L);
+    g->scope = L->stack[L->depth - 1].scope;
     if (id)
         g->id = prism__cl_str(L, id, strlen(id));
     if (name)

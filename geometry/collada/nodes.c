@@ -6,6 +6,7 @@
  * References are only resolved when flattening: ids may be used before they
  * are defined. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -65,6 +66,7 @@ static void node_start(prism__cl *L, unsigned tag, const XML_Char **atts, unsign
     n->pos = prism__cl_top_pos(L);
     n->first_item = n->last_item = CL_NONE;
     n->is_scene = tag == CL_T_VISUAL_SCENE;
+    n->scope = L->stack[L->depth - 1].scope;
     const char *id = prism__cl_attr(atts, "id"), *name = prism__cl_attr(atts, "name");
     n->id = id ? prism__cl_str(L, id, strlen(id)) : 0;
     n->name = name ? prism__cl_str(L, name, strlen(name)) : 0;
@@ -168,11 +170,18 @@ static void mat_mul(const double a[16], const double b[16], double out[16])
     memcpy(out, r, sizeof r);
 }
 
-static void normalize(double v[3])
+/* Scales v to length 1 and returns its length (0: left as it was). */
+static double normalize(double v[3])
 {
     double n = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     if (n > 0)
         v[0] /= n, v[1] /= n, v[2] /= n;
+    return n;
+}
+
+static double dot(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
 static void cross(const double a[3], const double b[3], double out[3])
@@ -193,37 +202,89 @@ static void rotation(const double *d, double m[16])
     memcpy(m, r, sizeof r);
 }
 
-/* <lookat> eye, interest, up: the camera-to-world frame (looking down -z). */
-static void lookat(const double *d, double m[16])
+/* What a <lookat> lacked, for the warning (0: nothing). */
+enum { CL_LOOKAT_NO_VIEW = 1, CL_LOOKAT_NO_SIDE = 2, CL_LOOKAT_SIDE_Z = 4 };
+
+/* <lookat> eye, interest, up: the camera-to-world frame (looking down -z),
+ * its sideways axis x = up x z. An up vector along the view (or zero)
+ * gives none: FCollada then takes X, or Z when the up vector is X; here X,
+ * or Z when the view is along X, less its part along the view, so that the
+ * frame stays a rotation where FCollada's would not (a view along neither
+ * axis). Without that the cross product was zero and the model collapsed.
+ * An eye on the interest point gives no view: COLLADA's camera default
+ * (down -Z) is taken. Returns the CL_LOOKAT_* bits of what was made up. */
+static unsigned lookat(const double *d, double m[16])
 {
     double z[3] = {d[0] - d[3], d[1] - d[4], d[2] - d[5]}, up[3] = {d[6], d[7], d[8]}, x[3], y[3];
-    normalize(z);
+    unsigned made_up = 0;
+    if (!(normalize(z) > 0)) {
+        z[0] = z[1] = 0, z[2] = 1;
+        made_up |= CL_LOOKAT_NO_VIEW;
+    }
     cross(up, z, x);
+    double across = sqrt(dot(x, x)), up_len = sqrt(dot(up, up));
+    if (!(across > 1e-9 * up_len)) { /* up_len 0 too */
+        bool along_x = fabs(z[0]) > 0.9;
+        double side[3] = {along_x ? 0 : 1, 0, along_x ? 1 : 0}, k = dot(side, z);
+        for (int i = 0; i < 3; i++)
+            x[i] = side[i] - k * z[i];
+        made_up |= CL_LOOKAT_NO_SIDE | (along_x ? CL_LOOKAT_SIDE_Z : 0u);
+    }
     normalize(x);
     cross(z, x, y);
     double r[16] = {x[0], y[0], z[0], d[0], x[1], y[1], z[1], d[1],
                     x[2], y[2], z[2], d[2], 0,    0,    0,    1};
     memcpy(m, r, sizeof r);
+    return made_up;
 }
 
-/* <skew> angle, rotation axis a, translation axis b: the RenderMan skew
- * COLLADA took over. Points move along b in proportion to their distance
- * along the part of a perpendicular to b, so that a turns by `angle`
- * towards b: M = I + alpha * n2 n1^T. */
-static void skew(const double *d, double m[16])
+/* <skew> angle, rotation axis r, translation axis t, as the COLLADA 1.4.1
+ * spec reads and FCollada computes it: a shear along t by tan(angle) times
+ * the distance along r, both axes normalised: M = I + tan(angle) t r^T.
+ * Prism took RenderMan's skew before, which shears by distance along the
+ * part of r across t, by as much as turns r itself `angle` towards t. The
+ * two agree when r and t are perpendicular (the usual case) and differ
+ * otherwise: RenderMan's has no answer once r would turn 90 degrees or
+ * more from its part across t, nor when r lies along t, and there it was
+ * the identity, silently; the spec's is a shear that also stretches
+ * (determinant 1 + tan(angle) r.t), defined for every angle but 90.
+ * Returns NULL, or why the values make no transform: an axis of length 0,
+ * an angle of 90 degrees (mod 180: an endless shear), a determinant of 0. */
+static const char *skew(const double *d, double m[16])
 {
-    double a[3] = {d[1], d[2], d[3]}, n2[3] = {d[4], d[5], d[6]};
-    normalize(n2);
-    double an2 = a[0] * n2[0] + a[1] * n2[1] + a[2] * n2[2];
-    double n1[3] = {a[0] - an2 * n2[0], a[1] - an2 * n2[1], a[2] - an2 * n2[2]};
-    normalize(n1);
-    double an1 = a[0] * n1[0] + a[1] * n1[1] + a[2] * n1[2], t = d[0] * (CL_PI / 180.0);
-    double rx = an1 * cos(t) - an2 * sin(t), ry = an1 * sin(t) + an2 * cos(t);
-    double alpha = rx > 1e-12 && an1 > 1e-12 ? ry / rx - an2 / an1 : 0.0;
+    double r[3] = {d[1], d[2], d[3]}, t[3] = {d[4], d[5], d[6]};
+    if (!(normalize(r) > 0))
+        return "the rotation axis has length 0";
+    if (!(normalize(t) > 0))
+        return "the translation axis has length 0";
+    double a = d[0] * (CL_PI / 180.0), c = cos(a);
+    if (fabs(c) < 1e-9)
+        return "an angle of 90 degrees (mod 180) makes the shear, tan(angle), infinite";
+    double k = sin(a) / c;
+    if (fabs(1 + k * dot(r, t)) < 1e-9)
+        return "the shear flattens space (its axes are not perpendicular)";
     memcpy(m, identity, sizeof identity);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            m[4 * i + j] += alpha * n2[i] * n1[j];
+            m[4 * i + j] += k * t[i] * r[j];
+    return NULL;
+}
+
+/* One warning for a <lookat> that lacked something, saying what was made up. */
+static void lookat_warn(prism__cl *L, unsigned made_up, const double *d)
+{
+    if (!made_up)
+        return;
+    char view[128] = "", side[128] = "";
+    if (made_up & CL_LOOKAT_NO_VIEW)
+        snprintf(view, sizeof view, "the eye (%g %g %g) is the interest point: the view is "
+                 "taken down -Z%s", d[0], d[1], d[2], made_up & CL_LOOKAT_NO_SIDE ? "; " : "");
+    if (made_up & CL_LOOKAT_NO_SIDE)
+        snprintf(side, sizeof side, "the up vector (%g %g %g) is %s: %s is taken as the "
+                 "sideways axis", d[6], d[7], d[8],
+                 d[6] || d[7] || d[8] ? "along the view" : "zero",
+                 made_up & CL_LOOKAT_SIDE_Z ? "Z" : "X");
+    prism__cl_quirk(L, CL_QUIRK_LOOKAT, prism__cl_top_pos(L), "lookat", "%s%s", view, side);
 }
 
 static void transform_end(prism__cl *L, unsigned tag)
@@ -231,6 +292,7 @@ static void transform_end(prism__cl *L, unsigned tag)
     static const unsigned want[] = {[CL_T_MATRIX] = 16, [CL_T_TRANSLATE] = 3, [CL_T_ROTATE] = 4,
                                     [CL_T_SCALE] = 3,   [CL_T_LOOKAT] = 9,    [CL_T_SKEW] = 7};
     const double *d = L->dbl;
+    const char *why;
     if (L->dbl_count != want[tag]) {
         prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_top_pos(L), prism__cl_tag_name(tag),
                        "%u values where %u are needed", L->dbl_count, want[tag]);
@@ -247,9 +309,12 @@ static void transform_end(prism__cl *L, unsigned tag)
     else if (tag == CL_T_ROTATE)
         rotation(d, m);
     else if (tag == CL_T_LOOKAT)
-        lookat(d, m);
-    else
-        skew(d, m);
+        lookat_warn(L, lookat(d, m), d);
+    else if ((why = skew(d, m)) != NULL) {
+        prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_top_pos(L), "skew",
+                       "%g %g %g %g %g %g %g: %s", d[0], d[1], d[2], d[3], d[4], d[5], d[6], why);
+        return;
+    }
     cl_node *n = node_at(L, top_node(L));
     mat_mul(n->m, m, n->m);
 }

@@ -104,6 +104,7 @@ typedef struct cl_chunk {
     prism__vec log;
     size_t pending; /* bytes parsed, not yet told */
     prism__vec names; /* char: a replayed tag's names and values, NUL-ended */
+    prism__vec open_scopes; /* uint32: the scope inside each element open at its end */
 } cl_chunk;
 
 typedef struct cl_par {
@@ -161,22 +162,54 @@ static bool starts_tag(const char *p, const char *end, const char *name, size_t 
     return (size_t)(end - p) > n && memcmp(p, name, n) == 0 && name_end(p[n]);
 }
 
-/* The first line at or after `from` that starts (after indentation) with a
- * <node or <geometry start tag; `limit` if none before it. */
-static const char *find_cut(const char *from, const char *limit)
+/* The first line after the one holding `from` that starts (after
+ * indentation) with a <node or <geometry start tag; `limit` if none before
+ * it. *line: the start of that line. */
+static const char *find_cut(const char *from, const char *limit, const char **line)
 {
     const char *p = from;
     while (p < limit) {
         const char *nl = memchr(p, '\n', (size_t)(limit - p));
         if (!nl)
             return limit;
-        p = nl + 1;
+        p = *line = nl + 1;
         while (p < limit && (*p == ' ' || *p == '\t'))
             p++;
         if (starts_tag(p, limit, "<node", 5) || starts_tag(p, limit, "<geometry", 9))
             return p;
     }
     return limit;
+}
+
+/* The candidate cuts: the first tag line after each multiple of
+ * chunk_bytes, in cut[1..], cut[0] the document's start; returns their
+ * count, cut[count] the end. A search that would start before the last
+ * cut's line would find that cut again: it is not made, and one from that
+ * line starts at the cut (no line end lies between). A search that finds
+ * nothing ends the planning: the later ones would find nothing either. So
+ * the searches never read a byte twice (*scanned counts what they read);
+ * they used to, each to the end of a document whose last tag line came
+ * early (one long mesh): 128 chunks of a 100 MB mesh read 6 GB. */
+static size_t find_cuts(const char *data, size_t size, size_t chunk_bytes, size_t want,
+                        const char **cut, size_t *scanned)
+{
+    const char *end = data + size, *line = data;
+    size_t n = 1;
+    cut[0] = data;
+    for (size_t k = 1; k < want; k++) {
+        const char *from = data + k * chunk_bytes;
+        if (from < line)
+            continue;
+        if (from < cut[n - 1])
+            from = cut[n - 1];
+        const char *c = find_cut(from, end, &line);
+        *scanned += (size_t)(c - from);
+        if (c == end)
+            break;
+        cut[n++] = c;
+    }
+    cut[n] = end;
+    return n;
 }
 
 static bool push_name(prism__vec *v, const char *p, size_t n)
@@ -638,6 +671,7 @@ static void free_chunks(cl_chunk *ch, size_t n, bool keep_first)
         free(ch[i].suffix);
         prism__vec_free(&ch[i].log);
         prism__vec_free(&ch[i].names);
+        prism__vec_free(&ch[i].open_scopes);
         if (ch[i].L && (i || !keep_first)) {
             prism__cl_release(ch[i].L);
             if (i)
@@ -647,9 +681,6 @@ static void free_chunks(cl_chunk *ch, size_t n, bool keep_first)
     free(ch);
 }
 
-/* Scan the segments between candidate cuts, follow the open elements from
- * one cut to the next, and keep the cuts where a chunk may begin. Returns
- * the chunks (count in *n), or NULL for the serial parse. */
 static void free_segs(cl_seg *seg, size_t n)
 {
     for (size_t k = 0; seg && k < n; k++) {
@@ -660,25 +691,26 @@ static void free_segs(cl_seg *seg, size_t n)
     free(seg);
 }
 
+/* Scan the segments between candidate cuts, follow the open elements from
+ * one cut to the next, and keep the cuts where a chunk may begin. Returns
+ * the chunks (count in *n), or NULL for the serial parse. */
 static cl_chunk *plan(const char *data, size_t size, size_t chunk_bytes, size_t *n_out,
-                      cl_seg **segs_out, size_t *nseg_out)
+                      cl_seg **segs_out, size_t *nseg_out, size_t *scanned)
 {
-    size_t want = size / chunk_bytes + 1, n = 0;
+    size_t want = size / chunk_bytes + 1;
     const char **cut = malloc((want + 1) * sizeof *cut);
-    cl_seg *seg = calloc(want, sizeof *seg);
-    cl_chunk *ch = calloc(want, sizeof *ch);
-    prism__vec stack = {0};
-    bool ok = cut && seg && ch;
-    if (ok)
-        cut[n++] = data;
-    for (size_t k = 1; ok && k < want; k++) {
-        const char *c = find_cut(data + k * chunk_bytes, data + size);
-        if (c > cut[n - 1] && c < data + size)
-            cut[n++] = c;
+    if (!cut)
+        return NULL;
+    size_t n = find_cuts(data, size, chunk_bytes, want, cut, scanned);
+    if (n < 2) { /* one segment: nothing to cut, nor to scan */
+        free(cut);
+        return NULL;
     }
-    if (ok)
-        cut[n] = data + size;
-    long long segs = (long long)n;
+    cl_seg *seg = calloc(n, sizeof *seg);
+    cl_chunk *ch = calloc(n, sizeof *ch);
+    prism__vec stack = {0};
+    bool ok = seg && ch;
+    long long segs = ok ? (long long)n : 0;
 #pragma omp parallel for schedule(dynamic, 1) if (segs > 1)
     for (long long k = 0; k < segs; k++) {
         seg[k].begin = cut[k];
@@ -728,13 +760,13 @@ static cl_chunk *plan(const char *data, size_t size, size_t chunk_bytes, size_t 
     free(cut);
     prism__vec_free(&stack);
     if (!ok || chunks < 2) {
-        free_segs(seg, want);
+        free_segs(seg, n);
         free_chunks(ch, chunks, false);
         return NULL;
     }
     *n_out = chunks;
     *segs_out = seg;
-    *nseg_out = want;
+    *nseg_out = n;
     return ch;
 }
 
@@ -991,6 +1023,11 @@ static void parse_chunk(cl_chunk *c, const cl_seg *seg, bool last, cl_par *P)
     if (ok && feed_range(c, P, at, (size_t)(c->end - at), last))
         step(c, P, 0, true);
     if (!last && !c->xml_error && !L->result) {
+        /* the elements the next chunk's prefix re-opens: their scopes */
+        if (!prism__vec_grow(&c->open_scopes, sizeof(uint32_t), L->depth + 1))
+            prism__cl_oom(L);
+        for (size_t k = 0; !L->result && k < L->depth; k++)
+            CL_AT(c->open_scopes, uint32_t, c->open_scopes.count++) = L->stack[k].scope;
         L->phase = CL_PHASE_SUFFIX;
         if (!feed(c, c->suffix, c->suffix_len, true))
             c->xml_error = !L->result;
@@ -1023,6 +1060,8 @@ typedef struct cl_base {
     uint32_t sb, nb, ib, bb, gb, mb, tb, pb, ob, fb, cb;
     size_t db;
     uint32_t *open; /* per stand-in: the real node, in L */
+    uint32_t scb;
+    uint32_t *outer; /* per prefix element: the scope inside it, in L */
 } cl_base;
 
 #define CL_VECS(X)                                                                                \
@@ -1030,11 +1069,19 @@ typedef struct cl_base {
     X(bindings, sizeof(cl_binding)) X(geometries, sizeof(cl_geometry))                             \
     X(materials, sizeof(cl_material)) X(tables, sizeof(cl_table)) X(table_data, sizeof(float))     \
     X(props, sizeof(cl_prop)) X(opticals, sizeof(cl_optical)) X(surfrefs, sizeof(cl_surfref))      \
-    X(scenes, sizeof(uint32_t))
+    X(scenes, sizeof(uint32_t)) X(scopes, sizeof(cl_scope))
 
 static uint32_t node_of(const cl_base *b, size_t proxies, uint32_t local)
 {
     return local < proxies ? b->open[local] : b->nb + (uint32_t)(local - proxies);
+}
+
+/* A chunk's scope reference in L. */
+static uint32_t scope_of(const cl_base *b, uint32_t local)
+{
+    if (local == CL_NONE)
+        return CL_NONE;
+    return local & CL_SCOPE_OUTER ? b->outer[local & ~CL_SCOPE_OUTER] : b->scb + local;
 }
 
 static bool is_identity(const double *m)
@@ -1054,24 +1101,32 @@ static bool plan_merge(prism__cl *L, cl_chunk *ch, size_t n, cl_base *base)
 #define X(v, elem) size_t v = L->v.count;
     CL_VECS(X)
 #undef X
-    prism__vec open = {0};
-    if (!append_u32(&open, &L->node_stack))
-        return false;
-    bool ok = true;
+    prism__vec open = {0}, open_sc = {0}; /* at the cut: the real nodes, the scopes */
+    bool ok = append_u32(&open, &L->node_stack) && append_u32(&open_sc, &ch[0].open_scopes);
     for (size_t i = 1; ok && i < n; i++) {
         prism__cl *C = ch[i].L;
-        size_t px = ch[i].proxies;
-        ok = open.count == px && C->nodes.count >= px && pool + C->pool.count <= UINT32_MAX;
+        size_t px = ch[i].proxies, depth = ch[i].depth;
+        ok = open.count == px && C->nodes.count >= px && pool + C->pool.count <= UINT32_MAX &&
+             open_sc.count == depth && scopes + C->scopes.count < CL_SCOPE_OUTER;
         if (!ok)
             break;
         at = (cl_base){(uint32_t)pool, (uint32_t)nodes, (uint32_t)items, (uint32_t)bindings,
                        (uint32_t)geometries, (uint32_t)materials, (uint32_t)tables,
                        (uint32_t)props, (uint32_t)opticals, (uint32_t)surfrefs, (uint32_t)scenes,
-                       table_data, malloc((px + 1) * sizeof(uint32_t))};
-        ok = at.open != NULL;
-        if (ok)
+                       table_data, malloc((px + 1) * sizeof(uint32_t)), (uint32_t)scopes,
+                       malloc((depth + 1) * sizeof(uint32_t))};
+        ok = at.open != NULL && at.outer != NULL;
+        if (ok) {
             memcpy(at.open, open.data, px * sizeof(uint32_t));
+            if (depth)
+                memcpy(at.outer, open_sc.data, depth * sizeof(uint32_t));
+        }
         base[i] = at;
+        open_sc.count = 0;
+        ok = ok && prism__vec_grow(&open_sc, sizeof(uint32_t), ch[i].open_scopes.count + 1);
+        for (size_t k = 0; ok && k < ch[i].open_scopes.count; k++)
+            CL_AT(open_sc, uint32_t, open_sc.count++) =
+                scope_of(&at, CL_AT(ch[i].open_scopes, uint32_t, k));
         open.count = 0;
         for (size_t k = 0; ok && k < C->node_stack.count; k++) {
             uint32_t *slot = prism__vec_push(&open, sizeof *slot);
@@ -1085,6 +1140,7 @@ static bool plan_merge(prism__cl *L, cl_chunk *ch, size_t n, cl_base *base)
         nodes -= px;
     }
     prism__vec_free(&open);
+    prism__vec_free(&open_sc);
 #define X(v, elem) ok = ok && prism__vec_grow(&L->v, elem, v + 1);
     CL_VECS(X)
 #undef X
@@ -1104,6 +1160,7 @@ static void copy_chunk(prism__cl *L, prism__cl *C, const cl_base *b, size_t px)
         n.name = shift(n.name, sb);
         n.first_item = n.first_item == CL_NONE ? CL_NONE : n.first_item + b->ib;
         n.last_item = n.last_item == CL_NONE ? CL_NONE : n.last_item + b->ib;
+        n.scope = scope_of(b, n.scope);
         CL_AT(L->nodes, cl_node, b->nb + i - px) = n;
     }
     for (size_t i = 0; i < C->items.count; i++) {
@@ -1129,9 +1186,15 @@ static void copy_chunk(prism__cl *L, prism__cl *C, const cl_base *b, size_t px)
         g.name = shift(g.name, sb);
         for (uint32_t k = 0; k < g.groups_count; k++)
             g.groups[k].material = shift(g.groups[k].material, sb);
+        g.scope = scope_of(b, g.scope);
         CL_AT(L->geometries, cl_geometry, b->gb + i) = g;
     }
     C->geometries.count = 0; /* their arrays are L's now */
+    for (size_t i = 0; i < C->scopes.count; i++) {
+        cl_scope x = CL_AT(C->scopes, cl_scope, i);
+        x.parent = scope_of(b, x.parent);
+        CL_AT(L->scopes, cl_scope, b->scb + i) = x;
+    }
     for (size_t i = 0; i < C->materials.count; i++) {
         cl_material m = CL_AT(C->materials, cl_material, i);
         m.id = shift(m.id, sb);
@@ -1186,6 +1249,8 @@ static void link_chunk(prism__cl *L, const prism__cl *C, const cl_base *b, size_
         }
         if (!is_identity(n->m))
             prism__cl_mat_mul(r->m, n->m, r->m);
+        if (n->scope != CL_NONE && !(n->scope & CL_SCOPE_OUTER)) /* its <asset> came here */
+            r->scope = scope_of(b, n->scope);
     }
     if (C->scene_url) {
         L->scene_url = shift(C->scene_url, b->sb);
@@ -1199,6 +1264,7 @@ static void link_chunk(prism__cl *L, const prism__cl *C, const cl_base *b, size_
     L->g4_meta = L->g4_meta || C->g4_meta;
     L->quirks.float_array_counts += C->quirks.float_array_counts;
     L->quirks.flat_positions += C->quirks.flat_positions;
+    L->lookat_quirks += C->lookat_quirks;
 
     L->skipped.lines += C->skipped.lines;
     L->skipped.degenerate_polygons += C->skipped.degenerate_polygons;
@@ -1235,7 +1301,7 @@ static bool merge_all(prism__cl *L, cl_chunk *ch, size_t n)
             link_chunk(L, ch[i].L, &base[i], ch[i].proxies);
     }
     for (size_t i = 0; base && i < n; i++)
-        free(base[i].open);
+        free(base[i].open), free(base[i].outer);
     free(base);
     return ok;
 }
@@ -1280,7 +1346,7 @@ bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_
     size_t n = 0;
     cl_seg *seg = NULL;
     size_t nseg = 0;
-    cl_chunk *ch = plan(data, size, chunk_bytes, &n, &seg, &nseg);
+    cl_chunk *ch = plan(data, size, chunk_bytes, &n, &seg, &nseg, &L->plan_scanned);
     prism__cl_trace(L, "scan");
     if (!ch)
         return false;

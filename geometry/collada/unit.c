@@ -134,6 +134,7 @@ void prism__cl_decide_unit(prism__cl *L)
     const prism_load_desc *d = L->desc;
     char marks[128];
     L->geant4_marks = geant4_marks(L);
+    L->file_unit = L->has_unit ? L->unit : 1.0; /* nested <unit>s are relative to it */
     if (d && d->length_unit != PRISM_UNIT_AUTO) {
         L->unit = prism_length_unit_meter(d->length_unit);
         L->unit_source = PRISM_UNIT_FROM_USER;

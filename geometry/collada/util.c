@@ -314,7 +314,8 @@ void prism__cl_log(prism__cl *L, prism_log_level level, const char *fmt, ...)
 static size_t *quirk_count(prism__cl *L, cl_quirk kind)
 {
     return kind == CL_QUIRK_FLOAT_ARRAY_COUNT ? &L->quirks.float_array_counts
-                                              : &L->quirks.flat_positions;
+           : kind == CL_QUIRK_FLAT_POSITIONS  ? &L->quirks.flat_positions
+                                              : &L->lookat_quirks;
 }
 
 /* A chunk (geometry/collada/parallel.c) keeps its first CL_QUIRK_LOG_MAX of each
@@ -350,7 +351,8 @@ void prism__cl_quirk_summary(prism__cl *L)
 {
     static const char *what[CL_QUIRK_KINDS] = {
         "<float_array>s whose count disagrees with their text",
-        "position sources of two components read with z = 0"};
+        "position sources of two components read with z = 0",
+        "<lookat>s with no view direction or no sideways axis"};
     for (int k = 0; k < CL_QUIRK_KINDS; k++) {
         size_t n = *quirk_count(L, (cl_quirk)k), told = L->quirks_logged[k];
         if (n > told && L->desc && L->desc->log)

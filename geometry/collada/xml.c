@@ -370,61 +370,6 @@ static void end_text(prism__cl *L)
     L->text = CL_TEXT_NONE;
 }
 
-static void asset_start(prism__cl *L, unsigned tag, const XML_Char **atts)
-{
-    if (prism__cl_up(L, 1) != CL_T_ASSET || prism__cl_up(L, 2) != CL_T_COLLADA)
-        return;
-    if (tag == CL_T_UP_AXIS) {
-        prism__cl_text_small(L);
-        return;
-    }
-    const char *m = prism__cl_attr(atts, "meter");
-    if (!m)
-        return;
-    /* Some exporters write the unit with a decimal comma ("0,01"). */
-    char buf[64];
-    size_t n = strlen(m);
-    if (n >= sizeof buf)
-        n = sizeof buf - 1;
-    for (size_t i = 0; i < n; i++)
-        buf[i] = m[i] == ',' ? '.' : m[i];
-    buf[n] = 0;
-    const char *p = buf, *end = buf + n;
-    while (p < end && prism__ff_is_space(*p))
-        p++;
-    double v = 0;
-    const char *q = prism__ff_parse_double(p, end, &v);
-    while (q && q < end && prism__ff_is_space(*q))
-        q++;
-    if (!q || q != end || !(v > 0) || v > 1e30) {
-        prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_here(L), "unit",
-                       "meter=\"%s\" is not a positive number", m);
-        return;
-    }
-    L->unit = v;
-    L->has_unit = true;
-}
-
-static void up_axis_end(prism__cl *L)
-{
-    const char *s = L->small;
-    while (prism__ff_is_space(*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && prism__ff_is_space(s[n - 1]))
-        n--;
-    L->has_up = true; /* the merge of chunks takes the last one set */
-    if (n == 4 && memcmp(s, "X_UP", 4) == 0)
-        L->up = PRISM_UP_X;
-    else if (n == 4 && memcmp(s, "Y_UP", 4) == 0)
-        L->up = PRISM_UP_Y;
-    else if (n == 4 && memcmp(s, "Z_UP", 4) == 0)
-        L->up = PRISM_UP_Z;
-    else
-        prism__cl_fail(L, PRISM_ERROR_PARSE, L->stack[L->depth - 1].pos, "up_axis",
-                       "\"%.*s\" is not X_UP, Y_UP or Z_UP", (int)n, s);
-}
-
 static bool ignored_top_level(const char *name)
 {
     return strcmp(name, "library_effects") == 0 || strcmp(name, "library_images") == 0;
@@ -436,7 +381,7 @@ static void dispatch_start(prism__cl *L, unsigned tag, const char *name, const X
     switch (tag) {
     case CL_T_UNIT:
     case CL_T_UP_AXIS:
-        asset_start(L, tag, atts);
+        prism__cl_asset_start(L, tag, atts);
         return;
     case CL_T_MATRIX:
         if (parent == CL_T_NODE)
@@ -495,6 +440,7 @@ static void prefix_start(prism__cl *L, unsigned tag)
         memset(n, 0, sizeof *n);
         n->m[0] = n->m[5] = n->m[10] = n->m[15] = 1.0;
         n->first_item = n->last_item = CL_NONE;
+        n->scope = L->stack[L->depth - 1].scope;
         *slot = (uint32_t)(L->nodes.count - 1);
         L->node_depth += tag == CL_T_NODE;
     }
@@ -532,7 +478,12 @@ void prism__cl_on_start(prism__cl *L, const char *name, const char **atts)
         L->stack = v.data;
         L->stack_cap = v.cap;
     }
-    L->stack[L->depth++] = (cl_frame){(uint8_t)tag, false, pos};
+    /* an element is in its parent's scope; a chunk's prefix re-opens
+     * elements whose scopes the merge knows */
+    uint32_t scope = L->phase == CL_PHASE_PREFIX ? CL_SCOPE_OUTER | (uint32_t)L->depth
+                     : L->depth                  ? L->stack[L->depth - 1].scope
+                                                 : CL_NONE;
+    L->stack[L->depth++] = (cl_frame){(uint8_t)tag, false, false, scope, pos};
     if (L->phase == CL_PHASE_PREFIX) {
         L->root_seen = true;
         prefix_start(L, tag);
@@ -565,7 +516,7 @@ void prism__cl_on_end(prism__cl *L)
     if (had_text)
         end_text(L);
     if (!L->result && tag == CL_T_UP_AXIS && had_text)
-        up_axis_end(L);
+        prism__cl_up_axis_end(L);
     if (!L->result && L->stack[L->depth - 1].active) {
         prism__cl_mesh_end(L, tag);
         prism__cl_node_end(L, tag);
