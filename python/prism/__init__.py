@@ -13,6 +13,10 @@ A thin layer over Prism's C library::
     image = geometry.render(prism.Camera(eye=(0, 0, 5), look_at=(0, 0, 0)), (640, 480))
 
 Errors raise prism.Error subclasses (code, result, message attributes).
+
+Contexts, geometries and device arrays have close() and work with `with`;
+closing a context releases what was made from it.
+
 The C log goes to the "prism" logger of the logging module.
 """
 from . import _log  # noqa: F401  (installs the log handler)

@@ -1,6 +1,6 @@
 """prism.devices, Context, upload, propagate and render on the host
-backend: results, photons in both forms, bad input, DLPack export, the
-context's lifetime rules and the GIL released around the kernels."""
+backend: results, photons in both forms, bad input, DLPack export and the
+GIL released around the kernels (test_lifetime.py has the closing rules)."""
 import ctypes
 import gc
 import threading
@@ -276,32 +276,6 @@ def test_dlpack_versions_and_refusals(geometry):
     out = np.empty((8, 4, 4), np.float32)
     p.read_into(out)
     np.testing.assert_array_equal(out, np.asarray(p))
-
-
-def test_close_refuses_while_objects_are_alive():
-    ctx = prism.Context("host")
-    scene = prism.load(prism_tiny(), progress=False)
-    g = ctx.upload(scene, progress=False)
-    d = g.propagate(prism.Source.point(10), on_device=True)
-    with pytest.raises(prism.LiveAllocationsError, match="alive"):
-        ctx.close()
-    assert ctx.memory_report()["count"] > 0
-    del g, d
-    gc.collect()
-    ctx.trim()  # the upload's staging chunks, held for the next upload
-    assert ctx.memory_report()["count"] == 0
-    ctx.close()
-    assert ctx.closed
-    with pytest.raises(prism.InvalidArgumentError, match="closed"):
-        ctx.upload(scene)
-    with prism.Context("host") as c2:
-        assert not c2.closed
-    assert c2.closed
-
-
-def prism_tiny():
-    from conftest import TINY
-    return TINY
 
 
 def test_the_gil_is_released_during_propagate(geometry, centre):
