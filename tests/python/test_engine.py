@@ -1,8 +1,13 @@
 """prism.devices, Context, upload, propagate and render on the host
-backend: results, photons in both forms, bad input, DLPack export and the
-GIL released around the kernels (test_lifetime.py has the closing rules)."""
+backend: results, photons in both forms, bad input, DLPack export, the GIL
+released around the kernels, and the package's public names
+(test_lifetime.py has the closing rules)."""
+import ast
 import ctypes
 import gc
+import inspect
+import pathlib
+import pydoc
 import threading
 import time
 
@@ -321,3 +326,23 @@ def test_the_c_log_reaches_the_logging_module(caplog, host, tiny):
     with caplog.at_level(logging.DEBUG, logger="prism"):
         host.upload(tiny, progress=False)
     assert any(r.name == "prism" for r in caplog.records)
+
+
+def test_every_public_name_is_in_all_and_the_stubs_agree():
+    errors = {n for n, v in vars(prism._prism).items()
+              if isinstance(v, type) and issubclass(v, prism.Error)}
+    assert len(errors) == 22 and "LiveAllocationsError" in errors
+    # prism.IOError stays out: `from prism import *` must keep the builtin IOError
+    assert errors - set(prism.__all__) == {"IOError"}
+    assert all(hasattr(prism, n) for n in prism.__all__)
+    assert len(set(prism.__all__)) == len(prism.__all__)
+    page = pydoc.render_doc(prism, renderer=pydoc.plaintext)  # what help(prism) shows
+    assert "class ParseError" in page and "class LiveAllocationsError" in page
+    assert inspect.getdoc(prism.ParseError) in page
+    namespace = {}
+    exec("from prism import *", namespace)
+    assert "ParseError" in namespace and namespace.get("IOError", IOError) is IOError
+    stubs = pathlib.Path(prism.__file__).with_name("__init__.pyi")
+    assigned = [node.value for node in ast.parse(stubs.read_text()).body
+                if isinstance(node, ast.Assign) and node.targets[0].id == "__all__"]
+    assert [ast.literal_eval(v) for v in assigned] == [prism.__all__]
