@@ -346,3 +346,20 @@ def test_every_public_name_is_in_all_and_the_stubs_agree():
     assigned = [node.value for node in ast.parse(stubs.read_text()).body
                 if isinstance(node, ast.Assign) and node.targets[0].id == "__all__"]
     assert [ast.literal_eval(v) for v in assigned] == [prism.__all__]
+
+
+def test_history_flag_name_takes_a_flag_value_not_a_bit_index():
+    assert prism.history_flag_name.__text_signature__ == "(flag, /)"
+    assert "not a bit index" in prism.history_flag_name.__doc__
+    assert prism.history_flag_name(prism.SURFACE_DETECT) == "SURFACE_DETECT"
+    assert prism.history_flag_name(1 << 2) == "SURFACE_DETECT"
+    assert prism.history_flag_name(2) == "BULK_ABSORB"  # 1 << 1, not bit 2
+    assert prism.history_flag_name(prism.NAN_ABORT) == "NAN_ABORT"
+    for not_one_flag in (0, prism.SURFACE_DETECT | prism.REFRACT, prism.TERMINAL_FLAGS):
+        assert prism.history_flag_name(not_one_flag) == "?"
+    history = prism.SURFACE_DETECT | prism.REFRACT
+    names = [prism.history_flag_name(1 << i) for i in range(32) if history >> i & 1]
+    assert names == ["SURFACE_DETECT", "REFRACT"]
+    for bad in (-1, 1 << 32, 4.0, "SURFACE_DETECT"):
+        with pytest.raises(prism.InvalidArgumentError):
+            prism.history_flag_name(bad)
