@@ -207,7 +207,11 @@ class Geometry:
             float32 (N, 4, 4) array (the .npy form), or on a CUDA context a
             CUDA array (``__cuda_array_interface__`` or DLPack) of float32
             (N, 4, 4), read in place. Only pos, time, dir, wavelength and
-            pol are read.
+            pol are read. A float64 (N, 4, 4) host array is cast to
+            float32 (a copy; each value rounded to the float32 that
+            prism_photon holds, as the engine would compute with anyway);
+            CUDA arrays must already be float32 (no copy is made on the
+            device). Other dtypes raise InvalidArgumentError.
         seed : int
             Photon i draws the same random numbers for the same seed, on
             either backend and whatever the batch.
@@ -234,7 +238,8 @@ class Geometry:
         Raises
         ------
         prism.InvalidArgumentError
-            Photons of the wrong dtype or shape, a zero count, a bad source.
+            Photons of the wrong dtype or shape, a zero count, a bad source,
+            a closed geometry.
 
         The GIL is released during the call.
         """

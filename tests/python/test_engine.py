@@ -127,8 +127,10 @@ def test_records(geometry, centre):
 
 
 @pytest.mark.parametrize("bad,match", [
-    (np.zeros((10, 4, 4), np.float64), "float64 \\(10, 4, 4\\)"),
+    (np.zeros((10, 4, 4), np.float16), "float16 \\(10, 4, 4\\)"),
+    (np.zeros((10, 4, 4), np.int32), "int32 \\(10, 4, 4\\)"),
     (np.zeros((10, 4, 3), np.float32), "float32 \\(10, 4, 3\\)"),
+    (np.zeros((10, 4, 3), np.float64), "float64 \\(10, 4, 3\\)"),
     (np.zeros((10, 16), np.float32), "float32 \\(10, 16\\)"),
     (np.zeros(10, np.int32), "int32"),
     ([1.0, 2.0], "float64"),
@@ -137,6 +139,20 @@ def test_photons_of_the_wrong_dtype_or_shape_raise(geometry, bad, match):
     with pytest.raises(prism.InvalidArgumentError, match="photons: expected .*got " + match) as e:
         geometry.propagate(bad)
     assert isinstance(e.value, TypeError) and isinstance(e.value, ValueError)
+
+
+def test_float64_photons_are_cast_to_float32(geometry, centre):
+    start = geometry.propagate(prism.Source.beam(300, centre, (1, 0.2, 0.1)), seed=1,
+                               max_steps=1).photons
+    as_floats = start.view(np.float32).reshape(-1, 4, 4)
+    expected = geometry.propagate(as_floats, seed=9).photons
+    as_doubles = as_floats.astype(np.float64)
+    assert geometry.propagate(as_doubles, seed=9).photons.tobytes() == expected.tobytes()
+    # values float32 cannot hold are rounded to the float32 they are nearest
+    nudged = as_doubles.copy()
+    nudged[:, :3] *= 1 + 1e-12  # pos, time, dir, wavelength, pol: far below float32's step
+    assert geometry.propagate(nudged, seed=9).photons.tobytes() == expected.tobytes()
+    assert as_doubles.dtype == np.float64  # the caller's array is left as it was
 
 
 def test_bad_propagate_arguments_raise_the_c_message(geometry, centre):
