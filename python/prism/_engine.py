@@ -353,6 +353,15 @@ class Geometry:
 class Context:
     """A Prism context (``prism_context``): a backend and its device.
 
+    As a context manager it is closed at the end of the block, releasing
+    the geometries and device arrays made from it (see ``close``); an
+    exception raised in the block goes on unchanged::
+
+        with prism.Context() as ctx:
+            geometry = ctx.upload(scene)
+            hits = geometry.propagate(prism.Source.point(10_000)).hits
+        # hits is a NumPy array: it outlives the context
+
     Parameters
     ----------
     backend : "auto", "cuda" or "host"
