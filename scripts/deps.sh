@@ -67,6 +67,7 @@ test_deps=(
   "python3-dev|Python's headers|py:headers"
   "python3-numpy|NumPy|py:numpy"
   "python3-pytest|pytest|py:pytest"
+  "python3-venv|Python's venv and ensurepip (.ci/run's pip install step)|py:ensurepip"
   "libopenmpi-dev|Open MPI's headers and mpicc (prism-propagate under mpirun)|cmd:mpicc pc:ompi-c"
   "openmpi-bin|Open MPI's mpirun (the mpi tests)|cmd:mpirun"
 )

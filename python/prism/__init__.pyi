@@ -8,8 +8,23 @@ import numpy.typing as npt
 
 __version__: str
 __all__ = [
+    # functions and classes
     "load", "devices", "Context", "Scene", "Geometry", "Result", "Source", "Camera",
-    "DeviceArray", "PHOTON_DTYPE", "STEP_RECORD_DTYPE", "Error", "history_flag_name",
+    "DeviceArray", "history_flag_name",
+    # dtypes and constants
+    "PHOTON_DTYPE", "STEP_RECORD_DTYPE", "BUILT_WITH_CUDA",
+    "NO_HIT", "BULK_ABSORB", "SURFACE_DETECT", "SURFACE_ABSORB", "RAYLEIGH_SCATTER",
+    "REFLECT_DIFFUSE", "REFLECT_SPECULAR", "SURFACE_REEMIT", "SURFACE_TRANSMIT", "BULK_REEMIT",
+    "REFRACT", "TOTAL_INTERNAL", "STEP_LIMIT", "NAN_ABORT", "TERMINAL_FLAGS",
+    "NONE", "GEANT4_EXTRAS", "GEANT4_META", "GEANT4_POINTER_IDS", "GEANT4_DD_PATHS",
+    # errors: prism.Error and one subclass per prism_result (prism.IOError too,
+    # left out here only so that `from prism import *` does not hide the
+    # builtin IOError)
+    "Error", "InvalidArgumentError", "OutOfMemoryError", "OutOfDeviceMemoryError",
+    "ParseError", "LimitError", "UnsupportedError", "NoDriverError", "NoDeviceError",
+    "InvalidDeviceError", "DeviceUnavailableError", "NoGLContextError", "GLNotOnCudaDeviceError",
+    "InteropUnavailableError", "MappedNotAllowedError", "OutOfRangeError",
+    "LiveAllocationsError", "CudaError", "GLError", "PlacementError", "CompileError",
 ]
 # What the package re-exports from its extension (as __init__.py does).
 from ._prism import (
@@ -175,6 +190,11 @@ class Geometry:
     context: "Context"
     scene: Scene
     report: Dict[str, Any]
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    def __enter__(self) -> "Geometry": ...
+    def __exit__(self, *exc: Any) -> None: ...
     @property
     def vertices_shared(self) -> bool: ...
     def propagate(self, photons_or_source: Any, seed: int = ..., max_steps: int = ...,

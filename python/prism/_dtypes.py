@@ -43,7 +43,9 @@ def _describe(a):
 
 def host_photons(obj, what="photons"):
     """``obj`` as a C-contiguous (N,) PHOTON_DTYPE array (no copy when it
-    already is one; a float32 (N, 4, 4) array is viewed, not copied)."""
+    already is one; a float32 (N, 4, 4) array is viewed, not copied; a
+    float64 (N, 4, 4) one is cast to float32, a copy, its values rounded to
+    the float32 that prism_photon holds)."""
     if isinstance(obj, np.ndarray):
         a = obj
     elif hasattr(obj, "__dlpack__") and not hasattr(obj, "__array_interface__"):
@@ -52,12 +54,13 @@ def host_photons(obj, what="photons"):
         a = np.asarray(obj)
     if a.dtype == PHOTON_DTYPE and a.ndim == 1:
         return np.ascontiguousarray(a)
-    if a.dtype == np.float32 and a.ndim == 3 and a.shape[1:] == (4, 4):
+    if a.dtype in (np.float32, np.float64) and a.ndim == 3 and a.shape[1:] == (4, 4):
         n = a.shape[0]
-        return np.ascontiguousarray(a).reshape(n, 16).view(PHOTON_DTYPE).reshape(n)
+        a = np.ascontiguousarray(a, dtype=np.float32)
+        return a.reshape(n, 16).view(PHOTON_DTYPE).reshape(n)
     raise _invalid(
         "%s: expected a structured array of prism.PHOTON_DTYPE, shape (N,), or float32 "
-        "(N, 4, 4) (the .npy form); got %s" % (what, _describe(a)))
+        "(N, 4, 4) (the .npy form; float64 is cast); got %s" % (what, _describe(a)))
 
 
 class DevicePhotons:
@@ -68,9 +71,11 @@ class DevicePhotons:
         self.ptr, self.count, self.keep = ptr, count, keep
 
 
-def _check_device_layout(shape, strides_bytes, typestr_ok, what):
-    if not typestr_ok or len(shape) != 3 or tuple(shape[1:]) != (4, 4):
-        return "%s: device photons must be float32 (N, 4, 4); got shape %s" % (what, tuple(shape))
+def _check_device_layout(shape, strides_bytes, dtype, what):
+    if dtype != "float32" or len(shape) != 3 or tuple(shape[1:]) != (4, 4):
+        return ("%s: device photons must be float32 (N, 4, 4), read in place (no cast on the "
+                "device: convert first, e.g. CuPy's a.astype('float32')); got %s %s"
+                % (what, dtype, tuple(shape)))
     if strides_bytes is not None and shape[0] > 1 and tuple(strides_bytes) != (64, 16, 4):
         return "%s: device photons must be C-contiguous; got strides %s" % (
             what, tuple(strides_bytes))
@@ -91,7 +96,10 @@ def device_photons(obj, what="photons"):
         taken = _prism.from_dlpack(capsule)
         d = taken.describe()
         strides = None if d["strides"] is None else [st * 4 for st in d["strides"]]
-        bad = _check_device_layout(d["shape"], strides, d["dtype"] == (2, 32, 1), what)
+        code, bits, lanes = d["dtype"]
+        dtype = ("%s%d" % ({0: "int", 1: "uint", 2: "float"}.get(code, "code%d " % code), bits)
+                 + ("x%d" % lanes if lanes != 1 else ""))
+        bad = _check_device_layout(d["shape"], strides, dtype, what)
         if bad:
             raise _invalid(bad)
         return DevicePhotons(d["ptr"], d["shape"][0], taken)
@@ -99,7 +107,12 @@ def device_photons(obj, what="photons"):
     if cai is None:
         return None
     shape = tuple(cai["shape"])
-    bad = _check_device_layout(shape, cai.get("strides"), cai["typestr"] in ("<f4", "f4"), what)
+    typestr = cai["typestr"]
+    try:
+        dtype = str(np.dtype(typestr))
+    except TypeError:
+        dtype = str(typestr)
+    bad = _check_device_layout(shape, cai.get("strides"), dtype, what)
     if bad:
         raise _invalid(bad)
     return DevicePhotons(cai["data"][0], shape[0], obj)

@@ -3,6 +3,7 @@ Source, Camera, Result; prism.devices()."""
 import numpy as np
 
 from . import _prism
+from ._log import logger
 from ._dtypes import PHOTON_DTYPE, STEP_RECORD_DTYPE, _invalid, device_photons, host_photons
 from ._progress import progress_callback
 from ._scene import Scene
@@ -13,6 +14,8 @@ _RENDER_MODES = {"shaded": 0, "xray": 1}
 _MATHS = {"exact": 1, "fast": 2}
 
 #: The DeviceArray type: results left in the context's device memory.
+#: ``close()`` (or ``with``) releases the memory now; closing its context
+#: releases it too. Later use raises prism.InvalidArgumentError.
 DeviceArray = _prism.DeviceArray
 
 
@@ -160,12 +163,33 @@ class Result:
 
 class Geometry:
     """An uploaded geometry (``prism_geometry``): BVH, triangles and optics
-    in the context's memory. Made by ``Context.upload``."""
+    in the context's memory. Made by ``Context.upload``.
+
+    ``close()``, or the end of a ``with`` block, releases its memory now
+    (else it goes when the object is collected, or when its context is
+    closed); a closed geometry raises prism.InvalidArgumentError when used.
+    """
 
     def __init__(self, c, context, scene):
         self._c, self.context, self.scene = c, context, scene
         #: where each array went, who built the BVH and why (prism_upload_report)
         self.report = c.report()
+
+    def close(self):
+        """Release the geometry's memory (``prism_geometry_destroy``).
+        Closing twice, or after its context was closed, is fine."""
+        self._c.close()
+
+    @property
+    def closed(self):
+        """True once the geometry, or its context, was closed."""
+        return self._c.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()  # never raises: an exception in flight goes on unchanged
 
     @property
     def vertices_shared(self):
@@ -183,7 +207,11 @@ class Geometry:
             float32 (N, 4, 4) array (the .npy form), or on a CUDA context a
             CUDA array (``__cuda_array_interface__`` or DLPack) of float32
             (N, 4, 4), read in place. Only pos, time, dir, wavelength and
-            pol are read.
+            pol are read. A float64 (N, 4, 4) host array is cast to
+            float32 (a copy; each value rounded to the float32 that
+            prism_photon holds, as the engine would compute with anyway);
+            CUDA arrays must already be float32 (no copy is made on the
+            device). Other dtypes raise InvalidArgumentError.
         seed : int
             Photon i draws the same random numbers for the same seed, on
             either backend and whatever the batch.
@@ -210,7 +238,8 @@ class Geometry:
         Raises
         ------
         prism.InvalidArgumentError
-            Photons of the wrong dtype or shape, a zero count, a bad source.
+            Photons of the wrong dtype or shape, a zero count, a bad source,
+            a closed geometry.
 
         The GIL is released during the call.
         """
@@ -315,12 +344,23 @@ class Geometry:
 
     def __repr__(self):
         r = self.report
+        if self._c.closed:
+            return "<prism.Geometry (closed)>"
         return "<prism.Geometry: %d device bytes, %d mapped bytes, BVH by %s>" % (
             r["device_bytes"], r["mapped_bytes"], r["bvh"]["builder"])
 
 
 class Context:
     """A Prism context (``prism_context``): a backend and its device.
+
+    As a context manager it is closed at the end of the block, releasing
+    the geometries and device arrays made from it (see ``close``); an
+    exception raised in the block goes on unchanged::
+
+        with prism.Context() as ctx:
+            geometry = ctx.upload(scene)
+            hits = geometry.propagate(prism.Source.point(10_000)).hits
+        # hits is a NumPy array: it outlives the context
 
     Parameters
     ----------
@@ -401,20 +441,41 @@ class Context:
         return Geometry(g, self, scene)
 
     def close(self):
-        """Destroy the context now (it is destroyed when collected anyway).
-        Raises prism.LiveAllocationsError, leaving it open, while geometries
-        or device arrays made from it are alive."""
+        """Release what was made from the context and destroy it now (it is
+        destroyed when collected anyway).
+
+        Geometries and device arrays made from it are released: using them
+        afterwards raises prism.InvalidArgumentError. Memory another library
+        still reads (a NumPy or CuPy array over a DeviceArray, through
+        DLPack, the buffer protocol or ``__cuda_array_interface__``) stays
+        valid until that library lets go; the context is destroyed then.
+        Closing twice is fine.
+
+        Raises
+        ------
+        prism.Error
+            What ``prism_context_destroy`` reported (e.g. CUDA failing).
+        """
         self._c.close()
 
     @property
     def closed(self):
+        """True once close() was called."""
         return self._c.closed
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+            return
+        # an exception is in flight: it goes on unchanged; a failing close
+        # is only logged
+        try:
+            self.close()
+        except _prism.Error as e:
+            logger.warning("closing the context after %s: %s", exc_type.__name__, e)
 
     def __repr__(self):
         if self._c.closed:

@@ -7,8 +7,10 @@
 
 prism_context *pyprism_context_get(pyprism_context *c)
 {
-    if (c->ctx == NULL)
+    if (c->closed || c->ctx == NULL) {
         pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "the context is closed");
+        return NULL;
+    }
     return c->ctx;
 }
 
@@ -26,6 +28,140 @@ void pyprism_context_unlock(pyprism_context *c)
     PyThread_release_lock(c->lock);
 }
 
+/* Check, lock, check again (a close may have come while waiting): 0 with
+ * the lock held, or -1 unlocked with an exception. */
+static int context_enter(pyprism_context *c)
+{
+    if (pyprism_context_get(c) == NULL)
+        return -1;
+    pyprism_context_lock(c);
+    if (pyprism_context_get(c) == NULL) {
+        pyprism_context_unlock(c);
+        return -1;
+    }
+    return 0;
+}
+
+/* prism_context_destroy, once; its result. */
+static prism_result destroy_context(pyprism_context *c)
+{
+    prism_result r = PRISM_SUCCESS;
+    c->sink.last_error[0] = 0;
+    pyprism_context_lock(c);
+    if (c->ctx != NULL)
+        r = prism_context_destroy(c->ctx);
+    c->ctx = NULL;
+    pyprism_context_unlock(c);
+    return r;
+}
+
+/* ---- Children ---------------------------------------------------------- */
+
+static void unlink_child(pyprism_child *k)
+{
+    if (k->prev != NULL)
+        k->prev->next = k->next;
+    else if (k->context->children == k)
+        k->context->children = k->next;
+    if (k->next != NULL)
+        k->next->prev = k->prev;
+    k->prev = k->next = NULL;
+}
+
+/* Free the child's C object (the lock held) and unlink it. */
+static void free_child(pyprism_child *k)
+{
+    k->release(k);
+    k->released = true;
+    unlink_child(k);
+}
+
+/* Release the child now, whatever its exports; the last child of a closed
+ * context destroys the context (the C library logs what it finds alive). */
+static void release_child(pyprism_child *k)
+{
+    pyprism_context *c = k->context;
+    if (k->released)
+        return;
+    pyprism_context_lock(c);
+    if (!k->released) /* another thread may have, while we waited */
+        free_child(k);
+    pyprism_context_unlock(c);
+    if (c->closed && c->children == NULL && c->ctx != NULL)
+        (void)destroy_context(c);
+}
+
+void pyprism_child_attach(pyprism_context *c, pyprism_child *k, const char *kind,
+                          void (*release)(pyprism_child *))
+{
+    k->context = (pyprism_context *)Py_NewRef((PyObject *)c);
+    k->prev = k->next = NULL;
+    k->release = release;
+    k->kind = kind;
+    k->exports = 0;
+    k->closed = c->closed;
+    /* a context destroyed meanwhile (another thread closed it between the
+     * C call and here) freed the child's memory with it */
+    k->released = c->ctx == NULL;
+    if (k->released)
+        return;
+    k->next = c->children;
+    if (k->next != NULL)
+        k->next->prev = k;
+    c->children = k;
+    if (k->closed)
+        release_child(k);
+}
+
+void pyprism_child_close(pyprism_child *k)
+{
+    k->closed = true;
+    if (k->exports == 0)
+        release_child(k);
+}
+
+void pyprism_child_unexport(pyprism_child *k)
+{
+    if (--k->exports == 0 && k->closed)
+        release_child(k);
+}
+
+void pyprism_child_dealloc(pyprism_child *k)
+{
+    if (k->context != NULL) {
+        release_child(k); /* what exported its memory held a reference: none is left */
+        Py_CLEAR(k->context);
+    }
+    PyObject_Free(k);
+}
+
+int pyprism_child_check(pyprism_child *k)
+{
+    if (!k->closed && !k->released && !k->context->closed)
+        return 0;
+    char msg[160];
+    if (k->context->closed)
+        snprintf(msg, sizeof msg, "this %s was released when its context was closed", k->kind);
+    else
+        snprintf(msg, sizeof msg, "this %s is closed (its memory was released)", k->kind);
+    pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, msg);
+    return -1;
+}
+
+int pyprism_child_enter(pyprism_child *k)
+{
+    if (pyprism_child_check(k) < 0)
+        return -1;
+    pyprism_context_lock(k->context);
+    if (pyprism_child_check(k) < 0) {
+        pyprism_context_unlock(k->context);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- The context ------------------------------------------------------- */
+
 PyObject *pyprism_context_raise(pyprism_context *c, prism_result r)
 {
     const char *m = c->ctx != NULL ? prism_context_last_error(c->ctx) : "";
@@ -41,7 +177,7 @@ static int context_init(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|izii:Context", keywords, &backend, &device,
                                      &host_threads, &log_level))
         return -1;
-    if (c->ctx != NULL) {
+    if (c->ctx != NULL || c->closed) {
         pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "the context is already created");
         return -1;
     }
@@ -73,6 +209,8 @@ static int context_init(PyObject *self, PyObject *args, PyObject *kwargs)
         return -1;
     }
     c->ctx = ctx;
+    c->cuda = prism_context_backend(ctx) == PRISM_BACKEND_CUDA;
+    c->device_index = prism_context_device(ctx)->index;
     return 0;
 }
 
@@ -86,23 +224,26 @@ static void context_dealloc(PyObject *self)
     Py_TYPE(self)->tp_free(self);
 }
 
+/* Release every child (those whose memory another library still reads
+ * when it lets go), then destroy the context (when the last child goes,
+ * if some are still read). */
 static PyObject *context_close(PyObject *self, PyObject *unused)
 {
     pyprism_context *c = (pyprism_context *)self;
-    if (c->ctx == NULL)
+    if (c->closed || c->ctx == NULL)
         Py_RETURN_NONE;
-    if (c->children > 0) {
-        char msg[160];
-        snprintf(msg, sizeof msg,
-                 "close: %zd geometries or device arrays made from this context are alive",
-                 c->children);
-        return pyprism_raise(PRISM_ERROR_LIVE_ALLOCATIONS, msg);
-    }
-    c->sink.last_error[0] = 0;
+    c->closed = true; /* from now on no call starts; one in flight ends first */
     pyprism_context_lock(c);
-    prism_result r = prism_context_destroy(c->ctx);
-    c->ctx = NULL;
+    for (pyprism_child *k = c->children, *next; k != NULL; k = next) {
+        next = k->next;
+        k->closed = true;
+        if (k->exports == 0)
+            free_child(k);
+    }
     pyprism_context_unlock(c);
+    if (c->children != NULL)
+        Py_RETURN_NONE;
+    prism_result r = destroy_context(c);
     if (r != PRISM_SUCCESS)
         return pyprism_raise(r, c->sink.last_error);
     Py_RETURN_NONE;
@@ -122,16 +263,15 @@ static PyObject *context_device(PyObject *self, void *unused)
 
 static PyObject *context_closed(PyObject *self, void *unused)
 {
-    return PyBool_FromLong(((pyprism_context *)self)->ctx == NULL);
+    return PyBool_FromLong(((pyprism_context *)self)->closed);
 }
 
 static PyObject *context_memory_report(PyObject *self, PyObject *unused)
 {
     pyprism_context *c = (pyprism_context *)self;
-    if (pyprism_context_get(c) == NULL)
-        return NULL;
     prism_memory_report rep;
-    pyprism_context_lock(c);
+    if (context_enter(c) < 0)
+        return NULL;
     prism_result r = prism_memory_report_get(c->ctx, &rep);
     if (r != PRISM_SUCCESS) {
         pyprism_context_raise(c, r);
@@ -175,9 +315,8 @@ static PyObject *context_memory_report(PyObject *self, PyObject *unused)
 static PyObject *context_trim(PyObject *self, PyObject *unused)
 {
     pyprism_context *c = (pyprism_context *)self;
-    if (pyprism_context_get(c) == NULL)
+    if (context_enter(c) < 0)
         return NULL;
-    pyprism_context_lock(c);
     prism_memory_trim(c->ctx);
     pyprism_context_unlock(c);
     Py_RETURN_NONE;
@@ -243,7 +382,8 @@ static PyObject *context_upload(PyObject *self, PyObject *args, PyObject *kwargs
     prism_result r;
     char message[1024] = "";
     const prism_scene *s = ((pyprism_scene *)scene)->scene;
-    pyprism_context_lock(c);
+    if (context_enter(c) < 0)
+        return NULL;
     Py_BEGIN_ALLOW_THREADS
     r = prism_geometry_upload(c->ctx, s, NULL, &desc, &g);
     Py_END_ALLOW_THREADS
@@ -251,9 +391,10 @@ static PyObject *context_upload(PyObject *self, PyObject *args, PyObject *kwargs
         snprintf(message, sizeof message, "%s", prism_context_last_error(c->ctx));
     pyprism_context_unlock(c);
     if (pyprism_progress_finish(&prog) == NULL) {
-        if (g != NULL) {
+        if (g != NULL && c->ctx != NULL) {
             pyprism_context_lock(c);
-            prism_geometry_destroy(g);
+            if (c->ctx != NULL)
+                prism_geometry_destroy(g);
             pyprism_context_unlock(c);
         }
         return NULL;
@@ -266,12 +407,15 @@ static PyObject *context_upload(PyObject *self, PyObject *args, PyObject *kwargs
 static PyGetSetDef context_getset[] = {
     {"backend", context_backend, NULL, "'cuda' or 'host'.", NULL},
     {"device", context_device, NULL, "The device's figures (prism_device_info) as a dict.", NULL},
-    {"closed", context_closed, NULL, "True once close() destroyed the context.", NULL},
+    {"closed", context_closed, NULL,
+     "True once close() released what was made from the context and destroyed it.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyMethodDef context_methods[] = {
-    {"close", context_close, METH_NOARGS, "Destroy the context (see prism.Context.close)."},
+    {"close", context_close, METH_NOARGS,
+     "close()\n--\n\nRelease the geometries and device arrays made from the context, then "
+     "destroy it (see prism.Context.close)."},
     {"memory_report", context_memory_report, METH_NOARGS, "The ledger (prism_memory_report)."},
     {"trim", context_trim, METH_NOARGS, "prism_memory_trim: free the context's idle pools."},
     {"upload", (PyCFunction)(void (*)(void))context_upload, METH_VARARGS | METH_KEYWORDS,

@@ -11,41 +11,66 @@
 
 #include "dlpack_abi.h"
 
+static void device_array_release(pyprism_child *k)
+{
+    pyprism_device_array *a = (pyprism_device_array *)k;
+    prism_buffer_release(a->buffer);
+    a->buffer = NULL;
+    a->data = NULL;
+}
+
 PyObject *pyprism_device_array_new(pyprism_context *c, prism_buffer *buffer, int ndim,
                                    const Py_ssize_t *shape)
 {
     pyprism_device_array *a = PyObject_New(pyprism_device_array, &pyprism_device_array_type);
     if (a == NULL) {
         pyprism_context_lock(c);
-        prism_buffer_release(buffer);
+        if (c->ctx != NULL)
+            prism_buffer_release(buffer);
         pyprism_context_unlock(c);
         return NULL;
     }
     a->buffer = buffer;
-    a->context = (pyprism_context *)Py_NewRef((PyObject *)c);
+    a->cai_exported = false;
     a->data = buffer != NULL ? prism_buffer_device_pointer(buffer) : NULL;
-    a->cuda = prism_context_backend(c->ctx) == PRISM_BACKEND_CUDA;
-    int index = prism_context_device(c->ctx)->index;
-    a->device_id = a->cuda && index >= 0 ? index : 0;
+    a->cuda = c->cuda;
+    a->device_id = a->cuda && c->device_index >= 0 ? c->device_index : 0;
     a->ndim = ndim;
     for (int i = ndim - 1; i >= 0; i--) {
         a->shape[i] = shape[i];
         a->strides[i] = i == ndim - 1 ? 4 : a->strides[i + 1] * shape[i + 1];
     }
     snprintf(a->typestr, sizeof a->typestr, "<f4");
-    c->children++;
+    pyprism_child_attach(c, (pyprism_child *)a, "device array", device_array_release);
     return (PyObject *)a;
 }
 
 static void device_array_dealloc(PyObject *self)
 {
-    pyprism_device_array *a = (pyprism_device_array *)self;
-    pyprism_context_lock(a->context);
-    prism_buffer_release(a->buffer);
-    pyprism_context_unlock(a->context);
-    a->context->children--;
-    Py_DECREF(a->context);
-    PyObject_Free(self);
+    pyprism_child_dealloc((pyprism_child *)self);
+}
+
+static PyObject *device_array_close(PyObject *self, PyObject *unused)
+{
+    pyprism_child_close((pyprism_child *)self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *device_array_enter(PyObject *self, PyObject *unused)
+{
+    return Py_NewRef(self);
+}
+
+static PyObject *device_array_exit(PyObject *self, PyObject *args)
+{
+    pyprism_child_close((pyprism_child *)self);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *device_array_closed(PyObject *self, void *unused)
+{
+    pyprism_child *k = (pyprism_child *)self;
+    return PyBool_FromLong(k->closed || k->released || k->context->closed);
 }
 
 static Py_ssize_t elements(const pyprism_device_array *a)
@@ -73,6 +98,8 @@ static void release_owner(export_state *st)
 {
     /* consumers may call the deleter from any thread, without the GIL */
     PyGILState_STATE g = PyGILState_Ensure();
+    if (st->owner != NULL)
+        pyprism_child_unexport((pyprism_child *)st->owner);
     Py_XDECREF(st->owner);
     PyGILState_Release(g);
     free(st);
@@ -112,7 +139,8 @@ static PyObject *device_array_dlpack(PyObject *self, PyObject *args, PyObject *k
     pyprism_device_array *a = (pyprism_device_array *)self;
     PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", keywords, &stream,
-                                     &max_version, &dl_device, &copy))
+                                     &max_version, &dl_device, &copy) ||
+        pyprism_child_check((pyprism_child *)a) < 0)
         return NULL;
     /* prism_propagate returns when its results are written: no stream to
      * order against, whatever the consumer's stream. */
@@ -153,6 +181,7 @@ static PyObject *device_array_dlpack(PyObject *self, PyObject *args, PyObject *k
     t->strides = NULL;
     t->byte_offset = 0;
     st->owner = Py_NewRef(self);
+    a->exports++; /* until the consumer calls the deleter */
     PyObject *capsule;
     if (versioned) {
         st->m.versioned.version.major = 1;
@@ -167,6 +196,7 @@ static PyObject *device_array_dlpack(PyObject *self, PyObject *args, PyObject *k
         capsule = PyCapsule_New(&st->m.legacy, PYPRISM_DL_CAPSULE, capsule_destructor);
     }
     if (capsule == NULL) {
+        pyprism_child_unexport((pyprism_child *)a);
         Py_DECREF(self);
         free(st);
     }
@@ -189,6 +219,8 @@ static PyObject *device_array_cai(PyObject *self, void *unused)
                         "__cuda_array_interface__: the array is in host memory (host backend)");
         return NULL;
     }
+    if (pyprism_child_check((pyprism_child *)a) < 0)
+        return NULL;
     PyObject *shape = PyTuple_New(a->ndim);
     for (int i = 0; shape && i < a->ndim; i++)
         PyTuple_SET_ITEM(shape, i, PyLong_FromSsize_t(a->shape[i]));
@@ -199,6 +231,12 @@ static PyObject *device_array_cai(PyObject *self, void *unused)
                                 a->typestr, "data", PyLong_FromVoidPtr(a->data), Py_False,
                                 "version", 3, "strides", Py_None, "stream", Py_None);
     Py_DECREF(shape);
+    /* a bare address, its consumer unknown: the memory now stays until the
+     * array is collected (consumers keep a reference to it) */
+    if (d != NULL && !a->cai_exported) {
+        a->cai_exported = true;
+        a->exports++;
+    }
     return d;
 }
 
@@ -213,6 +251,19 @@ static int device_array_getbuffer(PyObject *self, Py_buffer *b, int flags)
                         "__cuda_array_interface__");
         return -1;
     }
+    if (pyprism_child_check((pyprism_child *)a) < 0) {
+        /* BufferError, which is what consumers of the protocol expect */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        PyObject *text = value ? PyObject_Str(value) : NULL;
+        PyErr_Format(PyExc_BufferError, "prism: %U", text ? text : Py_None);
+        Py_XDECREF(text);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return -1;
+    }
     b->buf = a->data;
     b->obj = Py_NewRef(self);
     b->len = elements(a) * 4;
@@ -224,10 +275,17 @@ static int device_array_getbuffer(PyObject *self, Py_buffer *b, int flags)
     b->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? a->strides : NULL;
     b->suboffsets = NULL;
     b->internal = NULL;
+    a->exports++;
     return 0;
 }
 
-static PyBufferProcs device_array_as_buffer = {device_array_getbuffer, NULL};
+static void device_array_releasebuffer(PyObject *self, Py_buffer *b)
+{
+    pyprism_child_unexport((pyprism_child *)self);
+}
+
+static PyBufferProcs device_array_as_buffer = {device_array_getbuffer,
+                                               device_array_releasebuffer};
 
 /* ---- Host copy --------------------------------------------------------- */
 
@@ -244,7 +302,10 @@ static PyObject *device_array_read_into(PyObject *self, PyObject *out)
     }
     prism_result r = PRISM_SUCCESS;
     char message[1024] = "";
-    pyprism_context_lock(a->context);
+    if (pyprism_child_enter((pyprism_child *)a) < 0) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
     Py_BEGIN_ALLOW_THREADS
     if (bytes > 0)
         r = prism_buffer_read(a->buffer, 0, b.buf, bytes);
@@ -273,7 +334,8 @@ static PyObject *device_array_select(PyObject *self, PyObject *arg)
     prism_buffer *out = NULL;
     prism_result r = PRISM_SUCCESS;
     char message[1024] = "";
-    pyprism_context_lock(c);
+    if (pyprism_child_enter((pyprism_child *)a) < 0)
+        return NULL;
     Py_BEGIN_ALLOW_THREADS
     if (a->buffer != NULL)
         r = prism_photons_select(c->ctx, a->buffer, n, (uint32_t)any_of, NULL, &selected);
@@ -306,6 +368,8 @@ static PyObject *device_array_shape(PyObject *self, void *unused)
 
 static PyObject *device_array_ptr(PyObject *self, void *unused)
 {
+    if (pyprism_child_check((pyprism_child *)self) < 0)
+        return NULL;
     return PyLong_FromVoidPtr(((pyprism_device_array *)self)->data);
 }
 
@@ -331,6 +395,7 @@ static PyGetSetDef device_array_getset[] = {
     {"nbytes", device_array_nbytes, NULL, "Bytes.", NULL},
     {"device", device_array_device, NULL, "'cuda:N', or 'cpu' on the host backend.", NULL},
     {"typestr", device_array_typestr, NULL, "'<f4': float32 words.", NULL},
+    {"closed", device_array_closed, NULL, "True once it, or its context, was closed.", NULL},
     {"__cuda_array_interface__", device_array_cai, NULL,
      "The CUDA Array Interface (version 3); CUDA memory only.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -346,6 +411,13 @@ static PyMethodDef device_array_methods[] = {
      "select(any_of) -> DeviceArray of the photons whose history has any of these bits."},
     {"read_into", device_array_read_into, METH_O,
      "read_into(buffer): copy the array into a writable host buffer of the same size."},
+    {"close", device_array_close, METH_NOARGS,
+     "close()\n--\n\nRelease the memory now, or, while another library still reads it "
+     "(DLPack, the buffer protocol, __cuda_array_interface__), when it lets go; later use "
+     "raises. Closing twice is fine."},
+    {"__enter__", device_array_enter, METH_NOARGS, "__enter__()\n--\n\nReturn the array."},
+    {"__exit__", device_array_exit, METH_VARARGS,
+     "__exit__(*exc_info)\n--\n\nclose(); an exception in flight goes on unchanged."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -6,32 +6,42 @@
 
 #include <string.h>
 
+static void geometry_release(pyprism_child *k)
+{
+    prism_geometry_destroy(((pyprism_geometry *)k)->geometry);
+    ((pyprism_geometry *)k)->geometry = NULL;
+}
+
 PyObject *pyprism_geometry_new(pyprism_context *c, prism_geometry *g)
 {
     pyprism_geometry *self = PyObject_New(pyprism_geometry, &pyprism_geometry_type);
     if (self == NULL) {
         pyprism_context_lock(c);
-        prism_geometry_destroy(g);
+        if (c->ctx != NULL)
+            prism_geometry_destroy(g);
         pyprism_context_unlock(c);
         return NULL;
     }
     self->geometry = g;
-    self->context = (pyprism_context *)Py_NewRef((PyObject *)c);
-    c->children++;
+    pyprism_child_attach(c, (pyprism_child *)self, "geometry", geometry_release);
     return (PyObject *)self;
 }
 
 static void geometry_dealloc(PyObject *self)
 {
-    pyprism_geometry *g = (pyprism_geometry *)self;
-    if (g->context != NULL) {
-        pyprism_context_lock(g->context);
-        prism_geometry_destroy(g->geometry);
-        pyprism_context_unlock(g->context);
-        g->context->children--;
-        Py_DECREF(g->context);
-    }
-    PyObject_Free(self);
+    pyprism_child_dealloc((pyprism_child *)self);
+}
+
+static PyObject *geometry_close(PyObject *self, PyObject *unused)
+{
+    pyprism_child_close((pyprism_child *)self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *geometry_closed(PyObject *self, void *unused)
+{
+    pyprism_child *k = (pyprism_child *)self;
+    return PyBool_FromLong(k->closed || k->released || k->context->closed);
 }
 
 static PyObject *entry_dict(const prism_upload_entry *e)
@@ -45,6 +55,8 @@ static PyObject *entry_dict(const prism_upload_entry *e)
 
 static PyObject *geometry_report(PyObject *self, PyObject *unused)
 {
+    if (pyprism_child_check((pyprism_child *)self) < 0)
+        return NULL;
     const prism_upload_report *r = prism_geometry_report(((pyprism_geometry *)self)->geometry);
     PyObject *arrays = PyList_New((Py_ssize_t)r->array_count);
     for (size_t i = 0; arrays && i < r->array_count; i++) {
@@ -174,7 +186,7 @@ static PyObject *geometry_propagate(PyObject *self, PyObject *args, PyObject *kw
     pyprism_geometry *g = (pyprism_geometry *)self;
     pyprism_context *c = g->context;
     propagate_args a;
-    if (parse_propagate(args, kwargs, &a) < 0 || pyprism_context_get(c) == NULL)
+    if (parse_propagate(args, kwargs, &a) < 0 || pyprism_child_check((pyprism_child *)g) < 0)
         return NULL;
     size_t n = a.source.count, k = a.desc.record_steps;
     Py_buffer in = {0}, op = {0}, orec = {0};
@@ -208,7 +220,8 @@ static PyObject *geometry_propagate(PyObject *self, PyObject *args, PyObject *kw
     memset(&stats, 0, sizeof stats);
     prism_result r = PRISM_SUCCESS;
     char message[1024] = "";
-    pyprism_context_lock(c);
+    if (pyprism_child_enter((pyprism_child *)g) < 0)
+        goto done;
     Py_BEGIN_ALLOW_THREADS
     if (a.on_device) {
         r = device_output(c, n * sizeof(prism_photon), "python.photons", &dev_photons);
@@ -259,8 +272,10 @@ static PyObject *geometry_propagate(PyObject *self, PyObject *args, PyObject *kw
 done:
     if (dev_photons != NULL || dev_records != NULL) {
         pyprism_context_lock(c);
-        prism_buffer_release(dev_photons);
-        prism_buffer_release(dev_records);
+        if (c->ctx != NULL) { /* else they went with the context */
+            prism_buffer_release(dev_photons);
+            prism_buffer_release(dev_records);
+        }
         pyprism_context_unlock(c);
     }
     if (have_in)
@@ -295,7 +310,7 @@ static PyObject *geometry_render(PyObject *self, PyObject *args, PyObject *kwarg
             &mode, &bg[0], &bg[1], &bg[2], &bg[3], &colors, &hidden, &d.ambient,
             &d.xray_layers, &d.xray_alpha, &d.max_distance, &bottom_first))
         return NULL;
-    if (pyprism_context_get(c) == NULL)
+    if (pyprism_child_check((pyprism_child *)g) < 0)
         return NULL;
     if (mode != PRISM_RENDER_SHADED && mode != PRISM_RENDER_XRAY)
         return pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "mode must be shaded or xray");
@@ -350,7 +365,8 @@ static PyObject *geometry_render(PyObject *self, PyObject *args, PyObject *kwarg
     prism_render_stats stats;
     prism_result r;
     char message[1024] = "";
-    pyprism_context_lock(c);
+    if (pyprism_child_enter((pyprism_child *)g) < 0)
+        goto done;
     Py_BEGIN_ALLOW_THREADS
     r = prism_render(c->ctx, g->geometry, &cam, &d, &target, &stats);
     if (r != PRISM_SUCCESS)
@@ -383,11 +399,10 @@ static PyObject *geometry_batch_limit(PyObject *self, PyObject *args, PyObject *
     memset(&desc, 0, sizeof desc);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|iI:batch_limit", keywords, &kind,
                                      &desc.record_steps) ||
-        pyprism_context_get(c) == NULL)
+        pyprism_child_enter((pyprism_child *)g) < 0)
         return NULL;
     size_t count = 0;
     char message[1024] = "";
-    pyprism_context_lock(c);
     prism_result r = prism_propagate_batch_limit(c->ctx, g->geometry, (prism_source_kind)kind,
                                                  &desc, &count);
     if (r != PRISM_SUCCESS)
@@ -400,6 +415,8 @@ static PyObject *geometry_batch_limit(PyObject *self, PyObject *args, PyObject *
 
 static PyObject *geometry_vertices_shared(PyObject *self, void *unused)
 {
+    if (pyprism_child_check((pyprism_child *)self) < 0)
+        return NULL;
     return PyBool_FromLong(prism_geometry_vertices_shared(((pyprism_geometry *)self)->geometry));
 }
 
@@ -411,10 +428,14 @@ static PyObject *geometry_context(PyObject *self, void *unused)
 static PyGetSetDef geometry_getset[] = {
     {"vertices_shared", geometry_vertices_shared, NULL, "prism_geometry_vertices_shared.", NULL},
     {"context", geometry_context, NULL, "The _prism.Context it belongs to.", NULL},
+    {"closed", geometry_closed, NULL, "True once it, or its context, was closed.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyMethodDef geometry_methods[] = {
+    {"close", geometry_close, METH_NOARGS,
+     "close()\n--\n\nRelease the geometry's memory now (prism_geometry_destroy); later use "
+     "raises. Closing twice is fine."},
     {"report", geometry_report, METH_NOARGS, "report() -> dict (prism_upload_report)"},
     {"propagate", (PyCFunction)(void (*)(void))geometry_propagate, METH_VARARGS | METH_KEYWORDS,
      "propagate(kind, count, ...) -> (device photons or None, device records or None, stats)"},

@@ -306,10 +306,18 @@ static PyObject *py_version(PyObject *self, PyObject *unused)
 
 static PyObject *py_history_flag_name(PyObject *self, PyObject *arg)
 {
-    unsigned long bit = PyLong_AsUnsignedLong(arg);
-    if (bit == (unsigned long)-1 && PyErr_Occurred())
-        return NULL;
-    return PyUnicode_FromString(prism_history_flag_name((uint32_t)bit));
+    if (!PyLong_Check(arg))
+        return pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT,
+                             "history_flag_name: the flag must be an int (e.g. prism.SURFACE_DETECT)");
+    unsigned long long flag = PyLong_AsUnsignedLongLong(arg);
+    if (PyErr_Occurred() || flag > UINT32_MAX) {
+        PyErr_Clear();
+        return pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT,
+                             "history_flag_name: the flag must be a 32-bit history value "
+                             "(one bit set, e.g. prism.SURFACE_DETECT), not a negative or "
+                             "larger number");
+    }
+    return PyUnicode_FromString(prism_history_flag_name((uint32_t)flag));
 }
 
 /* ---- Layouts ----------------------------------------------------------- */
@@ -404,7 +412,15 @@ static PyMethodDef methods[] = {
     {"device_query", py_device_query, METH_VARARGS,
      "device_query(index) -> dict: prism_device_query (index < 0: the host)."},
     {"version", py_version, METH_NOARGS, "prism_version()."},
-    {"history_flag_name", py_history_flag_name, METH_O, "prism_history_flag_name(bit)."},
+    {"history_flag_name", py_history_flag_name, METH_O,
+     "history_flag_name(flag, /)\n--\n\n"
+     "The name of one history flag: prism_history_flag_name.\n\n"
+     "flag is the flag's value, a mask with one bit set (prism.SURFACE_DETECT, which is\n"
+     "1 << 2), not a bit index: history_flag_name(prism.SURFACE_DETECT) and\n"
+     "history_flag_name(4) give 'SURFACE_DETECT', history_flag_name(2) gives\n"
+     "'BULK_ABSORB' (1 << 1). Zero, several bits or an unused bit give '?'.\n"
+     "A photon's history has several bits; name each one:\n\n"
+     "    [prism.history_flag_name(1 << i) for i in range(32) if history >> i & 1]"},
     {"set_log_handler", py_set_log_handler, METH_O,
      "set_log_handler(callable(level, message) or None): where the C log goes."},
     {"make_error", py_make_error, METH_VARARGS,

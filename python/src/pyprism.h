@@ -67,13 +67,22 @@ PyObject *pyprism_load(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* ---- context.c -------------------------------------------------------- */
 
+typedef struct pyprism_child pyprism_child;
+
 /* A context and the lock that keeps it to one thread at a time (the C
- * library's rule) while the GIL is released around long calls. */
+ * library's rule) while the GIL is released around long calls. Closing it
+ * releases what was made from it (its children) and destroys it; the
+ * destruction waits while another library still reads a child's memory
+ * (DLPack, the buffer protocol, __cuda_array_interface__), and comes when
+ * the last such child is released. */
 typedef struct pyprism_context {
     PyObject_HEAD
-    prism_context *ctx;
+    prism_context *ctx;     /* NULL once destroyed */
     PyThread_type_lock lock;
-    Py_ssize_t children;    /* geometries and device arrays made from it */
+    bool closed;            /* close() was called: no new use */
+    bool cuda;              /* the backend, kept for children made after close */
+    int device_index;
+    pyprism_child *children; /* the live children (geometries, device arrays) */
     pyprism_log_sink sink;
 } pyprism_context;
 extern PyTypeObject pyprism_context_type;
@@ -85,12 +94,44 @@ void pyprism_context_unlock(pyprism_context *c);
 /* Raise the context's last error for `r`. */
 PyObject *pyprism_context_raise(pyprism_context *c, prism_result r);
 
+/* What a context made: a geometry or a device array. Each starts with this
+ * header; the context lists its live children so that closing it releases
+ * them. `exports` counts the views another library holds of the child's
+ * memory (DLPack capsules, buffer exports; __cuda_array_interface__ counts
+ * for good): a closed child with exports keeps its memory until they end. */
+#define PYPRISM_CHILD_HEAD                                                         \
+    PyObject_HEAD                                                                  \
+    pyprism_context *context; /* owned */                                          \
+    pyprism_child *prev, *next;                                                    \
+    void (*release)(pyprism_child *); /* frees the C object; the lock is held */   \
+    const char *kind;                 /* "geometry", "device array" */            \
+    Py_ssize_t exports;                                                            \
+    bool closed;   /* close() asked, by the child or by its context */             \
+    bool released; /* the C object is gone */
+struct pyprism_child {
+    PYPRISM_CHILD_HEAD
+};
+/* Link a new child to `c` (taking a reference to it). A context closed
+ * meanwhile releases it at once; one already destroyed freed its memory. */
+void pyprism_child_attach(pyprism_context *c, pyprism_child *k, const char *kind,
+                          void (*release)(pyprism_child *));
+/* Close the child: release it now, or when its exports end. Idempotent. */
+void pyprism_child_close(pyprism_child *k);
+/* One export of the child's memory ended (with the GIL). */
+void pyprism_child_unexport(pyprism_child *k);
+/* The child's dealloc: release it, unlink it, drop the context. */
+void pyprism_child_dealloc(pyprism_child *k);
+/* Raise unless the child and its context are open (0 when they are). */
+int pyprism_child_check(pyprism_child *k);
+/* Check, take the context's lock, and check again (a close may have come
+ * while waiting): 0 with the lock held, or -1 unlocked with an exception. */
+int pyprism_child_enter(pyprism_child *k);
+
 /* ---- geometry.c ------------------------------------------------------- */
 
 typedef struct pyprism_geometry {
-    PyObject_HEAD
+    PYPRISM_CHILD_HEAD
     prism_geometry *geometry;
-    pyprism_context *context; /* owned: outlives the geometry */
 } pyprism_geometry;
 extern PyTypeObject pyprism_geometry_type;
 PyObject *pyprism_geometry_new(pyprism_context *c, prism_geometry *g);
@@ -98,11 +139,11 @@ PyObject *pyprism_geometry_new(pyprism_context *c, prism_geometry *g);
 /* ---- device_array.c: a prism_buffer exported by DLPack / CAI ---------- */
 
 typedef struct pyprism_device_array {
-    PyObject_HEAD
+    PYPRISM_CHILD_HEAD
     prism_buffer *buffer;
-    pyprism_context *context; /* owned */
     void *data;               /* the buffer's device pointer */
     bool cuda;                /* CUDA device memory; else host-backend memory */
+    bool cai_exported;        /* __cuda_array_interface__ was read: one export for good */
     int device_id;
     int ndim;
     Py_ssize_t shape[3];

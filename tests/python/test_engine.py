@@ -1,8 +1,13 @@
 """prism.devices, Context, upload, propagate and render on the host
-backend: results, photons in both forms, bad input, DLPack export, the
-context's lifetime rules and the GIL released around the kernels."""
+backend: results, photons in both forms, bad input, DLPack export, the GIL
+released around the kernels, and the package's public names
+(test_lifetime.py has the closing rules)."""
+import ast
 import ctypes
 import gc
+import inspect
+import pathlib
+import pydoc
 import threading
 import time
 
@@ -122,8 +127,10 @@ def test_records(geometry, centre):
 
 
 @pytest.mark.parametrize("bad,match", [
-    (np.zeros((10, 4, 4), np.float64), "float64 \\(10, 4, 4\\)"),
+    (np.zeros((10, 4, 4), np.float16), "float16 \\(10, 4, 4\\)"),
+    (np.zeros((10, 4, 4), np.int32), "int32 \\(10, 4, 4\\)"),
     (np.zeros((10, 4, 3), np.float32), "float32 \\(10, 4, 3\\)"),
+    (np.zeros((10, 4, 3), np.float64), "float64 \\(10, 4, 3\\)"),
     (np.zeros((10, 16), np.float32), "float32 \\(10, 16\\)"),
     (np.zeros(10, np.int32), "int32"),
     ([1.0, 2.0], "float64"),
@@ -132,6 +139,20 @@ def test_photons_of_the_wrong_dtype_or_shape_raise(geometry, bad, match):
     with pytest.raises(prism.InvalidArgumentError, match="photons: expected .*got " + match) as e:
         geometry.propagate(bad)
     assert isinstance(e.value, TypeError) and isinstance(e.value, ValueError)
+
+
+def test_float64_photons_are_cast_to_float32(geometry, centre):
+    start = geometry.propagate(prism.Source.beam(300, centre, (1, 0.2, 0.1)), seed=1,
+                               max_steps=1).photons
+    as_floats = start.view(np.float32).reshape(-1, 4, 4)
+    expected = geometry.propagate(as_floats, seed=9).photons
+    as_doubles = as_floats.astype(np.float64)
+    assert geometry.propagate(as_doubles, seed=9).photons.tobytes() == expected.tobytes()
+    # values float32 cannot hold are rounded to the float32 they are nearest
+    nudged = as_doubles.copy()
+    nudged[:, :3] *= 1 + 1e-12  # pos, time, dir, wavelength, pol: far below float32's step
+    assert geometry.propagate(nudged, seed=9).photons.tobytes() == expected.tobytes()
+    assert as_doubles.dtype == np.float64  # the caller's array is left as it was
 
 
 def test_bad_propagate_arguments_raise_the_c_message(geometry, centre):
@@ -278,32 +299,6 @@ def test_dlpack_versions_and_refusals(geometry):
     np.testing.assert_array_equal(out, np.asarray(p))
 
 
-def test_close_refuses_while_objects_are_alive():
-    ctx = prism.Context("host")
-    scene = prism.load(prism_tiny(), progress=False)
-    g = ctx.upload(scene, progress=False)
-    d = g.propagate(prism.Source.point(10), on_device=True)
-    with pytest.raises(prism.LiveAllocationsError, match="alive"):
-        ctx.close()
-    assert ctx.memory_report()["count"] > 0
-    del g, d
-    gc.collect()
-    ctx.trim()  # the upload's staging chunks, held for the next upload
-    assert ctx.memory_report()["count"] == 0
-    ctx.close()
-    assert ctx.closed
-    with pytest.raises(prism.InvalidArgumentError, match="closed"):
-        ctx.upload(scene)
-    with prism.Context("host") as c2:
-        assert not c2.closed
-    assert c2.closed
-
-
-def prism_tiny():
-    from conftest import TINY
-    return TINY
-
-
 def test_the_gil_is_released_during_propagate(geometry, centre):
     window = []
 
@@ -347,3 +342,40 @@ def test_the_c_log_reaches_the_logging_module(caplog, host, tiny):
     with caplog.at_level(logging.DEBUG, logger="prism"):
         host.upload(tiny, progress=False)
     assert any(r.name == "prism" for r in caplog.records)
+
+
+def test_every_public_name_is_in_all_and_the_stubs_agree():
+    errors = {n for n, v in vars(prism._prism).items()
+              if isinstance(v, type) and issubclass(v, prism.Error)}
+    assert len(errors) == 22 and "LiveAllocationsError" in errors
+    # prism.IOError stays out: `from prism import *` must keep the builtin IOError
+    assert errors - set(prism.__all__) == {"IOError"}
+    assert all(hasattr(prism, n) for n in prism.__all__)
+    assert len(set(prism.__all__)) == len(prism.__all__)
+    page = pydoc.render_doc(prism, renderer=pydoc.plaintext)  # what help(prism) shows
+    assert "class ParseError" in page and "class LiveAllocationsError" in page
+    assert inspect.getdoc(prism.ParseError) in page
+    namespace = {}
+    exec("from prism import *", namespace)
+    assert "ParseError" in namespace and namespace.get("IOError", IOError) is IOError
+    stubs = pathlib.Path(prism.__file__).with_name("__init__.pyi")
+    assigned = [node.value for node in ast.parse(stubs.read_text()).body
+                if isinstance(node, ast.Assign) and node.targets[0].id == "__all__"]
+    assert [ast.literal_eval(v) for v in assigned] == [prism.__all__]
+
+
+def test_history_flag_name_takes_a_flag_value_not_a_bit_index():
+    assert prism.history_flag_name.__text_signature__ == "(flag, /)"
+    assert "not a bit index" in prism.history_flag_name.__doc__
+    assert prism.history_flag_name(prism.SURFACE_DETECT) == "SURFACE_DETECT"
+    assert prism.history_flag_name(1 << 2) == "SURFACE_DETECT"
+    assert prism.history_flag_name(2) == "BULK_ABSORB"  # 1 << 1, not bit 2
+    assert prism.history_flag_name(prism.NAN_ABORT) == "NAN_ABORT"
+    for not_one_flag in (0, prism.SURFACE_DETECT | prism.REFRACT, prism.TERMINAL_FLAGS):
+        assert prism.history_flag_name(not_one_flag) == "?"
+    history = prism.SURFACE_DETECT | prism.REFRACT
+    names = [prism.history_flag_name(1 << i) for i in range(32) if history >> i & 1]
+    assert names == ["SURFACE_DETECT", "REFRACT"]
+    for bad in (-1, 1 << 32, 4.0, "SURFACE_DETECT"):
+        with pytest.raises(prism.InvalidArgumentError):
+            prism.history_flag_name(bad)
