@@ -321,8 +321,14 @@ static void test_device_summary_and_hits(void **state)
     prism_propagate_stream_desc sd = {.batch = N / 7 + 1, .sink = gpu_sink, .user = &at,
                                       .summary = &sc};
     prism_propagate_share shares[2];
+    prism_memory_report before, after;
+    assert_int_equal(prism_memory_report_get(cuda, &before), PRISM_SUCCESS);
     assert_int_equal(prism_propagate_stream(both, gs, 2, &src, &d, &sd, NULL, shares),
                      PRISM_SUCCESS);
+    /* the scratch the batches shared is returned with the run */
+    assert_int_equal(prism_memory_report_get(cuda, &after), PRISM_SUCCESS);
+    assert_int_equal(after.total.bytes, before.total.bytes);
+    assert_true(after.peak_bytes > before.total.bytes);
     printf("# stream: %zu photons on CUDA, %zu on the host\n", shares[0].photons,
            shares[1].photons);
     assert_int_equal((size_t)(at - c), cs.hits);

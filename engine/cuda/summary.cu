@@ -87,11 +87,11 @@ extern "C" prism_result prism__cuda_summary(prism_context *ctx, const prism_phot
     const bool solids = s->detected_by_solid != NULL;
     const size_t solid_bytes = solids ? (s->solids + 1) * sizeof(unsigned long long) : 0;
     const size_t bytes = SUM_WORDS * sizeof(unsigned long long) + solid_bytes;
-    prism_buffer *scratch = NULL;
-    r = prism_buffer_create_device(ctx, bytes, "propagate.summary", &scratch);
+    prism__scratch scratch;
+    r = prism__scratch_alloc(ctx, &scratch, bytes, "propagate.summary");
     if (r != PRISM_SUCCESS)
         return r;
-    unsigned long long *sums = (unsigned long long *)prism_buffer_device_pointer(scratch);
+    unsigned long long *sums = (unsigned long long *)scratch.pointer;
     unsigned long long *by_solid = solids ? sums + SUM_WORDS : NULL;
     unsigned long long *got = (unsigned long long *)malloc(bytes);
     cudaStream_t st = prism__cuda_stream_of(ctx);
@@ -106,7 +106,7 @@ extern "C" prism_result prism__cuda_summary(prism_context *ctx, const prism_phot
         err = cudaMemcpyAsync(got, sums, bytes, cudaMemcpyDeviceToHost, st);
     if (err == cudaSuccess)
         err = cudaStreamSynchronize(st);
-    prism_buffer_release(scratch);
+    prism__scratch_release(&scratch);
     if (err != cudaSuccess) {
         free(got);
         return prism__cuda_error(ctx, err, "propagate", "summary");

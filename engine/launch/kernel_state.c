@@ -33,6 +33,8 @@ void prism__kernels_shutdown(prism_context *ctx)
     if (ctx->kernels->colors.pointer != NULL)
         prism__scratch_release(&ctx->kernels->colors);
     free(ctx->kernels->colors_host);
+    ctx->kernels->keeping = 1;
+    prism__scratch_keep(ctx, false);
 #ifdef PRISM_HAVE_CUDA
     if (ctx->backend == PRISM_BACKEND_CUDA)
         prism__cuda_kernels_shutdown(ctx, ctx->kernels);

@@ -13,6 +13,9 @@ struct prism_kernel_state {
     prism__scratch colors;
     uint32_t *colors_host; /* what `colors` holds */
     uint32_t colors_count;
+    /* Scratch held between the calls of a run (target.h) */
+    unsigned keeping;
+    prism__kept kept[PRISM__KEPT_BLOCKS];
 };
 
 #ifdef PRISM_HAVE_CUDA

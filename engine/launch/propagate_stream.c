@@ -12,6 +12,7 @@
 #include "engine/context_internal.h"
 #include "propagate_internal.h"
 #include "summary.h"
+#include "target.h"
 
 #define STREAM_MAX_CONTEXTS 64
 #define STREAM_SLOTS 2
@@ -359,7 +360,11 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     }
     pthread_mutex_init(&run.lock, NULL);
     pthread_cond_init(&run.changed, NULL);
+    for (size_t i = 0; i < n; i++)
+        prism__scratch_keep(contexts[i], true);
     r = start(&run, &failed);
+    for (size_t i = 0; i < n; i++)
+        prism__scratch_keep(contexts[i], false);
     pthread_cond_destroy(&run.changed);
     pthread_mutex_destroy(&run.lock);
     prism_propagate_stats sum = {0};

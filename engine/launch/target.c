@@ -2,10 +2,73 @@
  * per-call scratch memory (see target.h). */
 #include "target.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_state.h"
+
 static bool on_cuda(const prism_context *ctx) { return ctx->backend == PRISM_BACKEND_CUDA; }
+
+static prism_result scratch_new(prism_context *ctx, prism__scratch *s, size_t size,
+                                const char *tag);
+
+/* A held block of `tag` for `size` bytes, made or grown as needed; NULL
+ * when the context holds none now or all its places are taken. */
+static prism__kept *kept_block(prism_context *ctx, size_t size, const char *tag,
+                               prism_result *r)
+{
+    struct prism_kernel_state *k = ctx->kernels;
+    *r = PRISM_SUCCESS;
+    if (k == NULL || k->keeping == 0)
+        return NULL;
+    prism__kept *fit = NULL, *same = NULL, *empty = NULL;
+    for (int i = 0; i < PRISM__KEPT_BLOCKS; i++) {
+        prism__kept *b = &k->kept[i];
+        if (b->busy)
+            continue;
+        if (b->size == 0) {
+            empty = empty != NULL ? empty : b;
+        } else if (strcmp(b->tag, tag) == 0) {
+            if (b->size >= size && (fit == NULL || b->size < fit->size))
+                fit = b;
+            same = same != NULL ? same : b;
+        }
+    }
+    prism__kept *b = fit != NULL ? fit : same != NULL ? same : empty;
+    if (b == NULL)
+        return NULL;
+    if (b->size < size) { /* too small, or new: (re)made at this size */
+        if (b->size > 0)
+            prism__scratch_release(&b->scratch);
+        b->size = 0;
+        *r = scratch_new(ctx, &b->scratch, size, tag);
+        if (*r != PRISM_SUCCESS)
+            return NULL;
+        b->size = size;
+        snprintf(b->tag, sizeof b->tag, "%s", tag);
+    }
+    b->busy = true;
+    return b;
+}
+
+void prism__scratch_keep(prism_context *ctx, bool on)
+{
+    struct prism_kernel_state *k = ctx != NULL ? ctx->kernels : NULL;
+    if (k == NULL)
+        return;
+    if (on) {
+        k->keeping++;
+        return;
+    }
+    if (k->keeping > 0 && --k->keeping > 0)
+        return;
+    for (int i = 0; i < PRISM__KEPT_BLOCKS; i++)
+        if (k->kept[i].size > 0 && !k->kept[i].busy) {
+            prism__scratch_release(&k->kept[i].scratch);
+            memset(&k->kept[i], 0, sizeof k->kept[i]);
+        }
+}
 
 prism_result prism__scratch_alloc(prism_context *ctx, prism__scratch *s, size_t size,
                                   const char *tag)
@@ -13,6 +76,22 @@ prism_result prism__scratch_alloc(prism_context *ctx, prism__scratch *s, size_t 
     memset(s, 0, sizeof *s);
     if (size == 0)
         size = 1;
+    prism_result r;
+    prism__kept *b = kept_block(ctx, size, tag, &r);
+    if (r != PRISM_SUCCESS)
+        return r;
+    if (b != NULL) {
+        *s = b->scratch;
+        s->kept = b;
+        return PRISM_SUCCESS;
+    }
+    return scratch_new(ctx, s, size, tag);
+}
+
+static prism_result scratch_new(prism_context *ctx, prism__scratch *s, size_t size,
+                                const char *tag)
+{
+    memset(s, 0, sizeof *s);
     if (!on_cuda(ctx)) {
         s->pointer = malloc(size);
         s->heap = true;
@@ -52,6 +131,11 @@ prism_result prism__scratch_read(prism_context *ctx, const prism__scratch *s, si
 
 void prism__scratch_release(prism__scratch *s)
 {
+    if (s->kept != NULL) { /* back to its context's hold */
+        s->kept->busy = false;
+        memset(s, 0, sizeof *s);
+        return;
+    }
     if (s->heap)
         free(s->pointer);
     else

@@ -19,7 +19,25 @@ typedef struct prism__scratch {
     void *pointer;
     prism_buffer *buffer;
     bool heap;
+    struct prism__kept *kept; /* held by the context (prism__scratch_keep) */
 } prism__scratch;
+
+/* Scratch the context holds between calls while a run of many calls keeps
+ * it (prism__scratch_keep): a request takes a free held block of its tag
+ * that is large enough, so the calls of a run do not allocate and free
+ * their largest arrays (hundreds of megabytes, and cudaFree waits for the
+ * device) each time. */
+typedef struct prism__kept {
+    char tag[48];
+    prism__scratch scratch;
+    size_t size;
+    bool busy;
+} prism__kept;
+#define PRISM__KEPT_BLOCKS 16
+
+/* Hold released scratch on ctx (on: counted, so runs may nest) or, when the
+ * last holder says off, free what is held. */
+void prism__scratch_keep(prism_context *ctx, bool on);
 
 prism_result prism__scratch_alloc(prism_context *ctx, prism__scratch *s, size_t size,
                                   const char *tag);
