@@ -277,12 +277,15 @@ static prism_result select_hits(prism_context *ctx, const prism_photon *photons,
  * the hits written to the target (on CUDA: selected on the device, and
  * only they copied back). */
 static prism_result take_hits(prism_context *ctx, const prism_propagate_outputs *o,
-                              const prism_photon *photons, size_t count, size_t *hits)
+                              const prism_photon *photons, size_t count,
+                              const prism_propagate_stats *st, size_t *hits)
 {
     const uint32_t mask = o->hit_mask != 0 ? o->hit_mask : PRISM_SURFACE_DETECT;
     const size_t capacity = o->hits_capacity != 0 ? o->hits_capacity : count;
-    size_t n = 0;
-    prism_result r = select_hits(ctx, photons, count, mask, NULL, 0, &n);
+    size_t n = st->detected; /* the tally counted the default mask's already */
+    prism_result r = PRISM_SUCCESS;
+    if (mask != PRISM_SURFACE_DETECT)
+        r = select_hits(ctx, photons, count, mask, NULL, 0, &n);
     if (r != PRISM_SUCCESS)
         return r;
     *hits = n;
@@ -361,7 +364,7 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
             if (r == PRISM_SUCCESS && outputs->summary != NULL)
                 r = take_summary(ctx, ph.pointer, source->count, outputs->summary);
             if (r == PRISM_SUCCESS && wanted(&outputs->hits))
-                r = take_hits(ctx, outputs, ph.pointer, source->count, &st.hits);
+                r = take_hits(ctx, outputs, ph.pointer, source->count, &st, &st.hits);
             if (stats != NULL)
                 *stats = st;
             prism_result u = prism__geometry_unmap(geometry);
