@@ -44,6 +44,8 @@ prism_result prism__multi_limit(prism_context *const *ctxs, const prism_geometry
                                 const prism_propagate_desc *desc, size_t *limit);
 prism_result prism__multi_failed(const char *what, prism_context *const *contexts, size_t failed,
                                  prism_result r);
+/* One call's stats added to a run's (seconds left to the caller). */
+void prism__stats_add(prism_propagate_stats *sum, const prism_propagate_stats *st);
 
 /* Sum up final photons into stats (steps, OR of histories, counts). */
 void prism__propagate_tally(const prism_photon *photons, size_t count,

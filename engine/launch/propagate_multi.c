@@ -82,17 +82,6 @@ static size_t take(multi_run *run, multi_worker *w, size_t *first)
     return count;
 }
 
-static void add_stats(prism_propagate_stats *sum, const prism_propagate_stats *st)
-{
-    sum->steps += st->steps;
-    sum->launches += st->launches;
-    sum->history_or |= st->history_or;
-    sum->detected += st->detected;
-    sum->step_limited += st->step_limited;
-    if (st->time_max > sum->time_max)
-        sum->time_max = st->time_max;
-}
-
 static prism_result one_batch(multi_worker *w, size_t first, size_t count)
 {
     const multi_run *run = w->run;
@@ -110,7 +99,7 @@ static prism_result one_batch(multi_worker *w, size_t first, size_t count)
     prism_propagate_stats st;
     prism_result r = prism_propagate(w->ctx, w->geometry, &src, &d, &out, &st);
     if (r == PRISM_SUCCESS) {
-        add_stats(&w->stats, &st);
+        prism__stats_add(&w->stats, &st);
         w->share.photons += count;
         w->share.batches++;
         w->share.seconds += st.seconds;
@@ -243,6 +232,18 @@ static prism_result run_workers(multi_run *run, size_t *failed)
     return PRISM_SUCCESS;
 }
 
+void prism__stats_add(prism_propagate_stats *sum, const prism_propagate_stats *st)
+{
+    sum->steps += st->steps;
+    sum->launches += st->launches;
+    sum->history_or |= st->history_or;
+    sum->detected += st->detected;
+    sum->step_limited += st->step_limited;
+    sum->hits += st->hits;
+    if (st->time_max > sum->time_max)
+        sum->time_max = st->time_max;
+}
+
 prism_result prism__multi_failed(const char *what, prism_context *const *contexts, size_t failed,
                                  prism_result r)
 {
@@ -286,7 +287,7 @@ prism_result prism_propagate_multi(prism_context *const *contexts,
         return prism__multi_failed("propagate_multi", contexts, failed, r);
     prism_propagate_stats sum = {0};
     for (size_t i = 0; i < n; i++) {
-        add_stats(&sum, &workers[i].stats);
+        prism__stats_add(&sum, &workers[i].stats);
         if (shares != NULL)
             shares[i] = workers[i].share;
     }

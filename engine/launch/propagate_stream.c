@@ -62,18 +62,6 @@ struct stream_run {
     const prism_propagate_stream_desc *s;
 };
 
-static void add_stats(prism_propagate_stats *sum, const prism_propagate_stats *st)
-{
-    sum->steps += st->steps;
-    sum->launches += st->launches;
-    sum->history_or |= st->history_or;
-    sum->detected += st->detected;
-    sum->step_limited += st->step_limited;
-    sum->hits += st->hits;
-    if (st->time_max > sum->time_max)
-        sum->time_max = st->time_max;
-}
-
 /* A free slot of w's, waiting while both are queued; NULL when the run
  * stops. Takes the next batch with it, and reads its input in order. */
 static stream_slot *take(stream_worker *w)
@@ -143,7 +131,7 @@ static prism_result one_batch(stream_worker *w, stream_slot *slot)
     prism_result r = prism_propagate(w->ctx, w->geometry, &src, &d, &out, &st);
     if (r != PRISM_SUCCESS)
         return r;
-    add_stats(&w->stats, &st);
+    prism__stats_add(&w->stats, &st);
     w->share.photons += slot->batch.count;
     w->share.batches++;
     w->share.seconds += st.seconds;
@@ -369,7 +357,7 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     pthread_mutex_destroy(&run.lock);
     prism_propagate_stats sum = {0};
     for (size_t i = 0; i < n; i++) {
-        add_stats(&sum, &workers[i].stats);
+        prism__stats_add(&sum, &workers[i].stats);
         if (shares != NULL)
             shares[i] = workers[i].share;
         if (r == PRISM_SUCCESS && stream->summary != NULL)
