@@ -194,8 +194,10 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
         rc = res != PRISM_SUCCESS ? -1 : 0;
     }
     tool_progress_end(&r.bar, rc == 0 ? "" : "failed");
+    const double t_commit = tool_now();
     if (rc == 0)
         rc = commit_outputs(&r.w, r.err, sizeof r.err);
+    sum->commit_seconds = tool_now() - t_commit;
     abort_outputs(&r.w);
     sum->photons += tally.photons;
     sum->steps += tally.steps;

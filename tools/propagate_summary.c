@@ -141,8 +141,8 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            s->propagate_seconds > 0 ? (double)s->steps / s->propagate_seconds / 1e6 : 0.0,
            s->seconds, rate(s, s->seconds) / 1e6);
     printf("  %.3f s writing (overlapped with the devices), %.3f s of device time waiting for "
-           "it; %.3f s before the run (start, load, upload)\n", s->write_seconds,
-           s->wait_seconds, run->setup_seconds);
+           "it, %.3f s closing the files; %.3f s before the run (start, load, upload)\n",
+           s->write_seconds, s->wait_seconds, s->commit_seconds, run->setup_seconds);
     printf("  memory: a batch %.1f MB on the device, %.1f MB on the host; the engine's peak "
            "%.1f MB, the process's resident peak %.1f MB\n", s->device_batch_bytes / 1e6,
            s->host_batch_bytes / 1e6, s->engine_peak_bytes / 1e6, s->host_peak_bytes / 1e6);
@@ -241,9 +241,10 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
         printf(",\"photons\":%llu}", (unsigned long long)s->detected_by_solid[top[i]]);
     }
     printf("]},\"seconds\":{\"load\":%.6g,\"upload\":%.6g,\"setup\":%.6g,\"propagate\":%.6g,"
-           "\"write\":%.6g,\"wait\":%.6g,\"run\":%.6g,\"wall\":%.6g}",
+           "\"write\":%.6g,\"wait\":%.6g,\"commit\":%.6g,\"run\":%.6g,\"wall\":%.6g}",
            run->load_seconds, run->upload_seconds, run->setup_seconds, s->propagate_seconds,
-           s->write_seconds, s->wait_seconds, s->seconds, tool_now() - run->started);
+           s->write_seconds, s->wait_seconds, s->commit_seconds, s->seconds,
+           tool_now() - run->started);
     printf(",\"photons_per_second\":%.6g,\"photons_per_second_overall\":%.6g",
            rate(s, s->propagate_seconds), rate(s, s->seconds));
     printf(",\"memory\":{\"device_batch_bytes\":%zu,\"host_batch_bytes\":%zu,"

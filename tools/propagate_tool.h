@@ -74,6 +74,7 @@ typedef struct propagate_summary {
     double seconds;               /* the batch loop, reading and writing included */
     double write_seconds;         /* appending to the files (the sink) */
     double wait_seconds;          /* contexts waiting for the writer to free a buffer */
+    double commit_seconds;        /* the files' headers, fsync and renames after the run */
     size_t device_batch_bytes;    /* device memory of one batch (photons, queues, records) */
     size_t host_batch_bytes;      /* host memory of one batch */
     size_t engine_peak_bytes;     /* the context's ledger at its peak (device, pinned, mapped) */
