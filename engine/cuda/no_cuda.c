@@ -1,14 +1,22 @@
-/* The CUDA side of a build without CUDA: no devices, and every CUDA-only
- * request answers PRISM_ERROR_UNSUPPORTED. */
+/* The CUDA side of a build without CUDA: no backend table, no devices;
+ * every CUDA-only request answers PRISM_ERROR_UNSUPPORTED. */
 #ifndef PRISM_HAVE_CUDA
 #include <stdio.h>
 
+#include "engine/backend.h"
 #include "engine/devices.h"
+
+#define NO_CUDA "this build of Prism has no CUDA backend"
+
+const prism__backend *prism__cuda_backend(void)
+{
+    return NULL;
+}
 
 int prism__cuda_count(prism_result *why, char *reason, size_t reason_size)
 {
     *why = PRISM_ERROR_UNSUPPORTED;
-    snprintf(reason, reason_size, "this build of Prism has no CUDA backend");
+    snprintf(reason, reason_size, NO_CUDA);
     return 0;
 }
 
@@ -29,7 +37,7 @@ prism_result prism__cuda_open(prism_context *ctx, int index, const prism_context
 {
     (void)index;
     (void)desc;
-    return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "this build of Prism has no CUDA backend");
+    return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, NO_CUDA);
 }
 
 prism_result prism__cuda_warm(int index, const prism_context_desc *desc)
@@ -47,7 +55,7 @@ void prism__cuda_close(prism_context *ctx)
 prism_result prism__cuda_gl_device(int *device, char *message, size_t message_size)
 {
     *device = -1;
-    snprintf(message, message_size, "this build of Prism has no CUDA backend");
+    snprintf(message, message_size, NO_CUDA);
     return PRISM_ERROR_UNSUPPORTED;
 }
 #else
