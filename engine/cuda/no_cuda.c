@@ -1,10 +1,14 @@
-/* The CUDA side of a build without CUDA: no backend table, no devices;
- * every CUDA-only request answers PRISM_ERROR_UNSUPPORTED. */
+/* The CUDA side of a build without CUDA: no backend table, no devices,
+ * no NVRTC; every CUDA-only request answers
+ * PRISM_ERROR_UNSUPPORTED. Every link-time function of the CUDA backend
+ * that shared code, tools or tests call has its stand-in here, so none of
+ * them needs to know how Prism was built. */
 #ifndef PRISM_HAVE_CUDA
 #include <stdio.h>
 
 #include "engine/backend.h"
 #include "engine/devices.h"
+#include "engine/module/internal.h"
 
 #define NO_CUDA "this build of Prism has no CUDA backend"
 
@@ -57,6 +61,59 @@ prism_result prism__cuda_gl_device(int *device, char *message, size_t message_si
     *device = -1;
     snprintf(message, message_size, NO_CUDA);
     return PRISM_ERROR_UNSUPPORTED;
+}
+
+bool prism__nvrtc_identify(char *identity, size_t size)
+{
+    if (size > 0)
+        identity[0] = 0;
+    return false;
+}
+
+prism_result prism__nvrtc_load(prism_context *ctx, prism__nvrtc **out)
+{
+    *out = NULL;
+    return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "NVRTC: " NO_CUDA);
+}
+
+void prism__nvrtc_unload(prism__nvrtc *n)
+{
+    (void)n;
+}
+
+void prism__nvrtc_version(const prism__nvrtc *n, int *major, int *minor)
+{
+    (void)n;
+    *major = 0;
+    *minor = 0;
+}
+
+const char *prism__nvrtc_identity(const prism__nvrtc *n)
+{
+    (void)n;
+    return "";
+}
+
+prism_result prism__nvrtc_target(prism_context *ctx, const prism__nvrtc *n, int major, int minor,
+                                 char *arch, size_t arch_size, bool *cubin)
+{
+    (void)n, (void)major, (void)minor;
+    if (arch_size > 0)
+        arch[0] = 0;
+    *cubin = false;
+    return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "NVRTC: " NO_CUDA);
+}
+
+prism_result prism__nvrtc_compile(prism_context *ctx, const prism__nvrtc *n, const char *source,
+                                  const char *name, const char *arch, bool cubin,
+                                  const char *const *options, size_t option_count, void **binary,
+                                  size_t *size, char **log)
+{
+    (void)n, (void)source, (void)name, (void)arch, (void)cubin, (void)options, (void)option_count;
+    *binary = NULL;
+    *size = 0;
+    *log = NULL;
+    return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "NVRTC: " NO_CUDA);
 }
 #else
 typedef int prism_no_cuda_unused_; /* ISO C forbids an empty unit */
