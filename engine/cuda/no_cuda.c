@@ -1,5 +1,5 @@
 /* The CUDA side of a build without CUDA: no backend table, no devices,
- * no NVRTC; every CUDA-only request answers
+ * no NVRTC, no render variants; every CUDA-only request answers
  * PRISM_ERROR_UNSUPPORTED. Every link-time function of the CUDA backend
  * that shared code, tools or tests call has its stand-in here, so none of
  * them needs to know how Prism was built. */
@@ -8,6 +8,7 @@
 
 #include "engine/backend.h"
 #include "engine/devices.h"
+#include "engine/launch/render_tuning.h"
 #include "engine/module/internal.h"
 
 #define NO_CUDA "this build of Prism has no CUDA backend"
@@ -114,6 +115,23 @@ prism_result prism__nvrtc_compile(prism_context *ctx, const prism__nvrtc *n, con
     *size = 0;
     *log = NULL;
     return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "NVRTC: " NO_CUDA);
+}
+
+int prism__cuda_render_tuning(int variant, unsigned block)
+{
+    (void)variant, (void)block;
+    return 0;
+}
+
+int prism__cuda_render_variants(void)
+{
+    return 0;
+}
+
+void prism__cuda_render_tuning_get(int *variant, unsigned *block)
+{
+    *variant = 0;
+    *block = 0;
 }
 #else
 typedef int prism_no_cuda_unused_; /* ISO C forbids an empty unit */
