@@ -1,16 +1,19 @@
-/* prism_context: picks the backend and device, and owns the modules' state. */
+/* prism_context: picks the backend and device (and with them the backend's
+ * table, engine/backend.h, once), and owns the modules' state. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "engine/backend.h"
 #include "device_choice.h"
 #include "devices.h"
 
 static prism_result open_host(prism_context *ctx)
 {
     ctx->backend = PRISM_BACKEND_HOST;
+    ctx->be = &prism__host_backend;
     ctx->cuda_device = -1;
     prism__host_query(&ctx->device, ctx->host_threads);
     ctx->host_threads = ctx->device.host_threads;
@@ -34,8 +37,10 @@ static prism_result no_cuda(prism_context *ctx, const prism_context_desc *desc, 
 static prism_result open_cuda(prism_context *ctx, int index, const prism_context_desc *desc)
 {
     prism_result r = prism__cuda_open(ctx, index, desc);
-    if (r == PRISM_SUCCESS)
+    if (r == PRISM_SUCCESS) {
         ctx->backend = PRISM_BACKEND_CUDA;
+        ctx->be = prism__cuda_backend();
+    }
     return r;
 }
 

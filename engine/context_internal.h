@@ -11,9 +11,11 @@
 struct prism_memory_state; /* ledger, pools: engine/memory/ledger.c and friends */
 struct prism_kernel_state; /* streams, kernel resources: engine/launch/kernel_state.c */
 struct prism_module_state; /* runtime-compiled modules and their memo: engine/module/module.c */
+struct prism__backend;     /* the backend's table: engine/backend.h */
 
 struct prism_context {
     prism_backend backend;
+    const struct prism__backend *be; /* chosen once, when the context is made */
     prism_device_info device;
     int cuda_device;          /* CUDA ordinal, -1 on the host backend */
     bool gl_shared;
@@ -61,10 +63,9 @@ prism_result prism__kernels_init(prism_context *ctx);
 void prism__kernels_shutdown(prism_context *ctx);
 prism_result prism__modules_shutdown(prism_context *ctx);
 
-#ifdef PRISM_HAVE_CUDA
 /* Make ctx's device current on the calling thread (the runtime API keeps the
- * current device per thread). Every CUDA-touching entry point calls it. */
+ * current device per thread). Every CUDA-touching entry point of the CUDA
+ * backend calls it; shared code calls ctx->be->bind (engine/backend.h). */
 prism_result prism__cuda_bind(prism_context *ctx);
-#endif
 
 #endif

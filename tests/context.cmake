@@ -1,9 +1,14 @@
 prism_test(NAME context SOURCES test_context.c)
 prism_test(NAME device_choice SOURCES test_device_choice.c)
 prism_test(NAME occupancy SOURCES test_occupancy.c)
-prism_test(NAME context_gpu SOURCES test_context_gpu.c LABELS gpu)
-add_test(NAME context_gpu_prewarm COMMAND test_context_gpu --prewarm)
-set_tests_properties(context_gpu_prewarm PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu)
+# Contexts on a real device, checked against the CUDA runtime's own answers
+# (context_gpu_cuda.cu): built with CUDA only, as the other GPU suites that
+# call the runtime.
+if(PRISM_HAVE_CUDA)
+  prism_test(NAME context_gpu SOURCES test_context_gpu.c context_gpu_cuda.cu LABELS gpu)
+  add_test(NAME context_gpu_prewarm COMMAND test_context_gpu --prewarm)
+  set_tests_properties(context_gpu_prewarm PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu)
+endif()
 
 # GL sharing needs a GL context: a GLFW window (under Xvfb) and a headless
 # EGL context. Only where GLFW and EGL are found.

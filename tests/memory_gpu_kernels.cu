@@ -1,6 +1,8 @@
 /* Kernels for the memory GPU tests: a kernel that reads mapped (or device)
  * memory, and a CUDA graph that captures a stream-ordered allocation, a
- * kernel writing it, a copy out and the free, then is replayed. */
+ * kernel writing it, a copy out and the free, then is replayed; and the
+ * CUDA runtime's own answers the tests check Prism's memory against (host
+ * flags, pointer types, free device memory). */
 #include <stdint.h>
 
 #include <cuda_runtime.h>
@@ -71,4 +73,44 @@ extern "C" int prism_test_graph_capture(prism_context *ctx, prism_stream *stream
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
     return rc;
+}
+
+/* cudaHostGetFlags of host pointer p, as three answers. 0 or the cudaError_t. */
+extern "C" int prism_test_host_flags(const void *p, bool *portable, bool *mapped,
+                                     bool *write_combined)
+{
+    unsigned flags = 0;
+    cudaError_t e = cudaHostGetFlags(&flags, (void *)p);
+    *portable = (flags & cudaHostAllocPortable) != 0;
+    *mapped = (flags & cudaHostAllocMapped) != 0;
+    *write_combined = (flags & cudaHostAllocWriteCombined) != 0;
+    return (int)e;
+}
+
+/* cudaMemcpy with cudaMemcpyDefault (unified addressing tells the kinds). */
+extern "C" int prism_test_copy(void *dst, const void *src, size_t n)
+{
+    return (int)cudaMemcpy(dst, src, n, cudaMemcpyDefault);
+}
+
+/* What cudaPointerGetAttributes says p is: 1 host memory (pinned or
+ * mapped), 2 device memory, 0 anything else. 0 or the cudaError_t. */
+extern "C" int prism_test_pointer_type(const void *p, int *type)
+{
+    struct cudaPointerAttributes at;
+    cudaError_t e = cudaPointerGetAttributes(&at, p);
+    *type = e != cudaSuccess                   ? 0
+            : at.type == cudaMemoryTypeHost   ? 1
+            : at.type == cudaMemoryTypeDevice ? 2
+                                              : 0;
+    return (int)e;
+}
+
+/* The device's free memory once its work is done (cudaDeviceSynchronize,
+ * then cudaMemGetInfo). 0 or the cudaError_t. */
+extern "C" int prism_test_free_memory(size_t *free_bytes)
+{
+    size_t total = 0;
+    cudaDeviceSynchronize();
+    return (int)cudaMemGetInfo(free_bytes, &total);
 }

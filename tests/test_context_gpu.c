@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
-/* Contexts on a real CUDA device (label gpu; skipped without one): device 0
- * with mapped memory, device info against cudaGetDeviceProperties, flags. */
+/* Contexts on a real CUDA device (label gpu; skipped without one, built
+ * only with CUDA): device 0 with mapped memory, device info against
+ * cudaGetDeviceProperties, flags. The CUDA runtime's own answers come from
+ * context_gpu_cuda.cu. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,11 +13,9 @@
 
 #include <cmocka.h>
 
+#include "context_gpu_cuda.h"
 #include "prism/context.h"
 #include "prism/memory.h"
-
-#ifdef PRISM_HAVE_CUDA
-#include <cuda_runtime_api.h>
 
 static void test_device0_mapped(void **state)
 {
@@ -28,14 +28,12 @@ static void test_device0_mapped(void **state)
     assert_int_equal(prism_context_backend(ctx), PRISM_BACKEND_CUDA);
     assert_int_equal(prism_context_device(ctx)->index, 0);
     unsigned flags = 0;
-    assert_int_equal(cudaGetDeviceFlags(&flags), cudaSuccess);
-    assert_true(flags & cudaDeviceMapHost);
+    bool map_host = false, device_pointer = false;
+    assert_int_equal(ctx_test_device_flags(&flags, &map_host), 0);
+    assert_true(map_host);
     /* Mapped memory really works: a mapped allocation has a device pointer. */
-    void *host = NULL, *dev = NULL;
-    assert_int_equal(cudaHostAlloc(&host, 4096, cudaHostAllocMapped), cudaSuccess);
-    assert_int_equal(cudaHostGetDevicePointer(&dev, host, 0), cudaSuccess);
-    assert_non_null(dev);
-    cudaFreeHost(host);
+    assert_int_equal(ctx_test_mapped_alloc(&device_pointer), 0);
+    assert_true(device_pointer);
     printf("context on cuda:0 \"%s\", flags 0x%x\n", prism_context_device(ctx)->name, flags);
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
@@ -46,25 +44,25 @@ static void test_info_matches_properties(void **state)
     int n = prism_cuda_device_count();
     for (int i = 0; i < n; i++) {
         prism_device_info info;
-        struct cudaDeviceProp p;
+        ctx_test_properties p;
         assert_int_equal(prism_device_query(i, &info), PRISM_SUCCESS);
-        assert_int_equal(cudaGetDeviceProperties(&p, i), cudaSuccess);
+        assert_int_equal(ctx_test_properties_of(i, &p), 0);
         assert_string_equal(info.name, p.name);
         assert_int_equal(info.cc_major, p.major);
         assert_int_equal(info.cc_minor, p.minor);
-        assert_true(info.total_memory == p.totalGlobalMem);
-        assert_int_equal(info.multiprocessors, p.multiProcessorCount);
-        assert_int_equal(info.max_threads_per_block, p.maxThreadsPerBlock);
-        assert_int_equal(info.max_threads_per_multiprocessor, p.maxThreadsPerMultiProcessor);
-        assert_int_equal(info.warp_size, p.warpSize);
-        assert_int_equal(info.max_blocks_per_multiprocessor, p.maxBlocksPerMultiProcessor);
-        assert_int_equal(info.registers_per_block, p.regsPerBlock);
-        assert_int_equal(info.registers_per_multiprocessor, p.regsPerMultiprocessor);
-        assert_true(info.shared_memory_per_multiprocessor == p.sharedMemPerMultiprocessor);
-        assert_true(info.reserved_shared_memory_per_block == p.reservedSharedMemPerBlock);
-        assert_int_equal(info.can_map_host_memory, p.canMapHostMemory != 0);
-        assert_int_equal(info.unified_addressing, p.unifiedAddressing != 0);
-        assert_int_equal(info.integrated, p.integrated != 0);
+        assert_true(info.total_memory == p.total_global_mem);
+        assert_int_equal(info.multiprocessors, p.multiprocessor_count);
+        assert_int_equal(info.max_threads_per_block, p.max_threads_per_block);
+        assert_int_equal(info.max_threads_per_multiprocessor, p.max_threads_per_multiprocessor);
+        assert_int_equal(info.warp_size, p.warp_size);
+        assert_int_equal(info.max_blocks_per_multiprocessor, p.max_blocks_per_multiprocessor);
+        assert_int_equal(info.registers_per_block, p.regs_per_block);
+        assert_int_equal(info.registers_per_multiprocessor, p.regs_per_multiprocessor);
+        assert_true(info.shared_memory_per_multiprocessor == p.shared_mem_per_multiprocessor);
+        assert_true(info.reserved_shared_memory_per_block == p.reserved_shared_mem_per_block);
+        assert_int_equal(info.can_map_host_memory, p.can_map_host_memory);
+        assert_int_equal(info.unified_addressing, p.unified_addressing);
+        assert_int_equal(info.integrated, p.integrated);
         printf("cuda:%d %s sm_%d%d %d SMs, %.1f GiB, mempool %d\n", i, info.name, info.cc_major,
                info.cc_minor, info.multiprocessors, info.total_memory / 1073741824.0,
                info.memory_pools_supported);
@@ -112,9 +110,7 @@ static void test_report_lists_devices(void **state)
     assert_non_null(strstr(text, "CUDA Toolkit "));
     assert_non_null(strstr(text, "\"cuda:0\": \""));
 }
-#endif
 
-#ifdef PRISM_HAVE_CUDA
 typedef struct warm_run {
     prism_context_desc desc;
     prism_result result;
@@ -146,8 +142,9 @@ static void test_prewarm_on_thread(void **state)
     assert_int_equal(prism_context_prewarm(NULL), PRISM_SUCCESS); /* warm already: cheap */
     assert_int_equal(prism_context_create(&w.desc, &second), PRISM_SUCCESS);
     unsigned flags = 0;
-    assert_int_equal(cudaGetDeviceFlags(&flags), cudaSuccess);
-    assert_true(flags & cudaDeviceMapHost);
+    bool map_host = false;
+    assert_int_equal(ctx_test_device_flags(&flags, &map_host), 0);
+    assert_true(map_host);
     prism_buffer *b = NULL;
     assert_int_equal(prism_buffer_create_pinned(second, 4096, PRISM_HOST_MAPPED, "warm", &b),
                      PRISM_SUCCESS);
@@ -156,11 +153,9 @@ static void test_prewarm_on_thread(void **state)
     assert_int_equal(prism_context_destroy(second), PRISM_SUCCESS);
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
-#endif
 
 int main(int argc, char **argv)
 {
-#ifdef PRISM_HAVE_CUDA
     if (prism_cuda_device_count() == 0) {
         printf("no CUDA device: skipped\n");
         return 77;
@@ -177,10 +172,4 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_report_lists_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
-#else
-    (void)argc;
-    (void)argv;
-    printf("built without CUDA: skipped\n");
-    return 77;
-#endif
 }

@@ -3,7 +3,8 @@
  * copies of every kind, pools, the stream-ordered allocator with a captured
  * and replayed graph, uploads under each policy read back from the device,
  * a forced budget splitting the nodes, and 1,000 upload/destroy cycles that
- * leave cudaMemGetInfo where it started. */
+ * leave cudaMemGetInfo where it started. The CUDA runtime's own answers
+ * come from memory_gpu_kernels.cu. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +14,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <cuda_runtime_api.h>
 
 #include "engine/upload/geometry_internal.h"
 #include "engine/memory/internal.h" /* prism__memory_inject_device_failures */
@@ -23,6 +23,11 @@
 int prism_test_kernel_sum(const void *p, size_t n, unsigned long long *sum);
 int prism_test_graph_capture(prism_context *ctx, prism_stream *stream, uint32_t *result, size_t n,
                              uint32_t base);
+int prism_test_host_flags(const void *p, bool *portable, bool *mapped, bool *write_combined);
+int prism_test_copy(void *dst, const void *src, size_t n);
+int prism_test_pointer_type(const void *p, int *type); /* 1 host, 2 device, 0 else */
+int prism_test_free_memory(size_t *free_bytes);
+enum { HOST_MEMORY = 1, DEVICE_MEMORY = 2 };
 
 static prism_context *ctx;
 
@@ -45,13 +50,15 @@ static void test_host_flags_really_set(void **state)
     for (unsigned f = 0; f < 8; f++) {
         prism_buffer *b;
         assert_int_equal(prism_buffer_create_pinned(ctx, 4096, f, "flags", &b), PRISM_SUCCESS);
-        unsigned got = 0;
-        assert_int_equal(cudaHostGetFlags(&got, prism_buffer_host_pointer(b)), cudaSuccess);
+        bool portable = false, mapped = false, write_combined = false;
+        assert_int_equal(prism_test_host_flags(prism_buffer_host_pointer(b), &portable, &mapped,
+                                               &write_combined),
+                         0);
         if (f & PRISM_HOST_PORTABLE)
-            assert_true(got & cudaHostAllocPortable);
+            assert_true(portable);
         if (f & PRISM_HOST_MAPPED)
-            assert_true(got & cudaHostAllocMapped);
-        assert_int_equal((got & cudaHostAllocWriteCombined) != 0, (f & PRISM_HOST_WRITE_COMBINED) != 0);
+            assert_true(mapped);
+        assert_int_equal(write_combined, (f & PRISM_HOST_WRITE_COMBINED) != 0);
         assert_true((prism_buffer_device_pointer(b) != NULL) == ((f & PRISM_HOST_MAPPED) != 0));
         prism_buffer_release(b);
     }
@@ -98,9 +105,9 @@ static void test_registered_host_memory(void **state)
     assert_int_equal(prism_buffer_register_host(ctx, mine, N * 4, PRISM_HOST_MAPPED | PRISM_HOST_PORTABLE,
                                                 "registered", &r),
                      PRISM_SUCCESS);
-    unsigned flags = 0;
-    assert_int_equal(cudaHostGetFlags(&flags, mine), cudaSuccess);
-    assert_true(flags & cudaHostAllocMapped);
+    bool portable = false, mapped = false, write_combined = false;
+    assert_int_equal(prism_test_host_flags(mine, &portable, &mapped, &write_combined), 0);
+    assert_true(mapped);
     assert_non_null(prism_buffer_device_pointer(r));
     unsigned long long sum = 0;
     assert_int_equal(prism_test_kernel_sum(prism_buffer_device_pointer(r), N, &sum), 0);
@@ -251,7 +258,7 @@ static void make_scene(void)
 
 static void read_back(const void *p, void *dst, size_t n)
 {
-    assert_int_equal(cudaMemcpy(dst, p, n, cudaMemcpyDefault), cudaSuccess);
+    assert_int_equal(prism_test_copy(dst, p, n), 0);
 }
 
 static void check_device_view(const prism_geometry *g)
@@ -306,11 +313,11 @@ static void test_budget_puts_node_tail_in_mapped(void **state)
     assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
     const prism_geometry_view *v = prism__geometry_view(g);
     assert_true(v->nodes_split > 0 && v->nodes_split < v->node_count);
-    struct cudaPointerAttributes at;
-    assert_int_equal(cudaPointerGetAttributes(&at, v->nodes_tail), cudaSuccess);
-    assert_int_equal(at.type, cudaMemoryTypeHost); /* mapped host memory */
-    assert_int_equal(cudaPointerGetAttributes(&at, v->nodes_head), cudaSuccess);
-    assert_int_equal(at.type, cudaMemoryTypeDevice);
+    int type = 0;
+    assert_int_equal(prism_test_pointer_type(v->nodes_tail, &type), 0);
+    assert_int_equal(type, HOST_MEMORY); /* mapped host memory */
+    assert_int_equal(prism_test_pointer_type(v->nodes_head, &type), 0);
+    assert_int_equal(type, DEVICE_MEMORY);
     check_device_view(g);
     prism_geometry_destroy(g);
 }
@@ -323,9 +330,9 @@ static void test_demotion_on_device(void **state)
     prism__memory_inject_device_failures(ctx, 1); /* the nodes' cudaMalloc "fails" */
     assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
     assert_true(prism_geometry_report(g)->arrays[0].demoted);
-    struct cudaPointerAttributes at;
-    assert_int_equal(cudaPointerGetAttributes(&at, prism__geometry_view(g)->nodes_head), cudaSuccess);
-    assert_int_equal(at.type, cudaMemoryTypeHost);
+    int type = 0;
+    assert_int_equal(prism_test_pointer_type(prism__geometry_view(g)->nodes_head, &type), 0);
+    assert_int_equal(type, HOST_MEMORY);
     check_device_view(g);
     prism_geometry_destroy(g);
 }
@@ -338,16 +345,14 @@ static void test_cycles_return_to_baseline(void **state)
     /* one cycle first: the runtime's own lazy allocations are not ours */
     assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
     prism_geometry_destroy(g);
-    cudaDeviceSynchronize();
-    size_t free0, total, free1;
-    assert_int_equal(cudaMemGetInfo(&free0, &total), cudaSuccess);
+    size_t free0 = 0, free1 = 0;
+    assert_int_equal(prism_test_free_memory(&free0), 0);
     for (int i = 0; i < 1000; i++) {
         d.policy = (prism_placement_policy)(i % PRISM_PLACEMENT_POLICY_COUNT_);
         assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
         prism_geometry_destroy(g);
     }
-    cudaDeviceSynchronize();
-    assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);
+    assert_int_equal(prism_test_free_memory(&free1), 0);
     prism_memory_report r;
     prism_memory_report_get(ctx, &r);
     printf("cudaMemGetInfo free before %zu after %zu (pools hold %zu)\n", free0, free1,

@@ -138,7 +138,6 @@ static void test_targets_identical(void **state)
     prism_buffer_release(mapped);
 }
 
-#ifdef PRISM_HAVE_CUDA
 /* Every CUDA render kernel variant (engine/launch/render_tuning.h), in blocks of
  * 256, 128 and 64, against the host, shaded and x-ray, from both cameras,
  * and with the hall hidden (rays step over its surfaces). */
@@ -190,7 +189,6 @@ static void test_every_kernel_variant(void **state)
     assert_int_equal(v, v0);
     assert_int_equal(b, b0);
 }
-#endif
 
 static void test_occupancy_report(void **state)
 {
@@ -222,9 +220,7 @@ int main(void)
         cmocka_unit_test(test_same_images_both_backends),
         cmocka_unit_test(test_placement_policies_identical),
         cmocka_unit_test(test_targets_identical),
-#ifdef PRISM_HAVE_CUDA
         cmocka_unit_test(test_every_kernel_variant),
-#endif
         cmocka_unit_test(test_occupancy_report),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

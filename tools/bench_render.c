@@ -166,7 +166,10 @@ static void measure_policy(render_bench *b, prism_context *ctx, const bench_scen
 static void measure_variants(render_bench *b, prism_context *ctx, const bench_scene *s,
                              prism_placement_policy policy, const prism_target *t)
 {
-#ifdef PRISM_HAVE_CUDA
+    if (prism__cuda_render_variants() == 0) {
+        skip(b, "--variants: this build has no CUDA");
+        return;
+    }
     char why[600];
     prism_geometry *g = bench_upload(ctx, s, policy, why, sizeof why);
     if (g == NULL) {
@@ -197,14 +200,6 @@ static void measure_variants(render_bench *b, prism_context *ctx, const bench_sc
         }
     prism__cuda_render_tuning(v0, b0);
     prism_geometry_destroy(g);
-#else
-    (void)ctx;
-    (void)s;
-    (void)policy;
-    (void)t;
-    if (b->variant_count > 0)
-        skip(b, "--variants: this build has no CUDA");
-#endif
 }
 
 static void measure_cuda(render_bench *b, const bench_scene *s)
@@ -224,10 +219,8 @@ static void measure_cuda(render_bench *b, const bench_scene *s)
         for (int i = 0; i < (b->device_only ? 1 : 3); i++)
             measure_policy(b, ctx, s, p[i], &t, b->repeat);
         b->block = 256;
-#ifdef PRISM_HAVE_CUDA
         int v;
         prism__cuda_render_tuning_get(&v, &b->block);
-#endif
         b->have_occupancy =
             prism_kernel_resources(ctx, "render", &b->registers, NULL) == PRISM_SUCCESS &&
             prism_kernel_occupancy(ctx, "render", (int)b->block, &b->occupancy) == PRISM_SUCCESS;

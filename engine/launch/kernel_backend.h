@@ -2,7 +2,12 @@
  * backend with the same shape: engine/host/kernels.c (OpenMP loops) and
  * engine/cuda/kernels.cu (CUDA launches). Pointers are the backend's: heap memory
  * on the host, device pointers (device, mapped or GL-mapped memory) on
- * CUDA. render.c and propagate.c choose the backend and hold the loop. */
+ * CUDA. Shared code reaches them through ctx->be (engine/backend.h), the
+ * tables of engine/host/backend.c and engine/cuda/backend.c; render.c and
+ * propagate.c hold the loop. The CUDA functions exist only in a build
+ * with CUDA: only the CUDA table names them (and propagate.c, behind
+ * #ifdef PRISM_HAVE_CUDA, until it calls ctx->be->generate, propagate and
+ * tally). */
 #ifndef PRISM_KERNEL_BACKEND_H
 #define PRISM_KERNEL_BACKEND_H
 
@@ -36,8 +41,15 @@ prism_result prism__host_propagate(prism_context *ctx, const prism_geometry_view
                                    prism_photon *photons, prism_step_record *records,
                                    const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
                                    uint32_t *n_out, uint32_t budget);
+/* Mean seconds of `repeat` passes of all threads reading p[0, bytes). */
+prism_result prism__host_read_bandwidth(prism_context *ctx, const void *p, size_t bytes, int repeat,
+                                        double *seconds);
 
-#ifdef PRISM_HAVE_CUDA
+struct prism_kernel_state;
+/* The CUDA part of the kernel state (engine/launch/kernel_state.h): the
+ * kernel stream. */
+prism_result prism__cuda_kernels_init(prism_context *ctx, struct prism_kernel_state *state);
+void prism__cuda_kernels_shutdown(prism_context *ctx, struct prism_kernel_state *state);
 /* The render on ctx's device and stream. Synchronous (returns when done). */
 prism_result prism__cuda_render(prism_context *ctx, const prism_geometry_view *g,
                                 const prism_render_params *p, uint32_t *image, uint32_t y0,
@@ -74,7 +86,6 @@ prism_result prism__cuda_tally(prism_context *ctx, const prism_photon *photons, 
  * "generate", "propagate", "propagate_exact", "propagate_fast"). */
 prism_result prism__cuda_kernel_attributes(prism_context *ctx, const char *name, int *registers,
                                            size_t *shared_bytes);
-#endif
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_backend.h"
+#include "engine/backend.h"
 #include "prism/kernels.h"
 
 prism_result prism__kernels_init(prism_context *ctx)
@@ -13,16 +13,14 @@ prism_result prism__kernels_init(prism_context *ctx)
     ctx->kernels = calloc(1, sizeof *ctx->kernels);
     if (ctx->kernels == NULL)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "kernels: no memory for their state");
-#ifdef PRISM_HAVE_CUDA
-    if (ctx->backend == PRISM_BACKEND_CUDA) {
-        prism_result r = prism__cuda_kernels_init(ctx, ctx->kernels);
+    if (ctx->be->kernels_init != NULL) {
+        prism_result r = ctx->be->kernels_init(ctx, ctx->kernels);
         if (r != PRISM_SUCCESS) {
             free(ctx->kernels);
             ctx->kernels = NULL;
             return r;
         }
     }
-#endif
     return PRISM_SUCCESS;
 }
 
@@ -35,10 +33,8 @@ void prism__kernels_shutdown(prism_context *ctx)
     free(ctx->kernels->colors_host);
     ctx->kernels->keeping = 1;
     prism__scratch_keep(ctx, false);
-#ifdef PRISM_HAVE_CUDA
-    if (ctx->backend == PRISM_BACKEND_CUDA)
-        prism__cuda_kernels_shutdown(ctx, ctx->kernels);
-#endif
+    if (ctx->be->kernels_shutdown != NULL)
+        ctx->be->kernels_shutdown(ctx, ctx->kernels);
     free(ctx->kernels);
     ctx->kernels = NULL;
 }
@@ -59,23 +55,17 @@ prism_result prism_kernel_resources(prism_context *ctx, const char *kernel_name,
     if (ctx == NULL || !known_kernel(kernel_name))
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "kernel_occupancy: unknown kernel \"%s\"",
                             kernel_name != NULL ? kernel_name : "(null)");
-    if (ctx->backend != PRISM_BACKEND_CUDA)
+    if (ctx->be->kernel_attributes == NULL)
         return prism__error(ctx, PRISM_ERROR_UNSUPPORTED,
                             "kernel_occupancy: the host backend has no kernels to measure");
-#ifdef PRISM_HAVE_CUDA
     int regs = 0;
     size_t shared = 0;
-    prism_result r = prism__cuda_kernel_attributes(ctx, kernel_name, &regs, &shared);
+    prism_result r = ctx->be->kernel_attributes(ctx, kernel_name, &regs, &shared);
     if (r == PRISM_SUCCESS && registers_per_thread != NULL)
         *registers_per_thread = regs;
     if (r == PRISM_SUCCESS && shared_bytes != NULL)
         *shared_bytes = shared;
     return r;
-#else
-    (void)registers_per_thread;
-    (void)shared_bytes;
-    return PRISM_ERROR_UNSUPPORTED;
-#endif
 }
 
 prism_result prism_kernel_occupancy(prism_context *ctx, const char *kernel_name,

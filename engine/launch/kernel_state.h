@@ -18,9 +18,4 @@ struct prism_kernel_state {
     prism__kept kept[PRISM__KEPT_BLOCKS];
 };
 
-#ifdef PRISM_HAVE_CUDA
-prism_result prism__cuda_kernels_init(prism_context *ctx, struct prism_kernel_state *state);
-void prism__cuda_kernels_shutdown(prism_context *ctx, struct prism_kernel_state *state);
-#endif
-
 #endif

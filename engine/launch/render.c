@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/backend.h"
 #include "engine/upload/geometry_internal.h"
-#include "kernel_backend.h"
 #include "kernel_state.h"
 #include "engine/upload/optics_tables.h"
 #include "prism/memory.h"
@@ -179,13 +179,7 @@ prism_result prism__render_launch(prism_context *ctx, const prism_geometry_view 
         band_rows = PRISM_TILE_H;
     for (uint32_t y = 0; y < p->height; y += band_rows) {
         uint32_t rows = p->height - y < band_rows ? p->height - y : band_rows;
-        prism_result r;
-#ifdef PRISM_HAVE_CUDA
-        if (ctx->backend == PRISM_BACKEND_CUDA)
-            r = prism__cuda_render(ctx, g, p, image, y, rows);
-        else
-#endif
-            r = prism__host_render(ctx, g, p, image, y, rows);
+        prism_result r = ctx->be->render(ctx, g, p, image, y, rows);
         if (r != PRISM_SUCCESS)
             return r;
         if (launches != NULL)

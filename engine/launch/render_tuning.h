@@ -1,11 +1,12 @@
 /* Choosing among the CUDA render kernel's variants (engine/cuda/kernels.cu)
  * so that prism-bench render can compare them in one process. Internal:
  * the library's renders use whatever was chosen last (by default the
- * fastest measured on the H100). Not thread-safe; set it before rendering. */
+ * fastest measured on the H100). Not thread-safe; set it before rendering.
+ * Process-wide, so no context is needed: a build without CUDA has no
+ * variants (engine/cuda/no_cuda.c). */
 #ifndef PRISM_KERNELS_RENDER_TUNING_H
 #define PRISM_KERNELS_RENDER_TUNING_H
 
-#ifdef PRISM_HAVE_CUDA
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,7 +22,6 @@ void prism__cuda_render_tuning_get(int *variant, unsigned *block);
 
 #ifdef __cplusplus
 }
-#endif
 #endif
 
 #endif

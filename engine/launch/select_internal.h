@@ -1,4 +1,5 @@
-/* The CUDA side of prism_photons_select (engine/cuda/select.cu). */
+/* Each backend's side of prism_photons_select: engine/host/select.c and
+ * engine/cuda/select.cu, reached through ctx->be->select. */
 #ifndef PRISM_SELECT_INTERNAL_H
 #define PRISM_SELECT_INTERNAL_H
 
@@ -9,14 +10,15 @@
 extern "C" {
 #endif
 
-#ifdef PRISM_HAVE_CUDA
 /* Count the photons of in[0, count) with any bit of `any_of`; when `out` is
  * given and they fit `capacity`, copy them there in order. *selected is the
  * count in every case; PRISM_ERROR_OUT_OF_RANGE when they do not fit. */
+prism_result prism__host_select(prism_context *ctx, const prism_photon *in, size_t count,
+                                uint32_t any_of, prism_photon *out, size_t capacity,
+                                size_t *selected);
 prism_result prism__cuda_select(prism_context *ctx, const prism_photon *in, size_t count,
                                 uint32_t any_of, prism_photon *out, size_t capacity,
                                 size_t *selected);
-#endif
 
 #ifdef __cplusplus
 }

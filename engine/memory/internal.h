@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "engine/backend.h"
 #include "engine/context_internal.h"
 #include "prism/memory.h"
 
@@ -100,10 +101,9 @@ typedef struct prism__memory_backend {
     prism_result (*gl_unmap)(prism_context *ctx, prism__allocation *a, void *stream);
 } prism__memory_backend;
 
+/* The backends' memory tables, reached through ctx->be->memory. */
 extern const prism__memory_backend prism__host_memory_backend;
-#ifdef PRISM_HAVE_CUDA
 extern const prism__memory_backend prism__cuda_memory_backend;
-#endif
 
 /* How fills store into staging buffers (engine/memory/fill_store.c says why). */
 typedef enum prism__stores {
@@ -118,7 +118,6 @@ typedef enum prism__stores {
 #define PRISM__STAGING_STORES PRISM__STORES_STREAM
 
 struct prism_memory_state {
-    const prism__memory_backend *backend;
     prism__allocation *allocations;
     prism_buffer *buffers;
     prism_stream *streams;
@@ -143,7 +142,7 @@ struct prism_memory_state {
 
 static inline const prism__memory_backend *prism__mem(const prism_context *ctx)
 {
-    return ctx->memory->backend;
+    return ctx->be->memory;
 }
 
 /* ---- ledger.c */

@@ -13,15 +13,10 @@ prism_result prism__memory_init(prism_context *ctx)
     struct prism_memory_state *m = calloc(1, sizeof *m);
     if (!m)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "memory state: out of host memory");
-    m->backend = &prism__host_memory_backend;
-#ifdef PRISM_HAVE_CUDA
-    if (ctx->backend == PRISM_BACKEND_CUDA)
-        m->backend = &prism__cuda_memory_backend;
-#endif
     m->next_id = 1;
     ctx->memory = m;
     /* Warp's default: the stream-ordered allocator on where supported. */
-    m->mempool_enabled = m->backend->mempool_supported(ctx);
+    m->mempool_enabled = prism__mem(ctx)->mempool_supported(ctx);
     return PRISM_SUCCESS;
 }
 

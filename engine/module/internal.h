@@ -1,7 +1,11 @@
 /* The CUDA side of runtime compilation (engine/cuda/module.c), called by
  * engine/module/module.c: NVRTC, loaded with dlopen, and the runtime API's
- * libraries (cudaLibraryLoadData) for the compiled code. Built with CUDA
- * only; module.c answers PRISM_ERROR_UNSUPPORTED without it. */
+ * libraries (cudaLibraryLoadData) for the compiled code. NVRTC needs no
+ * device, so its functions are link-time ones that a host context may call
+ * too (engine/cuda/no_cuda.c answers PRISM_ERROR_UNSUPPORTED without
+ * CUDA); the library functions are the CUDA backend's table entries
+ * (library_load, library_unload, library_kernel, kernel_launch), which
+ * module.c reaches through ctx->be. */
 #ifndef PRISM_MODULE_INTERNAL_H
 #define PRISM_MODULE_INTERNAL_H
 
@@ -10,8 +14,6 @@
 
 #include "engine/context_internal.h"
 #include "prism/module.h"
-
-#ifdef PRISM_HAVE_CUDA
 
 typedef struct prism__nvrtc prism__nvrtc;
 
@@ -63,7 +65,5 @@ prism_result prism__cuda_library_kernel(prism_context *ctx, void *library, const
                                         void **kernel, char *names, size_t names_size);
 prism_result prism__cuda_kernel_launch(prism_context *ctx, void *kernel, const prism_launch *launch,
                                        void *stream, void **args, const char *what);
-
-#endif
 
 #endif

@@ -1,12 +1,15 @@
 /* prism_module: runtime compilation (prism/module.h). The checks, the
  * context's memo, the disk cache around the compiler (engine/module/cache.c) and
- * the modules' lifetimes; NVRTC and the driver are engine/cuda/module.c's. */
+ * the modules' lifetimes; NVRTC and the driver are engine/cuda/module.c's,
+ * the driver's part reached through the context's backend table (a
+ * backend without library_load has no runtime compilation). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "engine/backend.h"
 #include "engine/devices.h"
 #include "engine/launch/kernel_state.h"
 #include "engine/memory/internal.h"
@@ -39,9 +42,7 @@ struct prism_module {
 struct prism_module_state {
     prism_module *modules;
     prism_module_stats stats;
-#ifdef PRISM_HAVE_CUDA
     prism__nvrtc *nvrtc;
-#endif
     bool disk_warned; /* the disk cache's trouble is said once per context */
 };
 
@@ -83,10 +84,8 @@ static void unload(prism_module *m)
         s->modules = m->next;
     if (m->next != NULL)
         m->next->prev = m->prev;
-#ifdef PRISM_HAVE_CUDA
     if (m->library != NULL)
-        prism__cuda_library_unload(m->ctx, m->library);
-#endif
+        m->ctx->be->library_unload(m->ctx, m->library);
     while (m->functions != NULL) {
         prism_function *f = m->functions;
         m->functions = f->next;
@@ -134,9 +133,7 @@ prism_result prism__modules_shutdown(prism_context *ctx)
         }
     while (s->modules != NULL)
         unload(s->modules);
-#ifdef PRISM_HAVE_CUDA
     prism__nvrtc_unload(s->nvrtc);
-#endif
     free(s);
     ctx->modules = NULL;
     if (live == 0)
@@ -169,11 +166,16 @@ prism_result prism_module_function(prism_module *module, const char *name, prism
             *out = f;
             return PRISM_SUCCESS;
         }
-#ifdef PRISM_HAVE_CUDA
+    /* a module exists only where compilation did: a backend with libraries */
+    const prism__backend *be = module->ctx->be;
+    if (be->library_kernel == NULL)
+        return prism__error(module->ctx, PRISM_ERROR_UNSUPPORTED,
+                            "module \"%s\": runtime compilation needs the CUDA backend",
+                            module->name);
     void *kernel = NULL;
     char names[512];
-    prism_result r = prism__cuda_library_kernel(module->ctx, module->library, name, &kernel, names,
-                                                sizeof names);
+    prism_result r = be->library_kernel(module->ctx, module->library, name, &kernel, names,
+                                        sizeof names);
     if (r == PRISM_ERROR_INVALID_ARGUMENT)
         return prism__error(module->ctx, r,
                             "module \"%s\": no kernel \"%s\" (it has: %s; kernels are found by "
@@ -192,9 +194,6 @@ prism_result prism_module_function(prism_module *module, const char *name, prism
     module->functions = f;
     *out = f;
     return PRISM_SUCCESS;
-#else
-    return prism__error(module->ctx, PRISM_ERROR_UNSUPPORTED, "this build of Prism has no CUDA backend");
-#endif
 }
 
 prism_result prism_function_launch(prism_function *function, const prism_launch *launch,
@@ -217,19 +216,16 @@ prism_result prism_function_launch(prism_function *function, const prism_launch 
                             "%u x %u x %u blocks (y and z at most 65535)",
                             function->name, (unsigned long long)threads,
                             ctx->device.max_threads_per_block, l.grid[0], l.grid[1], l.grid[2]);
-#ifdef PRISM_HAVE_CUDA
+    if (ctx->be->kernel_launch == NULL)
+        return prism__error(ctx, PRISM_ERROR_UNSUPPORTED,
+                            "launch \"%s\": runtime compilation needs the CUDA backend",
+                            function->name);
     void *stream = l.stream != NULL ? prism__stream_handle(l.stream) : ctx->kernels->stream;
     char what[128];
     snprintf(what, sizeof what, "kernel \"%s\" of module \"%s\"", function->name,
              function->module->name);
-    return prism__cuda_kernel_launch(ctx, function->kernel, &l, stream, args, what);
-#else
-    (void)args;
-    return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "this build of Prism has no CUDA backend");
-#endif
+    return ctx->be->kernel_launch(ctx, function->kernel, &l, stream, args, what);
 }
-
-#ifdef PRISM_HAVE_CUDA
 
 static struct prism_module_state *state_of(prism_context *ctx)
 {
@@ -323,7 +319,7 @@ static prism_result add_module(prism_context *ctx, const prism_module_options *o
 {
     prism_module *m = calloc(1, sizeof *m);
     if (m == NULL) {
-        prism__cuda_library_unload(ctx, library);
+        ctx->be->library_unload(ctx, library);
         prism__kc_key_free(key);
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "module: no memory");
     }
@@ -359,7 +355,7 @@ static void from_disk(prism_context *ctx, const char *dir, const prism__kc_key *
     if (l != PRISM__KC_HIT)
         return;
     const double t0 = now();
-    if (prism__cuda_library_load(ctx, payload, library) == PRISM_SUCCESS) {
+    if (ctx->be->library_load(ctx, payload, library) == PRISM_SUCCESS) {
         s->stats.disk_hits++;
         prism__log(ctx, PRISM_LOG_DEBUG,
                    "module: %zu bytes from the disk cache: read in %.2f ms, loaded in %.2f ms", size,
@@ -412,7 +408,7 @@ static prism_result compile_and_load(prism_context *ctx, const prism_module_opti
                               "modules",
                          why);
     }
-    r = prism__cuda_library_load(ctx, binary, library);
+    r = ctx->be->library_load(ctx, binary, library);
     free(binary);
     return r;
 }
@@ -439,7 +435,7 @@ static prism_result compile_cuda(prism_context *ctx, const prism_module_options 
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "module: no memory");
     char identity[4096 + 128];
     prism__kc_key key = {0};
-    prism_result r = prism__cuda_bind(ctx);
+    prism_result r = ctx->be->bind(ctx);
     if (r == PRISM_SUCCESS)
         r = nvrtc_identity(ctx, identity, sizeof identity);
     if (r == PRISM_SUCCESS)
@@ -484,8 +480,6 @@ static prism_result compile_cuda(prism_context *ctx, const prism_module_options 
     return add_module(ctx, o, &key, library, out);
 }
 
-#endif
-
 prism_result prism_module_compile(prism_context *ctx, const char *source,
                                   const prism_module_options *options, prism_module **out)
 {
@@ -498,14 +492,11 @@ prism_result prism_module_compile(prism_context *ctx, const char *source,
     prism_result r = check_options(ctx, &o);
     if (r != PRISM_SUCCESS)
         return r;
-    if (ctx->backend != PRISM_BACKEND_CUDA)
+    /* the library calls and bind come together: CUDA's table has all */
+    if (ctx->be->library_load == NULL)
         return prism__error(ctx, PRISM_ERROR_UNSUPPORTED,
                             "module \"%s\": runtime compilation needs the CUDA backend (this "
                             "context is on the %s backend)",
                             module_name(&o), prism_backend_name(ctx->backend));
-#ifdef PRISM_HAVE_CUDA
     return compile_cuda(ctx, &o, source, out);
-#else
-    return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "this build of Prism has no CUDA backend");
-#endif
 }

@@ -1,13 +1,14 @@
 /* The upload that builds its own BVH (prism_geometry_upload given none):
  * which builder and why; the host build, uploaded as given; or the device
  * build: the vertices and scene-order triangles and codes go up first, the
- * tree is built there (engine/cuda/bvh/build.cu), and the arrays it made
- * are kept where the plan wants them or moved to mapped memory. */
+ * tree is built there (the backend's bvh_build: engine/cuda/bvh/build.cu),
+ * and the arrays it made are kept where the plan wants them or moved to
+ * mapped memory. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cuda/bvh/build.h"
+#include "engine/backend.h"
 #include "internal.h"
 
 /* ---- a BVH built for the upload */
@@ -106,11 +107,10 @@ static bool choose_device(prism_context *ctx, const prism_scene *scene, const pr
         snprintf(why, size, "the host builder was asked for");
         return false;
     }
-    if (ctx->backend != PRISM_BACKEND_CUDA) {
+    if (ctx->be->bvh_build == NULL) {
         snprintf(why, size, "the host backend has no device builder");
         return false;
     }
-#ifdef PRISM_HAVE_CUDA
     size_t free_b = 0, total_b = 0;
     if (prism__up_memory_figures(ctx, d, &free_b, &total_b) != PRISM_SUCCESS) {
         ctx->last_error[0] = 0;
@@ -121,7 +121,7 @@ static bool choose_device(prism_context *ctx, const prism_scene *scene, const pr
     const size_t reserve = d->reserve == 0 ? PRISM_PLACEMENT_DEFAULT_RESERVE
                            : d->reserve == PRISM_PLACEMENT_NO_RESERVE ? 0 : d->reserve;
     /* the builder, its scene-order inputs, and the vertices */
-    const size_t need = prism__cuda_bvh_bytes(n) + 28 * n + 12 * scene->vertices_count;
+    const size_t need = ctx->be->bvh_bytes(n) + 28 * n + 12 * scene->vertices_count;
     if (free_b < reserve || free_b - reserve < need) {
         snprintf(why, size, "the device builder needs %.1f MB of device memory, %.1f MB are free "
                  "above the %.1f MB reserve", need / 1e6, free_b > reserve ? (free_b - reserve) / 1e6 : 0.0,
@@ -130,13 +130,8 @@ static bool choose_device(prism_context *ctx, const prism_scene *scene, const pr
     }
     snprintf(why, size, "built on the device (%.1f MB of temporaries fit)", need / 1e6);
     return true;
-#else
-    snprintf(why, size, "this build of Prism has no CUDA");
-    return false;
-#endif
 }
 
-#ifdef PRISM_HAVE_CUDA
 /* A device array the builder made, moved where the plan puts it: kept
  * (all device), copied to mapped memory, or split. Takes `built`. */
 static prism_result adopt(prism_geometry *g, int which, prism_buffer *built)
@@ -233,7 +228,7 @@ static prism_result upload_pinned(prism_geometry *g, const prism_scene *sc, size
     }
     const double t1 = prism__up_now();
     if (r == PRISM_SUCCESS)
-        r = prism__cuda_pack_info(ctx, prism_buffer_device_pointer(codes), (uint32_t)n,
+        r = ctx->be->pack_info(ctx, prism_buffer_device_pointer(codes), (uint32_t)n,
                                   prism_buffer_device_pointer(in->info), st[2]);
     prism_upload_entry *v = &g->report.arrays[VERTICES];
     if (!g->gl_vertices) {
@@ -301,7 +296,7 @@ static prism_result build_on_device(prism_geometry *g, const prism_scene *scene,
     }
     if (r != PRISM_SUCCESS)
         return r;
-    r = prism__cuda_bvh_build(g->ctx, vertices, (uint32_t)scene->vertices_count,
+    r = g->ctx->be->bvh_build(g->ctx, vertices, (uint32_t)scene->vertices_count,
                               in->triangles ? prism_buffer_device_pointer(in->triangles) : NULL,
                               (uint32_t)scene->triangles_count, d->bvh ? d->bvh->max_leaf_size : 0, db);
     if (g->gl_vertices) {
@@ -356,7 +351,7 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
     if (r == PRISM_SUCCESS && n)
         r = prism__up_allocate(g, INFO);
     if (r == PRISM_SUCCESS && n)
-        r = prism__cuda_gather_info(ctx, prism_buffer_device_pointer(in.info),
+        r = ctx->be->gather_info(ctx, prism_buffer_device_pointer(in.info),
                                     prism_buffer_device_pointer(db.ids), (uint32_t)n,
                                     (void *)prism__up_whole(g, INFO));
     prism__up_trace("adopted, codes gathered", t0);
@@ -386,7 +381,6 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
     }
     return prism__up_finish(g, scene, d, &sh, t0, out);
 }
-#endif
 
 prism_result prism__up_built(prism_context *ctx, const prism_scene *scene,
                                  const prism_geometry_desc *d, double t0, prism_geometry **out)
@@ -394,8 +388,8 @@ prism_result prism__up_built(prism_context *ctx, const prism_scene *scene,
     char why[256];
     bool device = choose_device(ctx, scene, d, why, sizeof why);
     if (!device && d->builder == PRISM_BVH_BUILDER_CUDA)
-        return prism__error(ctx, ctx->backend == PRISM_BACKEND_CUDA ? PRISM_ERROR_OUT_OF_DEVICE_MEMORY
-                                                                     : PRISM_ERROR_UNSUPPORTED,
+        return prism__error(ctx, ctx->be->bvh_build != NULL ? PRISM_ERROR_OUT_OF_DEVICE_MEMORY
+                                                            : PRISM_ERROR_UNSUPPORTED,
                             "geometry upload: the CUDA BVH builder was asked for, but %s", why);
     if (scene->materials_count >= 0xFFFF)
         return prism__error(ctx, PRISM_ERROR_LIMIT,
@@ -406,11 +400,9 @@ prism_result prism__up_built(prism_context *ctx, const prism_scene *scene,
                             "geometry upload: %zu triangles on %zu vertices is beyond the limits "
                             "(2^31 triangles, 2^32-1 vertices)",
                             scene->triangles_count, scene->vertices_count);
-#ifdef PRISM_HAVE_CUDA
     if (device)
         return upload_device_built(ctx, scene, d, why, t0, out);
-#endif
-    prism__log(ctx, ctx->backend == PRISM_BACKEND_CUDA ? PRISM_LOG_WARNING : PRISM_LOG_INFO,
+    prism__log(ctx, ctx->be->bvh_build != NULL ? PRISM_LOG_WARNING : PRISM_LOG_INFO,
                "bvh: built on the host: %s", why);
     return upload_host_built(ctx, scene, d, why, t0, out);
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/context_internal.h"
+#include "engine/backend.h"
 
 static float grid_wavelength(unsigned i)
 {
@@ -152,10 +152,8 @@ prism_result prism__optics_create(prism_context *ctx, const prism_scene *scene, 
     if (o == NULL)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "optics: no memory");
     prism_result r = build_host(ctx, scene, o);
-#ifdef PRISM_HAVE_CUDA
-    if (r == PRISM_SUCCESS && ctx != NULL && ctx->backend == PRISM_BACKEND_CUDA)
-        r = prism__cuda_optics_upload(ctx, o);
-#endif
+    if (r == PRISM_SUCCESS && ctx != NULL && ctx->be->optics_upload != NULL)
+        r = ctx->be->optics_upload(ctx, o);
     if (r != PRISM_SUCCESS) {
         prism__optics_destroy(ctx, o);
         return r;
@@ -166,12 +164,10 @@ prism_result prism__optics_create(prism_context *ctx, const prism_scene *scene, 
 
 void prism__optics_destroy(prism_context *ctx, prism_optics *optics)
 {
-    (void)ctx;
     if (optics == NULL)
         return;
-#ifdef PRISM_HAVE_CUDA
-    prism__cuda_optics_release(optics);
-#endif
+    if (ctx != NULL && ctx->be->optics_release != NULL)
+        ctx->be->optics_release(optics);
     free(optics->host);
     free(optics);
 }

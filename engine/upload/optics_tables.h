@@ -29,10 +29,9 @@ void prism__optics_resample_material(const prism_material *m, float *table);
  * the kernels read as "no surface": a bare Fresnel boundary. */
 void prism__optics_resample_surface(const prism_surface *s, float *table);
 
-#ifdef PRISM_HAVE_CUDA
-/* Copy optics->host to device memory and point optics->view at it. */
+/* The CUDA backend's optics_upload and optics_release (engine/cuda/optics.c):
+ * copy optics->host to device memory and point optics->view at it. */
 prism_result prism__cuda_optics_upload(prism_context *ctx, prism_optics *optics);
 void prism__cuda_optics_release(prism_optics *optics);
-#endif
 
 #endif

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/cuda/bvh/build.h"
+#include "engine/backend.h"
 #include "internal.h"
 
 static source source_of_bvh(const prism_scene *scene, const prism_bvh *b)
@@ -503,8 +503,7 @@ prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geomet
 static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d, size_t n)
 {
     g->report.gl_filled = false;
-#ifdef PRISM_HAVE_CUDA
-    if (!g->gl_vertices || n == 0)
+    if (!g->gl_vertices || n == 0 || g->ctx->be->gl_codes == NULL)
         return PRISM_SUCCESS;
     const double t0 = prism__up_now();
     prism_buffer *gl = gl_target(g, d->gl_triangle_buffer, n * 8, "triangle_codes.gl");
@@ -518,7 +517,7 @@ static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d
         const prism_buffer *parts[2] = {g->device[INFO], g->mapped[INFO]};
         for (int i = 0; i < 2 && r == PRISM_SUCCESS; i++)
             if (parts[i])
-                r = prism__cuda_gl_codes(g->ctx, part(parts[i]),
+                r = g->ctx->be->gl_codes(g->ctx, part(parts[i]),
                                          (uint32_t)(prism_buffer_size(parts[i]) / 16), dst);
         prism__up_trace("  written", t0);
         prism_result u = prism_buffer_gl_unmap(gl, NULL);
@@ -528,10 +527,6 @@ static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d
     prism_buffer_release(gl);
     g->report.gl_filled = r == PRISM_SUCCESS;
     return r;
-#else
-    (void)g, (void)d, (void)n;
-    return PRISM_SUCCESS;
-#endif
 }
 
 prism_geometry *prism__up_new(prism_context *ctx)

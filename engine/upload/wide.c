@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cuda/bvh/build.h"
+#include "engine/backend.h"
 #include "geometry/bvh/internal.h"
 #include "internal.h"
 
@@ -88,7 +88,6 @@ static void adopt(prism_geometry *g, size_t nodes, unsigned depth, bool on_devic
                rep->wide_seconds);
 }
 
-#ifdef PRISM_HAVE_CUDA
 static prism_result place_device(void *user, size_t nodes, size_t triangles, void **pn, void **pt)
 {
     prism_geometry *g = user;
@@ -110,11 +109,10 @@ static prism_result collapse_on_device(prism_geometry *g, prism__device_wide *dw
     prism_result r = prism__geometry_map(g, &v);
     if (r != PRISM_SUCCESS)
         return r;
-    r = prism__cuda_bvh_collapse(g->ctx, &v, place_device, g, dw);
+    r = g->ctx->be->wide_collapse(g->ctx, &v, place_device, g, dw);
     const prism_result u = prism__geometry_unmap(g);
     return r == PRISM_SUCCESS ? u : r;
 }
-#endif
 
 /* A tree deeper than the wide walk's stack: the binary walk stays, said
  * once; the read-back tree (if any) freed. */
@@ -133,10 +131,9 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
         return PRISM_SUCCESS;
     const double t0 = prism__up_now();
     prism_result r = PRISM_SUCCESS;
-#ifdef PRISM_HAVE_CUDA
     /* PRISM_WIDE_COLLAPSE=host (a knob for the bench): the read-back */
     const char *where = getenv("PRISM_WIDE_COLLAPSE");
-    if (!given && g->ctx->backend == PRISM_BACKEND_CUDA && !(where && strcmp(where, "host") == 0)) {
+    if (!given && g->ctx->be->wide_collapse != NULL && !(where && strcmp(where, "host") == 0)) {
         prism__device_wide dw;
         r = collapse_on_device(g, &dw);
         if (r == PRISM_SUCCESS) {
@@ -155,7 +152,6 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
         g->ctx->last_error[0] = 0;
         r = PRISM_SUCCESS;
     }
-#endif
     prism_bvh *back = NULL;
     if (!given) {
         r = prism__geometry_download(g, &back);

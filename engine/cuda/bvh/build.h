@@ -2,8 +2,9 @@
  * vertices and triangles where the upload put them and writes, in device
  * memory, the BVH in the layout prism/bvh.h describes (32-byte nodes,
  * breadth-first, node 1 padding, sibling pairs at even indices), the
- * triangles in leaf order and their scene ids. engine/upload/upload.c calls it
- * when prism_geometry_upload is given no host BVH. */
+ * triangles in leaf order and their scene ids. The upload reaches it
+ * through the CUDA backend's table (engine/backend.h) when
+ * prism_geometry_upload is given no host BVH. */
 #ifndef PRISM_BVH_DEVICE_H
 #define PRISM_BVH_DEVICE_H
 
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/backend.h"
 #include "engine/context_internal.h"
 #include "prism/device/geometry_view.h"
 #include "prism/bvh.h"
@@ -21,31 +23,9 @@
 extern "C" {
 #endif
 
-/* What the builder made: three device buffers the caller owns (release
- * them, or keep them as the geometry's arrays), the figures of the tree
- * and of the build. */
-typedef struct prism__device_bvh {
-    prism_buffer *nodes;     /* node_count x prism_bvh_node */
-    prism_buffer *triangles; /* triangle_count x 3 uint32, leaf order */
-    prism_buffer *ids;       /* triangle_count x uint32: scene triangle id */
-    size_t node_count;
-    float bbox_lo[3], bbox_hi[3];
-    prism_bvh_build_report report; /* stats, phases, iterations, peak memory */
-} prism__device_bvh;
+/* prism__device_bvh, prism__wide_place and prism__device_wide, the shapes
+ * of what these return, are engine/backend.h's: the table names them. */
 
-/* Where the device collapse puts the wide tree: the caller's buffers for
- * node_count prism_wide_node and triangle_count prism_wide_triangle,
- * kernel-writable (device or mapped memory), 16-byte aligned. */
-typedef prism_result (*prism__wide_place)(void *user, size_t node_count, size_t triangle_count,
-                                          void **nodes, void **triangles);
-
-/* What the device collapse made (the arrays are the caller's). */
-typedef struct prism__device_wide {
-    size_t node_count;
-    unsigned depth;       /* deepest node, root = 0 */
-} prism__device_wide;
-
-#ifdef PRISM_HAVE_CUDA
 /* The wide tree of the binary one in `view` (engine/cuda/bvh/wide.cu):
  * the bytes prism__bvh_collapse makes on the host from the same tree,
  * made on the device. Nodes may be split head/tail; nodes, triangles and
@@ -88,7 +68,6 @@ prism_result prism__cuda_pack_info(prism_context *ctx, const uint32_t *codes, ui
  * order prism_triangle_info records scattered into scene order, 8 bytes a
  * triangle (desc.gl_triangle_buffer). Pointers kernel-readable. Synchronous. */
 prism_result prism__cuda_gl_codes(prism_context *ctx, const void *info, uint32_t n, void *dst);
-#endif
 
 #ifdef __cplusplus
 }
