@@ -96,6 +96,10 @@ typedef struct prism__backend {
      * wrote them. */
     prism_result (*tally)(prism_context *ctx, const prism_photon *photons, uint32_t count,
                           prism_propagate_stats *st);
+    /* Add photons[0, count) (where the kernels wrote them) to a run's
+     * summary (engine/launch/summary.h). */
+    prism_result (*summary)(prism_context *ctx, const prism_photon *photons, size_t count,
+                            prism_propagate_summary *s);
     /* Count the photons of in[0, count) with any bit of `any_of`; when
      * `out` is given and they fit `capacity`, copy them there in order.
      * *selected is the count in every case; PRISM_ERROR_OUT_OF_RANGE when

@@ -1,4 +1,5 @@
 /* Names of results and backends, and the version. */
+#include "engine/backend.h"
 #include "prism/context.h"
 #include "prism/result.h"
 
@@ -50,4 +51,14 @@ const char *prism_backend_name(prism_backend backend)
 const char *prism_version(void)
 {
     return PRISM_VERSION_STRING;
+}
+
+bool prism_backend_built(prism_backend backend)
+{
+    switch (backend) {
+    case PRISM_BACKEND_AUTO:
+    case PRISM_BACKEND_HOST: return true;
+    case PRISM_BACKEND_CUDA: return prism__cuda_backend() != NULL;
+    default: return false;
+    }
 }

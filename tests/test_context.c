@@ -184,6 +184,14 @@ static void test_result_strings(void **state)
         assert_memory_equal(prism_result_string((prism_result)r), "PRISM_", 6);
     assert_string_equal(prism_result_string((prism_result)999), "PRISM_ERROR_UNKNOWN");
     assert_string_equal(prism_backend_name(PRISM_BACKEND_HOST), "host");
+    /* the backends this build has: CUDA exactly when the device list is not
+     * the no-CUDA build's UNSUPPORTED */
+    assert_true(prism_backend_built(PRISM_BACKEND_HOST));
+    assert_true(prism_backend_built(PRISM_BACKEND_AUTO));
+    assert_false(prism_backend_built((prism_backend)99));
+    int idx = 0, n = 0;
+    const bool cuda = prism_device_list(NULL, &idx, 1, &n, NULL, 0) != PRISM_ERROR_UNSUPPORTED;
+    assert_int_equal(prism_backend_built(PRISM_BACKEND_CUDA), cuda);
 }
 
 /* The warm-up never fails a program: host descriptors, NULL and a machine

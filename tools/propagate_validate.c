@@ -176,13 +176,12 @@ static prism_photon *sample(const propagate_options *o, const prism_scene *scene
 int propagate_validate(const propagate_options *o, const prism_scene *scene)
 {
     if (prism_cuda_device_count() == 0) {
-#ifdef PRISM_HAVE_CUDA
-        fprintf(stderr, "prism-propagate --validate: no CUDA device: nothing to compare the "
-                        "host backend with\n");
-#else
-        fprintf(stderr, "prism-propagate --validate: this build has no CUDA backend: nothing "
-                        "to compare the host backend with\n");
-#endif
+        if (prism_backend_built(PRISM_BACKEND_CUDA))
+            fprintf(stderr, "prism-propagate --validate: no CUDA device: nothing to compare the "
+                            "host backend with\n");
+        else
+            fprintf(stderr, "prism-propagate --validate: this build has no CUDA backend: "
+                            "nothing to compare the host backend with\n");
         return PROPAGATE_NO_CUDA;
     }
     prism_photon_source src;

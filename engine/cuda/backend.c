@@ -7,6 +7,7 @@
 #include "engine/cuda/bvh/build.h"
 #include "engine/launch/kernel_backend.h"
 #include "engine/launch/select_internal.h"
+#include "engine/launch/summary.h"
 #include "engine/memory/internal.h"
 #include "engine/module/internal.h"
 #include "engine/upload/optics_tables.h"
@@ -55,6 +56,7 @@ static const prism__backend cuda_backend = {
     .generate = cuda_generate,
     .propagate = cuda_propagate,
     .tally = prism__cuda_tally,
+    .summary = prism__cuda_summary,
     .select = prism__cuda_select,
     .kernel_attributes = prism__cuda_kernel_attributes,
     .read_bandwidth = cuda_read_bandwidth,

@@ -7,6 +7,7 @@
 #include "engine/launch/kernel_backend.h"
 #include "engine/launch/propagate_internal.h"
 #include "engine/launch/select_internal.h"
+#include "engine/launch/summary.h"
 #include "engine/memory/internal.h"
 
 /* One arithmetic on the host: the exact one, which the CUDA kernels match. */
@@ -46,6 +47,7 @@ const prism__backend prism__host_backend = {
     .generate = host_generate,
     .propagate = host_propagate,
     .tally = host_tally,
+    .summary = prism__host_summary,
     .select = prism__host_select,
     .read_bandwidth = prism__host_read_bandwidth,
 };

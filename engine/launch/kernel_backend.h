@@ -5,9 +5,7 @@
  * CUDA. Shared code reaches them through ctx->be (engine/backend.h), the
  * tables of engine/host/backend.c and engine/cuda/backend.c; render.c and
  * propagate.c hold the loop. The CUDA functions exist only in a build
- * with CUDA: only the CUDA table names them (and propagate.c, behind
- * #ifdef PRISM_HAVE_CUDA, until it calls ctx->be->generate, propagate and
- * tally). */
+ * with CUDA: only the CUDA table names them. */
 #ifndef PRISM_KERNEL_BACKEND_H
 #define PRISM_KERNEL_BACKEND_H
 

@@ -10,11 +10,10 @@
 #include <string.h>
 
 #include "engine/upload/geometry_internal.h"
-#include "kernel_backend.h"
+#include "engine/backend.h"
 #include "engine/upload/optics_tables.h"
 #include "prism/device/photon.h"
 #include "prism/memory.h"
-#include "select_internal.h"
 #include "summary.h"
 #include "target.h"
 
@@ -130,12 +129,8 @@ static prism_result launch_generate(prism_context *ctx, const prism_source_param
                                     uint32_t count)
 {
     const prism_photon *given = w->given.pointer;
-#ifdef PRISM_HAVE_CUDA
-    if (ctx->backend == PRISM_BACKEND_CUDA)
-        return prism__cuda_photon_kernels(w->math)->generate(ctx, sp, q, given, photons, records,
-                                                             w->queue[0].pointer, count);
-#endif
-    return prism__host_generate(ctx, sp, q, given, photons, records, w->queue[0].pointer, count);
+    return ctx->be->generate(ctx, w->math, sp, q, given, photons, records, w->queue[0].pointer,
+                             count);
 }
 
 static prism_result launch_steps(prism_context *ctx, const prism_geometry_view *g,
@@ -144,14 +139,8 @@ static prism_result launch_steps(prism_context *ctx, const prism_geometry_view *
                                  const uint32_t *in, uint32_t n, uint32_t *out, uint32_t *n_out,
                                  uint32_t budget, run_state *w)
 {
-#ifdef PRISM_HAVE_CUDA
-    if (ctx->backend == PRISM_BACKEND_CUDA)
-        return prism__cuda_photon_kernels(w->math)->propagate(ctx, g, o, q, photons, records, in,
-                                                              n, out, n_out, budget,
-                                                              w->counter.pointer);
-#endif
-    (void)w;
-    return prism__host_propagate(ctx, g, o, q, photons, records, in, n, out, n_out, budget);
+    return ctx->be->propagate(ctx, w->math, g, o, q, photons, records, in, n, out, n_out, budget,
+                              w->counter.pointer);
 }
 
 /* Photons in the next launch: on CUDA, scaled so a launch takes about
@@ -239,10 +228,8 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
     run_release(&w);
     if (r == PRISM_SUCCESS && photons_host)
         prism__propagate_tally(photons, count, &st);
-#ifdef PRISM_HAVE_CUDA
-    else if (r == PRISM_SUCCESS && ctx->backend == PRISM_BACKEND_CUDA)
-        r = prism__cuda_tally(ctx, photons, count, &st); /* photons in device memory */
-#endif
+    else if (r == PRISM_SUCCESS)
+        r = ctx->be->tally(ctx, photons, count, &st); /* photons where the kernels are */
     st.seconds = omp_get_wtime() - t0;
     if (stats != NULL)
         *stats = st;
@@ -258,19 +245,7 @@ static bool wanted(const prism_target *t)
 static prism_result select_hits(prism_context *ctx, const prism_photon *photons, size_t count,
                                 uint32_t mask, prism_photon *out, size_t capacity, size_t *n)
 {
-#ifdef PRISM_HAVE_CUDA
-    if (ctx->backend == PRISM_BACKEND_CUDA)
-        return prism__cuda_select(ctx, photons, count, mask, out, capacity, n);
-#endif
-    size_t k = 0;
-    for (size_t i = 0; i < count; i++)
-        if (photons[i].history & mask) {
-            if (out != NULL && k < capacity)
-                out[k] = photons[i];
-            k++;
-        }
-    *n = k;
-    return PRISM_SUCCESS;
+    return ctx->be->select(ctx, photons, count, mask, out, capacity, n);
 }
 
 /* outputs->hits from the final photons where they are: counted, then only
@@ -310,11 +285,7 @@ static prism_result take_hits(prism_context *ctx, const prism_propagate_outputs 
 static prism_result take_summary(prism_context *ctx, const prism_photon *photons, size_t count,
                                  prism_propagate_summary *s)
 {
-#ifdef PRISM_HAVE_CUDA
-    if (ctx->backend == PRISM_BACKEND_CUDA)
-        return prism__cuda_summary(ctx, photons, count, s);
-#endif
-    return prism__host_summary(ctx, photons, count, s);
+    return ctx->be->summary(ctx, photons, count, s);
 }
 
 static prism_result check_outputs(prism_context *ctx, const prism_propagate_outputs *out,

@@ -150,6 +150,12 @@ PRISM_API bool prism_context_gl_shared(const prism_context *ctx);
  * @thread_safety As the context: one thread at a time (every failing call
  *   rewrites the message). */
 PRISM_API const char *prism_context_last_error(const prism_context *ctx);
+/** Whether this build of Prism has `backend`: the host backend always,
+ * CUDA when it was built with CUDA (whether a device is there is
+ * prism_device_list's to say); AUTO is always built.
+ * @errors None.
+ * @thread_safety Any thread. */
+PRISM_API bool prism_backend_built(prism_backend backend);
 /** "auto", "cuda" or "host"; "unknown" for anything else.
  * @errors None.
  * @thread_safety Any thread. */

@@ -393,12 +393,7 @@ static int add_constants(PyObject *m)
     Py_XDECREF(l);
     if (bad)
         return -1;
-    int cuda =
-#ifdef PRISM_HAVE_CUDA
-        1;
-#else
-        0;
-#endif
+    const bool cuda = prism_backend_built(PRISM_BACKEND_CUDA);
     return PyModule_AddObjectRef(m, "BUILT_WITH_CUDA", cuda ? Py_True : Py_False);
 }
 
