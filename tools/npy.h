@@ -59,6 +59,9 @@ typedef struct npy_writer {
     size_t row_bytes;
     bool finished;
     bool reserved;        /* npy_writer_reserve: rows are written elsewhere */
+    bool durable;         /* on the disk at finish (fsync; the default); false for a
+                             scratch file that another step reads back */
+    uint64_t written_back; /* bytes the disk was told to write so far */
     char error[NPY_ERROR_SIZE];
 } npy_writer;
 

@@ -102,7 +102,25 @@ static void close_contexts(propagate_run_info *run, bool *ok)
     run->contexts_n = 0;
 }
 
-/* A context per device asked for (o's list, or one). */
+typedef struct context_job {
+    const propagate_options *o;
+    prism_context_desc desc;
+    const char *name;
+    prism_context *ctx;
+    pthread_t thread;
+    bool started;
+} context_job;
+
+static void *open_one(void *arg)
+{
+    context_job *j = arg;
+    j->ctx = open_context(j->o, j->desc, j->name);
+    return NULL;
+}
+
+/* A context per device asked for (o's list, or one), each started on a
+ * thread of its own: a device's start is mostly the driver's waiting on
+ * that device. */
 static int create_contexts(const propagate_options *o, propagate_run_info *run)
 {
     prism_context_desc descs[PROPAGATE_MAX_CONTEXTS];
@@ -111,14 +129,24 @@ static int create_contexts(const propagate_options *o, propagate_run_info *run)
     int rc = propagate_device_descs(o, descs, names, &n);
     if (rc != PROPAGATE_OK)
         return rc;
+    context_job jobs[PROPAGATE_MAX_CONTEXTS];
     for (size_t i = 0; i < n; i++) {
-        prism_context *ctx = open_context(o, descs[i], names[i]);
-        if (ctx == NULL)
-            return PROPAGATE_FAILED;
-        run->contexts[run->contexts_n++] = ctx;
+        jobs[i] = (context_job){.o = o, .desc = descs[i], .name = names[i]};
+        jobs[i].started = i > 0 && pthread_create(&jobs[i].thread, NULL, open_one, &jobs[i]) == 0;
     }
-    run->ctx = run->contexts[0];
-    return PROPAGATE_OK;
+    open_one(&jobs[0]);
+    for (size_t i = 0; i < n; i++) {
+        if (jobs[i].started)
+            pthread_join(jobs[i].thread, NULL);
+        else if (i > 0)
+            open_one(&jobs[i]);
+        if (jobs[i].ctx == NULL)
+            rc = PROPAGATE_FAILED;
+        else
+            run->contexts[run->contexts_n++] = jobs[i].ctx;
+    }
+    run->ctx = run->contexts_n > 0 ? run->contexts[0] : NULL;
+    return rc;
 }
 
 /* The contexts made while the detector loads: starting CUDA takes as long

@@ -72,6 +72,7 @@ static int open_outputs(const propagate_options *o, uint32_t k, outputs *w, char
             continue;
         if (npy_writer_open(ws[i], paths[i], i == 2 ? record : photon, 2))
             return tool_fail(err, size, "%s", ws[i]->error);
+        ws[i]->durable = !o->scratch_outputs;
         w->open[i] = true;
     }
     return 0;

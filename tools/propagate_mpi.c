@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <mpi.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -85,8 +86,17 @@ propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &m->local_rank);
+    int local_ranks = 1;
+    MPI_Comm_size(node, &local_ranks);
     MPI_Comm_free(&node);
+    /* The ranks of a node share its cores: each takes its part for its
+     * threads (the load, the host's staging), unless OMP_NUM_THREADS says. */
+    if (getenv("OMP_NUM_THREADS") == NULL && local_ranks > 1) {
+        const int each = omp_get_num_procs() / local_ranks;
+        omp_set_num_threads(each > 0 ? each : 1);
+    }
     o->local_rank = m->local_rank;
+    o->scratch_outputs = true;
     m->opt = o;
     if (m->rank > 0)
         o->quiet = true;

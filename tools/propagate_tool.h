@@ -53,6 +53,8 @@ typedef struct propagate_options {
     const char *devices;          /* --devices all|0,1: several contexts (NULL: one, or
                                      $PRISM_DEVICE's list) */
     bool json, quiet, validate, help;
+    bool scratch_outputs;         /* the outputs are an MPI rank's own, read back once the
+                                     ranks are done: not worth an fsync */
 } propagate_options;
 
 /* Fill `o` from argv: 0, or -1 with one line in `err`. */
