@@ -375,6 +375,68 @@ static void test_stream_errors(void **state)
     collected_free(&c);
 }
 
+typedef struct joining {
+    collected c;         /* first: the sink's user */
+    fixture *f;
+    unsigned joined;
+    int fail_index;      /* join fails for this index, -1 never */
+    bool wrong_geometry; /* join gives another context's geometry */
+} joining;
+
+static prism_result join_ctx(void *user, size_t i, prism_context **ctx, const prism_geometry **g)
+{
+    joining *j = user;
+    __atomic_add_fetch(&j->joined, 1, __ATOMIC_SEQ_CST);
+    if ((int)i == j->fail_index)
+        return PRISM_ERROR_NO_DEVICE;
+    *ctx = j->f->ctx[i];
+    *g = j->f->g[j->wrong_geometry ? 0 : i];
+    return PRISM_SUCCESS;
+}
+
+/* Contexts 1 and 2 join on the stream's threads: the same bytes; a join
+ * that fails, or gives a geometry of another context, fails the run. */
+static void test_stream_late_contexts(void **state)
+{
+    fixture *f = *state;
+    prism_photon *want = calloc(N, sizeof *want);
+    const size_t want_n = ref_hits(f, PRISM_SURFACE_DETECT, want);
+    prism_context *ctxs[MAX_CTX] = {f->ctx[0], NULL, NULL};
+    const prism_geometry *gs[MAX_CTX] = {f->g[0], NULL, NULL};
+    joining j = {.f = f, .fail_index = -1};
+    collected_init(&j.c, f);
+    prism_propagate_stream_desc s = {.batch = 1500, .photons = true, .sink = sink, .user = &j,
+                                     .join = join_ctx};
+    prism_propagate_share shares[MAX_CTX];
+    assert_int_equal(prism_propagate_stream(ctxs, gs, MAX_CTX, &source, &desc, &s, NULL, shares),
+                     PRISM_SUCCESS);
+    assert_int_equal(j.joined, 2);
+    assert_int_equal(j.c.hits_n, want_n);
+    assert_memory_equal(j.c.hits, want, want_n * sizeof *want);
+    assert_memory_equal(j.c.photons, f->ref, N * sizeof *f->ref);
+    assert_int_equal(shares[0].photons + shares[1].photons + shares[2].photons, N);
+    collected_free(&j.c);
+    /* without join, a NULL context is refused */
+    s.join = NULL;
+    assert_int_equal(prism_propagate_stream(ctxs, gs, MAX_CTX, &source, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    /* a join that fails */
+    j = (joining){.f = f, .fail_index = 2};
+    collected_init(&j.c, f);
+    s = (prism_propagate_stream_desc){.batch = 1500, .sink = sink, .user = &j, .join = join_ctx};
+    assert_int_equal(prism_propagate_stream(ctxs, gs, MAX_CTX, &source, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_NO_DEVICE);
+    assert_non_null(strstr(prism_context_last_error(f->ctx[0]), "context 2 did not join"));
+    collected_free(&j.c);
+    /* a geometry of another context */
+    j = (joining){.f = f, .fail_index = -1, .wrong_geometry = true};
+    collected_init(&j.c, f);
+    assert_int_equal(prism_propagate_stream(ctxs, gs, MAX_CTX, &source, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    collected_free(&j.c);
+    free(want);
+}
+
 static void test_end_bit(void **state)
 {
     (void)state;
@@ -396,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_stream_fill),
         cmocka_unit_test(test_stream_failures),
         cmocka_unit_test(test_stream_errors),
+        cmocka_unit_test(test_stream_late_contexts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -102,128 +102,75 @@ static void close_contexts(propagate_run_info *run, bool *ok)
     run->contexts_n = 0;
 }
 
-typedef struct context_job {
-    const propagate_options *o;
-    prism_context_desc desc;
-    const char *name;
-    prism_context *ctx;
-    pthread_t thread;
-    bool started;
-} context_job;
-
-static void *open_one(void *arg)
-{
-    context_job *j = arg;
-    j->ctx = open_context(j->o, j->desc, j->name);
-    return NULL;
-}
-
-/* A context per device asked for (o's list, or one), each started on a
- * thread of its own: a device's start is mostly the driver's waiting on
- * that device. */
-static int create_contexts(const propagate_options *o, propagate_run_info *run)
-{
-    prism_context_desc descs[PROPAGATE_MAX_CONTEXTS];
-    char names[PROPAGATE_MAX_CONTEXTS][32];
-    size_t n = 0;
-    int rc = propagate_device_descs(o, descs, names, &n);
-    if (rc != PROPAGATE_OK)
-        return rc;
-    context_job jobs[PROPAGATE_MAX_CONTEXTS];
-    for (size_t i = 0; i < n; i++) {
-        jobs[i] = (context_job){.o = o, .desc = descs[i], .name = names[i]};
-        jobs[i].started = i > 0 && pthread_create(&jobs[i].thread, NULL, open_one, &jobs[i]) == 0;
-    }
-    open_one(&jobs[0]);
-    for (size_t i = 0; i < n; i++) {
-        if (jobs[i].started)
-            pthread_join(jobs[i].thread, NULL);
-        else if (i > 0)
-            open_one(&jobs[i]);
-        if (jobs[i].ctx == NULL)
-            rc = PROPAGATE_FAILED;
-        else
-            run->contexts[run->contexts_n++] = jobs[i].ctx;
-    }
-    run->ctx = run->contexts_n > 0 ? run->contexts[0] : NULL;
-    return rc;
-}
-
-/* The contexts made while the detector loads: starting CUDA takes as long
- * as loading a detector, and the two need nothing of each other. */
-typedef struct early_contexts {
-    const propagate_options *o;
-    propagate_run_info *run;
-    pthread_t thread;
-    bool started;
-    int rc;
-} early_contexts;
-
-static void *create_in_thread(void *arg)
-{
-    early_contexts *e = arg;
-    e->rc = create_contexts(e->o, e->run);
-    return NULL;
-}
-
-static void create_early(early_contexts *e, const propagate_options *o, propagate_run_info *run)
-{
-    *e = (early_contexts){.o = o, .run = run};
-    e->started = pthread_create(&e->thread, NULL, create_in_thread, e) == 0;
-}
-
-static int created(early_contexts *e)
-{
-    if (e->started)
-        pthread_join(e->thread, NULL);
-    else
-        e->rc = create_contexts(e->o, e->run);
-    e->started = false;
-    return e->rc;
-}
-
-typedef struct upload_job {
+/* The contexts asked for (o's list, or one). The first is made on a thread
+ * of its own while the detector loads (starting CUDA takes about as long,
+ * and neither needs the other); the others join the run on the stream's
+ * threads (prism_propagate_stream's join), so a device's start and upload
+ * overlap the first device's work instead of delaying it. */
+typedef struct startup {
     const propagate_options *o;
     propagate_run_info *run;
     const prism_scene *scene;
-    size_t i;
+    prism_context_desc descs[PROPAGATE_MAX_CONTEXTS];
+    char names[PROPAGATE_MAX_CONTEXTS][32];
     pthread_t thread;
     bool started;
-    prism_geometry *g;
-} upload_job;
+    int rc;
+} startup;
 
-static void *upload_one(void *arg)
+static void *create_first(void *arg)
 {
-    upload_job *j = arg;
-    j->g = upload(j->o, j->run->contexts[j->i], j->scene, &j->run->upload_each[j->i]);
+    startup *s = arg;
+    s->run->contexts[0] = open_context(s->o, s->descs[0], s->names[0]);
+    s->rc = s->run->contexts[0] != NULL ? PROPAGATE_OK : PROPAGATE_FAILED;
     return NULL;
 }
 
-/* The geometry uploaded to every context at once (each device reads its
- * own copy: see README on peer access). */
-static int upload_all(const propagate_options *o, const prism_scene *scene,
-                      propagate_run_info *run)
+static void start_early(startup *s, const propagate_options *o, propagate_run_info *run)
 {
-    upload_job jobs[PROPAGATE_MAX_CONTEXTS];
-    for (size_t i = 0; i < run->contexts_n; i++) {
-        jobs[i] = (upload_job){.o = o, .run = run, .scene = scene, .i = i};
-        jobs[i].started = i > 0 && pthread_create(&jobs[i].thread, NULL, upload_one, &jobs[i]) == 0;
-    }
-    upload_one(&jobs[0]);
-    int rc = PROPAGATE_OK;
-    for (size_t i = 0; i < run->contexts_n; i++) {
-        if (jobs[i].started)
-            pthread_join(jobs[i].thread, NULL);
-        else if (i > 0)
-            upload_one(&jobs[i]);
-        run->geometries[i] = jobs[i].g;
-        if (jobs[i].g == NULL)
-            rc = PROPAGATE_FAILED;
-        if (run->upload_each[i] > run->upload_seconds)
-            run->upload_seconds = run->upload_each[i];
-    }
+    *s = (startup){.o = o, .run = run};
+    size_t n = 0;
+    s->rc = propagate_device_descs(o, s->descs, s->names, &n);
+    if (s->rc != PROPAGATE_OK)
+        return;
+    run->contexts_n = n;
+    s->started = pthread_create(&s->thread, NULL, create_first, s) == 0;
+}
+
+/* The first context made, with the geometry uploaded to it. */
+static int first_ready(startup *s, const prism_scene *scene)
+{
+    if (s->started)
+        pthread_join(s->thread, NULL);
+    else if (s->rc == PROPAGATE_OK)
+        create_first(s);
+    s->started = false;
+    s->scene = scene;
+    propagate_run_info *run = s->run;
+    run->ctx = run->contexts[0];
+    if (s->rc != PROPAGATE_OK || scene == NULL)
+        return s->rc;
+    run->geometries[0] = upload(s->o, run->contexts[0], scene, &run->upload_each[0]);
     run->geometry = run->geometries[0];
-    return rc;
+    return run->geometry != NULL ? PROPAGATE_OK : PROPAGATE_FAILED;
+}
+
+/* Context i (> 0), made and given the geometry on a thread of the run. */
+static prism_result join_context(void *user, size_t i, prism_context **ctx,
+                                 const prism_geometry **geometry)
+{
+    startup *s = user;
+    propagate_run_info *run = s->run;
+    run->contexts[i] = open_context(s->o, s->descs[i], s->names[i]);
+    if (run->contexts[i] == NULL)
+        return PRISM_ERROR_DEVICE_UNAVAILABLE;
+    prism_geometry *g = upload(s->o, run->contexts[i], s->scene, &run->upload_each[i]);
+    if (g == NULL)
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    run->geometries[i] = g;
+    *ctx = run->contexts[i];
+    *geometry = g;
+    return PRISM_SUCCESS;
 }
 
 /* After the run: under MPI the ranks agree and rank 0 gathers; *print on
@@ -241,9 +188,9 @@ static int finish(propagate_mpi *mpi, int rc, propagate_summary *sum, bool *prin
     return rc;
 }
 
-/* Upload, run, summarise (the contexts are being made by `early`). */
+/* Upload, run, summarise (the first context is being made by `early`). */
 static int simulate(const propagate_options *o, prism_scene *scene, propagate_run_info *run,
-                    propagate_mpi *mpi, early_contexts *early)
+                    propagate_mpi *mpi, startup *early)
 {
     npy_reader in;
     memset(&in, 0, sizeof in);
@@ -252,7 +199,7 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
         fprintf(stderr, "prism-propagate: %s\n", err);
         npy_reader_close(&in);
         bool print, ok;
-        created(early);
+        first_ready(early, NULL);
         close_contexts(run, &ok);
         return finish(mpi, PROPAGATE_FAILED, NULL, &print, 0.0);
     }
@@ -268,12 +215,16 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
 #endif
     propagate_summary sum;
     bool print = false;
-    int rc = created(early);
-    if (rc == PROPAGATE_OK)
-        rc = upload_all(o, scene, run);
+    int rc = first_ready(early, scene);
+    run->join = join_context;
+    run->join_user = early;
     run->setup_seconds = tool_now() - run->started;
     if (rc == PROPAGATE_OK && propagate_summary_init(&sum, scene) == 0) {
-        rc = finish(mpi, propagate_run(run, &sum), &sum, &print, run->setup_seconds);
+        rc = propagate_run(run, &sum);
+        for (size_t i = 0; i < run->contexts_n; i++) /* the joiners' uploads too */
+            if (run->upload_each[i] > run->upload_seconds)
+                run->upload_seconds = run->upload_each[i];
+        rc = finish(mpi, rc, &sum, &print, run->setup_seconds);
         if (print && o->json)
             propagate_summary_json(&sum, run);
         else if (print)
@@ -317,9 +268,9 @@ int main(int argc, char **argv)
     }
 #endif
     propagate_run_info run = {.opt = &o, .started = started};
-    early_contexts early = {.rc = PROPAGATE_OK};
+    startup early = {.rc = PROPAGATE_OK};
     if (!o.validate)
-        create_early(&early, &o, &run);
+        start_early(&early, &o, &run);
     prism_scene *scene = load(&o, &run.load_seconds);
     int rc = PROPAGATE_FAILED;
     if (scene != NULL) {
@@ -332,7 +283,7 @@ int main(int argc, char **argv)
         prism_scene_free(scene);
     } else if (!o.validate) {
         bool ok;
-        created(&early);
+        first_ready(&early, NULL);
         close_contexts(&run, &ok);
     }
 #ifdef PRISM_HAVE_MPI

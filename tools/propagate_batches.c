@@ -141,6 +141,14 @@ static prism_result write_batch(void *user, const prism_propagate_batch *b)
     return PRISM_SUCCESS;
 }
 
+/* Context i joins the run (prism_propagate_stream_desc.join). */
+static prism_result join_batches(void *user, size_t i, prism_context **ctx,
+                                 const prism_geometry **geometry)
+{
+    const run_state *r = user;
+    return r->run->join(r->run->join_user, i, ctx, geometry);
+}
+
 /* --photons, a batch at a time, in order. */
 static prism_result read_batch(void *user, uint64_t first, size_t count, prism_photon *dst)
 {
@@ -185,7 +193,8 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
         r.src.count = (size_t)r.total;
         const prism_propagate_stream_desc stream = {
             .batch = batch_size(run), .photons = o->out != NULL, .sink = write_batch,
-            .fill = o->photons ? read_batch : NULL, .user = &r, .summary = &tally};
+            .fill = o->photons ? read_batch : NULL, .user = &r, .summary = &tally,
+            .join = run->join != NULL ? join_batches : NULL};
         prism_propagate_stats st;
         const prism_result res =
             prism_propagate_stream(run->contexts, run->geometries, run->contexts_n, &r.src,

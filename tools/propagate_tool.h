@@ -108,6 +108,10 @@ typedef struct propagate_run_info {
     const prism_photon_source *source;
     bool no_rindex;
     double load_seconds, upload_seconds; /* upload: the slowest context's */
+    /* contexts[i > 0] join the run on its threads (prism_propagate_stream_desc.join) */
+    prism_result (*join)(void *user, size_t i, prism_context **ctx,
+                         const prism_geometry **geometry);
+    void *join_user;
     double started;                      /* tool_now() when the program started */
     double setup_seconds;                /* from then to the run's start */
     /* The photons of the run this process propagates: [begin, end) of the

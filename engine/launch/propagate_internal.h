@@ -35,10 +35,12 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
 /* What prism_propagate_multi and prism_propagate_stream share: the checks
  * of their arguments (`what` names the call in messages), context i's
  * photons a call (its batch limit, shared by the contexts of one device),
- * and the error that names the context that failed. */
+ * and the error that names the context that failed. `late`: contexts after
+ * the first may be NULL (they join later; checked then). */
 prism_result prism__multi_check(const char *what, prism_context *const *ctxs,
                                 const prism_geometry *const *gs, size_t n,
-                                const prism_photon_source *source, const prism_propagate_desc *desc);
+                                const prism_photon_source *source, const prism_propagate_desc *desc,
+                                bool late);
 prism_result prism__multi_limit(prism_context *const *ctxs, const prism_geometry *const *gs,
                                 size_t n, size_t i, prism_source_kind kind,
                                 const prism_propagate_desc *desc, size_t *limit);

@@ -128,7 +128,8 @@ static void *work(void *arg)
 
 prism_result prism__multi_check(const char *what, prism_context *const *ctxs,
                                 const prism_geometry *const *gs, size_t n,
-                                const prism_photon_source *source, const prism_propagate_desc *desc)
+                                const prism_photon_source *source, const prism_propagate_desc *desc,
+                                bool late)
 {
     prism_context *c0 = ctxs != NULL ? ctxs[0] : NULL;
     if (ctxs == NULL || gs == NULL || n == 0 || n > MULTI_MAX_CONTEXTS || source == NULL)
@@ -136,6 +137,8 @@ prism_result prism__multi_check(const char *what, prism_context *const *ctxs,
                             "%s: NULL contexts, geometries, source or outputs, or %zu contexts "
                             "(1 to %d)", what, n, MULTI_MAX_CONTEXTS);
     for (size_t i = 0; i < n; i++) {
+        if (late && i > 0 && ctxs[i] == NULL)
+            continue;
         if (ctxs[i] == NULL || gs[i] == NULL || prism__geometry_context(gs[i]) != ctxs[i])
             return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
                                 "%s: context %zu: NULL, or its geometry is NULL or another "
@@ -163,7 +166,7 @@ static prism_result check(prism_context *const *ctxs, const prism_geometry *cons
     prism_context *c0 = ctxs != NULL ? ctxs[0] : NULL;
     if (outputs == NULL)
         return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT, "propagate_multi: NULL outputs");
-    prism_result r = prism__multi_check("propagate_multi", ctxs, gs, n, source, desc);
+    prism_result r = prism__multi_check("propagate_multi", ctxs, gs, n, source, desc, false);
     if (r != PRISM_SUCCESS)
         return r;
     if (outputs->photons.kind != PRISM_TARGET_HOST || outputs->records.kind != PRISM_TARGET_HOST)
@@ -187,7 +190,7 @@ prism_result prism__multi_limit(prism_context *const *ctxs, const prism_geometry
         return r;
     size_t sharing = 0;
     for (size_t j = 0; j < n; j++)
-        sharing += prism_context_backend(ctxs[j]) == PRISM_BACKEND_CUDA &&
+        sharing += ctxs[j] != NULL && prism_context_backend(ctxs[j]) == PRISM_BACKEND_CUDA &&
                    prism_context_backend(ctxs[i]) == PRISM_BACKEND_CUDA &&
                    prism_context_device(ctxs[j])->index == prism_context_device(ctxs[i])->index;
     *limit = sharing > 1 ? fits / sharing : fits;

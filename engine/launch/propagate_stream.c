@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/context_internal.h"
+#include "engine/upload/geometry_internal.h"
 #include "propagate_internal.h"
 #include "summary.h"
 #include "target.h"
@@ -45,6 +46,7 @@ typedef struct stream_worker {
     prism_result result;
     pthread_t thread;
     bool started;
+    bool late;                       /* joins on its thread (stream->join) */
 } stream_worker;
 
 struct stream_run {
@@ -143,11 +145,46 @@ static prism_result one_batch(stream_worker *w, stream_slot *slot)
     return PRISM_SUCCESS;
 }
 
+/* A context that joins late: made by the caller's join on this thread, then
+ * held to the run's batch. */
+static prism_result join(stream_worker *w)
+{
+    stream_run *run = w->run;
+    prism_context *ctx = NULL;
+    const prism_geometry *g = NULL;
+    prism_result r = run->s->join(run->s->user, w->index, &ctx, &g);
+    if (r != PRISM_SUCCESS)
+        return r;
+    if (ctx == NULL || g == NULL || prism__geometry_context(g) != ctx)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate_stream: join gave no context, or a geometry of another");
+    w->ctx = ctx;
+    w->geometry = g;
+    size_t limit = 0;
+    r = prism_propagate_batch_limit(ctx, g, run->source->kind, run->desc, &limit);
+    if (r == PRISM_SUCCESS && limit < run->batch)
+        r = prism__error(ctx, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,
+                         "propagate_stream: batches of %zu photons, this context holds %zu",
+                         run->batch, limit);
+    if (r == PRISM_SUCCESS)
+        prism__scratch_keep(ctx, true);
+    return r;
+}
+
 static void *work(void *arg)
 {
     stream_worker *w = arg;
     stream_run *run = w->run;
     stream_slot *slot;
+    const bool late = w->late;
+    if (late && (w->result = join(w)) != PRISM_SUCCESS) {
+        pthread_mutex_lock(&run->lock);
+        run->failed = true;
+        run->running--;
+        pthread_cond_broadcast(&run->changed);
+        pthread_mutex_unlock(&run->lock);
+        return NULL;
+    }
     while ((slot = take(w)) != NULL) {
         w->result = one_batch(w, slot);
         pthread_mutex_lock(&run->lock);
@@ -162,6 +199,8 @@ static void *work(void *arg)
         if (w->result != PRISM_SUCCESS)
             break;
     }
+    if (late)
+        prism__scratch_keep(w->ctx, false);
     pthread_mutex_lock(&run->lock);
     run->running--;
     pthread_cond_broadcast(&run->changed);
@@ -258,6 +297,8 @@ static prism_result batch_size(stream_run *run, prism_context *const *ctxs,
     if (b == 0) {
         b = STREAM_MAX_BATCH;
         for (size_t i = 0; i < run->n; i++) {
+            if (ctxs[i] == NULL) /* joins later */
+                continue;
             size_t limit = 0;
             prism_result r = prism__multi_limit(ctxs, gs, run->n, i, run->source->kind, run->desc,
                                                 &limit);
@@ -317,7 +358,8 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     prism_context *c0 = contexts != NULL ? contexts[0] : NULL;
     if (stream == NULL || stream->sink == NULL)
         return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT, "propagate_stream: no sink");
-    prism_result r = prism__multi_check("propagate_stream", contexts, geometries, n, source, desc);
+    prism_result r = prism__multi_check("propagate_stream", contexts, geometries, n, source, desc,
+                                        stream->join != NULL);
     if (r != PRISM_SUCCESS)
         return r;
     if (source->kind == PRISM_SOURCE_PHOTONS && stream->fill == NULL && source->photons == NULL)
@@ -330,7 +372,7 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
                       .desc = desc, .s = stream};
     for (size_t i = 0; i < n; i++)
         workers[i] = (stream_worker){.run = &run, .index = i, .ctx = contexts[i],
-                                     .geometry = geometries[i]};
+                                     .geometry = geometries[i], .late = contexts[i] == NULL};
     size_t failed = 0;
     r = batch_size(&run, contexts, geometries, &failed);
     if (r != PRISM_SUCCESS) {
@@ -349,10 +391,11 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     pthread_mutex_init(&run.lock, NULL);
     pthread_cond_init(&run.changed, NULL);
     for (size_t i = 0; i < n; i++)
-        prism__scratch_keep(contexts[i], true);
+        prism__scratch_keep(contexts[i], true); /* a late one's: on its thread */
     r = start(&run, &failed);
     for (size_t i = 0; i < n; i++)
-        prism__scratch_keep(contexts[i], false);
+        if (!workers[i].late)
+            prism__scratch_keep(workers[i].ctx, false);
     pthread_cond_destroy(&run.changed);
     pthread_mutex_destroy(&run.lock);
     prism_propagate_stats sum = {0};
@@ -365,9 +408,15 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
         free_slots(&workers[i]);
     }
     const bool worker_failed = failed < n && workers[failed].result != PRISM_SUCCESS;
+    prism_context *made[STREAM_MAX_CONTEXTS];
+    for (size_t i = 0; i < n; i++)
+        made[i] = workers[i].ctx;
     free(workers);
+    if (r != PRISM_SUCCESS && worker_failed && made[failed] != NULL)
+        return prism__multi_failed("propagate_stream", made, failed, r);
     if (r != PRISM_SUCCESS && worker_failed)
-        return prism__multi_failed("propagate_stream", contexts, failed, r);
+        return prism__error(contexts[0], r, "propagate_stream: context %zu did not join: %s",
+                            failed, prism_result_string(r));
     if (r != PRISM_SUCCESS)
         return r;
     sum.seconds = omp_get_wtime() - t0;

@@ -330,6 +330,14 @@ typedef struct prism_propagate_stream_desc {
     prism_propagate_fill_fn fill;     /* PHOTONS sources: NULL reads source->photons */
     void *user;                       /* for sink and fill */
     prism_propagate_summary *summary; /* added to, or NULL */
+    /* Contexts that start on the stream's threads: where contexts[i] (i >
+     * 0) is NULL, thread i first calls join(user, i, &context, &geometry),
+     * to make that context and upload the geometry, say, so that a device's
+     * start overlaps the others' work, and takes batches once it returns
+     * PRISM_SUCCESS. What it makes is the caller's. With such contexts,
+     * automatic batches are sized by the contexts given. */
+    prism_result (*join)(void *user, size_t index, prism_context **context,
+                         const prism_geometry **geometry);
 } prism_propagate_stream_desc;
 
 /** A run of any size on one or more contexts, as a pipeline: each context
@@ -347,9 +355,10 @@ typedef struct prism_propagate_stream_desc {
  * NULL): what each context did.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays or sink, n 0 or above
  *   64, a context listed twice, a geometry of another context, a zero
- *   count, records asked with record_steps 0), PRISM_ERROR_OUT_OF_MEMORY
- *   (the host buffers), then whatever prism_propagate, the sink or fill
- *   returned; errors are reported on contexts[0], naming the context.
+ *   count, records asked with record_steps 0, a NULL context without
+ *   join), PRISM_ERROR_OUT_OF_MEMORY (the host buffers), then whatever
+ *   prism_propagate, the sink, fill or join returned; errors are reported
+ *   on contexts[0], naming the context.
  * @thread_safety the contexts are used from threads of the call's own;
  *   none of them may be in use elsewhere meanwhile. */
 PRISM_API prism_result prism_propagate_stream(prism_context *const *contexts,
