@@ -64,6 +64,22 @@ struct stream_run {
     const prism_propagate_stream_desc *s;
 };
 
+/* Photons in the next batch: the run's batch, but near the end of a run on
+ * several contexts no more than half a context's share of what is left, so
+ * that the contexts finish together rather than one of them working
+ * through a whole last batch alone; never below STREAM_MIN_BATCH. */
+static size_t next_count(const stream_run *run)
+{
+    const uint64_t left = run->total - run->next_first;
+    uint64_t count = run->batch;
+    if (run->n > 1 && !run->s->batch) {
+        const uint64_t half_share = left / (2 * run->n);
+        if (half_share < count)
+            count = half_share > STREAM_MIN_BATCH ? half_share : STREAM_MIN_BATCH;
+    }
+    return (size_t)(left < count ? left : count);
+}
+
 /* A free slot of w's, waiting while both are queued; NULL when the run
  * stops. Takes the next batch with it, and reads its input in order. */
 static stream_slot *take(stream_worker *w)
@@ -84,10 +100,8 @@ static stream_slot *take(stream_worker *w)
     if (run->failed || run->next_first >= run->total)
         slot = NULL;
     if (slot != NULL) {
-        const uint64_t left = run->total - run->next_first;
-        slot->batch = (prism_propagate_batch){
-            .first = run->desc->first_photon + run->next_first,
-            .count = (size_t)(left < run->batch ? left : run->batch), .context = w->index};
+        slot->batch = (prism_propagate_batch){.first = run->desc->first_photon + run->next_first,
+                                              .count = next_count(run), .context = w->index};
         slot->seq = run->next_seq++;
         slot->busy = true;
         slot->ready = false;
