@@ -54,6 +54,7 @@ struct stream_run {
     pthread_cond_t changed;
     uint64_t next_first;           /* the cursor, relative to the run's start */
     uint64_t next_seq, delivered;  /* batches taken; batches the sink has had */
+    uint64_t delivered_photons;
     uint64_t total;
     size_t batch, n, running;
     bool failed;
@@ -253,6 +254,7 @@ static prism_result deliver(stream_run *run)
         pthread_mutex_lock(&run->lock);
         slot->busy = slot->ready = false;
         run->delivered++;
+        run->delivered_photons += slot->batch.count;
         if (r != PRISM_SUCCESS)
             run->failed = true;
         pthread_cond_broadcast(&run->changed);
@@ -353,7 +355,7 @@ static prism_result start(stream_run *run, size_t *failed)
         }
     if (r == PRISM_SUCCESS && run->fill_result != PRISM_SUCCESS)
         r = run->fill_result;
-    if (r == PRISM_SUCCESS && run->delivered * run->batch < run->total)
+    if (r == PRISM_SUCCESS && run->delivered_photons < run->total)
         r = PRISM_ERROR_OUT_OF_MEMORY; /* no thread could start */
     return r;
 }
