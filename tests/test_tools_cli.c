@@ -1,0 +1,62 @@
+/* The programs' manners on the command line (issue 28), where they are
+ * not prism-propagate's own (test_propagate_tool.c): a directory given as
+ * the detector, an error said once, every prism-bench stage's --help,
+ * prism-info's load time of a small file. $PRISM_INFO, $PRISM_BENCH,
+ * $PRISM_PROPAGATE and $PRISM_VIEW are the programs; a check whose program
+ * was not built is skipped. */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "exec_util.h"
+
+#define DETECTOR PRISM_ASSETS "/tiny_detector.dae"
+
+/* Run the program $`program` with `args` (NULL-terminated); false when it
+ * was not built. */
+static bool run(exec_run *r, const char *program, const char *const *args)
+{
+    const char *argv[40] = {getenv(program)};
+    if (argv[0] == NULL) {
+        printf("%s is not set: that program's checks skipped\n", program);
+        return false;
+    }
+    int n = 1;
+    for (; args[n - 1] != NULL && n < 39; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    exec_program(r, argv, false);
+    return true;
+}
+
+/* A directory named as the input file: the loader says so. */
+static void test_directory_as_detector(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *dir = exec_path("adir.dae");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    const char *programs[2] = {"PRISM_INFO", "PRISM_PROPAGATE"};
+    for (int i = 0; i < 2; i++) {
+        if (!run(&r, programs[i], (const char *[]){dir, NULL}))
+            continue;
+        assert_int_equal(r.exit_code, 1);
+        assert_non_null(strstr(r.err, "adir.dae: is a directory"));
+        assert_null(strstr(r.err, "read error"));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_directory_as_detector),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
