@@ -53,10 +53,29 @@ static void test_directory_as_detector(void **state)
     }
 }
 
+/* A small file loads in well under a millisecond: the time is shown in
+ * milliseconds rather than as "0.000 s". */
+static void test_info_load_time(void **state)
+{
+    (void)state;
+    static exec_run r;
+    if (!run(&r, "PRISM_INFO", (const char *[]){DETECTOR, NULL}))
+        return;
+    assert_int_equal(r.exit_code, 0);
+    const char *at = strstr(r.out, "  load       ");
+    assert_non_null(at);
+    char *end;
+    const double t = strtod(at + strlen("  load       "), &end);
+    if (!(t > 0) || (strncmp(end, " ms,", 4) != 0 && strncmp(end, " s,", 3) != 0))
+        fail_msg("expected a nonzero time in ms or s: %s", at);
+    assert_null(strstr(r.out, "load       0.000 s"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_directory_as_detector),
+        cmocka_unit_test(test_info_load_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
