@@ -71,11 +71,45 @@ static void test_info_load_time(void **state)
     assert_null(strstr(r.out, "load       0.000 s"));
 }
 
+/* Every stage prism-bench lists answers --help and -h on stdout with exit
+ * 0, whatever else is on the line. */
+static void test_bench_help(void **state)
+{
+    (void)state;
+    static exec_run r;
+    if (!run(&r, "PRISM_BENCH", (const char *[]){"--help", NULL}))
+        return;
+    assert_int_equal(r.exit_code, 0);
+    const char *at = strstr(r.out, "stages:\n");
+    assert_non_null(at);
+    char list[4096];
+    snprintf(list, sizeof list, "%s", at + strlen("stages:\n"));
+    int stages = 0;
+    for (char *line = strtok(list, "\n"); line != NULL && line[0] == ' '; line = strtok(NULL, "\n")) {
+        char stage[32], usage[64];
+        if (sscanf(line, " %31s", stage) != 1)
+            continue;
+        snprintf(usage, sizeof usage, "usage: prism-bench %s ", stage);
+        const char *forms[3][3] = {{stage, "--help", NULL}, {stage, "-h", NULL},
+                                   {stage, "no-such.dae", "--help"}};
+        for (int f = 0; f < 3; f++) {
+            static exec_run h;
+            run(&h, "PRISM_BENCH", forms[f]);
+            if (h.exit_code != 0 || strstr(h.out, usage) != h.out || h.err[0] != 0)
+                fail_msg("prism-bench %s %s: exit %d, stdout '%.60s', stderr '%.200s'", stage,
+                         forms[f][1], h.exit_code, h.out, h.err);
+        }
+        stages++;
+    }
+    assert_true(stages >= 2); /* load and bvh are always built */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_directory_as_detector),
         cmocka_unit_test(test_info_load_time),
+        cmocka_unit_test(test_bench_help),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
