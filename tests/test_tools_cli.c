@@ -36,6 +36,14 @@ static bool run(exec_run *r, const char *program, const char *const *args)
     return true;
 }
 
+static size_t occurrences(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *at = strstr(text, what); at != NULL; at = strstr(at + 1, what))
+        n++;
+    return n;
+}
+
 /* A directory named as the input file: the loader says so. */
 static void test_directory_as_detector(void **state)
 {
@@ -104,12 +112,54 @@ static void test_bench_help(void **state)
     assert_true(stages >= 2); /* load and bvh are always built */
 }
 
+/* A failing run's message, once: the engine's log callback the programs
+ * install keeps errors to itself (the failed call returns them), and the
+ * program prints them in its own words. A load error and an engine (upload)
+ * error of each program. */
+static void test_errors_once(void **state)
+{
+    (void)state;
+    const char *bad = exec_path("bad.dae");
+    FILE *f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("<COLLADA><bad", f);
+    fclose(f);
+    const char *load = "XML error: unclosed token";
+    const char *upload = "the host backend has no device builder";
+    const struct {
+        const char *program, *args[12], *message;
+    } cases[] = {
+        {"PRISM_INFO", {bad}, load},
+        {"PRISM_BENCH", {"render", bad}, load},
+        {"PRISM_BENCH", {"propagate", bad}, load},
+        {"PRISM_PROPAGATE", {bad, "--backend", "host"}, load},
+        {"PRISM_PROPAGATE", {DETECTOR, "--backend", "host", "--bvh", "cuda", "--count", "10"},
+         upload},
+        {"PRISM_VIEW", {"--headless", bad}, load},
+        {"PRISM_VIEW", {"--headless", "--frames", "1", "--backend", "host", "--bvh", "cuda",
+                        DETECTOR}, upload},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static exec_run r;
+        if (!run(&r, cases[i].program, cases[i].args))
+            continue;
+        if (strcmp(cases[i].program, "PRISM_VIEW") == 0 && strstr(r.err, "headless:") != NULL) {
+            printf("case %zu: no headless GL here: skipped\n", i);
+            continue;
+        }
+        assert_int_not_equal(r.exit_code, 0);
+        if (occurrences(r.err, cases[i].message) != 1)
+            fail_msg("case %zu: expected '%s' once in: %s", i, cases[i].message, r.err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_directory_as_detector),
         cmocka_unit_test(test_info_load_time),
         cmocka_unit_test(test_bench_help),
+        cmocka_unit_test(test_errors_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,20 +16,13 @@
 typedef struct propagate_mpi propagate_mpi; /* never made without MPI */
 #endif
 
-static void on_engine_log(void *user, prism_log_level level, const char *message)
-{
-    (void)user;
-    if (level >= PRISM_LOG_WARNING)
-        fprintf(stderr, "prism: %s\n", message);
-}
-
 static prism_scene *load(const propagate_options *o, double *seconds)
 {
     char error[1024] = "";
     tool_progress bar;
     tool_progress_begin(&bar, "loading", NULL, !o->quiet);
     prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &bar,
-                            .error = error, .error_size = sizeof error, .log = on_engine_log,
+                            .error = error, .error_size = sizeof error, .log = tool_log_engine,
                             .length_unit = o->engine.unit};
     prism_scene *scene = NULL;
     const double t0 = tool_now();
@@ -59,16 +52,17 @@ static bool no_rindex(const prism_scene *scene)
 }
 
 static prism_context *open_context(const propagate_options *o, prism_context_desc desc,
-                                   const char *name)
+                                   const char *name, tool_log *log)
 {
-    desc.log = on_engine_log;
+    desc.log = tool_log_engine;
+    desc.log_user = log;
     desc.log_level = PRISM_LOG_WARNING;
     prism_context *ctx = NULL;
     prism_result r = prism_context_create(&desc, &ctx);
     if (r != PRISM_SUCCESS) {
         fprintf(stderr, "prism-propagate: %s backend%s%s: %s\n",
                 prism_backend_name(desc.backend), name[0] ? ", " : "", name,
-                prism_result_string(r));
+                log->error[0] ? log->error : prism_result_string(r));
         return NULL;
     }
     if (o->engine.backend == PRISM_BACKEND_AUTO &&
@@ -96,6 +90,7 @@ static void close_contexts(propagate_run_info *run, bool *ok)
     for (size_t i = 0; i < run->contexts_n; i++) {
         prism_geometry_destroy((prism_geometry *)run->geometries[i]);
         run->geometries[i] = NULL;
+        run->logs[i].print_errors = true; /* what was left alive, if anything */
         if (prism_context_destroy(run->contexts[i]) != PRISM_SUCCESS)
             *ok = false;
     }
@@ -112,7 +107,7 @@ static int create_contexts(const propagate_options *o, propagate_run_info *run)
     if (rc != PROPAGATE_OK)
         return rc;
     for (size_t i = 0; i < n; i++) {
-        prism_context *ctx = open_context(o, descs[i], names[i]);
+        prism_context *ctx = open_context(o, descs[i], names[i], &run->logs[i]);
         if (ctx == NULL)
             return PROPAGATE_FAILED;
         run->contexts[run->contexts_n++] = ctx;

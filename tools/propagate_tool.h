@@ -101,6 +101,7 @@ typedef struct propagate_run_info {
     prism_context *contexts[PROPAGATE_MAX_CONTEXTS];
     const prism_geometry *geometries[PROPAGATE_MAX_CONTEXTS];
     size_t contexts_n;
+    tool_log logs[PROPAGATE_MAX_CONTEXTS]; /* each context's engine log */
     double upload_each[PROPAGATE_MAX_CONTEXTS];
     const prism_photon_source *source;
     bool no_rindex;
