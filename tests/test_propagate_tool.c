@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -60,6 +62,13 @@ static float *read_npy(const char *path, const uint64_t *dims, uint64_t *rows)
     *rows = r.rows;
     npy_reader_close(&r);
     return data;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static size_t file_size(const char *path)
@@ -335,6 +344,66 @@ static void test_photons_in(void **state)
     assert_non_null(strstr(r.err, "tiny_detector.dae: not a .npy file"));
 }
 
+/* An output that cannot be written is found before any work: exit 1 with
+ * a message naming it, and nothing created. The detector named does not
+ * exist, so a message about the output shows it came first. */
+static void test_outputs_checked_first(void **state)
+{
+    (void)state;
+    const char *dir = exec_path("outputs");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char sub[600], file[600], in_sub[600], in_file[600], big[600], ok[600], locked[600],
+        in_locked[600];
+    snprintf(sub, sizeof sub, "%s/existing", dir);
+    snprintf(file, sizeof file, "%s/plain", dir);
+    snprintf(in_sub, sizeof in_sub, "%s/missing/x.npy", dir);
+    snprintf(in_file, sizeof in_file, "%s/plain/x.npy", dir);
+    snprintf(big, sizeof big, "%s/big.npy", dir);
+    snprintf(ok, sizeof ok, "%s/ok.npy", dir);
+    snprintf(locked, sizeof locked, "%s/locked", dir);
+    snprintf(in_locked, sizeof in_locked, "%s/locked/x.npy", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_int_equal(mkdir(locked, 0555), 0);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    const char *missing = exec_path("missing.dae");
+    const struct {
+        const char *args[10];
+        const char *message;
+    } cases[] = {
+        {{"--hits", sub}, "existing: is a directory"},
+        {{"--out", in_sub}, "missing/x.npy: directory '"},
+        {{"--records", in_file}, "plain/x.npy: '"},
+        {{"--out", big, "--count", "1e15"}, "big.npy: needs 64.0 PB, but the file system of '"},
+        {{"--records", big, "--count", "1e15", "--record-steps", "16"}, "big.npy: needs 512.0 PB"},
+        {{"--hits", ok, "--out", big, "--count", "1e15"}, "big.npy: needs 64.0 PB"},
+        {{"--hits", in_locked}, "locked/x.npy: cannot create a file in '"},
+    };
+    const size_t entries = exec_count_entries(dir, false);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (i == 6 && geteuid() == 0) {
+            printf("root writes in a read-only directory: the unwritable case skipped\n");
+            continue;
+        }
+        const char *args[16] = {missing, "--backend", "host"};
+        for (int a = 0; cases[i].args[a] != NULL; a++)
+            args[3 + a] = cases[i].args[a];
+        static exec_run r;
+        const double t0 = now();
+        run(&r, args);
+        assert_int_equal(r.exit_code, 1);
+        if (strstr(r.err, cases[i].message) == NULL || strstr(r.err, "missing.dae") != NULL)
+            fail_msg("case %zu: expected \"%s\" (and nothing about the detector) in: %s", i,
+                     cases[i].message, r.err);
+        assert_true(now() - t0 < 10.0);
+        assert_int_equal(exec_count_entries(dir, false), entries);
+        assert_int_equal(exec_count_entries(dir, true), 0);
+        assert_int_equal(exec_count_entries(sub, false) + exec_count_entries(sub, true), 0);
+    }
+    chmod(locked, 0755);
+}
+
 /* The note about a geometry without optics: once, and only then; the
  * unit the user imposes. */
 static void test_no_rindex_note(void **state)
@@ -389,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_batches_same_bytes),
         cmocka_unit_test(test_devices_same_bytes),
         cmocka_unit_test(test_photons_in),
+        cmocka_unit_test(test_outputs_checked_first),
         cmocka_unit_test(test_no_rindex_note),
         cmocka_unit_test(test_validate_without_device),
     };

@@ -1,7 +1,8 @@
 /* The programs' manners on the command line (issue 28), where they are
  * not prism-propagate's own (test_propagate_tool.c): a directory given as
  * the detector, an error said once, every prism-bench stage's --help,
- * prism-info's load time of a small file. $PRISM_INFO, $PRISM_BENCH,
+ * prism-info's load time of a small file, prism-view's --screenshot
+ * checked before the work. $PRISM_INFO, $PRISM_BENCH,
  * $PRISM_PROPAGATE and $PRISM_VIEW are the programs; a check whose program
  * was not built is skipped. */
 #define _POSIX_C_SOURCE 200809L
@@ -153,6 +154,31 @@ static void test_errors_once(void **state)
     }
 }
 
+/* prism-view --screenshot that cannot be written: said before the file
+ * (missing here) is even opened, exit 1, nothing created. */
+static void test_view_screenshot_checked_first(void **state)
+{
+    (void)state;
+    const char *dir = exec_path("shots");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char in_missing[600];
+    snprintf(in_missing, sizeof in_missing, "%s/missing/x.png", dir);
+    const struct {
+        const char *path, *message;
+    } cases[] = {{dir, "shots: is a directory"}, {in_missing, "directory '"}};
+    for (int i = 0; i < 2; i++) {
+        static exec_run r;
+        if (!run(&r, "PRISM_VIEW", (const char *[]){"--headless", "--screenshot", cases[i].path,
+                                                    exec_path("missing.dae"), NULL}))
+            return;
+        assert_int_equal(r.exit_code, 1);
+        if (strstr(r.err, cases[i].message) == NULL || strstr(r.err, "missing.dae") != NULL)
+            fail_msg("case %d: expected '%s' (and nothing about the file) in: %s", i,
+                     cases[i].message, r.err);
+        assert_int_equal(exec_count_entries(dir, false) + exec_count_entries(dir, true), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +186,7 @@ int main(void)
         cmocka_unit_test(test_info_load_time),
         cmocka_unit_test(test_bench_help),
         cmocka_unit_test(test_errors_once),
+        cmocka_unit_test(test_view_screenshot_checked_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -258,6 +258,18 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     return rc;
 }
 
+/* The outputs, before anything is loaded or started (under MPI, rank 0
+ * checks the files it will gather into: propagate_mpi_check_outputs). */
+static int check_outputs(const propagate_options *o)
+{
+    char err[1024];
+    const char *const paths[3] = {o->hits, o->out, o->records};
+    if (propagate_check_outputs(o, paths, err, sizeof err) == 0)
+        return PROPAGATE_OK;
+    fprintf(stderr, "prism-propagate: %s\n", err);
+    return PROPAGATE_FAILED;
+}
+
 int main(int argc, char **argv)
 {
     const double started = tool_now();
@@ -282,7 +294,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "prism-propagate: --validate runs in one process: not under mpirun\n");
         return propagate_mpi_end(mpi, PROPAGATE_USAGE);
     }
+    if (mpi != NULL && propagate_mpi_check_outputs(mpi) != PROPAGATE_OK)
+        return propagate_mpi_end(mpi, PROPAGATE_FAILED);
 #endif
+    if (mpi == NULL && check_outputs(&o) != PROPAGATE_OK)
+        return PROPAGATE_FAILED;
     propagate_run_info run = {.opt = &o, .started = started};
     early_contexts early = {.rc = PROPAGATE_OK};
     if (!o.validate)

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "cli.h"
+#include "outputs.h"
 #include "prism/memory.h"
 #include "progress.h"
 #include "propagate_tool.h"
@@ -54,6 +55,41 @@ int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n, uint
                              (double)p[0], (double)p[1], (double)p[2]);
     }
     return 0;
+}
+
+/* The photons the run will write: --count, else --photons' rows (0 when
+ * that file cannot be read: its own check says why, later), else the
+ * default. */
+static uint64_t photons_to_write(const propagate_options *o)
+{
+    if (o->count != 0 || o->photons == NULL)
+        return o->count != 0 ? o->count : PROPAGATE_DEFAULT_COUNT;
+    npy_reader in;
+    const uint64_t dims[2] = {4, 4};
+    const uint64_t rows = npy_reader_open(&in, o->photons, dims, 2) == 0 ? in.rows : 0;
+    npy_reader_close(&in);
+    return rows;
+}
+
+/* The size of an npy file of `rows` rows of d0 x d1 float32. */
+static uint64_t npy_bytes(uint64_t rows, uint64_t d0, uint64_t d1)
+{
+    npy_writer w = {.ndims = 2, .dims = {d0, d1}};
+    return tool_add_sat(npy_writer_header_size(&w), tool_mul_sat(rows, d0 * d1 * 4));
+}
+
+int propagate_check_outputs(const propagate_options *o, const char *const paths[3], char *err,
+                            size_t size)
+{
+    const uint64_t n = photons_to_write(o);
+    const uint32_t k = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
+    const uint64_t bytes[3] = {0, n ? npy_bytes(n, 4, 4) : 0, n ? npy_bytes(n, k, 8) : 0};
+    tool_output outs[3];
+    size_t m = 0;
+    for (int i = 0; i < 3; i++)
+        if (paths[i] != NULL)
+            outs[m++] = (tool_output){paths[i], bytes[i]};
+    return tool_outputs_check(outs, m, err, size);
 }
 
 typedef struct outputs {
