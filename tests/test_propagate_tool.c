@@ -89,6 +89,7 @@ static void test_help(void **state)
                            "--placement auto|device|mapped|chroma", "--bvh", "--math exact|fast",
                            "--batch N", "--unit m|cm|mm|auto", "--json", "--quiet",
                            "--validate", "view(np.uint32)", "--devices all|0,1",
+                           "PRISM_PROGRESS_INTERVAL",
                            "exit status"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strstr(r.out, words[i]) == NULL)
@@ -404,6 +405,43 @@ static void test_outputs_checked_first(void **state)
     chmod(locked, 0755);
 }
 
+/* stderr not a terminal: plain progress lines, here one a batch
+ * ($PRISM_PROGRESS_INTERVAL=0), the estimate after the first batch, the
+ * counts in one unit from the first line on; none with --quiet, and none
+ * in a run shorter than the default interval. */
+static void test_progress_lines(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *hits = exec_path("progress_hits.npy");
+    const char *args[] = {DETECTOR, "--count", "20000", "--batch", "5000", "--hits", hits,
+                          "--backend", "host", NULL, NULL};
+    setenv("PRISM_PROGRESS_INTERVAL", "0", 1);
+    run(&r, args);
+    assert_int_equal(r.exit_code, 0);
+    const char *lines[] = {"prism-propagate: propagating 0.0%: 0/20 k photons, 0/s\n",
+                           "prism-propagate: first batch of 5000 photons in ",
+                           " left; the hits file about ",
+                           "prism-propagate: propagating 50.0%: 10/20 k photons, ",
+                           "prism-propagate: propagating: done in "};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (strstr(r.err, lines[i]) == NULL)
+            fail_msg("expected '%s' in: %s", lines[i], r.err);
+    assert_null(strchr(r.err, '\r'));
+    assert_null(strstr(r.err, "e-0"));
+    args[9] = "--quiet";
+    run(&r, args);
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.err, "propagating"));
+    assert_null(strstr(r.err, "first batch"));
+    unsetenv("PRISM_PROGRESS_INTERVAL");
+    args[9] = NULL;
+    run(&r, args);
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.err, "propagating"));
+    assert_null(strstr(r.err, "first batch"));
+}
+
 /* The note about a geometry without optics: once, and only then; the
  * unit the user imposes. */
 static void test_no_rindex_note(void **state)
@@ -459,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_devices_same_bytes),
         cmocka_unit_test(test_photons_in),
         cmocka_unit_test(test_outputs_checked_first),
+        cmocka_unit_test(test_progress_lines),
         cmocka_unit_test(test_no_rindex_note),
         cmocka_unit_test(test_validate_without_device),
     };

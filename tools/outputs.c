@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 
 #define MAX_FILE_SYSTEMS 16
 
@@ -21,17 +22,6 @@ uint64_t tool_mul_sat(uint64_t a, uint64_t b)
 uint64_t tool_add_sat(uint64_t a, uint64_t b)
 {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-/* "950 bytes", "12.3 MB", "64.0 PB" */
-static void bytes_text(char *out, size_t size, uint64_t bytes)
-{
-    static const char *const units[] = {"bytes", "kB", "MB", "GB", "TB", "PB", "EB"};
-    double v = (double)bytes;
-    int u = 0;
-    for (; v >= 1000.0 && u < 6; u++)
-        v /= 1000.0;
-    snprintf(out, size, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
 }
 
 /* The directory `path` would be created in: "." for a bare name. */
@@ -98,9 +88,9 @@ static int add_need(file_system *fs, size_t *n, dev_t device, const char *path, 
     if (fs[i].need <= fs[i].available)
         return 0;
     char need[32], all[32], available[32];
-    bytes_text(need, sizeof need, bytes);
-    bytes_text(all, sizeof all, fs[i].need);
-    bytes_text(available, sizeof available, fs[i].available);
+    tool_bytes_text(need, sizeof need, bytes);
+    tool_bytes_text(all, sizeof all, fs[i].need);
+    tool_bytes_text(available, sizeof available, fs[i].available);
     if (fs[i].need == bytes)
         return tool_fail(err, size, "%s: needs %s, but the file system of '%s' has %s free",
                          path, need, dir, available);

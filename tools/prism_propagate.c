@@ -20,7 +20,7 @@ static prism_scene *load(const propagate_options *o, double *seconds)
 {
     char error[1024] = "";
     tool_progress bar;
-    tool_progress_begin(&bar, "loading", NULL, !o->quiet);
+    tool_progress_begin(&bar, "prism-propagate", "loading", NULL, !o->quiet);
     prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &bar,
                             .error = error, .error_size = sizeof error, .log = tool_log_engine,
                             .length_unit = o->engine.unit};

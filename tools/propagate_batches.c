@@ -143,9 +143,35 @@ typedef struct run_state {
     propagate_summary *sum;
     tool_progress bar;
     uint64_t done, total;
+    double start;         /* when the stream began */
     double write_seconds;
     char err[1024];
 } run_state;
+
+/* After the first batch of a long run: the time left and the size of the
+ * hits file, extrapolated from that batch (the whole run's, under MPI,
+ * where the files gather every rank's share). */
+static void first_estimate(run_state *r)
+{
+    const double took = tool_now() - r->start;
+    const double left = took * (double)(r->total - r->done) / (double)r->done;
+    if (left < r->bar.interval)
+        return; /* short work: the summary comes soon enough */
+    char when[32], line[800];
+    tool_duration_text(when, sizeof when, left);
+    int n = snprintf(line, sizeof line, "first batch of %llu photons in %.2f s: about %s left",
+                     (unsigned long long)r->done, took, when);
+    if (r->run->opt->hits != NULL && n > 0 && (size_t)n < sizeof line) {
+        const double whole = (double)r->run->source->count;
+        const double hits = (double)r->sum->hits / (double)r->done * whole;
+        char size[32];
+        tool_bytes_text(size, sizeof size, (uint64_t)(r->w.hits.row_bytes * hits) +
+                                               npy_writer_header_size(&r->w.hits));
+        snprintf(line + n, sizeof line - (size_t)n, "; the hits file about %s (%.0f hits)", size,
+                 hits);
+    }
+    tool_progress_note(&r->bar, "%s", line);
+}
 
 /* The sink: one batch's outputs appended, in photon order. */
 static prism_result write_batch(void *user, const prism_propagate_batch *b)
@@ -172,6 +198,8 @@ static prism_result write_batch(void *user, const prism_propagate_batch *b)
     if (b->count > sum->batch)
         sum->batch = b->count;
     r->done += b->count;
+    if (sum->batches == 1 && r->done < r->total)
+        first_estimate(r);
     tool_progress_update(&r->bar, (size_t)r->done, (size_t)r->total);
     return PRISM_SUCCESS;
 }
@@ -215,13 +243,15 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
                                      .solids = sum->solids};
     prism_propagate_share shares[PROPAGATE_MAX_CONTEXTS];
     memset(shares, 0, sizeof shares);
-    tool_progress_begin(&r.bar, "propagating", "photons", !o->quiet);
+    tool_progress_begin(&r.bar, "prism-propagate", "propagating", "photons", !o->quiet);
+    tool_progress_update(&r.bar, 0, (size_t)r.total);
     if (rc == 0 && r.total > 0) {
         r.src.count = (size_t)r.total;
         const prism_propagate_stream_desc stream = {
             .batch = batch_size(run), .photons = o->out != NULL, .sink = write_batch,
             .fill = o->photons ? read_batch : NULL, .user = &r, .summary = &tally};
         prism_propagate_stats st;
+        r.start = tool_now();
         const prism_result res =
             prism_propagate_stream(run->contexts, run->geometries, run->contexts_n, &r.src,
                                    &r.desc, &stream, &st, shares);
