@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +30,8 @@
 #define DETECTOR PRISM_ASSETS "/tiny_detector.dae"
 
 static const uint64_t PHOTON[2] = {4, 4};
+
+extern char **environ;
 
 /* Run prism-propagate with `args` (NULL-terminated); stdout and stderr apart. */
 static void run(exec_run *r, const char *const *args)
@@ -442,6 +448,42 @@ static void test_progress_lines(void **state)
     assert_null(strstr(r.err, "first batch"));
 }
 
+/* SIGINT in the middle of a run: the temporaries go, and the program says
+ * so in one line before it dies of the signal. */
+static void test_interrupted(void **state)
+{
+    (void)state;
+    const char *dir = exec_path("interrupted");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char hits[600], err[600];
+    snprintf(hits, sizeof hits, "%s/hits.npy", dir);
+    snprintf(err, sizeof err, "%s.err", dir);
+    const char *argv[] = {getenv("PRISM_PROPAGATE"), DETECTOR, "--count", "1e9", "--hits", hits,
+                          "--backend", "host", "--quiet", NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    /* running: the hits' temporary is there */
+    for (int i = 0; i < 600 && exec_count_entries(dir, true) == 0; i++)
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    assert_int_equal(exec_count_entries(dir, true), 1);
+    assert_int_equal(kill(pid, SIGINT), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGINT);
+    char *said = exec_read_file(err, NULL);
+    assert_non_null(said);
+    if (strcmp(said, "prism-propagate: interrupted: no output written\n") != 0)
+        fail_msg("stderr: '%s'", said);
+    free(said);
+    assert_int_equal(exec_count_entries(dir, true) + exec_count_entries(dir, false), 0);
+}
+
 /* The note about a geometry without optics: once, and only then; the
  * unit the user imposes. */
 static void test_no_rindex_note(void **state)
@@ -498,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_photons_in),
         cmocka_unit_test(test_outputs_checked_first),
         cmocka_unit_test(test_progress_lines),
+        cmocka_unit_test(test_interrupted),
         cmocka_unit_test(test_no_rindex_note),
         cmocka_unit_test(test_validate_without_device),
     };

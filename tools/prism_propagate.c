@@ -283,7 +283,7 @@ int main(int argc, char **argv)
         propagate_options_usage(stdout);
         return PROPAGATE_OK;
     }
-    npy_remove_temporaries_on_signals();
+    npy_remove_temporaries_on_signals("prism-propagate");
     propagate_mpi *mpi = NULL;
 #ifdef PRISM_HAVE_MPI
     int mpi_rc;
