@@ -179,6 +179,31 @@ static void test_view_screenshot_checked_first(void **state)
     }
 }
 
+/* prism-view --bench (make run's last and longest step) shows its
+ * progress over the timed frames: plain lines off a terminal, here one a
+ * frame ($PRISM_PROGRESS_INTERVAL=0). */
+static void test_view_bench_progress(void **state)
+{
+    (void)state;
+    static exec_run r;
+    setenv("PRISM_PROGRESS_INTERVAL", "0", 1);
+    const bool ran = run(&r, "PRISM_VIEW", (const char *[]){"--headless", "--bench", "--frames",
+                                                            "2", "--size", "64x48", "--photons",
+                                                            "100", DETECTOR, NULL});
+    unsetenv("PRISM_PROGRESS_INTERVAL");
+    if (!ran)
+        return;
+    if (strstr(r.err, "headless:") != NULL) {
+        printf("no headless GL here: skipped\n");
+        return;
+    }
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.err, "prism-view: benchmark 0.0%: 0/24 frames"));
+    assert_non_null(strstr(r.err, "prism-view: benchmark 50.0%: 12/24 frames, "));
+    assert_non_null(strstr(r.err, "prism-view: benchmark: done in "));
+    assert_non_null(strstr(r.out, "raster draw (median)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_bench_help),
         cmocka_unit_test(test_errors_once),
         cmocka_unit_test(test_view_screenshot_checked_first),
+        cmocka_unit_test(test_view_bench_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
