@@ -252,7 +252,14 @@ prism_result prism_scene_load(const char *path, const prism_load_desc *desc, pri
     }
     struct stat st;
     size_t total = SIZE_MAX / 4; /* a pipe: no size known */
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+    const bool known = fstat(fileno(f), &st) == 0;
+    if (known && S_ISDIR(st.st_mode)) { /* fopen takes a directory; its read fails */
+        fclose(f);
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s: is a directory", path);
+        return report(desc, PRISM_ERROR_IO, msg);
+    }
+    if (known && S_ISREG(st.st_mode))
         total = (size_t)st.st_size;
     prism_result r = load_mapped(f, path, total, desc, out);
     fclose(f);

@@ -16,9 +16,17 @@ if [ ! -x "$view" ]; then
 fi
 mkdir -p out
 if [ -n "${DISPLAY:-}" ]; then
+  echo "prism: opening the viewer on $asset (H: help, Esc: quit)"
   exec "$view" --photons 100000 "$asset"
 fi
+# Each step says what it does first: the benchmark takes about a minute on
+# the host backend (seconds on a GPU), and prism-view shows its progress
+# (a bar on a terminal, else a line every few seconds).
+echo "prism: no display: rendering headless, 1280x720, 100000 photons"
+echo "prism: [1/3] the ray-traced view -> out/raytrace.png"
 "$view" --headless --size 1280x720 --photons 100000 --view raytrace --screenshot out/raytrace.png "$asset"
+echo "prism: [2/3] the raster view -> out/raster.png"
 "$view" --headless --size 1280x720 --photons 100000 --view raster --screenshot out/raster.png "$asset"
+echo "prism: [3/3] the benchmark: 30 frames of each way of drawing, timed (about a minute on the host backend)"
 "$view" --headless --size 1280x720 --photons 100000 --frames 30 --bench "$asset"
 echo "prism: wrote out/raytrace.png and out/raster.png"

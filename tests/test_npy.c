@@ -340,7 +340,7 @@ static void test_signal_removes_temporaries(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        npy_remove_temporaries_on_signals();
+        npy_remove_temporaries_on_signals(NULL);
         npy_writer w1, w2;
         float *rows = pattern(10, 0);
         if (npy_writer_open(&w1, path, PHOTON, 2) == 0 &&

@@ -210,12 +210,30 @@ static void test_failing_rank(void **state)
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
+/* An output that cannot be written: rank 0 finds it before any rank loads
+ * the detector, names it, and the job writes nothing. */
+static void test_output_checked_first(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *dir = exec_path("a_directory.npy");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    run(&r, 2, (const char *[]){"--backend", "host", "--count", "2000", "--hits", dir, NULL});
+    assert_int_not_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.err, "[rank 0 on "));
+    assert_non_null(strstr(r.err, "a_directory.npy: is a directory"));
+    assert_non_null(strstr(r.err, "no output written"));
+    assert_int_equal(exec_count_entries(dir, false) + exec_count_entries(dir, true), 0);
+    assert_int_equal(exec_count_entries(rank_tmp, false), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_whatever_ranks),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_failing_rank),
+        cmocka_unit_test(test_output_checked_first),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

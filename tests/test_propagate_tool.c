@@ -12,7 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -24,6 +30,8 @@
 #define DETECTOR PRISM_ASSETS "/tiny_detector.dae"
 
 static const uint64_t PHOTON[2] = {4, 4};
+
+extern char **environ;
 
 /* Run prism-propagate with `args` (NULL-terminated); stdout and stderr apart. */
 static void run(exec_run *r, const char *const *args)
@@ -62,6 +70,13 @@ static float *read_npy(const char *path, const uint64_t *dims, uint64_t *rows)
     return data;
 }
 
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static size_t file_size(const char *path)
 {
     struct stat st;
@@ -80,6 +95,7 @@ static void test_help(void **state)
                            "--placement auto|device|mapped|chroma", "--bvh", "--math exact|fast",
                            "--batch N", "--unit m|cm|mm|auto", "--json", "--quiet",
                            "--validate", "view(np.uint32)", "--devices all|0,1",
+                           "PRISM_PROGRESS_INTERVAL",
                            "exit status"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strstr(r.out, words[i]) == NULL)
@@ -335,6 +351,139 @@ static void test_photons_in(void **state)
     assert_non_null(strstr(r.err, "tiny_detector.dae: not a .npy file"));
 }
 
+/* An output that cannot be written is found before any work: exit 1 with
+ * a message naming it, and nothing created. The detector named does not
+ * exist, so a message about the output shows it came first. */
+static void test_outputs_checked_first(void **state)
+{
+    (void)state;
+    const char *dir = exec_path("outputs");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char sub[600], file[600], in_sub[600], in_file[600], big[600], ok[600], locked[600],
+        in_locked[600];
+    snprintf(sub, sizeof sub, "%s/existing", dir);
+    snprintf(file, sizeof file, "%s/plain", dir);
+    snprintf(in_sub, sizeof in_sub, "%s/missing/x.npy", dir);
+    snprintf(in_file, sizeof in_file, "%s/plain/x.npy", dir);
+    snprintf(big, sizeof big, "%s/big.npy", dir);
+    snprintf(ok, sizeof ok, "%s/ok.npy", dir);
+    snprintf(locked, sizeof locked, "%s/locked", dir);
+    snprintf(in_locked, sizeof in_locked, "%s/locked/x.npy", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_int_equal(mkdir(locked, 0555), 0);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    const char *missing = exec_path("missing.dae");
+    const struct {
+        const char *args[10];
+        const char *message;
+    } cases[] = {
+        {{"--hits", sub}, "existing: is a directory"},
+        {{"--out", in_sub}, "missing/x.npy: directory '"},
+        {{"--records", in_file}, "plain/x.npy: '"},
+        {{"--out", big, "--count", "1e15"}, "big.npy: needs 64.0 PB, but the file system of '"},
+        {{"--records", big, "--count", "1e15", "--record-steps", "16"}, "big.npy: needs 512.0 PB"},
+        {{"--hits", ok, "--out", big, "--count", "1e15"}, "big.npy: needs 64.0 PB"},
+        {{"--hits", in_locked}, "locked/x.npy: cannot create a file in '"},
+    };
+    const size_t entries = exec_count_entries(dir, false);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (i == 6 && geteuid() == 0) {
+            printf("root writes in a read-only directory: the unwritable case skipped\n");
+            continue;
+        }
+        const char *args[16] = {missing, "--backend", "host"};
+        for (int a = 0; cases[i].args[a] != NULL; a++)
+            args[3 + a] = cases[i].args[a];
+        static exec_run r;
+        const double t0 = now();
+        run(&r, args);
+        assert_int_equal(r.exit_code, 1);
+        if (strstr(r.err, cases[i].message) == NULL || strstr(r.err, "missing.dae") != NULL)
+            fail_msg("case %zu: expected \"%s\" (and nothing about the detector) in: %s", i,
+                     cases[i].message, r.err);
+        assert_true(now() - t0 < 10.0);
+        assert_int_equal(exec_count_entries(dir, false), entries);
+        assert_int_equal(exec_count_entries(dir, true), 0);
+        assert_int_equal(exec_count_entries(sub, false) + exec_count_entries(sub, true), 0);
+    }
+    chmod(locked, 0755);
+}
+
+/* stderr not a terminal: plain progress lines, here one a batch
+ * ($PRISM_PROGRESS_INTERVAL=0), the estimate after the first batch, the
+ * counts in one unit from the first line on; none with --quiet, and none
+ * in a run shorter than the default interval. */
+static void test_progress_lines(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *hits = exec_path("progress_hits.npy");
+    const char *args[] = {DETECTOR, "--count", "20000", "--batch", "5000", "--hits", hits,
+                          "--backend", "host", NULL, NULL};
+    setenv("PRISM_PROGRESS_INTERVAL", "0", 1);
+    run(&r, args);
+    assert_int_equal(r.exit_code, 0);
+    const char *lines[] = {"prism-propagate: propagating 0.0%: 0/20 k photons, 0/s\n",
+                           "prism-propagate: first batch of 5000 photons in ",
+                           " left; the hits file about ",
+                           "prism-propagate: propagating 50.0%: 10/20 k photons, ",
+                           "prism-propagate: propagating: done in "};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (strstr(r.err, lines[i]) == NULL)
+            fail_msg("expected '%s' in: %s", lines[i], r.err);
+    assert_null(strchr(r.err, '\r'));
+    assert_null(strstr(r.err, "e-0"));
+    args[9] = "--quiet";
+    run(&r, args);
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.err, "propagating"));
+    assert_null(strstr(r.err, "first batch"));
+    unsetenv("PRISM_PROGRESS_INTERVAL");
+    args[9] = NULL;
+    run(&r, args);
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.err, "propagating"));
+    assert_null(strstr(r.err, "first batch"));
+}
+
+/* SIGINT in the middle of a run: the temporaries go, and the program says
+ * so in one line before it dies of the signal. */
+static void test_interrupted(void **state)
+{
+    (void)state;
+    const char *dir = exec_path("interrupted");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char hits[600], err[600];
+    snprintf(hits, sizeof hits, "%s/hits.npy", dir);
+    snprintf(err, sizeof err, "%s.err", dir);
+    const char *argv[] = {getenv("PRISM_PROPAGATE"), DETECTOR, "--count", "1e9", "--hits", hits,
+                          "--backend", "host", "--quiet", NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    /* running: the hits' temporary is there */
+    for (int i = 0; i < 600 && exec_count_entries(dir, true) == 0; i++)
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    assert_int_equal(exec_count_entries(dir, true), 1);
+    assert_int_equal(kill(pid, SIGINT), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGINT);
+    char *said = exec_read_file(err, NULL);
+    assert_non_null(said);
+    if (strcmp(said, "prism-propagate: interrupted: no output written\n") != 0)
+        fail_msg("stderr: '%s'", said);
+    free(said);
+    assert_int_equal(exec_count_entries(dir, true) + exec_count_entries(dir, false), 0);
+}
+
 /* The note about a geometry without optics: once, and only then; the
  * unit the user imposes. */
 static void test_no_rindex_note(void **state)
@@ -389,6 +538,9 @@ int main(void)
         cmocka_unit_test(test_batches_same_bytes),
         cmocka_unit_test(test_devices_same_bytes),
         cmocka_unit_test(test_photons_in),
+        cmocka_unit_test(test_outputs_checked_first),
+        cmocka_unit_test(test_progress_lines),
+        cmocka_unit_test(test_interrupted),
         cmocka_unit_test(test_no_rindex_note),
         cmocka_unit_test(test_validate_without_device),
     };

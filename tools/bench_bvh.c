@@ -414,7 +414,7 @@ static int run(const options *o, const bvh_bench_scene *s)
 int prism_bench_bvh(int argc, char **argv)
 {
     options o = {0};
-    if (prism_bench_has_flag(argc, argv, "--help")) {
+    if (prism_bench_wants_help(argc, argv)) {
         usage(stdout);
         return 0;
     }

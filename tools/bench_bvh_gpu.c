@@ -256,7 +256,7 @@ static void print_json(const options *o, const prism_scene *s, const tree_figure
 int prism_bench_bvh_gpu(int argc, char **argv)
 {
     options o = {0};
-    if (prism_bench_has_flag(argc, argv, "--help")) {
+    if (prism_bench_wants_help(argc, argv)) {
         usage(stdout);
         return 0;
     }

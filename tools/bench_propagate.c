@@ -320,6 +320,10 @@ static bool parse(int argc, char **argv, prop_bench *b)
 
 int prism_bench_propagate(int argc, char **argv)
 {
+    if (prism_bench_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     prop_bench *b = malloc(sizeof *b);
     if (b == NULL || !parse(argc, argv, b)) {
         usage(stderr);

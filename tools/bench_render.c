@@ -356,6 +356,10 @@ static bool parse(int argc, char **argv, render_bench *b)
 
 int prism_bench_render(int argc, char **argv)
 {
+    if (prism_bench_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     render_bench *b = malloc(sizeof *b);
     if (b == NULL || !parse(argc, argv, b)) {
         usage(stderr);

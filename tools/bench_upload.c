@@ -439,7 +439,7 @@ static int run(upload_bench *b, const prism_scene *scene, const prism_bvh *bvh)
 
 int prism_bench_upload(int argc, char **argv)
 {
-    if (argc < 2 || prism_bench_has_flag(argc, argv, "--help")) {
+    if (argc < 2 || prism_bench_wants_help(argc, argv)) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }

@@ -42,6 +42,11 @@ bool prism_bench_has_flag(int argc, char **argv, const char *flag)
     return false;
 }
 
+bool prism_bench_wants_help(int argc, char **argv)
+{
+    return prism_bench_has_flag(argc, argv, "--help") || prism_bench_has_flag(argc, argv, "-h");
+}
+
 static bool is_flag(const char *arg, const char *const *flags)
 {
     for (; *flags; flags++)

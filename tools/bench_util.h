@@ -19,6 +19,9 @@ void prism_bench_settle(void);
 double prism_bench_median(double *values, size_t n);
 /* Whether `flag` ("--json") is among argv[1..argc-1]. */
 bool prism_bench_has_flag(int argc, char **argv, const char *flag);
+/* Whether --help or -h is: every stage then prints its usage on stdout and
+ * exits 0, before it looks at anything else on the line. */
+bool prism_bench_wants_help(int argc, char **argv);
 /* The first argument that is neither an option nor an option's value (the
  * FILE), or NULL. `flags` (NULL-terminated) names the options that take no
  * value; every other option is taken to be followed by one. */

@@ -200,6 +200,15 @@ int tool_parse_engine_option(tool_engine_options *e, const char *opt, const char
     return 0;
 }
 
+void tool_log_engine(void *user, prism_log_level level, const char *message)
+{
+    tool_log *log = user;
+    if (level == PRISM_LOG_ERROR && log != NULL && !log->print_errors)
+        snprintf(log->error, sizeof log->error, "%s", message);
+    else if (level == PRISM_LOG_WARNING || (level == PRISM_LOG_ERROR && log != NULL))
+        fprintf(stderr, "prism: %s\n", message);
+}
+
 void tool_json_string(const char *s)
 {
     putchar('"');

@@ -75,4 +75,21 @@ int tool_parse_engine_option(tool_engine_options *e, const char *opt, const char
  * escaped. */
 void tool_json_string(const char *s);
 
+/* The engine's log for a program: prism_context_desc.log (log_user a
+ * tool_log of that context's own: a context logs from its threads) or
+ * prism_load_desc.log (log_user NULL). Warnings go to stderr as
+ * "prism: ..."; an error is kept in `error` instead of printed, since the
+ * call that failed returns it (the context's last error, the load's
+ * message) and the program prints it once, in its own words; only a
+ * failed prism_context_create, which leaves no context to ask, needs the
+ * kept one. While `print_errors` is set errors are printed too: around
+ * prism_context_destroy, whose status alone would not say what was still
+ * alive. */
+typedef struct tool_log {
+    char error[1024];
+    bool print_errors;
+} tool_log;
+
+void tool_log_engine(void *user, prism_log_level level, const char *message);
+
 #endif

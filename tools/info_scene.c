@@ -141,6 +141,18 @@ static void human_props(const prism_property *p, size_t n)
     printf("]");
 }
 
+/* "1.234 s", or milliseconds below a second, where "0.000 s" would hide a
+ * small file's load ("0.41 ms", "28.3 ms"). */
+static void seconds_text(char *out, size_t size, double seconds)
+{
+    if (seconds >= 1.0)
+        snprintf(out, size, "%.3f s", seconds);
+    else if (seconds >= 1e-3)
+        snprintf(out, size, "%.1f ms", seconds * 1e3);
+    else
+        snprintf(out, size, "%.2f ms", seconds * 1e3);
+}
+
 static void print_human(const char *path, const prism_scene *s)
 {
     const prism_load_stats *st = &s->stats;
@@ -176,7 +188,9 @@ static void print_human(const char *path, const prism_scene *s)
         printf("  forgiven   %zu float_array counts disagreeing with their text, %zu "
                "two-component position sources (z = 0)\n",
                s->quirks.float_array_counts, s->quirks.flat_positions);
-    printf("  load       %.3f s, %.1f MB/s, %.2f M triangles/s\n", st->seconds,
+    char took[32];
+    seconds_text(took, sizeof took, st->seconds);
+    printf("  load       %s, %.1f MB/s, %.2f M triangles/s\n", took,
            st->seconds > 0 ? (double)st->bytes / 1e6 / st->seconds : 0.0,
            st->triangles_per_second / 1e6);
 }

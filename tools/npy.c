@@ -360,17 +360,60 @@ static void remember(char *temp, bool on)
         }
 }
 
+/* What the handler says: "<program>: " (empty: nothing), its length, and
+ * how many files were committed, so that it does not claim none were. */
+static char said_program[128];
+static size_t said_program_len;
+static volatile sig_atomic_t committed;
+
+/* Only write(2) and constant strings here: async-signal-safe. */
+static void say(const char *text, size_t len)
+{
+    while (len > 0) {
+        const ssize_t n = write(STDERR_FILENO, text, len);
+        if (n <= 0)
+            return;
+        text += n;
+        len -= (size_t)n;
+    }
+}
+
+#define SAY(literal) say(literal, sizeof literal - 1)
+
 static void on_signal(int sig)
 {
+    bool removed = false;
     for (int i = 0; i < NPY_MAX_OPEN; i++)
-        if (open_temps[i] != NULL)
+        if (open_temps[i] != NULL) {
             unlink(open_temps[i]); /* async-signal-safe */
+            removed = true;
+        }
+    if (said_program_len > 0) {
+        say(said_program, said_program_len);
+        if (sig == SIGINT)
+            SAY("interrupted");
+        else if (sig == SIGHUP)
+            SAY("hung up");
+        else
+            SAY("terminated");
+        if (committed == 0)
+            SAY(": no output written\n");
+        else if (removed)
+            SAY(": the outputs not yet in place were removed\n");
+        else
+            SAY(" after its outputs were written\n");
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-void npy_remove_temporaries_on_signals(void)
+void npy_remove_temporaries_on_signals(const char *program)
 {
+    said_program_len = 0;
+    if (program != NULL) {
+        snprintf(said_program, sizeof said_program, "%s: ", program);
+        said_program_len = strlen(said_program);
+    }
     const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
     for (int i = 0; i < 3; i++) {
         struct sigaction sa, old;
@@ -565,6 +608,7 @@ int npy_writer_commit(npy_writer *w)
         npy_writer_abort(w);
         return -1;
     }
+    committed = committed + 1;
     remember(w->temp, false);
     w->temp[0] = 0;
     sync_directory(w->path);

@@ -88,7 +88,9 @@ int npy_writer_commit(npy_writer *w);
 void npy_writer_abort(npy_writer *w);
 
 /* Remove open writers' temporaries when SIGINT, SIGTERM or SIGHUP ends
- * the process (the signal then does what it would have done). */
-void npy_remove_temporaries_on_signals(void);
+ * the process (the signal then does what it would have done), and, when
+ * `program` is not NULL, say so on stderr: "<program>: interrupted: no
+ * output written" (terminated, hung up; or what was already committed). */
+void npy_remove_temporaries_on_signals(const char *program);
 
 #endif

@@ -16,20 +16,13 @@
 typedef struct propagate_mpi propagate_mpi; /* never made without MPI */
 #endif
 
-static void on_engine_log(void *user, prism_log_level level, const char *message)
-{
-    (void)user;
-    if (level >= PRISM_LOG_WARNING)
-        fprintf(stderr, "prism: %s\n", message);
-}
-
 static prism_scene *load(const propagate_options *o, double *seconds)
 {
     char error[1024] = "";
     tool_progress bar;
-    tool_progress_begin(&bar, "loading", NULL, !o->quiet);
+    tool_progress_begin(&bar, "prism-propagate", "loading", NULL, !o->quiet);
     prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &bar,
-                            .error = error, .error_size = sizeof error, .log = on_engine_log,
+                            .error = error, .error_size = sizeof error, .log = tool_log_engine,
                             .length_unit = o->engine.unit};
     prism_scene *scene = NULL;
     const double t0 = tool_now();
@@ -59,16 +52,17 @@ static bool no_rindex(const prism_scene *scene)
 }
 
 static prism_context *open_context(const propagate_options *o, prism_context_desc desc,
-                                   const char *name)
+                                   const char *name, tool_log *log)
 {
-    desc.log = on_engine_log;
+    desc.log = tool_log_engine;
+    desc.log_user = log;
     desc.log_level = PRISM_LOG_WARNING;
     prism_context *ctx = NULL;
     prism_result r = prism_context_create(&desc, &ctx);
     if (r != PRISM_SUCCESS) {
         fprintf(stderr, "prism-propagate: %s backend%s%s: %s\n",
                 prism_backend_name(desc.backend), name[0] ? ", " : "", name,
-                prism_result_string(r));
+                log->error[0] ? log->error : prism_result_string(r));
         return NULL;
     }
     if (o->engine.backend == PRISM_BACKEND_AUTO &&
@@ -96,6 +90,7 @@ static void close_contexts(propagate_run_info *run, bool *ok)
     for (size_t i = 0; i < run->contexts_n; i++) {
         prism_geometry_destroy((prism_geometry *)run->geometries[i]);
         run->geometries[i] = NULL;
+        run->logs[i].print_errors = true; /* what was left alive, if anything */
         if (prism_context_destroy(run->contexts[i]) != PRISM_SUCCESS)
             *ok = false;
     }
@@ -121,7 +116,7 @@ typedef struct startup {
 static void *create_first(void *arg)
 {
     startup *s = arg;
-    s->run->contexts[0] = open_context(s->o, s->descs[0], s->names[0]);
+    s->run->contexts[0] = open_context(s->o, s->descs[0], s->names[0], &s->run->logs[0]);
     s->rc = s->run->contexts[0] != NULL ? PROPAGATE_OK : PROPAGATE_FAILED;
     return NULL;
 }
@@ -161,7 +156,7 @@ static prism_result join_context(void *user, size_t i, prism_context **ctx,
 {
     startup *s = user;
     propagate_run_info *run = s->run;
-    run->contexts[i] = open_context(s->o, s->descs[i], s->names[i]);
+    run->contexts[i] = open_context(s->o, s->descs[i], s->names[i], &run->logs[i]);
     if (run->contexts[i] == NULL)
         return PRISM_ERROR_DEVICE_UNAVAILABLE;
     prism_geometry *g = upload(s->o, run->contexts[i], s->scene, &run->upload_each[i]);
@@ -242,6 +237,18 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     return rc;
 }
 
+/* The outputs, before anything is loaded or started (under MPI, rank 0
+ * checks the files it will gather into: propagate_mpi_check_outputs). */
+static int check_outputs(const propagate_options *o)
+{
+    char err[1024];
+    const char *const paths[3] = {o->hits, o->out, o->records};
+    if (propagate_check_outputs(o, paths, err, sizeof err) == 0)
+        return PROPAGATE_OK;
+    fprintf(stderr, "prism-propagate: %s\n", err);
+    return PROPAGATE_FAILED;
+}
+
 int main(int argc, char **argv)
 {
     const double started = tool_now();
@@ -255,7 +262,7 @@ int main(int argc, char **argv)
         propagate_options_usage(stdout);
         return PROPAGATE_OK;
     }
-    npy_remove_temporaries_on_signals();
+    npy_remove_temporaries_on_signals("prism-propagate");
     propagate_mpi *mpi = NULL;
 #ifdef PRISM_HAVE_MPI
     int mpi_rc;
@@ -266,7 +273,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "prism-propagate: --validate runs in one process: not under mpirun\n");
         return propagate_mpi_end(mpi, PROPAGATE_USAGE);
     }
+    if (mpi != NULL && propagate_mpi_check_outputs(mpi) != PROPAGATE_OK)
+        return propagate_mpi_end(mpi, PROPAGATE_FAILED);
 #endif
+    if (mpi == NULL && check_outputs(&o) != PROPAGATE_OK)
+        return PROPAGATE_FAILED;
     propagate_run_info run = {.opt = &o, .started = started};
     startup early = {.rc = PROPAGATE_OK};
     if (!o.validate)

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "cli.h"
+#include "outputs.h"
 #include "prism/memory.h"
 #include "progress.h"
 #include "propagate_tool.h"
@@ -54,6 +55,41 @@ int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n, uint
                              (double)p[0], (double)p[1], (double)p[2]);
     }
     return 0;
+}
+
+/* The photons the run will write: --count, else --photons' rows (0 when
+ * that file cannot be read: its own check says why, later), else the
+ * default. */
+static uint64_t photons_to_write(const propagate_options *o)
+{
+    if (o->count != 0 || o->photons == NULL)
+        return o->count != 0 ? o->count : PROPAGATE_DEFAULT_COUNT;
+    npy_reader in;
+    const uint64_t dims[2] = {4, 4};
+    const uint64_t rows = npy_reader_open(&in, o->photons, dims, 2) == 0 ? in.rows : 0;
+    npy_reader_close(&in);
+    return rows;
+}
+
+/* The size of an npy file of `rows` rows of d0 x d1 float32. */
+static uint64_t npy_bytes(uint64_t rows, uint64_t d0, uint64_t d1)
+{
+    npy_writer w = {.ndims = 2, .dims = {d0, d1}};
+    return tool_add_sat(npy_writer_header_size(&w), tool_mul_sat(rows, d0 * d1 * 4));
+}
+
+int propagate_check_outputs(const propagate_options *o, const char *const paths[3], char *err,
+                            size_t size)
+{
+    const uint64_t n = photons_to_write(o);
+    const uint32_t k = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
+    const uint64_t bytes[3] = {0, n ? npy_bytes(n, 4, 4) : 0, n ? npy_bytes(n, k, 8) : 0};
+    tool_output outs[3];
+    size_t m = 0;
+    for (int i = 0; i < 3; i++)
+        if (paths[i] != NULL)
+            outs[m++] = (tool_output){paths[i], bytes[i]};
+    return tool_outputs_check(outs, m, err, size);
 }
 
 typedef struct outputs {
@@ -108,9 +144,35 @@ typedef struct run_state {
     propagate_summary *sum;
     tool_progress bar;
     uint64_t done, total;
+    double start;         /* when the stream began */
     double write_seconds;
     char err[1024];
 } run_state;
+
+/* After the first batch of a long run: the time left and the size of the
+ * hits file, extrapolated from that batch (the whole run's, under MPI,
+ * where the files gather every rank's share). */
+static void first_estimate(run_state *r)
+{
+    const double took = tool_now() - r->start;
+    const double left = took * (double)(r->total - r->done) / (double)r->done;
+    if (left < r->bar.interval)
+        return; /* short work: the summary comes soon enough */
+    char when[32], line[800];
+    tool_duration_text(when, sizeof when, left);
+    int n = snprintf(line, sizeof line, "first batch of %llu photons in %.2f s: about %s left",
+                     (unsigned long long)r->done, took, when);
+    if (r->run->opt->hits != NULL && n > 0 && (size_t)n < sizeof line) {
+        const double whole = (double)r->run->source->count;
+        const double hits = (double)r->sum->hits / (double)r->done * whole;
+        char size[32];
+        tool_bytes_text(size, sizeof size, (uint64_t)(r->w.hits.row_bytes * hits) +
+                                               npy_writer_header_size(&r->w.hits));
+        snprintf(line + n, sizeof line - (size_t)n, "; the hits file about %s (%.0f hits)", size,
+                 hits);
+    }
+    tool_progress_note(&r->bar, "%s", line);
+}
 
 /* The sink: one batch's outputs appended, in photon order. */
 static prism_result write_batch(void *user, const prism_propagate_batch *b)
@@ -137,6 +199,8 @@ static prism_result write_batch(void *user, const prism_propagate_batch *b)
     if (b->count > sum->batch)
         sum->batch = b->count;
     r->done += b->count;
+    if (sum->batches == 1 && r->done < r->total)
+        first_estimate(r);
     tool_progress_update(&r->bar, (size_t)r->done, (size_t)r->total);
     return PRISM_SUCCESS;
 }
@@ -188,7 +252,8 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
                                      .solids = sum->solids};
     prism_propagate_share shares[PROPAGATE_MAX_CONTEXTS];
     memset(shares, 0, sizeof shares);
-    tool_progress_begin(&r.bar, "propagating", "photons", !o->quiet);
+    tool_progress_begin(&r.bar, "prism-propagate", "propagating", "photons", !o->quiet);
+    tool_progress_update(&r.bar, 0, (size_t)r.total);
     if (rc == 0 && r.total > 0) {
         r.src.count = (size_t)r.total;
         const prism_propagate_stream_desc stream = {
@@ -196,6 +261,7 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
             .fill = o->photons ? read_batch : NULL, .user = &r, .summary = &tally,
             .join = run->join != NULL ? join_batches : NULL};
         prism_propagate_stats st;
+        r.start = tool_now();
         const prism_result res =
             prism_propagate_stream(run->contexts, run->geometries, run->contexts_n, &r.src,
                                    &r.desc, &stream, &st, shares);

@@ -119,6 +119,16 @@ propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv
     return m;
 }
 
+int propagate_mpi_check_outputs(propagate_mpi *m)
+{
+    char err[1024] = "";
+    int bad = m->rank == 0 && propagate_check_outputs(m->opt, m->final, err, sizeof err) != 0;
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad && m->rank == 0)
+        fprintf(stderr, "prism-propagate: %s\n", err);
+    return bad ? PROPAGATE_FAILED : PROPAGATE_OK;
+}
+
 void propagate_mpi_range(const propagate_mpi *m, uint64_t count, propagate_run_info *run)
 {
     /* count * rank / ranks without overflow: count is below 2^56 */

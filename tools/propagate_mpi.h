@@ -21,6 +21,10 @@ typedef struct propagate_mpi propagate_mpi;
  * stderr kept for rank 0 to show; NULL otherwise (a plain run). On a
  * setup failure *rc is set and NULL returned. */
 propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv, int *rc);
+/* Rank 0 checks the outputs it will gather into (propagate_check_outputs)
+ * and tells the others: every rank gets PROPAGATE_FAILED when one cannot
+ * be written (the message on rank 0's stderr), before any loads. */
+int propagate_mpi_check_outputs(propagate_mpi *m);
 /* This rank's photons of `count`. */
 void propagate_mpi_range(const propagate_mpi *m, uint64_t count, propagate_run_info *run);
 /* After this rank's run (rc its exit status; sum NULL when it never got

@@ -104,6 +104,7 @@ typedef struct propagate_run_info {
     prism_context *contexts[PROPAGATE_MAX_CONTEXTS];
     const prism_geometry *geometries[PROPAGATE_MAX_CONTEXTS];
     size_t contexts_n;
+    tool_log logs[PROPAGATE_MAX_CONTEXTS]; /* each context's engine log */
     double upload_each[PROPAGATE_MAX_CONTEXTS];
     const prism_photon_source *source;
     bool no_rindex;
@@ -141,6 +142,14 @@ int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n,
  * exit status. */
 int propagate_device_descs(const propagate_options *o, prism_context_desc *descs, char names[][32],
                            size_t *n);
+
+/* Before any work: each output asked for (`paths`: hits, out, records,
+ * NULL when not asked) can be created where it is named, and its file
+ * system has room for the files whose size is known (--out: 64 bytes a
+ * photon, --records: 32 K; the hits are not known in advance). 0, or -1
+ * with the message. */
+int propagate_check_outputs(const propagate_options *o, const char *const paths[3], char *err,
+                            size_t err_size);
 
 /* The whole run, batch by batch; outputs committed only when all went
  * well. Returns an exit status (message on stderr). */

@@ -23,16 +23,19 @@
 #include <EGL/egl.h>
 #include <GLFW/glfw3.h>
 
-/* Engine warnings and errors go to stderr, except the engine's note that
- * GL buffers use the copy path: the viewer says that itself, once, in its
- * own words (PRISM_VIEW_VERBOSE shows everything, info included). */
+/* Engine warnings go to stderr, except the engine's note that GL buffers
+ * use the copy path: the viewer says that itself, once, in its own words
+ * (PRISM_VIEW_VERBOSE shows everything, info included). Errors are the
+ * viewer's to print, once, from what the failed call returns
+ * (tool_log_engine). */
 static void on_engine_log(void *user, prism_log_level level, const char *message)
 {
     bool verbose = getenv("PRISM_VIEW_VERBOSE") != NULL;
-    if (!verbose && (level < PRISM_LOG_WARNING ||
-                     strncmp(message, "CUDA-GL interop unavailable", 27) == 0))
-        return;
-    fprintf(stderr, "prism: %s\n", message);
+    if (level == PRISM_LOG_ERROR)
+        tool_log_engine(user, level, message);
+    else if (verbose || (level >= PRISM_LOG_WARNING &&
+                         strncmp(message, "CUDA-GL interop unavailable", 27) != 0))
+        fprintf(stderr, "prism: %s\n", message);
 }
 
 void viewer_app_sync_world(viewer_app *app)
@@ -89,9 +92,10 @@ static int open_display(viewer_app *app)
     return r;
 }
 
-static prism_context_desc engine_desc(const viewer_app *app)
+static prism_context_desc engine_desc(const viewer_app *app, tool_log *log)
 {
     return (prism_context_desc){.backend = app->opt.engine.backend, .log = on_engine_log,
+                                .log_user = log,
                                 .log_level = getenv("PRISM_VIEW_VERBOSE") ? PRISM_LOG_INFO
                                                                       : PRISM_LOG_WARNING,
                                 .share_gl = app->opt.engine.backend != PRISM_BACKEND_HOST};
@@ -104,6 +108,7 @@ static prism_context_desc engine_desc(const viewer_app *app)
 typedef struct viewer_prewarm {
     pthread_t thread;
     prism_context_desc desc;
+    tool_log log;
     double seconds;
 } viewer_prewarm;
 
@@ -124,7 +129,7 @@ static void prewarm_start(viewer_app *app)
     viewer_prewarm *w = calloc(1, sizeof *w);
     if (!w)
         return; /* the context starts CUDA itself, only later */
-    w->desc = engine_desc(app);
+    w->desc = engine_desc(app, &w->log);
     if (pthread_create(&w->thread, NULL, prewarm_main, w)) {
         free(w);
         return;
@@ -147,7 +152,7 @@ static void prewarm_join(viewer_app *app)
 static int open_engine(viewer_app *app)
 {
     prewarm_join(app);
-    prism_context_desc desc = engine_desc(app);
+    prism_context_desc desc = engine_desc(app, &app->engine_log);
     const double t0 = viewer_clock();
     prism_result r = prism_context_create(&desc, &app->ctx);
     app->startup.engine_create = viewer_clock() - t0;
@@ -159,7 +164,8 @@ static int open_engine(viewer_app *app)
                     "no interop, images and photons go through the copy path\n");
     }
     if (r != PRISM_SUCCESS) {
-        fprintf(stderr, "prism-view: engine: %s\n", prism_result_string(r));
+        fprintf(stderr, "prism-view: engine: %s\n",
+                app->engine_log.error[0] ? app->engine_log.error : prism_result_string(r));
         return -1;
     }
     if (prism_context_backend(app->ctx) == PRISM_BACKEND_HOST &&
@@ -574,6 +580,7 @@ void viewer_app_destroy(viewer_app *app)
         viewer_hud_destroy(&app->hud);
         viewer_fbo_destroy(&app->fbo);
     }
+    app->engine_log.print_errors = true; /* what was left alive, if anything */
     prism_result r = prism_context_destroy(app->ctx);
     if (r != PRISM_SUCCESS)
         fprintf(stderr, "prism-view: engine shut-down: %s\n", prism_result_string(r));

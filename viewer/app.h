@@ -45,6 +45,7 @@ typedef struct viewer_app {
     prism_bvh *bvh;
     bool gl_by_engine;  /* the upload writes the raster view's vertex and index buffers */
     prism_context *ctx;
+    tool_log engine_log;          /* ctx's (tools/cli.h) */
     prism_geometry *geometry;     /* NULL until viewer_app_ready */
     struct viewer_scene_job *job; /* load + BVH thread, until joined */
     struct viewer_prewarm *prewarm; /* CUDA start-up thread, until joined */

@@ -9,9 +9,27 @@
 
 #include "app.h"
 #include "clock.h"
+#include "progress.h"
 #include "screenshot.h"
 
 #define MAX_FRAMES 1000
+/* The timed frames of a run are at most this many times --frames: ray-traced
+ * (1), its parts (draw, three renders, in flight: 5), device memory (1),
+ * raster (1), the two buffer kinds (2), the two photon modes (2). */
+#define FRAME_PASSES 12
+
+/* The bar over the timed frames: a minute and more on the host backend. */
+typedef struct bench_progress {
+    tool_progress bar;
+    size_t done, total;
+} bench_progress;
+
+/* `frames` more frames timed (or skipped: the bar still reaches its end). */
+static void tick(bench_progress *p, long frames)
+{
+    p->done += (size_t)frames;
+    tool_progress_update(&p->bar, p->done < p->total ? p->done : p->total, p->total);
+}
 
 typedef struct mode_times {
     bool measured;
@@ -49,7 +67,8 @@ static double median(double *v, long n)
  * shows it: in place, or through the texture copy);
  * also the medians of prism_render's time and of its kernel launches, so
  * the frame's overhead over the kernel shows. */
-static double time_render(viewer_app *app, long n, bool *ok, double *engine, double *kernel)
+static double time_render(viewer_app *app, long n, bool *ok, double *engine, double *kernel,
+                          bench_progress *pg)
 {
     double t[MAX_FRAMES], e[MAX_FRAMES], k[MAX_FRAMES];
     char err[512];
@@ -67,6 +86,7 @@ static double time_render(viewer_app *app, long n, bool *ok, double *engine, dou
         t[i] = viewer_clock() - t0;
         e[i] = app->raytrace.render_seconds;
         k[i] = app->raytrace.launch_seconds;
+        tick(pg, 1);
     }
     *engine = median(e, n);
     *kernel = median(k, n);
@@ -77,7 +97,7 @@ static double time_render(viewer_app *app, long n, bool *ok, double *engine, dou
  * already there, no CUDA work before it), and frames one after another
  * with one glFinish at the end, as a window's loop runs them (the GL side
  * of one frame may then overlap the next one's engine work). */
-static void time_render_parts(viewer_app *app, long n, bench_result *b)
+static void time_render_parts(viewer_app *app, long n, bench_result *b, bench_progress *pg)
 {
     double t[MAX_FRAMES];
     char err[512];
@@ -86,6 +106,7 @@ static void time_render_parts(viewer_app *app, long n, bench_result *b)
         viewer_raytrace_draw(&app->raytrace);
         glFinish();
         t[i] = viewer_clock() - t0;
+        tick(pg, 1);
     }
     b->gl_draw = median(t, n);
     /* The floor under the frame: renders alone (their PBO unmap already
@@ -113,6 +134,7 @@ static void time_render_parts(viewer_app *app, long n, bench_result *b)
             if (k)
                 glFinish();
             t[i] = viewer_clock() - s;
+            tick(pg, 1);
         }
         *rows[k] = median(t, n);
     }
@@ -122,13 +144,15 @@ static void time_render_parts(viewer_app *app, long n, bench_result *b)
                                    viewer_background, err, sizeof err))
             return;
         viewer_raytrace_draw(&app->raytrace);
+        tick(pg, 1);
     }
     glFinish();
     b->in_flight = (viewer_clock() - t0) / (double)n;
 }
 
 /* Time `n` frames of one photon mode: propagate (+ copy), then draw. */
-static void time_mode(viewer_app *app, viewer_photon_mode mode, long n, mode_times *out)
+static void time_mode(viewer_app *app, viewer_photon_mode mode, long n, mode_times *out,
+                      bench_progress *pg)
 {
     char err[512];
     if (viewer_photons_set_mode(&app->photons, app->ctx, mode, err, sizeof err) ||
@@ -149,6 +173,7 @@ static void time_mode(viewer_app *app, viewer_photon_mode mode, long n, mode_tim
         copy[i] = mode == PHOTONS_COPY ? app->photons.copy_seconds : 0;
         draw[i] = t2 - t1;
         frame[i] = t2 - t0;
+        tick(pg, 1);
     }
     out->measured = true;
     out->propagate = median(prop, n);
@@ -161,7 +186,7 @@ static void time_mode(viewer_app *app, viewer_photon_mode mode, long n, mode_tim
  * ten times faster to turn into a texture than one made as a
  * GL_ARRAY_BUFFER (the driver places them differently). Measure both:
  * render into the buffer, then texture from it. */
-static double time_buffer_made_as(viewer_app *app, GLenum target, long n)
+static double time_buffer_made_as(viewer_app *app, GLenum target, long n, bench_progress *pg)
 {
     size_t bytes = (size_t)app->width * (size_t)app->height * 4;
     GLuint gl;
@@ -191,6 +216,7 @@ static double time_buffer_made_as(viewer_app *app, GLenum target, long n)
             glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
             glFinish();
             t[i] = viewer_clock() - t0;
+            tick(pg, 1);
         }
         result = i == n ? median(t, n) : 0;
     }
@@ -203,7 +229,7 @@ static double time_buffer_made_as(viewer_app *app, GLenum target, long n)
  * memory (no GL buffer to map, nothing handed to GL), then the same draw.
  * What is left over the kernel is the switch between CUDA's work and
  * GL's, not the interop. */
-static double time_no_interop(viewer_app *app, long n)
+static double time_no_interop(viewer_app *app, long n, bench_progress *pg)
 {
     prism_buffer *dev = NULL;
     if (prism_buffer_create_device(app->ctx, (size_t)app->width * (size_t)app->height * 4,
@@ -222,12 +248,13 @@ static double time_no_interop(viewer_app *app, long n)
         viewer_raytrace_draw(&app->raytrace);
         glFinish();
         t[i] = viewer_clock() - t0;
+        tick(pg, 1);
     }
     prism_buffer_release(dev);
     return i == n ? median(t, n) : 0;
 }
 
-static int measure(viewer_app *app, bench_result *b)
+static int measure(viewer_app *app, bench_result *b, bench_progress *pg)
 {
     /* As in a window: the first frame as soon as the scene is loaded (raster,
      * the BVH may still be building), then the first one with everything
@@ -243,11 +270,17 @@ static int measure(viewer_app *app, bench_result *b)
     b->frames = app->opt.frames > 1 ? app->opt.frames : 30;
     if (b->frames > MAX_FRAMES)
         b->frames = MAX_FRAMES;
-    b->render = time_render(app, b->frames, &b->render_ok, &b->render_engine, &b->render_kernel);
+    pg->total = (size_t)(FRAME_PASSES * b->frames);
+    tool_progress_begin(&pg->bar, "prism-view", "benchmark", "frames", true);
+    tool_progress_update(&pg->bar, 0, pg->total);
+    const size_t start = pg->done;
+    b->render = time_render(app, b->frames, &b->render_ok, &b->render_engine, &b->render_kernel,
+                            pg);
     if (b->render_ok) {
-        time_render_parts(app, b->frames, b);
-        b->no_interop = time_no_interop(app, b->frames);
+        time_render_parts(app, b->frames, b, pg);
+        b->no_interop = time_no_interop(app, b->frames, pg);
     }
+    tick(pg, (long)(start + (size_t)(7 * b->frames) - pg->done)); /* what did not run */
     double t[MAX_FRAMES];
     float view[16], proj[16];
     viewer_camera_view(&app->camera, view);
@@ -258,16 +291,20 @@ static int measure(viewer_app *app, bench_result *b)
         viewer_raster_draw(&app->raster, view, proj);
         glFinish();
         t[i] = viewer_clock() - s;
+        tick(pg, 1);
     }
     b->raster = median(t, b->frames);
     if (b->render_ok && app->raytrace.texture) {
-        b->via_unpack = time_buffer_made_as(app, GL_PIXEL_UNPACK_BUFFER, b->frames);
-        b->via_array = time_buffer_made_as(app, GL_ARRAY_BUFFER, b->frames);
+        b->via_unpack = time_buffer_made_as(app, GL_PIXEL_UNPACK_BUFFER, b->frames, pg);
+        b->via_array = time_buffer_made_as(app, GL_ARRAY_BUFFER, b->frames, pg);
     }
+    tick(pg, (long)(start + (size_t)(10 * b->frames) - pg->done));
     if (app->photons.count) {
-        time_mode(app, PHOTONS_VBO, b->frames, &b->modes[PHOTONS_VBO]);
-        time_mode(app, PHOTONS_COPY, b->frames, &b->modes[PHOTONS_COPY]);
+        time_mode(app, PHOTONS_VBO, b->frames, &b->modes[PHOTONS_VBO], pg);
+        time_mode(app, PHOTONS_COPY, b->frames, &b->modes[PHOTONS_COPY], pg);
     }
+    tick(pg, (long)(pg->total - pg->done));
+    tool_progress_end(&pg->bar, "");
     return 0;
 }
 
@@ -422,7 +459,8 @@ int viewer_bench_run(viewer_app *app)
 {
     bench_result b;
     memset(&b, 0, sizeof b);
-    if (measure(app, &b))
+    bench_progress progress = {.done = 0};
+    if (measure(app, &b, &progress))
         return 1;
     if (app->opt.json)
         print_json(app, &b);

@@ -6,6 +6,7 @@
 #include "app.h"
 #include "clock.h"
 #include "options.h"
+#include "outputs.h"
 
 int main(int argc, char **argv)
 {
@@ -21,6 +22,13 @@ int main(int argc, char **argv)
     if (opt.help) {
         viewer_options_usage(stdout);
         return 0;
+    }
+    /* a screenshot that cannot be written fails now, not after the run */
+    const tool_output shot = {opt.screenshot, 0};
+    char why[1024];
+    if (opt.screenshot != NULL && tool_outputs_check(&shot, 1, why, sizeof why)) {
+        fprintf(stderr, "prism-view: --screenshot %s\n", why);
+        return 1;
     }
     viewer_app app;
     int status = 1;

@@ -36,7 +36,7 @@ static int load_scene(viewer_app *app)
     char error[1024] = "";
     tool_progress progress;
     load_log log = {.count = 0};
-    tool_progress_begin(&progress, "loading", NULL, true);
+    tool_progress_begin(&progress, "prism-view", "loading", NULL, true);
     prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &progress,
                             .error = error, .error_size = sizeof error, .log = keep_log,
                             .log_user = &log, .length_unit = app->opt.engine.unit};
@@ -105,12 +105,11 @@ static int job_threads(void)
 static int build_bvh(viewer_app *app)
 {
     tool_progress progress;
-    tool_progress_begin(&progress, "building BVH", NULL, true);
+    tool_progress_begin(&progress, "prism-view", "building BVH", NULL, true);
     /* The builder calls back on this thread only (its OpenMP workers just
-     * count), so the bar needs no lock: ~100 calls, triangles placed. No
-     * bar (stderr not a terminal): no callback, and no counting. */
+     * count), so the bar needs no lock: ~100 calls, triangles placed. */
     prism_bvh_desc desc = {.threads = omp_get_max_threads(),
-                           .progress = progress.enabled ? tool_progress_update : NULL,
+                           .progress = tool_progress_update,
                            .progress_user = &progress};
     app->startup.bvh_threads = desc.threads;
     double t0 = viewer_clock();

@@ -58,6 +58,9 @@ def _vec3(v, what):
     return t
 
 
+_MAX_SOURCE_COUNT = 2**32 - 1
+
+
 class Source:
     """Photons generated on the device (``prism_photon_source``).
 
@@ -74,8 +77,9 @@ class Source:
                  wavelength_max=0.0, time=0.0):
         if kind not in _SOURCE_KINDS:
             raise _invalid("source kind %r is not one of point, beam" % (kind,))
-        if not isinstance(count, (int, np.integer)) or count < 0:
-            raise _invalid("count must be a non-negative integer, not %r" % (count,))
+        # one prism_propagate call: 1..2^32-1 photons (first_photon splits larger runs)
+        if not isinstance(count, (int, np.integer)) or not 1 <= count <= _MAX_SOURCE_COUNT:
+            raise _invalid("count must be a positive integer (1..2^32-1), not %r" % (count,))
         self.kind, self.count = kind, int(count)
         self.position = _vec3(position, "position")
         self.direction = _vec3(direction, "direction")

@@ -158,8 +158,6 @@ def test_float64_photons_are_cast_to_float32(geometry, centre):
 def test_bad_propagate_arguments_raise_the_c_message(geometry, centre):
     with pytest.raises(prism.InvalidArgumentError, match="count 0"):
         geometry.propagate(np.zeros(0, prism.PHOTON_DTYPE))
-    with pytest.raises(prism.InvalidArgumentError, match="count 0"):
-        geometry.propagate(prism.Source.point(0))
     with pytest.raises(prism.InvalidArgumentError, match="direction"):
         geometry.propagate(prism.Source.beam(10, centre, (0, 0, 0)))
     with pytest.raises(prism.InvalidArgumentError, match="record_steps"):
@@ -170,6 +168,12 @@ def test_bad_propagate_arguments_raise_the_c_message(geometry, centre):
         geometry.propagate(prism.Source.point(10), first_photon=2**56)  # beyond index 2^56
     with pytest.raises(prism.InvalidArgumentError, match="kind"):
         prism.Source("laser", 10)
+    # the source's count is one call's: 0 is refused as plainly as -5
+    for count in (0, -5, 2**32, 1.5):
+        with pytest.raises(prism.InvalidArgumentError,
+                           match=r"count must be a positive integer \(1\.\.2\^32-1\), not "):
+            prism.Source.point(count)
+    assert prism.Source.point(2**32 - 1).count == 2**32 - 1
     with pytest.raises(prism.InvalidArgumentError, match="position"):
         prism.Source.point(10, (1, 2))
 

@@ -120,8 +120,8 @@ def test_a_failed_call_leaves_nothing(tmp_path):
         with pytest.raises(prism.ParseError):
             prism.load(bad)
         g = ctx.upload(prism.load(TINY, progress=False), progress=False)
-        with pytest.raises(prism.InvalidArgumentError):
-            g.propagate(prism.Source.point(0))
+        with pytest.raises(prism.InvalidArgumentError):  # refused by the C call
+            g.propagate(np.zeros(0, prism.PHOTON_DTYPE))
         del g
     gc.collect()
     ctx.trim()
