@@ -45,11 +45,6 @@ void prism__up_trace(const char *stage, double since)
         fprintf(stderr, "upload: %-28s %8.3f ms\n", stage, (prism__up_now() - since) * 1e3);
 }
 
-static uint32_t material16(uint32_t m)
-{
-    return m == PRISM_NONE ? 0xFFFFu : m;
-}
-
 /* Bytes [first, first+n) of the triangle_info array, element-aligned,
  * converted a block at a time and stored sequentially. Staging and mapped
  * memory are written through prism__fill_store, never read back: the
@@ -68,7 +63,7 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
                 t.solid = sc->triangle_solid ? sc->triangle_solid[id] : PRISM_NONE;
                 uint32_t inner = sc->triangle_material_inner ? sc->triangle_material_inner[id] : PRISM_NONE;
                 uint32_t outer = sc->triangle_material_outer ? sc->triangle_material_outer[id] : PRISM_NONE;
-                t.materials = material16(inner) | material16(outer) << 16;
+                t.materials = prism_materials_pack(inner, outer);
                 t.surface = sc->triangle_surface ? sc->triangle_surface[id] : PRISM_NONE;
             }
             block[j] = t;

@@ -108,7 +108,8 @@ PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
  * triangles_count x 8 bytes that the upload fills, in the scene's order
  * (gl_PrimitiveID), with two uint32 per triangle: the solid index
  * (PRISM_NONE: none) and the materials, inner | outer << 16 (0xFFFF:
- * none), as prism_triangle_info holds them. Read it as a GL_RG32UI buffer
+ * none; prism_materials_pack of prism/device/geometry_view.h), as
+ * prism_triangle_info holds them. Read it as a GL_RG32UI buffer
  * texture to colour or hide triangles by material or solid: a kernel
  * writes it from the uploaded codes, so no host pass over the triangles
  * is needed. Filled when the other GL buffers are (report.gl_filled);
