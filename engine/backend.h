@@ -50,6 +50,15 @@ typedef struct prism__device_bvh {
     prism_bvh_build_report report; /* stats, phases, iterations, peak memory */
 } prism__device_bvh;
 
+/* How the device builder builds: prism_geometry_desc's fields for it,
+ * checked by the upload. */
+typedef struct prism__device_bvh_settings {
+    unsigned max_leaf_size; /* 1..64; 0 = 4 */
+    unsigned radius;        /* the nearest-neighbour window: 8 or 16; 0 = 16 */
+    unsigned tail;          /* clusters the tail kernel starts from: 2..4096; 0 = 4096 */
+    bool trace;             /* log where the clustering's time goes (PRISM_LOG_DEBUG) */
+} prism__device_bvh_settings;
+
 /* Where the device collapse puts the wide tree: the caller's buffers for
  * node_count prism_wide_node and triangle_count prism_wide_triangle,
  * kernel-writable (device or mapped memory), 16-byte aligned. */
@@ -128,7 +137,7 @@ typedef struct prism__backend {
     size_t (*bvh_bytes)(size_t triangle_count);
     prism_result (*bvh_build)(prism_context *ctx, const float *vertices, uint32_t vertex_count,
                               const uint32_t *triangles, uint32_t triangle_count,
-                              unsigned max_leaf_size, prism__device_bvh *out);
+                              const prism__device_bvh_settings *settings, prism__device_bvh *out);
     prism_result (*gather_info)(prism_context *ctx, const void *src, const uint32_t *ids,
                                 uint32_t n, void *dst);
     prism_result (*pack_info)(prism_context *ctx, const uint32_t *codes, uint32_t n, void *dst,

@@ -102,7 +102,7 @@ void prism__cl_release(prism__cl *L)
                           &L->surfrefs,   &L->scopes};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         prism__vec_free(vecs[i]);
-    /* PRISM_LOAD_TRACE outlives what it times: a restart, the release */
+    /* desc.trace outlives what it times: a restart, the release */
     const bool trace = L->trace;
     const double trace_at = L->trace_at, trace_user = L->trace_user,
                  trace_system = L->trace_system;
@@ -168,7 +168,7 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
         return report(desc, PRISM_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     prism__cl_init(L, name, desc, total);
-    L->trace = getenv("PRISM_LOAD_TRACE") != NULL;
+    L->trace = desc && desc->trace;
     L->trace_at = t0;
     if (L->trace)
         usage(&L->trace_user, &L->trace_system, &L->trace_faults);

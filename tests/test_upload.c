@@ -595,22 +595,20 @@ static void test_parallel_fill_and_staged_copy(void **state)
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
-/* The wide tree (engine/upload/wide.c): made when PRISM_TRAVERSAL=wide and,
- * on the host backend, by default, not when =binary; where made, the
+/* The wide tree (engine/upload/wide.c): made with traversal WIDE and, on
+ * the host backend, by default (AUTO), not with BINARY; where made, the
  * view's wide walk hits what the CPU reference hits, the ledger holds its
  * arrays under their names, and destroying the geometry frees them. */
 static void test_wide_tree(void **state)
 {
     (void)state;
     prism_context *ctx = make(false);
-    const char *modes[3] = {"wide", "binary", NULL};
+    const prism_traversal modes[3] = {PRISM_TRAVERSAL_WIDE, PRISM_TRAVERSAL_BINARY,
+                                      PRISM_TRAVERSAL_AUTO};
     for (int m = 0; m < 3; m++)
         for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
-            if (modes[m])
-                setenv("PRISM_TRAVERSAL", modes[m], 1);
-            else
-                unsetenv("PRISM_TRAVERSAL");
-            prism_geometry_desc d = {.policy = p, .host_free_memory = 1000 * MB};
+            prism_geometry_desc d = {.policy = p, .host_free_memory = 1000 * MB,
+                                     .traversal = modes[m]};
             prism_geometry *g = NULL;
             assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
             const prism_geometry_view *v = prism__geometry_view(g);
@@ -661,7 +659,6 @@ static void test_wide_tree(void **state)
             assert_true(hits > 50);
             prism_geometry_destroy(g);
         }
-    unsetenv("PRISM_TRAVERSAL");
     assert_ledger_empty(ctx);
     prism_context_destroy(ctx);
 }

@@ -19,7 +19,8 @@ typedef struct propagate_mpi propagate_mpi; /* never made without MPI */
 static void on_engine_log(void *user, prism_log_level level, const char *message)
 {
     (void)user;
-    if (level >= PRISM_LOG_WARNING)
+    /* DEBUG reaches here only when the environment asked for a trace (cli.h) */
+    if (level >= PRISM_LOG_WARNING || level == PRISM_LOG_DEBUG)
         fprintf(stderr, "prism: %s\n", message);
 }
 
@@ -31,6 +32,7 @@ static prism_scene *load(const propagate_options *o, double *seconds)
     prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &bar,
                             .error = error, .error_size = sizeof error, .log = on_engine_log,
                             .length_unit = o->engine.unit};
+    tool_env_load(&desc);
     prism_scene *scene = NULL;
     const double t0 = tool_now();
     prism_result r = prism_scene_load(o->file, &desc, &scene);
@@ -63,6 +65,7 @@ static prism_context *open_context(const propagate_options *o, prism_context_des
 {
     desc.log = on_engine_log;
     desc.log_level = PRISM_LOG_WARNING;
+    tool_env_context(&desc);
     prism_context *ctx = NULL;
     prism_result r = prism_context_create(&desc, &ctx);
     if (r != PRISM_SUCCESS) {
@@ -81,6 +84,7 @@ static prism_geometry *upload(const propagate_options *o, prism_context *ctx,
                               const prism_scene *scene, double *seconds)
 {
     prism_geometry_desc desc = {.policy = o->engine.placement, .builder = o->engine.bvh};
+    tool_env_geometry(&desc);
     prism_geometry *g = NULL;
     const double t0 = tool_now();
     if (prism_geometry_upload(ctx, scene, NULL, &desc, &g) != PRISM_SUCCESS) {

@@ -31,17 +31,9 @@ double prism__up_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static bool tracing(void)
+void prism__up_trace(const prism_geometry *g, const char *stage, double since)
 {
-    static int on = -1; /* racy but idempotent: every thread reads the same */
-    if (on < 0)
-        on = getenv("PRISM_UPLOAD_TRACE") != NULL;
-    return on;
-}
-
-void prism__up_trace(const char *stage, double since)
-{
-    if (tracing())
+    if (g->trace & PRISM_GEOMETRY_TRACE_UPLOAD)
         fprintf(stderr, "upload: %-28s %8.3f ms\n", stage, (prism__up_now() - since) * 1e3);
 }
 
@@ -425,20 +417,21 @@ static prism_result carry_out(prism_geometry *g, const source *s, const prism_ge
     return r;
 }
 
-static prism_result fill_gl_buffer(prism_buffer *gl, const source *s, int which, size_t bytes,
-                                   const prism_buffer *device_copy, prism__staging *st)
+static prism_result fill_gl_buffer(const prism_geometry *g, prism_buffer *gl, const source *s,
+                                   int which, size_t bytes, const prism_buffer *device_copy,
+                                   prism__staging *st)
 {
     void *p = NULL;
     const double t0 = prism__up_now();
     prism_result r = prism_buffer_gl_map(gl, NULL, &p);
-    prism__up_trace("  GL buffer mapped", t0);
+    prism__up_trace(g, "  GL buffer mapped", t0);
     if (r != PRISM_SUCCESS)
         return r;
     r = device_copy ? prism_buffer_copy(gl, 0, device_copy, 0, bytes)
                     : prism__up_staged(s, which, gl, bytes, st);
-    prism__up_trace("  written", t0);
+    prism__up_trace(g, "  written", t0);
     prism_result u = prism_buffer_gl_unmap(gl, NULL);
-    prism__up_trace("  unmapped", t0);
+    prism__up_trace(g, "  unmapped", t0);
     return r == PRISM_SUCCESS ? u : r;
 }
 
@@ -468,18 +461,18 @@ prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geomet
     prism_buffer *indices = NULL;
     if (tbytes && !(indices = gl_target(g, d->gl_index_buffer, tbytes, "indices.gl")))
         return PRISM_SUCCESS;
-    prism__up_trace("GL: index buffer registered", t0);
+    prism__up_trace(g, "GL: index buffer registered", t0);
     const size_t bytes[2] = {vbytes, device_triangles ? 0 : tbytes};
     prism__staging st;
     prism_result r = prism__up_open_staging(g, d, bytes, 2, &st);
-    prism__up_trace("GL: ring open", t0);
+    prism__up_trace(g, "GL: ring open", t0);
     if (r == PRISM_SUCCESS && vbytes)
-        r = fill_gl_buffer(g->gl_vertices, s, VERTICES, vbytes, NULL, &st);
-    prism__up_trace("GL: vertices", t0);
+        r = fill_gl_buffer(g, g->gl_vertices, s, VERTICES, vbytes, NULL, &st);
+    prism__up_trace(g, "GL: vertices", t0);
     if (r == PRISM_SUCCESS && tbytes) {
         source scene_order = *s;
         scene_order.triangles = s->scene->indices;
-        r = fill_gl_buffer(indices, &scene_order, TRIANGLES, tbytes, device_triangles, &st);
+        r = fill_gl_buffer(g, indices, &scene_order, TRIANGLES, tbytes, device_triangles, &st);
     }
     prism__staging_close(&st);
     prism_buffer_release(indices);
@@ -502,21 +495,21 @@ static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d
         return PRISM_SUCCESS;
     const double t0 = prism__up_now();
     prism_buffer *gl = gl_target(g, d->gl_triangle_buffer, n * 8, "triangle_codes.gl");
-    prism__up_trace("  GL buffer registered", t0);
+    prism__up_trace(g, "  GL buffer registered", t0);
     if (!gl)
         return PRISM_SUCCESS;
     void *dst = NULL;
     prism_result r = prism_buffer_gl_map(gl, NULL, &dst);
-    prism__up_trace("  mapped", t0);
+    prism__up_trace(g, "  mapped", t0);
     if (r == PRISM_SUCCESS) {
         const prism_buffer *parts[2] = {g->device[INFO], g->mapped[INFO]};
         for (int i = 0; i < 2 && r == PRISM_SUCCESS; i++)
             if (parts[i])
                 r = g->ctx->be->gl_codes(g->ctx, part(parts[i]),
                                          (uint32_t)(prism_buffer_size(parts[i]) / 16), dst);
-        prism__up_trace("  written", t0);
+        prism__up_trace(g, "  written", t0);
         prism_result u = prism_buffer_gl_unmap(gl, NULL);
-        prism__up_trace("  unmapped", t0);
+        prism__up_trace(g, "  unmapped", t0);
         r = r == PRISM_SUCCESS ? u : r;
     }
     prism_buffer_release(gl);
@@ -524,13 +517,17 @@ static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d
     return r;
 }
 
-prism_geometry *prism__up_new(prism_context *ctx)
+prism_geometry *prism__up_new(prism_context *ctx, const prism_geometry_desc *d)
 {
     prism_geometry *g = calloc(1, sizeof *g);
-    if (!g)
+    if (!g) {
         prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "geometry upload: out of host memory");
-    else
-        g->ctx = ctx;
+        return NULL;
+    }
+    g->ctx = ctx;
+    g->trace = d->trace;
+    g->traversal = d->traversal;
+    g->wide_collapse_on_host = d->wide_collapse_on_host;
     return g;
 }
 
@@ -543,11 +540,11 @@ prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const
         const double t1 = prism__up_now();
         r = gl_triangles(g, d, sh->triangle_count);
         g->report.gl_fill_seconds += prism__up_now() - t1;
-        prism__up_trace("GL triangle codes", t0);
+        prism__up_trace(g, "GL triangle codes", t0);
     }
     if (r == PRISM_SUCCESS && scene && !d->skip_optics)
         r = prism__optics_create(g->ctx, scene, &g->optics);
-    prism__up_trace("optics", t0);
+    prism__up_trace(g, "optics", t0);
     if (r != PRISM_SUCCESS) {
         prism_geometry_destroy(g);
         return r;
@@ -562,7 +559,7 @@ prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const
     }
     r = prism__up_wide(g, g->host_bvh);
     g->host_bvh = NULL;
-    prism__up_trace("wide tree (if any), done", t0);
+    prism__up_trace(g, "wide tree (if any), done", t0);
     if (r != PRISM_SUCCESS) {
         prism_geometry_destroy(g);
         return r;
@@ -580,7 +577,7 @@ prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const
     prism_result r = validate(ctx, scene, bvh);
     if (r != PRISM_SUCCESS)
         return r;
-    prism_geometry *g = prism__up_new(ctx);
+    prism_geometry *g = prism__up_new(ctx, d);
     if (!g)
         return PRISM_ERROR_OUT_OF_MEMORY;
     source s = source_of_bvh(scene, bvh);
@@ -603,6 +600,29 @@ prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const
 
 /* ---- the entry point */
 
+static prism_result check_settings(prism_context *ctx, const prism_geometry_desc *d)
+{
+    const uint32_t traces = PRISM_GEOMETRY_TRACE_UPLOAD | PRISM_GEOMETRY_TRACE_BVH;
+    if ((unsigned)d->traversal > PRISM_TRAVERSAL_BINARY)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: traversal %d is not a prism_traversal",
+                            (int)d->traversal);
+    if (d->cuda_bvh_radius != 0 && d->cuda_bvh_radius != PRISM_BVH_CUDA_RADIUS &&
+        d->cuda_bvh_radius != PRISM_BVH_CUDA_RADIUS_SMALL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: cuda_bvh_radius %u: expected 0, %d or %d",
+                            d->cuda_bvh_radius, PRISM_BVH_CUDA_RADIUS_SMALL, PRISM_BVH_CUDA_RADIUS);
+    if (d->cuda_bvh_tail == 1 || d->cuda_bvh_tail > PRISM_BVH_CUDA_TAIL_MAX)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: cuda_bvh_tail %u: expected 0 or 2..%d",
+                            d->cuda_bvh_tail, PRISM_BVH_CUDA_TAIL_MAX);
+    if (d->trace & ~traces)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: trace 0x%x has bits beyond PRISM_GEOMETRY_TRACE_*",
+                            (unsigned)d->trace);
+    return PRISM_SUCCESS;
+}
+
 prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
                                    const prism_geometry_desc *desc, prism_geometry **out)
 {
@@ -619,6 +639,9 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "geometry upload: builder %d is not a prism_bvh_builder to ask for",
                             (int)d.builder);
+    prism_result r = check_settings(ctx, &d);
+    if (r != PRISM_SUCCESS)
+        return r;
     double t0 = prism__up_now();
     if (!bvh)
         return prism__up_built(ctx, scene, &d, t0, out);

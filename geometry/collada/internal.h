@@ -351,8 +351,8 @@ typedef struct prism__cl {
     prism_skip_counts skipped;
     prism_load_stats stats;
 
-    /* PRISM_LOAD_TRACE set: each stage's wall time, the process's CPU time
-     * (user, system) and page faults in it, on stderr (scene.c) */
+    /* desc.trace: each stage's wall time, the process's CPU time (user,
+     * system) and page faults in it (scene.c) */
     bool trace;
     double trace_at, trace_user, trace_system;
     long trace_faults;
@@ -393,8 +393,8 @@ bool prism__cl_attr_size(prism__cl *L, const XML_Char **atts, const char *name, 
 const char *prism__cl_tag_name(unsigned tag);
 unsigned prism__cl_tag(const char *name);
 
-/* scene.c: with PRISM_LOAD_TRACE set, "prism load: STAGE  12.3 ms" on
- * stderr for the time since the last mark (a no-op otherwise). */
+/* scene.c: with desc.trace, "prism load: STAGE  12.3 ms" for the time
+ * since the last mark (a no-op otherwise). */
 void prism__cl_trace(prism__cl *L, const char *stage);
 
 /* scene.c: a loader state ready to parse, and its release. */

@@ -199,7 +199,7 @@ PRISM_API bool prism_bvh_occluded(const prism_bvh *bvh, const prism_ray *ray);
 
 /** Check that a BVH in this node layout is well formed: for the builders'
  * tests, and for a builder to run on its own result behind the debug flag
- * PRISM_BVH_VALIDATE=1 (environment), failing the build with this message
+ * prism_geometry_desc.validate_bvh, failing the upload with this message
  * rather than handing a bad tree to a kernel. Rules, each reported as
  * "node N: <rule broken>" (or "triangle N: ..." for the last two):
  *  - the empty BVH (triangle_count 0) is exactly one node: count 0, first 0,
