@@ -34,7 +34,8 @@ double prism__up_now(void)
 void prism__up_trace(const prism_geometry *g, const char *stage, double since)
 {
     if (g->trace & PRISM_GEOMETRY_TRACE_UPLOAD)
-        fprintf(stderr, "upload: %-28s %8.3f ms\n", stage, (prism__up_now() - since) * 1e3);
+        prism__log(g->ctx, PRISM_LOG_DEBUG, "upload: %-28s %8.3f ms", stage,
+                   (prism__up_now() - since) * 1e3);
 }
 
 /* Bytes [first, first+n) of the triangle_info array, element-aligned,

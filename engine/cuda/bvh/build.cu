@@ -857,9 +857,10 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
     b->root = tail.root;
     b->tail_passes = tail.passes;
     if (b->trace)
-        fprintf(stderr, "bvh(cuda): %zu passes from %u clusters down to %u: %.3f ms; "
-                "%u passes in the tail kernel: %.3f ms\n", b->pass_count, b->n, c,
-                (t_tail - t_passes) * 1e3, tail.passes, (wall() - t_tail) * 1e3);
+        prism__log(b->ctx, PRISM_LOG_DEBUG,
+                   "bvh(cuda): %zu passes from %u clusters down to %u: %.3f ms; "
+                   "%u passes in the tail kernel: %.3f ms", b->pass_count, b->n, c,
+                   (t_tail - t_passes) * 1e3, tail.passes, (wall() - t_tail) * 1e3);
     return PRISM_SUCCESS;
 }
 
