@@ -113,9 +113,9 @@ static prism_result copy_rate(upload_bench *b, const void *src, prism_buffer *ds
 /* The upload's own transfer engine (engine/memory/staged_copy.c): threads fill
  * pinned chunk i (here with a plain copy, the layout being final) while
  * earlier chunks cross the bus, storing as the upload does. */
-static void fill_copy(void *user, size_t first, size_t n, void *dst)
+static void fill_copy(void *user, size_t first, size_t n, void *dst, bool plain)
 {
-    prism__fill_store(dst, (const char *)user + first, n);
+    prism__fill_store(dst, (const char *)user + first, n, plain);
 }
 
 static prism_result chunked_rate(upload_bench *b, const char *src, prism_buffer *dst, double *gbps)

@@ -147,20 +147,21 @@ static const struct {
 };
 #define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
 
-static int render_variant = 3;
-static unsigned render_block = 128;
-/* Until a variant is chosen: 6 where the upload made a wide tree (it does
- * where that walk measured faster, engine/upload/wide.c), else 3. */
-static bool render_auto = true;
+/* Until a variant is chosen for a context (its kernel state): 6 where the
+ * upload made a wide tree (it does where that walk measured faster,
+ * engine/upload/wide.c), else 3, in blocks of 128. */
+#define RENDER_VARIANT_BINARY 3
+#define RENDER_VARIANT_WIDE 6
+#define RENDER_BLOCK 128
 
-extern "C" int prism__cuda_render_tuning(int variant, unsigned block)
+extern "C" int prism__cuda_render_tuning(prism_context *ctx, int variant, unsigned block)
 {
-    if (variant < 0 || variant >= PRISM_RENDER_VARIANTS || block < 32 ||
-        block > PRISM_RENDER_BLOCK || block % 32 != 0)
+    if (ctx == NULL || ctx->kernels == NULL || variant < 0 || variant >= PRISM_RENDER_VARIANTS ||
+        block < 32 || block > PRISM_RENDER_BLOCK || block % 32 != 0)
         return 0;
-    render_variant = variant;
-    render_block = block;
-    render_auto = false;
+    ctx->kernels->render_variant = variant;
+    ctx->kernels->render_block = block;
+    ctx->kernels->render_chosen = true;
     return 1;
 }
 
@@ -169,20 +170,28 @@ extern "C" int prism__cuda_render_variants(void)
     return PRISM_RENDER_VARIANTS;
 }
 
-extern "C" void prism__cuda_render_tuning_get(int *variant, unsigned *block)
+extern "C" void prism__cuda_render_tuning_get(const prism_context *ctx, int *variant,
+                                              unsigned *block)
 {
-    *variant = render_variant;
-    *block = render_block;
+    const prism_kernel_state *k = ctx != NULL ? ctx->kernels : NULL;
+    const bool chosen = k != NULL && k->render_chosen;
+    *variant = chosen ? k->render_variant : RENDER_VARIANT_BINARY;
+    *block = chosen ? k->render_block : RENDER_BLOCK;
 }
 
-static int render_variant_for(const prism_geometry_view *g, const prism_render_params *p)
+static int render_variant_for(const prism_context *ctx, const prism_geometry_view *g,
+                              const prism_render_params *p)
 {
-    int v = render_auto && g != NULL && g->wide_count ? 6 : render_variant;
+    int chosen;
+    unsigned block;
+    prism__cuda_render_tuning_get(ctx, &chosen, &block);
+    const bool auto_choice = ctx->kernels == NULL || !ctx->kernels->render_chosen;
+    int v = auto_choice && g != NULL && g->wide_count ? RENDER_VARIANT_WIDE : chosen;
     /* no geometry (kernel attributes): the variant as chosen */
     if (prism_render_variants[v].persist && p != NULL && p->work == NULL)
         v = prism_render_variants[v].fallback;
-    if (v >= 6 && g != NULL && g->wide_count == 0) /* no wide tree uploaded */
-        v = 3;
+    if (v >= RENDER_VARIANT_WIDE && g != NULL && g->wide_count == 0) /* no wide tree uploaded */
+        v = RENDER_VARIANT_BINARY;
     return v;
 }
 
@@ -194,7 +203,9 @@ extern "C" prism_result prism__cuda_render(prism_context *ctx, const prism_geome
     uint32_t count = prism_render_threads(p->width, rows);
     if (r != PRISM_SUCCESS || count == 0)
         return r;
-    int v = render_variant_for(g, p);
+    int v = render_variant_for(ctx, g, p), chosen;
+    unsigned render_block;
+    prism__cuda_render_tuning_get(ctx, &chosen, &render_block);
     prism_render_fn f = prism_render_variants[v].f;
     unsigned grid = prism__cuda_blocks(count, render_block);
     if (prism_render_variants[v].persist) {
@@ -224,7 +235,7 @@ extern "C" prism_result prism__cuda_kernel_attributes(prism_context *ctx, const 
         strcmp(name, "propagate_fast") == 0    ? PRISM_PROPAGATE_MATH_FAST
         : strcmp(name, "propagate_exact") == 0 ? PRISM_PROPAGATE_MATH_EXACT
                                                : PRISM_PROPAGATE_MATH_DEFAULT);
-    const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_variants[render_variant_for(NULL, NULL)].f
+    const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_variants[render_variant_for(ctx, NULL, NULL)].f
                     : strcmp(name, "generate") == 0 ? photon->generate_kernel
                                                     : photon->propagate_kernel;
     cudaFuncAttributes a;

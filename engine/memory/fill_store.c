@@ -13,7 +13,7 @@
  * - ordinary stores then cldemote: worse (28-33 GB/s).
  * Streaming is the default; the others stay selectable (prism-bench upload
  * --stores) for other machines. Fill functions store through
- * prism__fill_store, which follows the choice of the copy running them. */
+ * prism__fill_store, with the choice the copy running them passes in. */
 #include <string.h>
 
 #include "internal.h"
@@ -21,14 +21,6 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
-/* This thread's current way; streaming unless a staged copy said else. */
-static _Thread_local bool plain_stores;
-
-void prism__fill_store_mode(bool plain)
-{
-    plain_stores = plain;
-}
 
 void prism__stream_store(void *dst, const void *src, size_t n)
 {
@@ -56,9 +48,9 @@ void prism__stream_store(void *dst, const void *src, size_t n)
 #endif
 }
 
-void prism__fill_store(void *dst, const void *src, size_t n)
+void prism__fill_store(void *dst, const void *src, size_t n, bool plain)
 {
-    if (plain_stores)
+    if (plain)
         memcpy(dst, src, n);
     else
         prism__stream_store(dst, src, n);

@@ -34,22 +34,21 @@ void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t 
                           unsigned char *dst)
 {
     size_t units = n / granule, piece_min = ((size_t)1 << 20) / granule + 1;
-    prism__fill_store_mode(false); /* mapped memory: streaming stores */
+    /* mapped memory: streaming stores */
     if (units < 2 * piece_min) {
-        fill(user, first, n, dst);
+        fill(user, first, n, dst, false);
         prism__store_fence();
         return;
     }
 #pragma omp parallel
     {
-        prism__fill_store_mode(false);
         /* static split: each thread writes one contiguous, sequential range */
 #pragma omp for schedule(static)
         for (long long t = 0; t < 64; t++) {
             size_t a = units * (size_t)t / 64, b = units * (size_t)(t + 1) / 64;
             size_t end = t == 63 ? n : b * granule;
             if (end > a * granule)
-                fill(user, first + a * granule, end - a * granule, dst + a * granule);
+                fill(user, first + a * granule, end - a * granule, dst + a * granule, false);
         }
         prism__store_fence();
     }
@@ -126,9 +125,8 @@ static void fill_slice(prism__fill_fn fill, void *user, size_t off, size_t len, 
     size_t units = len / unit;
     size_t a = units * (size_t)t / (size_t)nt * unit;
     size_t b = t == nt - 1 ? len : units * (size_t)(t + 1) / (size_t)nt * unit;
-    prism__fill_store_mode(how.plain);
     if (b > a)
-        fill(user, off + a, b - a, host + a);
+        fill(user, off + a, b - a, host + a, how.plain);
     if (how.demote && b > a)
         prism__demote_lines(host + a, b - a);
     prism__store_fence();
@@ -211,7 +209,6 @@ prism_result prism__staged_copy(prism__staging *st, prism_buffer *dst, size_t n,
                 r = prism_buffer_write_async(dst, off, host, len, st->stream[k]);
             off += len;
         }
-        prism__fill_store_mode(false);
     }
     for (unsigned k = 0; k < st->count; k++) {
         prism_result rs = prism_stream_synchronize(st->stream[k]);

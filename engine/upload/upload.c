@@ -42,7 +42,7 @@ void prism__up_trace(const prism_geometry *g, const char *stage, double since)
  * converted a block at a time and stored sequentially. Staging and mapped
  * memory are written through prism__fill_store, never read back: the
  * staged copy chooses the stores that the DMA engine reads fastest. */
-static void convert_info(const source *s, size_t first, size_t n, unsigned char *dst)
+static void convert_info(const source *s, size_t first, size_t n, unsigned char *dst, bool plain)
 {
     const prism_scene *sc = s->scene;
     prism_triangle_info block[64];
@@ -61,7 +61,7 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
             }
             block[j] = t;
         }
-        prism__fill_store(dst, block, count * 16);
+        prism__fill_store(dst, block, count * 16, plain);
         dst += count * 16;
         i += count;
     }
@@ -69,20 +69,20 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
 
 /* The GPU layout of array `which`, bytes [first, first+n), into dst. Nodes,
  * vertices (float3) and triangles (uint3) already have it in the BVH. */
-static void convert(const source *s, int which, size_t first, size_t n, void *dst)
+static void convert(const source *s, int which, size_t first, size_t n, void *dst, bool plain)
 {
     switch (which) {
     case NODES:
-        prism__fill_store(dst, (const char *)s->nodes + first, n);
+        prism__fill_store(dst, (const char *)s->nodes + first, n, plain);
         break;
     case TRIANGLES:
-        prism__fill_store(dst, (const char *)s->triangles + first, n);
+        prism__fill_store(dst, (const char *)s->triangles + first, n, plain);
         break;
     case VERTICES:
-        prism__fill_store(dst, (const char *)s->vertices + first, n);
+        prism__fill_store(dst, (const char *)s->vertices + first, n, plain);
         break;
     default:
-        convert_info(s, first, n, dst);
+        convert_info(s, first, n, dst, plain);
         break;
     }
 }
@@ -151,10 +151,10 @@ typedef struct array_source {
     size_t base; /* bytes of the array before this part (a split tail) */
 } array_source;
 
-static void fill_part(void *user, size_t first, size_t n, void *dst)
+static void fill_part(void *user, size_t first, size_t n, void *dst, bool plain)
 {
     const array_source *a = user;
-    convert(a->s, a->which, a->base + first, n, dst);
+    convert(a->s, a->which, a->base + first, n, dst, plain);
 }
 
 /* Whole elements of every array: 12, 16 and 32 all divide it. */

@@ -349,7 +349,7 @@ bool prism__cl_quirk_tell(prism__cl *L, unsigned level)
 
 void prism__cl_quirk_summary(prism__cl *L)
 {
-    static const char *what[CL_QUIRK_KINDS] = {
+    static const char *const what[CL_QUIRK_KINDS] = {
         "<float_array>s whose count disagrees with their text",
         "position sources of two components read with z = 0",
         "<lookat>s with no view direction or no sideways axis"};
