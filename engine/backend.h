@@ -8,9 +8,11 @@
  * Pointers given to the kernels are the backend's own: heap memory on the
  * host; device pointers (device, mapped or GL-mapped memory) on CUDA. The
  * calls that need no context (device enumeration, engine/devices.h; NVRTC,
- * engine/module/internal.h; the render variants, engine/launch/
- * render_tuning.h) stay link-time functions, which engine/cuda/no_cuda.c
- * answers in a build without CUDA. */
+ * engine/module/internal.h) stay link-time functions, and so does the
+ * bench's choice of render variant (engine/launch/render_tuning.h: it
+ * keeps the choice in the context's kernel state, but only the CUDA
+ * backend has variants), which engine/cuda/no_cuda.c answers in a build
+ * without CUDA. */
 #ifndef PRISM_BACKEND_H
 #define PRISM_BACKEND_H
 

@@ -1,5 +1,5 @@
 /* prism_scene: load (file or memory), free, and lookups. The loading work
- * is the COLLADA loader's (collada_*.c); this file owns the entry points:
+ * is the COLLADA loader's (geometry/collada/); this file owns the entry points:
  * argument checks, timing, and where errors go. */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* mmap */

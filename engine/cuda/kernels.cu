@@ -119,12 +119,12 @@ typedef void (*prism_render_fn)(prism_geometry_view, prism_render_params, uint32
                                 uint32_t, uint32_t);
 
 /* The render kernels the bench compares (prism__cuda_render_tuning), each
- * step of the tuning. On the H100, 2.56M-triangle detector, 1920x1080,
- * outside / inside view, device policy: 0 2.52 / 1.52 ms, 3 1.73 / 1.02,
- * 5 1.71 / 0.99; mapped policy: 0 3.98 / 2.51, 3 2.58 / 2.07, 5 2.61 /
- * 2.96 (persistent warps spread neighbouring tiles over all SMs, which
- * costs the L1 reuse that mapped memory lives on). Hence 3 by default.
- * A persistent variant falls back where the render has no work counter. */
+ * step of the tuning (prism-bench render --variants; the README has the
+ * figures). Each of 1-3 made the frame faster; the persistent ones (4, 5)
+ * gain little in device memory and lose in mapped memory, because
+ * persistent warps spread neighbouring tiles over all SMs, which costs
+ * the L1 reuse that mapped memory lives on. Hence 3 by default. A
+ * persistent variant falls back where the render has no work counter. */
 static const struct {
     prism_render_fn f;
     bool persist;
@@ -136,10 +136,10 @@ static const struct {
     {prism_render_tuned<4, 1, false, 1>, false, 3}, /* 3: + while-while */
     {prism_render_tuned<4, 1, true, 1>, true, 3},   /* 4: + persistent, <= 64 registers */
     {prism_render_tuned<3, 1, true, 1>, true, 3},   /* 5: 4, <= 80 registers (72 used) */
-    /* The wide tree (fall back to 3 where the upload made none). H200,
-     * 2.56M triangles, outside / inside: device memory 6 1191 / 1800
-     * Mrays/s against 3's 1420 / 2008; mapped 1036 / 1304 against 706 /
-     * 707; 7 and 9 below 6 (README, "Wide BVH against binary"). */
+    /* The wide tree (fall back to 3 where the upload made none): 6 is
+     * slower than 3 in device memory and faster in mapped memory, where
+     * fewer node bytes cross the bus; 7 and 9 are slower than 6 (README,
+     * "Wide BVH against binary"). */
     {prism_render_tuned<4, 0, false, 0, 1>, false, 3}, /* 6: wide, <= 64 registers */
     {prism_render_tuned<2, 0, false, 0, 1>, false, 3}, /* 7: wide, <= 128 registers */
     {prism_render_tuned<2, 0, true, 0, 1>, true, 7},   /* 8: 7, persistent */

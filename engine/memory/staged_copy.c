@@ -4,15 +4,17 @@
  * overlap. Used by the geometry upload and measured as such by prism-bench
  * upload. Also the parallel streaming fill of mapped memory.
  *
- * Why the old double-buffered version got slower with bigger chunks, and
- * never near the PCIe peak (issue 5, measured on the H100 host):
+ * Why a plain double-buffered copy gets slower with bigger chunks, and
+ * never near the PCIe peak (measured with prism-bench upload and
+ * tools/probe_staging.c; the README has the figures):
  * - Small chunks: filled with ordinary stores, a chunk's lines were still
  *   modified in the cores' L2 when the DMA engine read them, and every line
  *   had to be snooped out: the copy ran at half speed, so the pipeline was
  *   no faster than fill and copy one after the other. The fills now use
  *   streaming stores (fill_store.c).
  * - Big chunks: with two buffers the first fill and the last copy do not
- *   overlap anything; at 128 MiB that is most of a 168 MB upload. Chunks
+ *   overlap anything; with chunks near the array's size that is most of
+ *   the upload. Chunks
  *   now start at 256 KiB and double up to the staging size, and a ring of
  *   buffers lets the fill run ahead of the copies.
  * - One parallel region per copy (two barriers a chunk), not one per

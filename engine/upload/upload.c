@@ -381,13 +381,12 @@ prism_result prism__up_open_staging(prism_geometry *g, const prism_geometry_desc
      * triangles, vertices or per-triangle data as planned; the nodes are
      * built on the device or come in a size of their own), within 1-8 MiB,
      * the same for every ring of one upload so that the GL ring reuses the
-     * pool's blocks. Pinning is slow (~2 GB/s: 3 ms a 6 MB block on an
-     * H200 host): the 2.56M detector's first upload in prism-view opened
-     * its ring in 13-19 ms with 4 x 8 MiB, 8-18 ms with 4 x 5 MiB and
-     * 3.9-5.9 ms with 4 x 1.3 MiB, and the steady staged copy of that scene is
-     * faster with small chunks too (30.9 GB/s at 2 MiB, 27.6 at 8), while
-     * the 25.6M detector's needs the big ones (43.0 GB/s at 8 MiB, 24.4 at
-     * 2). */
+     * pool's blocks. Pinning memory is far slower than copying it, so a
+     * first upload opens its ring sooner with small chunks, and a
+     * mid-sized scene's steady staged copy runs faster with them too;
+     * only a large scene's copy needs the big ones to reach the link's
+     * speed. Scaling the chunk with the scene serves both (the README
+     * has the figures). */
     size_t chunk = d->chunk_bytes;
     if (!chunk) {
         size_t planned = 0;
@@ -485,8 +484,8 @@ prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geomet
 /* desc.gl_triangle_buffer: each scene triangle's solid and materials (the
  * placed prism_triangle_info records, scattered back into scene order by
  * a kernel: the colours of a raster view without a pass of the host over
- * every triangle; 102 MB mapped and written by the host took 35-42 ms of
- * a 61-69 ms raster view at 25.6M triangles on an H200). With interop
+ * every triangle, which for a large scene took most of the raster view's
+ * start when the host wrote them through mapped memory). With interop
  * only, as the other GL buffers: report.gl_filled stays true only when it
  * was written too. */
 static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d, size_t n)

@@ -122,8 +122,9 @@ enum {
  *
  * gl_keep_mapped: the shared GL buffer stays mapped for CUDA from the
  * first render or propagate on, instead of being mapped and unmapped
- * around each call (0.3 ms a call, at times 2.8 ms, on an H100: a 1.27 ms
- * ray-traced frame became 1.6-4.0 ms). The caller then calls
+ * around each call (a map and unmap cost a sizeable part of a
+ * ray-traced frame, at times more than the frame: the README has the
+ * figures). The caller then calls
  * prism_geometry_gl_release before GL uses the buffer (a raster draw);
  * the next call maps it again.
  *

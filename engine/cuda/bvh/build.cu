@@ -18,9 +18,10 @@
  *                triangle count and SAH cost (best of leaf and split) are
  *                known when it is made, so the collapse needs no pass.
  *                Below TAIL_MAX clusters one block does the remaining
- *                passes in one launch (on the 2.56M-triangle detector,
- *                about 50 of 73 passes), and then the top-down below for
- *                the nodes they made;
+ *                passes in one launch (most of the passes, each over
+ *                few clusters: a launch and a host round trip each would
+ *                cost more than the work), and then the top-down below
+ *                for the nodes they made;
  *   optimisation: top-down, pass by pass in reverse: each node's depth,
  *                its first triangle in leaf order, and whether it is in the
  *                final tree (no ancestor became a leaf);
