@@ -8,9 +8,11 @@
  * Pointers given to the kernels are the backend's own: heap memory on the
  * host; device pointers (device, mapped or GL-mapped memory) on CUDA. The
  * calls that need no context (device enumeration, engine/devices.h; NVRTC,
- * engine/module/internal.h; the render variants, engine/launch/
- * render_tuning.h) stay link-time functions, which engine/cuda/no_cuda.c
- * answers in a build without CUDA. */
+ * engine/module/internal.h) stay link-time functions, and so does the
+ * bench's choice of render variant (engine/launch/render_tuning.h: it
+ * keeps the choice in the context's kernel state, but only the CUDA
+ * backend has variants), which engine/cuda/no_cuda.c answers in a build
+ * without CUDA. */
 #ifndef PRISM_BACKEND_H
 #define PRISM_BACKEND_H
 
@@ -49,6 +51,15 @@ typedef struct prism__device_bvh {
     float bbox_lo[3], bbox_hi[3];
     prism_bvh_build_report report; /* stats, phases, iterations, peak memory */
 } prism__device_bvh;
+
+/* How the device builder builds: prism_geometry_desc's fields for it,
+ * checked by the upload. */
+typedef struct prism__device_bvh_settings {
+    unsigned max_leaf_size; /* 1..64; 0 = 4 */
+    unsigned radius;        /* the nearest-neighbour window: 8 or 16; 0 = 16 */
+    unsigned tail;          /* clusters the tail kernel starts from: 2..4096; 0 = 4096 */
+    bool trace;             /* log where the clustering's time goes (PRISM_LOG_DEBUG) */
+} prism__device_bvh_settings;
 
 /* Where the device collapse puts the wide tree: the caller's buffers for
  * node_count prism_wide_node and triangle_count prism_wide_triangle,
@@ -128,7 +139,7 @@ typedef struct prism__backend {
     size_t (*bvh_bytes)(size_t triangle_count);
     prism_result (*bvh_build)(prism_context *ctx, const float *vertices, uint32_t vertex_count,
                               const uint32_t *triangles, uint32_t triangle_count,
-                              unsigned max_leaf_size, prism__device_bvh *out);
+                              const prism__device_bvh_settings *settings, prism__device_bvh *out);
     prism_result (*gather_info)(prism_context *ctx, const void *src, const uint32_t *ids,
                                 uint32_t n, void *dst);
     prism_result (*pack_info)(prism_context *ctx, const uint32_t *codes, uint32_t n, void *dst,

@@ -1,5 +1,5 @@
 /* prism_scene: load (file or memory), free, and lookups. The loading work
- * is the COLLADA loader's (collada_*.c); this file owns the entry points:
+ * is the COLLADA loader's (geometry/collada/); this file owns the entry points:
  * argument checks, timing, and where errors go. */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* mmap */
@@ -50,9 +50,12 @@ void prism__cl_trace(prism__cl *L, const char *stage)
     double t = now(), user, system;
     long faults;
     usage(&user, &system, &faults);
-    fprintf(stderr, "prism load: %-14s %8.1f ms  (CPU %8.1f ms user %7.1f ms system, %7ld faults)\n",
-            stage, 1e3 * (t - L->trace_at), 1e3 * (user - L->trace_user),
-            1e3 * (system - L->trace_system), faults - L->trace_faults);
+    char line[160];
+    snprintf(line, sizeof line,
+             "prism load: %-14s %8.1f ms  (CPU %8.1f ms user %7.1f ms system, %7ld faults)", stage,
+             1e3 * (t - L->trace_at), 1e3 * (user - L->trace_user),
+             1e3 * (system - L->trace_system), faults - L->trace_faults);
+    L->desc->log(L->desc->log_user, PRISM_LOG_DEBUG, line);
     L->trace_user = user;
     L->trace_system = system;
     L->trace_faults = faults;
@@ -102,13 +105,16 @@ void prism__cl_release(prism__cl *L)
                           &L->surfrefs,   &L->scopes};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         prism__vec_free(vecs[i]);
-    /* PRISM_LOAD_TRACE outlives what it times: a restart, the release */
+    /* desc.trace outlives what it times: a restart, the release (and the
+     * desc keeps its log for it) */
     const bool trace = L->trace;
+    const prism_load_desc *desc = L->desc;
     const double trace_at = L->trace_at, trace_user = L->trace_user,
                  trace_system = L->trace_system;
     const long trace_faults = L->trace_faults;
     memset(L, 0, sizeof *L);
     L->trace = trace;
+    L->desc = desc;
     L->trace_at = trace_at;
     L->trace_user = trace_user;
     L->trace_system = trace_system;
@@ -168,7 +174,7 @@ static prism_result load(const void *data, size_t size, FILE *f, const char *nam
         return report(desc, PRISM_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     prism__cl_init(L, name, desc, total);
-    L->trace = getenv("PRISM_LOAD_TRACE") != NULL;
+    L->trace = desc && desc->trace && desc->log; /* the trace's lines go to desc->log */
     L->trace_at = t0;
     if (L->trace)
         usage(&L->trace_user, &L->trace_system, &L->trace_faults);

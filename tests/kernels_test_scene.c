@@ -156,8 +156,7 @@ int kt_build(kt_scene *s, prism_context *ctx)
         uint32_t t = b->triangle_ids[i];
         s->info[i].id = t;
         s->info[i].solid = s->solid[t];
-        s->info[i].materials = (s->inner[t] == PRISM_NONE ? 0xFFFFu : s->inner[t]) |
-                               (s->outer[t] == PRISM_NONE ? 0xFFFFu : s->outer[t]) << 16;
+        s->info[i].materials = prism_materials_pack(s->inner[t], s->outer[t]);
         s->info[i].surface = s->surface[t];
     }
     prism_geometry_view *v = &s->view;

@@ -14,7 +14,7 @@
  * binary tree, the structure checked (bvh_wide_check.h), and on the
  * detector 1M rays through it against the binary walks as above. A
  * malformed binary tree is refused, with nothing left allocated. The
- * read-back path (PRISM_WIDE_COLLAPSE=host) makes the same bytes; both
+ * read-back path (desc.wide_collapse_on_host) makes the same bytes; both
  * times are printed. PRISM_TEST_WIDE_DETECTOR=FILE.dae adds a larger
  * detector to the collapse's checks.
  * PRISM_TEST_SMALL=1 (for compute-sanitizer): 20k rays on the detector. */
@@ -184,11 +184,10 @@ static void test_hostile(void **state)
 static void device_collapse(const char *name, const prism_scene *s, prism_placement_policy policy,
                             size_t rays)
 {
-    setenv("PRISM_TRAVERSAL", "wide", 1);
-    prism_geometry_desc d = {.policy = policy, .builder = PRISM_BVH_BUILDER_CUDA, .skip_optics = true};
+    prism_geometry_desc d = {.policy = policy, .builder = PRISM_BVH_BUILDER_CUDA, .skip_optics = true,
+                             .traversal = PRISM_TRAVERSAL_WIDE};
     prism_geometry *g = NULL;
     const prism_result r = prism_geometry_upload(cuda, s, NULL, &d, &g);
-    unsetenv("PRISM_TRAVERSAL");
     if (r != PRISM_SUCCESS)
         printf("# %s: %s\n", name, prism_context_last_error(cuda));
     assert_int_equal(r, PRISM_SUCCESS);
@@ -211,13 +210,10 @@ static void device_collapse(const char *name, const prism_scene *s, prism_placem
            "collapsed and placed on the device in %.4f s\n",
            name, policy == PRISM_PLACEMENT_MAPPED ? "mapped" : "device", b->triangle_count,
            dev->node_count, dev->depth, rep->wide_seconds);
-    /* the read-back (PRISM_WIDE_COLLAPSE=host): the same bytes, and its time */
-    setenv("PRISM_TRAVERSAL", "wide", 1);
-    setenv("PRISM_WIDE_COLLAPSE", "host", 1);
+    /* the read-back (wide_collapse_on_host): the same bytes, and its time */
+    d.wide_collapse_on_host = true;
     prism_geometry *gh = NULL;
     assert_int_equal(prism_geometry_upload(cuda, s, NULL, &d, &gh), PRISM_SUCCESS);
-    unsetenv("PRISM_TRAVERSAL");
-    unsetenv("PRISM_WIDE_COLLAPSE");
     assert_false(prism_geometry_report(gh)->wide_on_device);
     prism_bvh_wide *back = NULL;
     assert_int_equal(prism__geometry_download_wide(gh, &back), PRISM_SUCCESS);

@@ -593,6 +593,45 @@ static void test_element_splits_numbers(void **state)
     prism_scene_free(s);
 }
 
+/* desc.trace: one DEBUG line a stage to desc->log ("prism load: STAGE
+ * ... ms (CPU ...)"), the last the release; none without the flag. */
+typedef struct trace_lines {
+    int stages, released;
+} trace_lines;
+
+static void count_stages(void *user, prism_log_level level, const char *msg)
+{
+    trace_lines *t = user;
+    if (level != PRISM_LOG_DEBUG || strncmp(msg, "prism load: ", 12) != 0 ||
+        strstr(msg, " ms  (CPU ") == NULL)
+        return;
+    t->stages++;
+    t->released += strncmp(msg + 12, "release ", 8) == 0;
+}
+
+static void test_load_trace(void **state)
+{
+    (void)state;
+    static const char doc[] =
+        "<COLLADA><library_geometries><geometry id=\"g\"><mesh><source id=\"p\">"
+        "<float_array count=\"9\">0 0 0 1 0 0 0 1 0</float_array></source><vertices id=\"v\">"
+        "<input semantic=\"POSITION\" source=\"#p\"/></vertices><triangles count=\"1\"><input "
+        "semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>0 1 2</p></triangles></mesh>"
+        "</geometry></library_geometries><library_visual_scenes><visual_scene id=\"s\"><node>"
+        "<instance_geometry url=\"#g\"/></node></visual_scene></library_visual_scenes></COLLADA>";
+    for (int traced = 0; traced < 2; traced++) {
+        trace_lines t = {0};
+        prism_load_desc d = {.log = count_stages, .log_user = &t, .trace = traced};
+        prism_scene *s = NULL;
+        assert_int_equal(prism_scene_load_memory(doc, sizeof doc - 1, "traced", &d, &s),
+                         PRISM_SUCCESS);
+        assert_int_equal(s->triangles_count, 1);
+        prism_scene_free(s);
+        assert_int_equal(t.stages > 5, traced);
+        assert_int_equal(t.released, traced);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -612,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_mirror_keeps_winding),
         cmocka_unit_test(test_sibling_border_warns),
         cmocka_unit_test(test_element_splits_numbers),
+        cmocka_unit_test(test_load_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * pixels (the cube's face colour in the middle, background at the
  * corners), x-ray layers blend as computed by hand, the matrix camera
  * equals the look-at camera, row order and strides, hidden solids (the
- * world box) seen through, and the errors. */
+ * world box) seen through, the errors, and the CUDA render's variant
+ * choice kept per context. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "engine/launch/render_internal.h"
+#include "engine/launch/render_tuning.h"
 
 static prism_context *ctx;
 static kt_scene cube;
@@ -397,6 +399,31 @@ static void test_errors(void **state)
     assert_int_equal(prism_kernel_occupancy(ctx, "render", 128, NULL), PRISM_ERROR_INVALID_ARGUMENT);
 }
 
+/* The CUDA render's variant is a context's own: choosing it for one
+ * leaves another's default (a build without CUDA has no variants). */
+static void test_render_choice_per_context(void **state)
+{
+    (void)state;
+    if (prism__cuda_render_variants() == 0) {
+        assert_int_equal(prism__cuda_render_tuning(ctx, 0, 64), 0);
+        return;
+    }
+    prism_context *other = kt_host_context();
+    assert_non_null(other);
+    int v0, v;
+    unsigned b0, b;
+    prism__cuda_render_tuning_get(other, &v0, &b0);
+    assert_true(prism__cuda_render_tuning(ctx, 1, 64));
+    prism__cuda_render_tuning_get(ctx, &v, &b);
+    assert_int_equal(v, 1);
+    assert_int_equal(b, 64);
+    prism__cuda_render_tuning_get(other, &v, &b);
+    assert_int_equal(v, v0);
+    assert_int_equal(b, b0);
+    assert_false(prism__cuda_render_tuning(NULL, 1, 64));
+    assert_int_equal(prism_context_destroy(other), PRISM_SUCCESS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_bands),
         cmocka_unit_test(test_public_path), cmocka_unit_test(test_placement_policies),
         cmocka_unit_test(test_hidden_solids), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_render_choice_per_context),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

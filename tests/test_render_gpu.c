@@ -146,7 +146,7 @@ static void test_every_kernel_variant(void **state)
     (void)state;
     int v0;
     unsigned b0;
-    prism__cuda_render_tuning_get(&v0, &b0);
+    prism__cuda_render_tuning_get(cuda, &v0, &b0);
     const prism_camera *cams[2] = {&outside, &inside};
     const uint32_t hall = 0;
     uint32_t *ref[5];
@@ -160,7 +160,7 @@ static void test_every_kernel_variant(void **state)
     const unsigned blocks[3] = {256, 128, 64};
     for (int v = 0; v < prism__cuda_render_variants(); v++)
         for (int b = 0; b < 3; b++) {
-            assert_true(prism__cuda_render_tuning(v, blocks[b]));
+            assert_true(prism__cuda_render_tuning(cuda, v, blocks[b]));
             char what[64];
             for (int i = 0; i < 4; i++) {
                 uint32_t *img = render(cuda, cuda_geom, cams[i / 2], (prism_render_mode)(i % 2));
@@ -178,14 +178,14 @@ static void test_every_kernel_variant(void **state)
     for (int i = 0; i < 5; i++)
         free(ref[i]);
     /* out of range: refused, the choice unchanged */
-    assert_true(prism__cuda_render_tuning(v0, b0));
-    assert_false(prism__cuda_render_tuning(prism__cuda_render_variants(), 256));
-    assert_false(prism__cuda_render_tuning(-1, 256));
-    assert_false(prism__cuda_render_tuning(0, 48));
-    assert_false(prism__cuda_render_tuning(0, 512));
+    assert_true(prism__cuda_render_tuning(cuda, v0, b0));
+    assert_false(prism__cuda_render_tuning(cuda, prism__cuda_render_variants(), 256));
+    assert_false(prism__cuda_render_tuning(cuda, -1, 256));
+    assert_false(prism__cuda_render_tuning(cuda, 0, 48));
+    assert_false(prism__cuda_render_tuning(cuda, 0, 512));
     int v;
     unsigned b;
-    prism__cuda_render_tuning_get(&v, &b);
+    prism__cuda_render_tuning_get(cuda, &v, &b);
     assert_int_equal(v, v0);
     assert_int_equal(b, b0);
 }

@@ -34,14 +34,14 @@ typedef struct fill_check {
     unsigned misaligned;
 } fill_check;
 
-static void fill_from(void *user, size_t first, size_t n, void *dst)
+static void fill_from(void *user, size_t first, size_t n, void *dst, bool plain)
 {
     fill_check *f = user;
     if (first % f->granule) {
 #pragma omp atomic
         f->misaligned++;
     }
-    prism__fill_store(dst, f->src + first, n);
+    prism__fill_store(dst, f->src + first, n, plain);
 }
 
 static void copy_and_check(prism_context *ctx, size_t n, size_t chunk, size_t granule)

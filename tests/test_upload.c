@@ -3,7 +3,7 @@
  * refusals (deny_mapped, device policy, mismatched BVH), and the kernels'
  * view of every array read back against the BVH and the scene, including
  * traversal of a split node array. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -549,9 +549,10 @@ static void test_gl_vertices_fallback(void **state)
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
-static void fill_index(void *user, size_t first, size_t n, void *dst)
+static void fill_index(void *user, size_t first, size_t n, void *dst, bool plain)
 {
     unsigned *calls = user; /* [0] calls, [1] misaligned pieces: no cmocka in threads */
+    (void)plain; /* the bytes are checked, not how they were stored */
 #pragma omp atomic
     calls[0]++;
     if (first % 96) {
@@ -595,22 +596,20 @@ static void test_parallel_fill_and_staged_copy(void **state)
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
-/* The wide tree (engine/upload/wide.c): made when PRISM_TRAVERSAL=wide and,
- * on the host backend, by default, not when =binary; where made, the
+/* The wide tree (engine/upload/wide.c): made with traversal WIDE and, on
+ * the host backend, by default (AUTO), not with BINARY; where made, the
  * view's wide walk hits what the CPU reference hits, the ledger holds its
  * arrays under their names, and destroying the geometry frees them. */
 static void test_wide_tree(void **state)
 {
     (void)state;
     prism_context *ctx = make(false);
-    const char *modes[3] = {"wide", "binary", NULL};
+    const prism_traversal modes[3] = {PRISM_TRAVERSAL_WIDE, PRISM_TRAVERSAL_BINARY,
+                                      PRISM_TRAVERSAL_AUTO};
     for (int m = 0; m < 3; m++)
         for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
-            if (modes[m])
-                setenv("PRISM_TRAVERSAL", modes[m], 1);
-            else
-                unsetenv("PRISM_TRAVERSAL");
-            prism_geometry_desc d = {.policy = p, .host_free_memory = 1000 * MB};
+            prism_geometry_desc d = {.policy = p, .host_free_memory = 1000 * MB,
+                                     .traversal = modes[m]};
             prism_geometry *g = NULL;
             assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
             const prism_geometry_view *v = prism__geometry_view(g);
@@ -661,9 +660,71 @@ static void test_wide_tree(void **state)
             assert_true(hits > 50);
             prism_geometry_destroy(g);
         }
-    unsetenv("PRISM_TRAVERSAL");
     assert_ledger_empty(ctx);
     prism_context_destroy(ctx);
+}
+
+/* The descriptor's settings: values outside their sets are refused with
+ * a message naming the field; the upload trace comes through the
+ * context's log at DEBUG, one line a stage, and only when asked for;
+ * validate_bvh checks the tree the host builds and passes it. */
+typedef struct trace_log {
+    int debug, upload_lines, validated;
+} trace_log;
+
+static void count_trace(void *user, prism_log_level level, const char *message)
+{
+    trace_log *t = user;
+    t->validated += strstr(message, "passed prism_bvh_validate") != NULL;
+    if (level != PRISM_LOG_DEBUG)
+        return;
+    t->debug++;
+    t->upload_lines += strncmp(message, "upload: ", 8) == 0 && strstr(message, " ms") != NULL;
+}
+
+static void test_settings(void **state)
+{
+    (void)state;
+    trace_log t = {0};
+    prism_context_desc cd = {.backend = PRISM_BACKEND_HOST, .log = count_trace, .log_user = &t,
+                             .log_level = PRISM_LOG_DEBUG};
+    prism_context *ctx = NULL;
+    assert_int_equal(prism_context_create(&cd, &ctx), PRISM_SUCCESS);
+    prism_geometry *g = NULL;
+    const struct {
+        prism_geometry_desc d;
+        const char *says;
+    } bad[] = {{{.traversal = (prism_traversal)3}, "traversal 3"},
+               {{.cuda_bvh_radius = 12}, "cuda_bvh_radius 12"},
+               {{.cuda_bvh_tail = 1}, "cuda_bvh_tail 1"},
+               {{.cuda_bvh_tail = PRISM_BVH_CUDA_TAIL_MAX + 1}, "cuda_bvh_tail 4097"},
+               {{.trace = 1u << 5}, "trace 0x20"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &bad[i].d, &g),
+                         PRISM_ERROR_INVALID_ARGUMENT);
+        assert_null(g);
+        assert_non_null(strstr(prism_context_last_error(ctx), bad[i].says));
+    }
+    /* the limits themselves, the CUDA-only fields ignored by the host build */
+    prism_bvh_desc bd = {.max_leaf_size = 2}; /* setup's, so check_view applies */
+    const prism_geometry_desc good = {.bvh = &bd,
+                                      .cuda_bvh_radius = PRISM_BVH_CUDA_RADIUS_SMALL,
+                                      .cuda_bvh_tail = PRISM_BVH_CUDA_TAIL_MAX,
+                                      .validate_bvh = true,
+                                      .traversal = PRISM_TRAVERSAL_BINARY};
+    t = (trace_log){0};
+    assert_int_equal(prism_geometry_upload(ctx, &scene, NULL, &good, &g), PRISM_SUCCESS);
+    check_view(g);
+    assert_int_equal(prism__geometry_view(g)->wide_count, 0);
+    assert_int_equal(t.upload_lines, 0); /* no trace asked for */
+    assert_int_equal(t.validated, 1);
+    prism_geometry_destroy(g);
+    prism_geometry_desc traced = {.trace = PRISM_GEOMETRY_TRACE_UPLOAD | PRISM_GEOMETRY_TRACE_BVH};
+    assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &traced, &g), PRISM_SUCCESS);
+    assert_true(t.upload_lines >= 2); /* optics, the wide tree */
+    prism_geometry_destroy(g);
+    assert_ledger_empty(ctx);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
 int main(void)
@@ -680,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_gl_vertices_fallback),
         cmocka_unit_test(test_scene_arrays_allocator),
         cmocka_unit_test(test_wide_tree),
+        cmocka_unit_test(test_settings),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

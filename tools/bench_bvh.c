@@ -14,6 +14,7 @@
 
 #include "bench_bvh.h"
 #include "bench_util.h"
+#include "cli.h"
 #include "prism/bvh.h"
 #include "prism/scene.h"
 
@@ -126,6 +127,7 @@ static bool get_scene(const char *file, prism_length_unit unit, owned_scene *o)
         return make_soup((size_t)atol(file + 5), o);
     char err[512] = "";
     prism_load_desc d = {.error = err, .error_size = sizeof err, .length_unit = unit};
+    tool_env_load(&d);
     if (prism_scene_load(file, &d, &o->loaded) != PRISM_SUCCESS) {
         fprintf(stderr, "prism-bench bvh: %s\n", err);
         return false;

@@ -124,6 +124,7 @@ static prism_geometry *gpu_builds(prism_context *ctx, prism_scene *s, const opti
     prism_bvh_desc bd = {.max_leaf_size = o->leaf};
     prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .builder = PRISM_BVH_BUILDER_CUDA,
                              .bvh = &bd};
+    tool_env_geometry(&d);
     prism_geometry *g = NULL;
     f->build_s = -1;
     for (int i = 0; i <= o->repeat; i++) { /* the first is a warm-up */
@@ -272,6 +273,7 @@ int prism_bench_bvh_gpu(int argc, char **argv)
     }
     prism_scene *s = NULL;
     prism_load_desc ld = {.error = why, .error_size = sizeof why, .length_unit = o.unit};
+    tool_env_load(&ld);
     if (prism_scene_load(o.file, &ld, &s) != PRISM_SUCCESS) {
         fprintf(stderr, "prism-bench bvh-gpu: %s\n", why);
         prism_context_destroy(ctx);
@@ -283,6 +285,7 @@ int prism_bench_bvh_gpu(int argc, char **argv)
     prism_geometry *gg = gpu_builds(ctx, s, &o, &g, why, sizeof why), *hg = NULL;
     prism_bvh *hb = gg ? host_builds(s, &o, &h) : NULL;
     prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE};
+    tool_env_geometry(&d);
     if (!gg)
         fprintf(stderr, "prism-bench bvh-gpu: device build: %s\n", why);
     else if (!hb || prism_geometry_upload(ctx, s, hb, &d, &hg) != PRISM_SUCCESS)

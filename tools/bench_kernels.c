@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "cli.h"
 
 bool bench_scene_load(const char *file, prism_length_unit unit, unsigned bvh_order,
                       bench_scene *out, char *why, size_t why_size)
@@ -15,6 +16,7 @@ bool bench_scene_load(const char *file, prism_length_unit unit, unsigned bvh_ord
     ld.error = err;
     ld.error_size = sizeof err;
     ld.length_unit = unit;
+    tool_env_load(&ld);
     double t0 = prism_bench_now();
     prism_result r = prism_scene_load(file, &ld, &out->scene);
     out->load_seconds = prism_bench_now() - t0;
@@ -54,6 +56,7 @@ prism_context *bench_context(prism_backend backend, char *why, size_t why_size)
 {
     prism_context_desc d = {0};
     d.backend = backend;
+    tool_env_context(&d);
     prism_context *ctx = NULL;
     prism_result r = prism_context_create(&d, &ctx);
     if (r != PRISM_SUCCESS)
@@ -67,6 +70,7 @@ prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
 {
     prism_geometry_desc d = {0};
     d.policy = policy;
+    tool_env_geometry(&d);
     const bool device = s->device_bvh && prism_context_backend(ctx) == PRISM_BACKEND_CUDA;
     if (device)
         d.builder = PRISM_BVH_BUILDER_CUDA;

@@ -160,6 +160,7 @@ static void measure_prism(const load_options *o, load_figures *fig)
     for (int i = 0; i < o->repeat; i++) {
         char msg[512] = "";
         prism_load_desc desc = {.error = msg, .error_size = sizeof msg, .length_unit = o->unit};
+        tool_env_load(&desc);
         prism_scene *s = NULL;
         double t0 = prism_bench_now();
         prism_result r = prism_scene_load(o->file, &desc, &s);

@@ -11,6 +11,7 @@
 
 #include "bench_kernels.h"
 #include "bench_util.h"
+#include "cli.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
 
@@ -41,6 +42,7 @@ static bool open_set(multi_set *m, const int *idx, size_t n, bool host, const be
         snprintf(name, sizeof name, "cuda:%d", idx[i]);
         prism_context_desc d = {.backend = host ? PRISM_BACKEND_HOST : PRISM_BACKEND_CUDA,
                                 .device = host ? NULL : name};
+        tool_env_context(&d);
         if (prism_context_create(&d, &m->ctx[i]) != PRISM_SUCCESS) {
             snprintf(why, size, "context %zu (%s): cannot be created", i, host ? "host" : name);
             close_set(m);

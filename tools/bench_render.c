@@ -178,12 +178,12 @@ static void measure_variants(render_bench *b, prism_context *ctx, const bench_sc
     }
     int v0;
     unsigned b0;
-    prism__cuda_render_tuning_get(&v0, &b0);
+    prism__cuda_render_tuning_get(ctx, &v0, &b0);
     for (int i = 0; i < b->variant_count; i++)
         for (int j = 0; j < b->block_count; j++) {
             char label[16];
             snprintf(label, sizeof label, "v%d/%u", b->variants[i], b->blocks[j]);
-            if (!prism__cuda_render_tuning(b->variants[i], b->blocks[j])) {
+            if (!prism__cuda_render_tuning(ctx, b->variants[i], b->blocks[j])) {
                 snprintf(why, sizeof why, "variant %s: no such variant or block", label);
                 skip(b, why);
                 continue;
@@ -198,7 +198,7 @@ static void measure_variants(render_bench *b, prism_context *ctx, const bench_sc
                 b->tuned_occupancy[k] = o.occupancy;
             measure_views(b, ctx, s, g, policy, t, b->repeat, label);
         }
-    prism__cuda_render_tuning(v0, b0);
+    prism__cuda_render_tuning(ctx, v0, b0);
     prism_geometry_destroy(g);
 }
 
@@ -220,7 +220,7 @@ static void measure_cuda(render_bench *b, const bench_scene *s)
             measure_policy(b, ctx, s, p[i], &t, b->repeat);
         b->block = 256;
         int v;
-        prism__cuda_render_tuning_get(&v, &b->block);
+        prism__cuda_render_tuning_get(ctx, &v, &b->block);
         b->have_occupancy =
             prism_kernel_resources(ctx, "render", &b->registers, NULL) == PRISM_SUCCESS &&
             prism_kernel_occupancy(ctx, "render", (int)b->block, &b->occupancy) == PRISM_SUCCESS;

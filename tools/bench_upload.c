@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include "bench_util.h"
+#include "cli.h"
 #include "engine/memory/internal.h"
 #include "prism/bvh.h"
 #include "prism/geometry.h"
@@ -112,9 +113,9 @@ static prism_result copy_rate(upload_bench *b, const void *src, prism_buffer *ds
 /* The upload's own transfer engine (engine/memory/staged_copy.c): threads fill
  * pinned chunk i (here with a plain copy, the layout being final) while
  * earlier chunks cross the bus, storing as the upload does. */
-static void fill_copy(void *user, size_t first, size_t n, void *dst)
+static void fill_copy(void *user, size_t first, size_t n, void *dst, bool plain)
 {
-    prism__fill_store(dst, (const char *)user + first, n);
+    prism__fill_store(dst, (const char *)user + first, n, plain);
 }
 
 static prism_result chunked_rate(upload_bench *b, const char *src, prism_buffer *dst, double *gbps)
@@ -224,6 +225,7 @@ static void measure_policy(upload_bench *b, const prism_scene *scene, const pris
 {
     prism_geometry_desc d = {.policy = pt->policy, .budget = b->budget, .chunk_bytes = b->chunk,
                              .skip_optics = true};
+    tool_env_geometry(&d);
     double t[64] = {0}, sorted[64];
     prism_upload_report reports[64];
     for (int i = 0; i < n; i++) {
@@ -265,6 +267,7 @@ static prism_result build_upload(upload_bench *b, const prism_scene *scene, doub
 {
     prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .builder = PRISM_BVH_BUILDER_CUDA,
                              .chunk_bytes = b->chunk, .skip_optics = true};
+    tool_env_geometry(&d);
     int n = b->repeat < 64 ? b->repeat : 64;
     double g[64], t[64];
     for (int i = 0; i < n; i++) {
@@ -301,6 +304,7 @@ static void measure_born_pinned(upload_bench *b, const prism_scene *scene)
     prism_scene *born = NULL;
     char error[512] = "";
     prism_load_desc ld = {.arrays = &pinned, .error = error, .error_size = sizeof error};
+    tool_env_load(&ld);
     prism_result r = prism_pinned_allocator(b->ctx, &pinned);
     if (r == PRISM_SUCCESS)
         r = prism_scene_load(b->file, &ld, &born);
@@ -413,7 +417,9 @@ static int run(upload_bench *b, const prism_scene *scene, const prism_bvh *bvh)
 {
     b->bytes = layout_bytes(bvh);
     b->triangles = bvh->triangle_count;
-    prism_result r = prism_context_create(NULL, &b->ctx);
+    prism_context_desc cd = {0};
+    tool_env_context(&cd);
+    prism_result r = prism_context_create(&cd, &b->ctx);
     if (r != PRISM_SUCCESS) {
         fprintf(stderr, "prism-bench upload: no context: %s\n", prism_result_string(r));
         return 1;
@@ -467,6 +473,7 @@ int prism_bench_upload(int argc, char **argv)
     ld.error = error;
     ld.error_size = sizeof error;
     ld.length_unit = unit;
+    tool_env_load(&ld);
     if (prism_scene_load(b.file, &ld, &scene) != PRISM_SUCCESS) {
         fprintf(stderr, "prism-bench upload: %s\n", error);
         return 1;

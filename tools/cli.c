@@ -205,7 +205,8 @@ void tool_log_engine(void *user, prism_log_level level, const char *message)
     tool_log *log = user;
     if (level == PRISM_LOG_ERROR && log != NULL && !log->print_errors)
         snprintf(log->error, sizeof log->error, "%s", message);
-    else if (level == PRISM_LOG_WARNING || (level == PRISM_LOG_ERROR && log != NULL))
+    else if (level == PRISM_LOG_WARNING || (level == PRISM_LOG_ERROR && log != NULL) ||
+             level == PRISM_LOG_DEBUG) /* debug: only when a trace was asked (tool_env_*) */
         fprintf(stderr, "prism: %s\n", message);
 }
 
@@ -221,4 +222,74 @@ void tool_json_string(const char *s)
             putchar(*s);
     }
     putchar('"');
+}
+
+/* ---- the engine's settings from the environment */
+
+static bool env_set(const char *name)
+{
+    return getenv(name) != NULL;
+}
+
+static bool env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v != NULL && strcmp(v, value) == 0;
+}
+
+void tool_trace_log(void *user, prism_log_level level, const char *message)
+{
+    (void)user;
+    if (level == PRISM_LOG_DEBUG)
+        fprintf(stderr, "%s\n", message);
+}
+
+void tool_env_load(prism_load_desc *d)
+{
+    if (!env_set("PRISM_LOAD_TRACE"))
+        return;
+    d->trace = true;
+    if (d->log == NULL) {
+        d->log = tool_trace_log;
+        d->log_user = NULL;
+    }
+}
+
+void tool_env_geometry(prism_geometry_desc *d)
+{
+    if (env_is("PRISM_TRAVERSAL", "wide"))
+        d->traversal = PRISM_TRAVERSAL_WIDE;
+    else if (env_is("PRISM_TRAVERSAL", "binary"))
+        d->traversal = PRISM_TRAVERSAL_BINARY;
+    if (env_is("PRISM_WIDE_COLLAPSE", "host"))
+        d->wide_collapse_on_host = true;
+    const char *validate = getenv("PRISM_BVH_VALIDATE");
+    if (validate != NULL && validate[0] && strcmp(validate, "0") != 0)
+        d->validate_bvh = true;
+    const char *radius = getenv("PRISM_BVH_RADIUS");
+    if (radius != NULL && atoi(radius) == PRISM_BVH_CUDA_RADIUS_SMALL)
+        d->cuda_bvh_radius = PRISM_BVH_CUDA_RADIUS_SMALL;
+    const char *tail = getenv("PRISM_BVH_TAIL");
+    if (tail != NULL && atoi(tail) > 1 && atoi(tail) <= PRISM_BVH_CUDA_TAIL_MAX)
+        d->cuda_bvh_tail = (unsigned)atoi(tail);
+    if (env_set("PRISM_UPLOAD_TRACE"))
+        d->trace |= PRISM_GEOMETRY_TRACE_UPLOAD;
+    if (env_set("PRISM_BVH_TRACE"))
+        d->trace |= PRISM_GEOMETRY_TRACE_BVH;
+}
+
+bool tool_env_traces(void)
+{
+    return env_set("PRISM_UPLOAD_TRACE") || env_set("PRISM_BVH_TRACE");
+}
+
+void tool_env_context(prism_context_desc *d)
+{
+    if (!tool_env_traces())
+        return;
+    d->log_level = PRISM_LOG_DEBUG;
+    if (d->log == NULL) {
+        d->log = tool_trace_log;
+        d->log_user = NULL;
+    }
 }

@@ -1,8 +1,8 @@
 /* Command-line pieces the programs share (prism-propagate, prism-view):
  * the walk over argv ("--opt value", "--opt=value", flags, positional
  * arguments), numbers, names of choices, the engine's options (photon
- * source, backend, placement policy, BVH builder, length unit), and JSON
- * strings.
+ * source, backend, placement policy, BVH builder, length unit), the
+ * engine's settings the environment gives, and JSON strings.
  * Parsers return 0 (or a count) on success and -1 on a mistake; the
  * caller words the message, naming its option. Plain C over the public
  * API, so the viewer links it too. */
@@ -16,6 +16,7 @@
 #include "prism/context.h"
 #include "prism/geometry.h"
 #include "prism/propagate.h"
+#include "prism/scene.h"
 
 /* How a program reads its argv: the options that take a value
  * ("--seed 5" or "--seed=5"), a function for flags (true when it knows
@@ -70,6 +71,33 @@ typedef struct tool_engine_options {
  * message in `err` ("--backend: expected auto, cuda or host, got 'x'"). */
 int tool_parse_engine_option(tool_engine_options *e, const char *opt, const char *value,
                              char *err, size_t err_size);
+
+/* The engine's settings from the environment. The library reads no
+ * environment (its settings are descriptor fields); programs read these
+ * variables, which the library itself once read, so every use of them
+ * goes on working:
+ *   PRISM_LOAD_TRACE (set)            prism_load_desc.trace
+ *   PRISM_TRAVERSAL=wide|binary       prism_geometry_desc.traversal
+ *   PRISM_WIDE_COLLAPSE=host          .wide_collapse_on_host
+ *   PRISM_BVH_VALIDATE (set, not 0)   .validate_bvh
+ *   PRISM_BVH_RADIUS=8                .cuda_bvh_radius (else the default)
+ *   PRISM_BVH_TAIL=N, 2..4096         .cuda_bvh_tail (else the default)
+ *   PRISM_UPLOAD_TRACE (set)          .trace |= PRISM_GEOMETRY_TRACE_UPLOAD
+ *   PRISM_BVH_TRACE (set)             .trace |= PRISM_GEOMETRY_TRACE_BVH
+ * The traces are log lines at PRISM_LOG_DEBUG: where the desc has no log,
+ * tool_trace_log becomes its log; a program with its own log prints the
+ * DEBUG lines it gets. */
+void tool_env_load(prism_load_desc *d);
+void tool_env_geometry(prism_geometry_desc *d);
+/* Whether PRISM_UPLOAD_TRACE or PRISM_BVH_TRACE asks for a trace. */
+bool tool_env_traces(void);
+/* For a context whose uploads may trace: with a trace asked for, its
+ * log_level becomes PRISM_LOG_DEBUG and, where it has no log,
+ * tool_trace_log is its log. Nothing otherwise. */
+void tool_env_context(prism_context_desc *d);
+/* A prism_log_fn printing PRISM_LOG_DEBUG lines (the traces) on stderr,
+ * as they are, and nothing else. */
+void tool_trace_log(void *user, prism_log_level level, const char *message);
 
 /* Print `s` as a JSON string: quotes, backslashes and control characters
  * escaped. */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "prism/scene.h"
 
 #define PROGRESS_MIN_BYTES (32u << 20)
@@ -200,6 +201,8 @@ static void log_info(void *user, prism_log_level level, const char *msg)
     (void)user;
     if (level == PRISM_LOG_WARNING) /* errors are printed once, below */
         fprintf(stderr, "prism-info: %s\n", msg);
+    else if (level == PRISM_LOG_DEBUG) /* PRISM_LOAD_TRACE's lines, as they are */
+        fprintf(stderr, "%s\n", msg);
 }
 
 int prism_info_scene(const char *path, bool json, prism_length_unit unit)
@@ -208,6 +211,7 @@ int prism_info_scene(const char *path, bool json, prism_length_unit unit)
     bar b = {-1};
     prism_load_desc d = {.error = err, .error_size = sizeof err, .log = log_info,
                          .length_unit = unit};
+    tool_env_load(&d);
     struct stat st;
     bool show = isatty(fileno(stderr)) && stat(path, &st) == 0 &&
                 (size_t)st.st_size >= PROGRESS_MIN_BYTES;

@@ -24,6 +24,7 @@ static prism_scene *load(const propagate_options *o, double *seconds)
     prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &bar,
                             .error = error, .error_size = sizeof error, .log = tool_log_engine,
                             .length_unit = o->engine.unit};
+    tool_env_load(&desc);
     prism_scene *scene = NULL;
     const double t0 = tool_now();
     prism_result r = prism_scene_load(o->file, &desc, &scene);
@@ -57,6 +58,7 @@ static prism_context *open_context(const propagate_options *o, prism_context_des
     desc.log = tool_log_engine;
     desc.log_user = log;
     desc.log_level = PRISM_LOG_WARNING;
+    tool_env_context(&desc);
     prism_context *ctx = NULL;
     prism_result r = prism_context_create(&desc, &ctx);
     if (r != PRISM_SUCCESS) {
@@ -75,6 +77,7 @@ static prism_geometry *upload(const propagate_options *o, prism_context *ctx,
                               const prism_scene *scene, double *seconds)
 {
     prism_geometry_desc desc = {.policy = o->engine.placement, .builder = o->engine.bvh};
+    tool_env_geometry(&desc);
     prism_geometry *g = NULL;
     const double t0 = tool_now();
     if (prism_geometry_upload(ctx, scene, NULL, &desc, &g) != PRISM_SUCCESS) {

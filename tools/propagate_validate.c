@@ -103,6 +103,7 @@ static const char *run_on(const propagate_options *o, const prism_scene *scene,
     const bool host = prism_context_backend(ctx) == PRISM_BACKEND_HOST;
     prism_geometry_desc gd = {.policy = o->engine.placement,
                               .builder = host ? PRISM_BVH_BUILDER_HOST : o->engine.bvh};
+    tool_env_geometry(&gd);
     prism_propagate_desc d = {.seed = o->seed, .max_steps = o->max_steps, .math = o->math};
     prism_propagate_outputs outs = {.photons = {.kind = PRISM_TARGET_HOST, .host = out}};
     prism_propagate_stats st;

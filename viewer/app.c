@@ -27,14 +27,16 @@
  * use the copy path: the viewer says that itself, once, in its own words
  * (PRISM_VIEW_VERBOSE shows everything, info included). Errors are the
  * viewer's to print, once, from what the failed call returns
- * (tool_log_engine). */
+ * (tool_log_engine). Debug lines come only when the environment asked for
+ * a trace (cli.h). */
 static void on_engine_log(void *user, prism_log_level level, const char *message)
 {
     bool verbose = getenv("PRISM_VIEW_VERBOSE") != NULL;
     if (level == PRISM_LOG_ERROR)
         tool_log_engine(user, level, message);
-    else if (verbose || (level >= PRISM_LOG_WARNING &&
-                         strncmp(message, "CUDA-GL interop unavailable", 27) != 0))
+    else if (verbose || level == PRISM_LOG_DEBUG ||
+             (level >= PRISM_LOG_WARNING &&
+              strncmp(message, "CUDA-GL interop unavailable", 27) != 0))
         fprintf(stderr, "prism: %s\n", message);
 }
 
@@ -94,11 +96,13 @@ static int open_display(viewer_app *app)
 
 static prism_context_desc engine_desc(const viewer_app *app, tool_log *log)
 {
-    return (prism_context_desc){.backend = app->opt.engine.backend, .log = on_engine_log,
-                                .log_user = log,
-                                .log_level = getenv("PRISM_VIEW_VERBOSE") ? PRISM_LOG_INFO
-                                                                      : PRISM_LOG_WARNING,
-                                .share_gl = app->opt.engine.backend != PRISM_BACKEND_HOST};
+    prism_context_desc d = {.backend = app->opt.engine.backend, .log = on_engine_log,
+                            .log_user = log,
+                            .log_level = getenv("PRISM_VIEW_VERBOSE") ? PRISM_LOG_INFO
+                                                                  : PRISM_LOG_WARNING,
+                            .share_gl = app->opt.engine.backend != PRISM_BACKEND_HOST};
+    tool_env_context(&d);
+    return d;
 }
 
 /* CUDA's own start (driver and primary context, ~0.2 s on an H200, the
@@ -268,6 +272,7 @@ static int upload(viewer_app *app)
 {
     prism_geometry_desc desc = {.policy = app->opt.engine.placement,
                                 .builder = app->opt.engine.bvh};
+    tool_env_geometry(&desc);
     if (app->opt.reserve_mb == 0)
         desc.reserve = PRISM_PLACEMENT_NO_RESERVE;
     else if (app->opt.reserve_mb > 0)

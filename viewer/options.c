@@ -78,6 +78,12 @@ void viewer_options_usage(FILE *out)
         "  PRISM_VIEW_BVH_THREADS=N  threads of the load and BVH build (default:\n"
         "                          from 4 cores, all but one, left to GL and CUDA)\n"
         "  PRISM_EGL_PLATFORM=device|surfaceless  force the headless EGL platform\n"
+        "  PRISM_TRAVERSAL=wide|binary  the tree the kernels walk (default: wide where\n"
+        "                          faster); PRISM_WIDE_COLLAPSE=host, PRISM_BVH_VALIDATE=1,\n"
+        "                          PRISM_BVH_RADIUS=8, PRISM_BVH_TAIL=N: the engine's\n"
+        "                          debugging and tuning settings (README)\n"
+        "  PRISM_LOAD_TRACE=1, PRISM_UPLOAD_TRACE=1, PRISM_BVH_TRACE=1  each stage's\n"
+        "                          time of the load, the upload, the GPU BVH build\n"
         "\n"
         "exit status: 0 success, 1 failure (file, GL, engine), 2 bad command line\n",
         out);

@@ -23,6 +23,10 @@ typedef struct load_log {
 static void keep_log(void *user, prism_log_level level, const char *message)
 {
     load_log *l = user;
+    if (level == PRISM_LOG_DEBUG) { /* PRISM_LOAD_TRACE's lines, as they come */
+        fprintf(stderr, "%s\n", message);
+        return;
+    }
     if (level != PRISM_LOG_WARNING && level != PRISM_LOG_INFO)
         return; /* an error comes back as the load's message */
     if (l->count < 8)
@@ -40,6 +44,7 @@ static int load_scene(viewer_app *app)
     prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &progress,
                             .error = error, .error_size = sizeof error, .log = keep_log,
                             .log_user = &log, .length_unit = app->opt.engine.unit};
+    tool_env_load(&desc);
     double t0 = viewer_clock();
     prism_result r = prism_scene_load(app->opt.file, &desc, &app->scene);
     app->startup.load = viewer_clock() - t0;

@@ -119,12 +119,12 @@ typedef void (*prism_render_fn)(prism_geometry_view, prism_render_params, uint32
                                 uint32_t, uint32_t);
 
 /* The render kernels the bench compares (prism__cuda_render_tuning), each
- * step of the tuning. On the H100, 2.56M-triangle detector, 1920x1080,
- * outside / inside view, device policy: 0 2.52 / 1.52 ms, 3 1.73 / 1.02,
- * 5 1.71 / 0.99; mapped policy: 0 3.98 / 2.51, 3 2.58 / 2.07, 5 2.61 /
- * 2.96 (persistent warps spread neighbouring tiles over all SMs, which
- * costs the L1 reuse that mapped memory lives on). Hence 3 by default.
- * A persistent variant falls back where the render has no work counter. */
+ * step of the tuning (prism-bench render --variants; the README has the
+ * figures). Each of 1-3 made the frame faster; the persistent ones (4, 5)
+ * gain little in device memory and lose in mapped memory, because
+ * persistent warps spread neighbouring tiles over all SMs, which costs
+ * the L1 reuse that mapped memory lives on. Hence 3 by default. A
+ * persistent variant falls back where the render has no work counter. */
 static const struct {
     prism_render_fn f;
     bool persist;
@@ -136,10 +136,10 @@ static const struct {
     {prism_render_tuned<4, 1, false, 1>, false, 3}, /* 3: + while-while */
     {prism_render_tuned<4, 1, true, 1>, true, 3},   /* 4: + persistent, <= 64 registers */
     {prism_render_tuned<3, 1, true, 1>, true, 3},   /* 5: 4, <= 80 registers (72 used) */
-    /* The wide tree (fall back to 3 where the upload made none). H200,
-     * 2.56M triangles, outside / inside: device memory 6 1191 / 1800
-     * Mrays/s against 3's 1420 / 2008; mapped 1036 / 1304 against 706 /
-     * 707; 7 and 9 below 6 (README, "Wide BVH against binary"). */
+    /* The wide tree (fall back to 3 where the upload made none): 6 is
+     * slower than 3 in device memory and faster in mapped memory, where
+     * fewer node bytes cross the bus; 7 and 9 are slower than 6 (README,
+     * "Wide BVH against binary"). */
     {prism_render_tuned<4, 0, false, 0, 1>, false, 3}, /* 6: wide, <= 64 registers */
     {prism_render_tuned<2, 0, false, 0, 1>, false, 3}, /* 7: wide, <= 128 registers */
     {prism_render_tuned<2, 0, true, 0, 1>, true, 7},   /* 8: 7, persistent */
@@ -147,20 +147,21 @@ static const struct {
 };
 #define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
 
-static int render_variant = 3;
-static unsigned render_block = 128;
-/* Until a variant is chosen: 6 where the upload made a wide tree (it does
- * where that walk measured faster, engine/upload/wide.c), else 3. */
-static bool render_auto = true;
+/* Until a variant is chosen for a context (its kernel state): 6 where the
+ * upload made a wide tree (it does where that walk measured faster,
+ * engine/upload/wide.c), else 3, in blocks of 128. */
+#define RENDER_VARIANT_BINARY 3
+#define RENDER_VARIANT_WIDE 6
+#define RENDER_BLOCK 128
 
-extern "C" int prism__cuda_render_tuning(int variant, unsigned block)
+extern "C" int prism__cuda_render_tuning(prism_context *ctx, int variant, unsigned block)
 {
-    if (variant < 0 || variant >= PRISM_RENDER_VARIANTS || block < 32 ||
-        block > PRISM_RENDER_BLOCK || block % 32 != 0)
+    if (ctx == NULL || ctx->kernels == NULL || variant < 0 || variant >= PRISM_RENDER_VARIANTS ||
+        block < 32 || block > PRISM_RENDER_BLOCK || block % 32 != 0)
         return 0;
-    render_variant = variant;
-    render_block = block;
-    render_auto = false;
+    ctx->kernels->render_variant = variant;
+    ctx->kernels->render_block = block;
+    ctx->kernels->render_chosen = true;
     return 1;
 }
 
@@ -169,20 +170,28 @@ extern "C" int prism__cuda_render_variants(void)
     return PRISM_RENDER_VARIANTS;
 }
 
-extern "C" void prism__cuda_render_tuning_get(int *variant, unsigned *block)
+extern "C" void prism__cuda_render_tuning_get(const prism_context *ctx, int *variant,
+                                              unsigned *block)
 {
-    *variant = render_variant;
-    *block = render_block;
+    const prism_kernel_state *k = ctx != NULL ? ctx->kernels : NULL;
+    const bool chosen = k != NULL && k->render_chosen;
+    *variant = chosen ? k->render_variant : RENDER_VARIANT_BINARY;
+    *block = chosen ? k->render_block : RENDER_BLOCK;
 }
 
-static int render_variant_for(const prism_geometry_view *g, const prism_render_params *p)
+static int render_variant_for(const prism_context *ctx, const prism_geometry_view *g,
+                              const prism_render_params *p)
 {
-    int v = render_auto && g != NULL && g->wide_count ? 6 : render_variant;
+    int chosen;
+    unsigned block;
+    prism__cuda_render_tuning_get(ctx, &chosen, &block);
+    const bool auto_choice = ctx->kernels == NULL || !ctx->kernels->render_chosen;
+    int v = auto_choice && g != NULL && g->wide_count ? RENDER_VARIANT_WIDE : chosen;
     /* no geometry (kernel attributes): the variant as chosen */
     if (prism_render_variants[v].persist && p != NULL && p->work == NULL)
         v = prism_render_variants[v].fallback;
-    if (v >= 6 && g != NULL && g->wide_count == 0) /* no wide tree uploaded */
-        v = 3;
+    if (v >= RENDER_VARIANT_WIDE && g != NULL && g->wide_count == 0) /* no wide tree uploaded */
+        v = RENDER_VARIANT_BINARY;
     return v;
 }
 
@@ -194,7 +203,9 @@ extern "C" prism_result prism__cuda_render(prism_context *ctx, const prism_geome
     uint32_t count = prism_render_threads(p->width, rows);
     if (r != PRISM_SUCCESS || count == 0)
         return r;
-    int v = render_variant_for(g, p);
+    int v = render_variant_for(ctx, g, p), chosen;
+    unsigned render_block;
+    prism__cuda_render_tuning_get(ctx, &chosen, &render_block);
     prism_render_fn f = prism_render_variants[v].f;
     unsigned grid = prism__cuda_blocks(count, render_block);
     if (prism_render_variants[v].persist) {
@@ -224,7 +235,7 @@ extern "C" prism_result prism__cuda_kernel_attributes(prism_context *ctx, const 
         strcmp(name, "propagate_fast") == 0    ? PRISM_PROPAGATE_MATH_FAST
         : strcmp(name, "propagate_exact") == 0 ? PRISM_PROPAGATE_MATH_EXACT
                                                : PRISM_PROPAGATE_MATH_DEFAULT);
-    const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_variants[render_variant_for(NULL, NULL)].f
+    const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_variants[render_variant_for(ctx, NULL, NULL)].f
                     : strcmp(name, "generate") == 0 ? photon->generate_kernel
                                                     : photon->propagate_kernel;
     cudaFuncAttributes a;

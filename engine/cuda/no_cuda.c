@@ -117,9 +117,9 @@ prism_result prism__nvrtc_compile(prism_context *ctx, const prism__nvrtc *n, con
     return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "NVRTC: " NO_CUDA);
 }
 
-int prism__cuda_render_tuning(int variant, unsigned block)
+int prism__cuda_render_tuning(prism_context *ctx, int variant, unsigned block)
 {
-    (void)variant, (void)block;
+    (void)ctx, (void)variant, (void)block;
     return 0;
 }
 
@@ -128,8 +128,9 @@ int prism__cuda_render_variants(void)
     return 0;
 }
 
-void prism__cuda_render_tuning_get(int *variant, unsigned *block)
+void prism__cuda_render_tuning_get(const prism_context *ctx, int *variant, unsigned *block)
 {
+    (void)ctx;
     *variant = 0;
     *block = 0;
 }

@@ -2,8 +2,8 @@
  * arrays born pinned (prism_pinned_allocator) the four per-triangle arrays
  * arrive by DMA as they are in the scene, and k_pack_info packs them into
  * the 16-byte prism_triangle_info records (scene order) that convert_info
- * in upload.c makes on the host for the staged path. Same rule: material
- * index PRISM_NONE becomes 0xFFFF. k_gl_codes writes the caller's GL
+ * in upload.c makes on the host for the staged path, by the same rule
+ * (prism_materials_pack, prism/device/geometry_view.h). k_gl_codes writes the caller's GL
  * per-triangle buffer (desc.gl_triangle_buffer) from the placed records. */
 #include <cuda_runtime_api.h>
 
@@ -15,11 +15,6 @@ extern "C" {
 #include "engine/cuda/bvh/build.h"
 #include "launch.h"
 
-static __device__ uint32_t material16(uint32_t m)
-{
-    return m == PRISM_NONE ? 0xFFFFu : m;
-}
-
 static __global__ void k_pack_info(const uint32_t *solid, const uint32_t *inner,
                                    const uint32_t *outer, const uint32_t *surface, uint32_t n,
                                    uint4 *out)
@@ -27,7 +22,7 @@ static __global__ void k_pack_info(const uint32_t *solid, const uint32_t *inner,
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    out[i] = make_uint4(i, solid[i], material16(inner[i]) | material16(outer[i]) << 16, surface[i]);
+    out[i] = make_uint4(i, solid[i], prism_materials_pack(inner[i], outer[i]), surface[i]);
 }
 
 extern "C" prism_result prism__cuda_pack_info(prism_context *ctx, const uint32_t *codes, uint32_t n,

@@ -40,7 +40,9 @@ prism_result prism__host_summary(prism_context *ctx, const prism_photon *photons
                 s->detected_by_solid[solid]++;
             }
         }
-#pragma omp critical
+        /* named: an unnamed critical shares its lock with every other one
+         * in the process, the embedder's included */
+#pragma omp critical(prism_summary_merge)
         prism__summary_merge(s, &part);
     }
     s->photons += count;

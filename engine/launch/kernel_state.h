@@ -16,6 +16,11 @@ struct prism_kernel_state {
     /* Scratch held between the calls of a run (target.h) */
     unsigned keeping;
     prism__kept kept[PRISM__KEPT_BLOCKS];
+    /* The CUDA render's variant and block (engine/launch/render_tuning.h);
+     * until render_chosen, the defaults of engine/cuda/kernels.cu. */
+    bool render_chosen;
+    int render_variant;
+    unsigned render_block;
 };
 
 #endif

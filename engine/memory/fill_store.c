@@ -1,19 +1,22 @@
 /* How the upload's fills store into staging and mapped memory: memory that
  * the CPU writes once and a device then reads (a DMA copy, or a kernel
  * through the bus). Where the lines sit when the device reads them decides
- * the speed. Measured on the H100 host (tools/probe_staging.c, issue 5):
- * - ordinary stores into chunks that the DMA engine reads at once (1-8 MiB,
- *   lines still modified in the cores' L2): the copy ran at 20-35 GB/s of
- *   55, no faster than fill and copy one after the other;
- * - streaming (non-temporal) stores: 42-45 GB/s at any chunk size (the DMA
- *   reads compete with their DRAM writes, but never snoop a core);
- * - ordinary stores into big chunks (8-32 MiB x 4 buffers), read after a
- *   few more have been filled: up to 47-49 GB/s, but half that for small
- *   chunks, and less steady from run to run;
- * - ordinary stores then cldemote: worse (28-33 GB/s).
+ * the speed (tools/probe_staging.c measures each way; the README has the
+ * figures):
+ * - ordinary stores into chunks that the DMA engine reads at once (lines
+ *   still modified in the cores' L2, each snooped out): the copy runs far
+ *   below the link's speed, no faster than fill and copy one after the
+ *   other;
+ * - streaming (non-temporal) stores: near the link's speed at any chunk
+ *   size (the DMA reads compete with their DRAM writes, but never snoop a
+ *   core);
+ * - ordinary stores into big chunks, read after a few more have been
+ *   filled: at times a little faster than streaming, but half as fast for
+ *   small chunks, and less steady from run to run;
+ * - ordinary stores then cldemote: slower than streaming.
  * Streaming is the default; the others stay selectable (prism-bench upload
  * --stores) for other machines. Fill functions store through
- * prism__fill_store, which follows the choice of the copy running them. */
+ * prism__fill_store, with the choice the copy running them passes in. */
 #include <string.h>
 
 #include "internal.h"
@@ -21,14 +24,6 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
-/* This thread's current way; streaming unless a staged copy said else. */
-static _Thread_local bool plain_stores;
-
-void prism__fill_store_mode(bool plain)
-{
-    plain_stores = plain;
-}
 
 void prism__stream_store(void *dst, const void *src, size_t n)
 {
@@ -56,9 +51,9 @@ void prism__stream_store(void *dst, const void *src, size_t n)
 #endif
 }
 
-void prism__fill_store(void *dst, const void *src, size_t n)
+void prism__fill_store(void *dst, const void *src, size_t n, bool plain)
 {
-    if (plain_stores)
+    if (plain)
         memcpy(dst, src, n);
     else
         prism__stream_store(dst, src, n);

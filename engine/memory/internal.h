@@ -196,8 +196,9 @@ prism_result prism__memory_read_bandwidth(prism_context *ctx, const prism_buffer
 
 /* ---- staged_copy.c: the upload's transfer engine */
 /* Write bytes [first, first+n) of some data, in its GPU layout, to dst.
- * Fills should write through prism__fill_store (fill_store.c). */
-typedef void (*prism__fill_fn)(void *user, size_t first, size_t n, void *dst);
+ * Fills write through prism__fill_store (fill_store.c), passing on
+ * `plain`: the stores the copy running them chose. */
+typedef void (*prism__fill_fn)(void *user, size_t first, size_t n, void *dst, bool plain);
 #define PRISM__STAGING_BUFFERS 4 /* default; ctx->memory->staging_buffers */
 #define PRISM__STAGING_MAX 8
 typedef struct prism__staging {
@@ -224,10 +225,9 @@ void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t 
 /* memcpy with streaming (non-temporal) stores where the CPU has them: the
  * lines go to memory, not into this core's cache. */
 void prism__stream_store(void *dst, const void *src, size_t n);
-/* What fill functions call: streaming or ordinary stores, as the staged
- * copy or parallel fill running them set for this thread. */
-void prism__fill_store(void *dst, const void *src, size_t n);
-void prism__fill_store_mode(bool plain);
+/* What fill functions call: ordinary stores (plain) or streaming ones, as
+ * the staged copy or parallel fill running them chose. */
+void prism__fill_store(void *dst, const void *src, size_t n, bool plain);
 /* Order this thread's streaming stores before a copy is issued. */
 void prism__store_fence(void);
 /* Push the lines of [p, p+n) from this core's caches to the shared L3. */

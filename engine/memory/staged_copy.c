@@ -4,15 +4,17 @@
  * overlap. Used by the geometry upload and measured as such by prism-bench
  * upload. Also the parallel streaming fill of mapped memory.
  *
- * Why the old double-buffered version got slower with bigger chunks, and
- * never near the PCIe peak (issue 5, measured on the H100 host):
+ * Why a plain double-buffered copy gets slower with bigger chunks, and
+ * never near the PCIe peak (measured with prism-bench upload and
+ * tools/probe_staging.c; the README has the figures):
  * - Small chunks: filled with ordinary stores, a chunk's lines were still
  *   modified in the cores' L2 when the DMA engine read them, and every line
  *   had to be snooped out: the copy ran at half speed, so the pipeline was
  *   no faster than fill and copy one after the other. The fills now use
  *   streaming stores (fill_store.c).
  * - Big chunks: with two buffers the first fill and the last copy do not
- *   overlap anything; at 128 MiB that is most of a 168 MB upload. Chunks
+ *   overlap anything; with chunks near the array's size that is most of
+ *   the upload. Chunks
  *   now start at 256 KiB and double up to the staging size, and a ring of
  *   buffers lets the fill run ahead of the copies.
  * - One parallel region per copy (two barriers a chunk), not one per
@@ -34,22 +36,21 @@ void prism__parallel_fill(prism__fill_fn fill, void *user, size_t first, size_t 
                           unsigned char *dst)
 {
     size_t units = n / granule, piece_min = ((size_t)1 << 20) / granule + 1;
-    prism__fill_store_mode(false); /* mapped memory: streaming stores */
+    /* mapped memory: streaming stores */
     if (units < 2 * piece_min) {
-        fill(user, first, n, dst);
+        fill(user, first, n, dst, false);
         prism__store_fence();
         return;
     }
 #pragma omp parallel
     {
-        prism__fill_store_mode(false);
         /* static split: each thread writes one contiguous, sequential range */
 #pragma omp for schedule(static)
         for (long long t = 0; t < 64; t++) {
             size_t a = units * (size_t)t / 64, b = units * (size_t)(t + 1) / 64;
             size_t end = t == 63 ? n : b * granule;
             if (end > a * granule)
-                fill(user, first + a * granule, end - a * granule, dst + a * granule);
+                fill(user, first + a * granule, end - a * granule, dst + a * granule, false);
         }
         prism__store_fence();
     }
@@ -126,9 +127,8 @@ static void fill_slice(prism__fill_fn fill, void *user, size_t off, size_t len, 
     size_t units = len / unit;
     size_t a = units * (size_t)t / (size_t)nt * unit;
     size_t b = t == nt - 1 ? len : units * (size_t)(t + 1) / (size_t)nt * unit;
-    prism__fill_store_mode(how.plain);
     if (b > a)
-        fill(user, off + a, b - a, host + a);
+        fill(user, off + a, b - a, host + a, how.plain);
     if (how.demote && b > a)
         prism__demote_lines(host + a, b - a);
     prism__store_fence();
@@ -211,7 +211,6 @@ prism_result prism__staged_copy(prism__staging *st, prism_buffer *dst, size_t n,
                 r = prism_buffer_write_async(dst, off, host, len, st->stream[k]);
             off += len;
         }
-        prism__fill_store_mode(false);
     }
     for (unsigned k = 0; k < st->count; k++) {
         prism_result rs = prism_stream_synchronize(st->stream[k]);

@@ -24,19 +24,13 @@ const char *prism_bvh_builder_name(prism_bvh_builder b)
     return "unknown";
 }
 
-/* PRISM_BVH_VALIDATE=1: every tree the upload builds is checked with
- * prism_bvh_validate before it is used (a debug flag: a download and an
- * O(n) pass, 2.8 s at 25M triangles). */
-static bool validate_wanted(void)
+/* desc.validate_bvh: every tree the upload builds is checked with
+ * prism_bvh_validate before it is used (a debugging check: a device tree
+ * is read back for it, and the pass is O(n) on one thread). */
+static prism_result debug_validate(prism_context *ctx, const prism_geometry_desc *d,
+                                   const prism_bvh *b, unsigned max_leaf, const char *builder)
 {
-    const char *flag = getenv("PRISM_BVH_VALIDATE");
-    return flag && flag[0] && strcmp(flag, "0") != 0;
-}
-
-static prism_result debug_validate(prism_context *ctx, const prism_bvh *b, unsigned max_leaf,
-                                   const char *builder)
-{
-    if (!validate_wanted())
+    if (!d->validate_bvh)
         return PRISM_SUCCESS;
     char msg[512] = "";
     prism_result r = prism_bvh_validate(b->nodes, b->node_count, b->vertices, b->vertex_count,
@@ -85,7 +79,7 @@ static prism_result upload_host_built(prism_context *ctx, const prism_scene *sce
     if (r != PRISM_SUCCESS)
         return prism__error(ctx, r, "geometry upload: host BVH build: %s",
                             h.error[0] ? h.error : prism_result_string(r));
-    r = debug_validate(ctx, bvh, bd.max_leaf_size ? bd.max_leaf_size : 4, "host");
+    r = debug_validate(ctx, d, bvh, bd.max_leaf_size ? bd.max_leaf_size : 4, "host");
     if (r != PRISM_SUCCESS) {
         prism_bvh_free(bvh);
         return r;
@@ -218,13 +212,13 @@ static prism_result upload_pinned(prism_geometry *g, const prism_scene *sc, size
                                  sc->triangle_material_outer, sc->triangle_surface};
     for (int i = 0; i < 4 && r == PRISM_SUCCESS; i++)
         r = prism_buffer_write_async(codes, (size_t)i * n * 4, arrays[i], n * 4, st[2]);
-    prism__up_trace("pinned DMA: issued", t0);
+    prism__up_trace(g, "pinned DMA: issued", t0);
     static const char *const done[3] = {"pinned DMA: vertices done", "pinned DMA: triangles done",
                                         "pinned DMA: codes done"};
     for (int i = 0; i < 3; i++) {
         prism_result w = st[i] ? prism_stream_synchronize(st[i]) : PRISM_SUCCESS;
         r = r == PRISM_SUCCESS ? w : r;
-        prism__up_trace(done[i], t0);
+        prism__up_trace(g, done[i], t0);
     }
     const double t1 = prism__up_now();
     if (r == PRISM_SUCCESS)
@@ -264,16 +258,16 @@ static prism_result upload_inputs(prism_geometry *g, const source *s, const pris
     r = prism__up_open_staging(g, d, bytes, 3, &st);
     /* vertices where the plan puts them (or the GL buffer), then the
      * builder's inputs, all through the same staging ring */
-    prism__up_trace("staged: ring open", t0);
+    prism__up_trace(g, "staged: ring open", t0);
     if (r == PRISM_SUCCESS && !g->gl_vertices)
         r = prism__up_place(g, s, VERTICES, &st);
-    prism__up_trace("staged: vertices", t0);
+    prism__up_trace(g, "staged: vertices", t0);
     if (r == PRISM_SUCCESS && n)
         r = prism__up_staged(s, TRIANGLES, in->triangles, n * 12, &st);
-    prism__up_trace("staged: triangles", t0);
+    prism__up_trace(g, "staged: triangles", t0);
     if (r == PRISM_SUCCESS && n)
         r = prism__up_staged(s, INFO, in->info, n * 16, &st);
-    prism__up_trace("staged: codes packed", t0);
+    prism__up_trace(g, "staged: codes packed", t0);
     prism__staging_close(&st);
     prism_upload_report *rep = &g->report;
     snprintf(rep->inputs_path, sizeof rep->inputs_path, "staged");
@@ -296,9 +290,14 @@ static prism_result build_on_device(prism_geometry *g, const prism_scene *scene,
     }
     if (r != PRISM_SUCCESS)
         return r;
+    const prism__device_bvh_settings settings = {
+        .max_leaf_size = d->bvh ? d->bvh->max_leaf_size : 0,
+        .radius = d->cuda_bvh_radius,
+        .tail = d->cuda_bvh_tail,
+        .trace = (d->trace & PRISM_GEOMETRY_TRACE_BVH) != 0};
     r = g->ctx->be->bvh_build(g->ctx, vertices, (uint32_t)scene->vertices_count,
                               in->triangles ? prism_buffer_device_pointer(in->triangles) : NULL,
-                              (uint32_t)scene->triangles_count, d->bvh ? d->bvh->max_leaf_size : 0, db);
+                              (uint32_t)scene->triangles_count, &settings, db);
     if (g->gl_vertices) {
         prism_result u = prism_buffer_gl_unmap(g->gl_vertices, NULL);
         r = r == PRISM_SUCCESS ? u : r;
@@ -313,7 +312,7 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
                                         prism_geometry **out)
 {
     const size_t n = scene->triangles_count;
-    prism_geometry *g = prism__up_new(ctx);
+    prism_geometry *g = prism__up_new(ctx, d);
     if (!g)
         return PRISM_ERROR_OUT_OF_MEMORY;
     /* planned with the most nodes a tree can have (2n: 2n-1 and the
@@ -326,16 +325,16 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
     prism_result r = prism__up_plan(g, &bound, d);
     if (r == PRISM_SUCCESS && d->gl_vertex_buffer && scene->vertices_count)
         prism__up_share_vertices(g, scene->vertices_count, d->gl_vertex_buffer, d->gl_fill);
-    prism__up_trace("planned", t0);
+    prism__up_trace(g, "planned", t0);
     if (r == PRISM_SUCCESS)
         r = upload_inputs(g, &s, d, n, &in);
-    prism__up_trace("inputs up", t0);
+    prism__up_trace(g, "inputs up", t0);
     if (r == PRISM_SUCCESS) /* before the build, which reads the vertices there */
         r = prism__up_gl(g, &s, d, in.triangles);
-    prism__up_trace("GL buffers written", t0);
+    prism__up_trace(g, "GL buffers written", t0);
     if (r == PRISM_SUCCESS)
         r = build_on_device(g, scene, d, &in, &db);
-    prism__up_trace("built on the device", t0);
+    prism__up_trace(g, "built on the device", t0);
     prism_buffer_release(in.triangles);
     in.triangles = NULL;
     if (r == PRISM_SUCCESS) {
@@ -354,7 +353,7 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
         r = ctx->be->gather_info(ctx, prism_buffer_device_pointer(in.info),
                                     prism_buffer_device_pointer(db.ids), (uint32_t)n,
                                     (void *)prism__up_whole(g, INFO));
-    prism__up_trace("adopted, codes gathered", t0);
+    prism__up_trace(g, "adopted, codes gathered", t0);
     prism_buffer_release(in.info);
     prism_buffer_release(db.nodes);
     prism_buffer_release(db.triangles);
@@ -366,13 +365,13 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
     shape sh = {db.node_count, n, scene->vertices_count, {0}, {0}};
     memcpy(sh.lo, db.bbox_lo, sizeof sh.lo);
     memcpy(sh.hi, db.bbox_hi, sizeof sh.hi);
-    if (validate_wanted()) { /* read back through the view (finish fills it again, cheaply) */
+    if (d->validate_bvh) { /* read back through the view (finish fills it again, cheaply) */
         prism__up_fill_view(g, &sh);
         prism_bvh *back = NULL;
         r = prism__geometry_download(g, &back);
         if (r == PRISM_SUCCESS)
-            r = debug_validate(ctx, back, d->bvh && d->bvh->max_leaf_size ? d->bvh->max_leaf_size : 4,
-                               "CUDA");
+            r = debug_validate(ctx, d, back,
+                               d->bvh && d->bvh->max_leaf_size ? d->bvh->max_leaf_size : 4, "CUDA");
         prism_bvh_free(back);
         if (r != PRISM_SUCCESS) {
             prism_geometry_destroy(g);

@@ -22,6 +22,10 @@ struct prism_geometry {
     prism_buffer *wide_nodes, *wide_triangles;
     unsigned wide_depth;
     const prism_bvh *host_bvh; /* during prism__up_given: the tree to collapse */
+    /* the desc's settings that later steps read */
+    uint32_t trace;            /* PRISM_GEOMETRY_TRACE_* */
+    prism_traversal traversal;
+    bool wide_collapse_on_host;
 };
 
 /* What an upload converts from: a BVH's arrays (leaf order), or, for the
@@ -41,9 +45,9 @@ typedef struct shape {
 } shape;
 
 double prism__up_now(void);
-/* PRISM_UPLOAD_TRACE set: one stderr line per stage of the upload, with
- * the milliseconds since `since` (what the report's totals hide). */
-void prism__up_trace(const char *stage, double since);
+/* desc.trace's UPLOAD bit: one line per stage of the upload, with the
+ * milliseconds since `since` (what the report's totals hide). */
+void prism__up_trace(const prism_geometry *g, const char *stage, double since);
 prism_result prism__up_memory_figures(prism_context *ctx, const prism_geometry_desc *d, size_t *free_b,
                                       size_t *total_b);
 /* The placement of the arrays of a BVH of b's counts into g->report. */
@@ -70,7 +74,8 @@ prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geomet
                           const prism_buffer *device_triangles);
 const void *prism__up_whole(const prism_geometry *g, int which);
 void prism__up_fill_view(prism_geometry *g, const shape *b);
-prism_geometry *prism__up_new(prism_context *ctx);
+/* An empty geometry keeping d's settings (trace, traversal, collapse). */
+prism_geometry *prism__up_new(prism_context *ctx, const prism_geometry_desc *d);
 /* The last steps, whoever built the BVH: optics, view, totals, *out. */
 prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const prism_geometry_desc *d,
                               const shape *sh, double t0, prism_geometry **out);

@@ -75,8 +75,8 @@ static float clamp01(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); 
 /* Chroma's own names, when a file carries them: taken as given. */
 static bool resample_chroma_surface(const prism_surface *s, float *table)
 {
-    static const char *names[PRISM_SURF_COUNT_] = {"detect", "absorb", "reflect_specular",
-                                                   "reflect_diffuse"};
+    static const char *const names[PRISM_SURF_COUNT_] = {"detect", "absorb", "reflect_specular",
+                                                         "reflect_diffuse"};
     const unsigned n = PRISM_OPTICS_WAVELENGTH_COUNT;
     bool any = false;
     for (int k = 0; k < PRISM_SURF_COUNT_; k++) {

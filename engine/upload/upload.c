@@ -31,30 +31,18 @@ double prism__up_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static bool tracing(void)
+void prism__up_trace(const prism_geometry *g, const char *stage, double since)
 {
-    static int on = -1; /* racy but idempotent: every thread reads the same */
-    if (on < 0)
-        on = getenv("PRISM_UPLOAD_TRACE") != NULL;
-    return on;
-}
-
-void prism__up_trace(const char *stage, double since)
-{
-    if (tracing())
-        fprintf(stderr, "upload: %-28s %8.3f ms\n", stage, (prism__up_now() - since) * 1e3);
-}
-
-static uint32_t material16(uint32_t m)
-{
-    return m == PRISM_NONE ? 0xFFFFu : m;
+    if (g->trace & PRISM_GEOMETRY_TRACE_UPLOAD)
+        prism__log(g->ctx, PRISM_LOG_DEBUG, "upload: %-28s %8.3f ms", stage,
+                   (prism__up_now() - since) * 1e3);
 }
 
 /* Bytes [first, first+n) of the triangle_info array, element-aligned,
  * converted a block at a time and stored sequentially. Staging and mapped
  * memory are written through prism__fill_store, never read back: the
  * staged copy chooses the stores that the DMA engine reads fastest. */
-static void convert_info(const source *s, size_t first, size_t n, unsigned char *dst)
+static void convert_info(const source *s, size_t first, size_t n, unsigned char *dst, bool plain)
 {
     const prism_scene *sc = s->scene;
     prism_triangle_info block[64];
@@ -68,12 +56,12 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
                 t.solid = sc->triangle_solid ? sc->triangle_solid[id] : PRISM_NONE;
                 uint32_t inner = sc->triangle_material_inner ? sc->triangle_material_inner[id] : PRISM_NONE;
                 uint32_t outer = sc->triangle_material_outer ? sc->triangle_material_outer[id] : PRISM_NONE;
-                t.materials = material16(inner) | material16(outer) << 16;
+                t.materials = prism_materials_pack(inner, outer);
                 t.surface = sc->triangle_surface ? sc->triangle_surface[id] : PRISM_NONE;
             }
             block[j] = t;
         }
-        prism__fill_store(dst, block, count * 16);
+        prism__fill_store(dst, block, count * 16, plain);
         dst += count * 16;
         i += count;
     }
@@ -81,20 +69,20 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
 
 /* The GPU layout of array `which`, bytes [first, first+n), into dst. Nodes,
  * vertices (float3) and triangles (uint3) already have it in the BVH. */
-static void convert(const source *s, int which, size_t first, size_t n, void *dst)
+static void convert(const source *s, int which, size_t first, size_t n, void *dst, bool plain)
 {
     switch (which) {
     case NODES:
-        prism__fill_store(dst, (const char *)s->nodes + first, n);
+        prism__fill_store(dst, (const char *)s->nodes + first, n, plain);
         break;
     case TRIANGLES:
-        prism__fill_store(dst, (const char *)s->triangles + first, n);
+        prism__fill_store(dst, (const char *)s->triangles + first, n, plain);
         break;
     case VERTICES:
-        prism__fill_store(dst, (const char *)s->vertices + first, n);
+        prism__fill_store(dst, (const char *)s->vertices + first, n, plain);
         break;
     default:
-        convert_info(s, first, n, dst);
+        convert_info(s, first, n, dst, plain);
         break;
     }
 }
@@ -163,10 +151,10 @@ typedef struct array_source {
     size_t base; /* bytes of the array before this part (a split tail) */
 } array_source;
 
-static void fill_part(void *user, size_t first, size_t n, void *dst)
+static void fill_part(void *user, size_t first, size_t n, void *dst, bool plain)
 {
     const array_source *a = user;
-    convert(a->s, a->which, a->base + first, n, dst);
+    convert(a->s, a->which, a->base + first, n, dst, plain);
 }
 
 /* Whole elements of every array: 12, 16 and 32 all divide it. */
@@ -393,13 +381,12 @@ prism_result prism__up_open_staging(prism_geometry *g, const prism_geometry_desc
      * triangles, vertices or per-triangle data as planned; the nodes are
      * built on the device or come in a size of their own), within 1-8 MiB,
      * the same for every ring of one upload so that the GL ring reuses the
-     * pool's blocks. Pinning is slow (~2 GB/s: 3 ms a 6 MB block on an
-     * H200 host): the 2.56M detector's first upload in prism-view opened
-     * its ring in 13-19 ms with 4 x 8 MiB, 8-18 ms with 4 x 5 MiB and
-     * 3.9-5.9 ms with 4 x 1.3 MiB, and the steady staged copy of that scene is
-     * faster with small chunks too (30.9 GB/s at 2 MiB, 27.6 at 8), while
-     * the 25.6M detector's needs the big ones (43.0 GB/s at 8 MiB, 24.4 at
-     * 2). */
+     * pool's blocks. Pinning memory is far slower than copying it, so a
+     * first upload opens its ring sooner with small chunks, and a
+     * mid-sized scene's steady staged copy runs faster with them too;
+     * only a large scene's copy needs the big ones to reach the link's
+     * speed. Scaling the chunk with the scene serves both (the README
+     * has the figures). */
     size_t chunk = d->chunk_bytes;
     if (!chunk) {
         size_t planned = 0;
@@ -430,20 +417,21 @@ static prism_result carry_out(prism_geometry *g, const source *s, const prism_ge
     return r;
 }
 
-static prism_result fill_gl_buffer(prism_buffer *gl, const source *s, int which, size_t bytes,
-                                   const prism_buffer *device_copy, prism__staging *st)
+static prism_result fill_gl_buffer(const prism_geometry *g, prism_buffer *gl, const source *s,
+                                   int which, size_t bytes, const prism_buffer *device_copy,
+                                   prism__staging *st)
 {
     void *p = NULL;
     const double t0 = prism__up_now();
     prism_result r = prism_buffer_gl_map(gl, NULL, &p);
-    prism__up_trace("  GL buffer mapped", t0);
+    prism__up_trace(g, "  GL buffer mapped", t0);
     if (r != PRISM_SUCCESS)
         return r;
     r = device_copy ? prism_buffer_copy(gl, 0, device_copy, 0, bytes)
                     : prism__up_staged(s, which, gl, bytes, st);
-    prism__up_trace("  written", t0);
+    prism__up_trace(g, "  written", t0);
     prism_result u = prism_buffer_gl_unmap(gl, NULL);
-    prism__up_trace("  unmapped", t0);
+    prism__up_trace(g, "  unmapped", t0);
     return r == PRISM_SUCCESS ? u : r;
 }
 
@@ -473,18 +461,18 @@ prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geomet
     prism_buffer *indices = NULL;
     if (tbytes && !(indices = gl_target(g, d->gl_index_buffer, tbytes, "indices.gl")))
         return PRISM_SUCCESS;
-    prism__up_trace("GL: index buffer registered", t0);
+    prism__up_trace(g, "GL: index buffer registered", t0);
     const size_t bytes[2] = {vbytes, device_triangles ? 0 : tbytes};
     prism__staging st;
     prism_result r = prism__up_open_staging(g, d, bytes, 2, &st);
-    prism__up_trace("GL: ring open", t0);
+    prism__up_trace(g, "GL: ring open", t0);
     if (r == PRISM_SUCCESS && vbytes)
-        r = fill_gl_buffer(g->gl_vertices, s, VERTICES, vbytes, NULL, &st);
-    prism__up_trace("GL: vertices", t0);
+        r = fill_gl_buffer(g, g->gl_vertices, s, VERTICES, vbytes, NULL, &st);
+    prism__up_trace(g, "GL: vertices", t0);
     if (r == PRISM_SUCCESS && tbytes) {
         source scene_order = *s;
         scene_order.triangles = s->scene->indices;
-        r = fill_gl_buffer(indices, &scene_order, TRIANGLES, tbytes, device_triangles, &st);
+        r = fill_gl_buffer(g, indices, &scene_order, TRIANGLES, tbytes, device_triangles, &st);
     }
     prism__staging_close(&st);
     prism_buffer_release(indices);
@@ -496,8 +484,8 @@ prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geomet
 /* desc.gl_triangle_buffer: each scene triangle's solid and materials (the
  * placed prism_triangle_info records, scattered back into scene order by
  * a kernel: the colours of a raster view without a pass of the host over
- * every triangle; 102 MB mapped and written by the host took 35-42 ms of
- * a 61-69 ms raster view at 25.6M triangles on an H200). With interop
+ * every triangle, which for a large scene took most of the raster view's
+ * start when the host wrote them through mapped memory). With interop
  * only, as the other GL buffers: report.gl_filled stays true only when it
  * was written too. */
 static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d, size_t n)
@@ -507,21 +495,21 @@ static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d
         return PRISM_SUCCESS;
     const double t0 = prism__up_now();
     prism_buffer *gl = gl_target(g, d->gl_triangle_buffer, n * 8, "triangle_codes.gl");
-    prism__up_trace("  GL buffer registered", t0);
+    prism__up_trace(g, "  GL buffer registered", t0);
     if (!gl)
         return PRISM_SUCCESS;
     void *dst = NULL;
     prism_result r = prism_buffer_gl_map(gl, NULL, &dst);
-    prism__up_trace("  mapped", t0);
+    prism__up_trace(g, "  mapped", t0);
     if (r == PRISM_SUCCESS) {
         const prism_buffer *parts[2] = {g->device[INFO], g->mapped[INFO]};
         for (int i = 0; i < 2 && r == PRISM_SUCCESS; i++)
             if (parts[i])
                 r = g->ctx->be->gl_codes(g->ctx, part(parts[i]),
                                          (uint32_t)(prism_buffer_size(parts[i]) / 16), dst);
-        prism__up_trace("  written", t0);
+        prism__up_trace(g, "  written", t0);
         prism_result u = prism_buffer_gl_unmap(gl, NULL);
-        prism__up_trace("  unmapped", t0);
+        prism__up_trace(g, "  unmapped", t0);
         r = r == PRISM_SUCCESS ? u : r;
     }
     prism_buffer_release(gl);
@@ -529,13 +517,17 @@ static prism_result gl_triangles(prism_geometry *g, const prism_geometry_desc *d
     return r;
 }
 
-prism_geometry *prism__up_new(prism_context *ctx)
+prism_geometry *prism__up_new(prism_context *ctx, const prism_geometry_desc *d)
 {
     prism_geometry *g = calloc(1, sizeof *g);
-    if (!g)
+    if (!g) {
         prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "geometry upload: out of host memory");
-    else
-        g->ctx = ctx;
+        return NULL;
+    }
+    g->ctx = ctx;
+    g->trace = d->trace;
+    g->traversal = d->traversal;
+    g->wide_collapse_on_host = d->wide_collapse_on_host;
     return g;
 }
 
@@ -548,11 +540,11 @@ prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const
         const double t1 = prism__up_now();
         r = gl_triangles(g, d, sh->triangle_count);
         g->report.gl_fill_seconds += prism__up_now() - t1;
-        prism__up_trace("GL triangle codes", t0);
+        prism__up_trace(g, "GL triangle codes", t0);
     }
     if (r == PRISM_SUCCESS && scene && !d->skip_optics)
         r = prism__optics_create(g->ctx, scene, &g->optics);
-    prism__up_trace("optics", t0);
+    prism__up_trace(g, "optics", t0);
     if (r != PRISM_SUCCESS) {
         prism_geometry_destroy(g);
         return r;
@@ -567,7 +559,7 @@ prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const
     }
     r = prism__up_wide(g, g->host_bvh);
     g->host_bvh = NULL;
-    prism__up_trace("wide tree (if any), done", t0);
+    prism__up_trace(g, "wide tree (if any), done", t0);
     if (r != PRISM_SUCCESS) {
         prism_geometry_destroy(g);
         return r;
@@ -585,7 +577,7 @@ prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const
     prism_result r = validate(ctx, scene, bvh);
     if (r != PRISM_SUCCESS)
         return r;
-    prism_geometry *g = prism__up_new(ctx);
+    prism_geometry *g = prism__up_new(ctx, d);
     if (!g)
         return PRISM_ERROR_OUT_OF_MEMORY;
     source s = source_of_bvh(scene, bvh);
@@ -608,6 +600,29 @@ prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const
 
 /* ---- the entry point */
 
+static prism_result check_settings(prism_context *ctx, const prism_geometry_desc *d)
+{
+    const uint32_t traces = PRISM_GEOMETRY_TRACE_UPLOAD | PRISM_GEOMETRY_TRACE_BVH;
+    if ((unsigned)d->traversal > PRISM_TRAVERSAL_BINARY)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: traversal %d is not a prism_traversal",
+                            (int)d->traversal);
+    if (d->cuda_bvh_radius != 0 && d->cuda_bvh_radius != PRISM_BVH_CUDA_RADIUS &&
+        d->cuda_bvh_radius != PRISM_BVH_CUDA_RADIUS_SMALL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: cuda_bvh_radius %u: expected 0, %d or %d",
+                            d->cuda_bvh_radius, PRISM_BVH_CUDA_RADIUS_SMALL, PRISM_BVH_CUDA_RADIUS);
+    if (d->cuda_bvh_tail == 1 || d->cuda_bvh_tail > PRISM_BVH_CUDA_TAIL_MAX)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: cuda_bvh_tail %u: expected 0 or 2..%d",
+                            d->cuda_bvh_tail, PRISM_BVH_CUDA_TAIL_MAX);
+    if (d->trace & ~traces)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "geometry upload: trace 0x%x has bits beyond PRISM_GEOMETRY_TRACE_*",
+                            (unsigned)d->trace);
+    return PRISM_SUCCESS;
+}
+
 prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
                                    const prism_geometry_desc *desc, prism_geometry **out)
 {
@@ -624,6 +639,9 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "geometry upload: builder %d is not a prism_bvh_builder to ask for",
                             (int)d.builder);
+    prism_result r = check_settings(ctx, &d);
+    if (r != PRISM_SUCCESS)
+        return r;
     double t0 = prism__up_now();
     if (!bvh)
         return prism__up_built(ctx, scene, &d, t0, out);

@@ -10,27 +10,24 @@
  * the CUDA render picks its walk by variant. A tree the collapse refuses
  * (too deep) keeps the binary walk. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "engine/backend.h"
 #include "geometry/bvh/internal.h"
 #include "internal.h"
 
-/* PRISM_TRAVERSAL=wide or =binary (environment) decides. Unset, the wide
- * tree is made where it measured faster: on the host backend (one thread,
- * 2.56M triangles, random rays: 1.83 against the SSE binary walk's
- * 1.33-1.56 M rays/s), and on the CUDA backend with the binary nodes all in
- * mapped memory (policy mapped, or no device memory left for even a head
- * of them; H200, 2.56M triangles: primary rays 1.5-1.9x, propagation
- * 2.5x). In device memory the render's tuned binary walk measured faster
- * (1.42 against 1.19 G rays/s outside); a device head with a mapped tail is
- * not measured (the wide nodes would all be mapped). */
+/* desc.traversal decides. AUTO makes the wide tree where its walk
+ * measured faster (the README has the figures): on the host backend, and
+ * on the CUDA backend with the binary nodes all in mapped memory (policy
+ * mapped, or no device memory left for even a head of them), where the
+ * smaller wide nodes mean fewer bytes across PCIe a ray. In device memory
+ * the render's tuned binary walk issues fewer instructions a ray and
+ * stays; a device head with a mapped tail is not measured (the wide nodes
+ * would all be mapped). */
 static bool wide_wanted(const prism_geometry *g)
 {
-    const char *v = getenv("PRISM_TRAVERSAL");
-    if (v && strcmp(v, "wide") == 0)
+    if (g->traversal == PRISM_TRAVERSAL_WIDE)
         return true;
-    if (v && strcmp(v, "binary") == 0)
+    if (g->traversal == PRISM_TRAVERSAL_BINARY)
         return false;
     if (g->ctx->backend != PRISM_BACKEND_CUDA)
         return true;
@@ -131,9 +128,8 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
         return PRISM_SUCCESS;
     const double t0 = prism__up_now();
     prism_result r = PRISM_SUCCESS;
-    /* PRISM_WIDE_COLLAPSE=host (a knob for the bench): the read-back */
-    const char *where = getenv("PRISM_WIDE_COLLAPSE");
-    if (!given && g->ctx->be->wide_collapse != NULL && !(where && strcmp(where, "host") == 0)) {
+    /* desc.wide_collapse_on_host (a knob for the bench): the read-back */
+    if (!given && g->ctx->be->wide_collapse != NULL && !g->wide_collapse_on_host) {
         prism__device_wide dw;
         r = collapse_on_device(g, &dw);
         if (r == PRISM_SUCCESS) {

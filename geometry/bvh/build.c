@@ -165,10 +165,9 @@ static prism_bvh *alloc_bvh(size_t vertex_count, size_t triangle_count)
 }
 
 /* Copy the vertices as they are, with all threads: they are the output's
- * first touch, and one thread copied them (16 MB, 160 MB on the
- * 25.6M-triangle detector, page faults included). With the triangles
- * written by the leaves (geometry/bvh/build_nodes.c), this phase went from 75 ms to
- * 5 ms on the 25.6M detector at 16 threads (16-core Xeon, H200 host).
+ * first touch (page faults included), which one thread made a large part
+ * of the phase on a large scene. With the triangles written by the leaves
+ * (geometry/bvh/build_nodes.c), the phase is now a small part of a build.
  * (Vertices renumbered by first use in leaf order made no measurable
  * difference to traversal on the synthetic detector, whose vertices
  * already come solid by solid, and cost a serial pass.) */

@@ -12,14 +12,13 @@
 #define PRISM__BVH_MAX_TRIANGLES ((size_t)1 << 31)
 /* Nodes with at least this many references (and more than the total over
  * the thread count) bin and partition with all threads; below it one
- * thread does (the data no longer pays for the fork). Measured on a
- * 16-core Xeon (H200 host), 2.5M-triangle detector, 16 threads: 0.140 s;
- * with nodes down to a quarter of that share parallel 0.173 s, with none
- * 0.142 s. */
+ * thread does (the data no longer pays for the fork: on many cores,
+ * parallel nodes down to a quarter of this share made the build slower
+ * than none at all). */
 #define PRISM__BVH_PAR_MIN ((size_t)1 << 16)
-/* Subtrees with at least this many references become OpenMP tasks. Same
- * machine and scene: 0.140 s; 1024: 0.136 s (within the noise), 16384:
- * 0.157 s. */
+/* Subtrees with at least this many references become OpenMP tasks: a
+ * quarter of it measured the same (within the noise), four times it
+ * slower, as too few tasks leave threads idle. */
 #define PRISM__BVH_TASK_MIN ((size_t)4096)
 
 /* The SAH constants documented in prism/bvh.h. */

@@ -447,9 +447,8 @@ static void swap_spans(prism__bvh_ref *r, const span *a, const span *b, size_t f
  * swaps), then the right-side references left of the node's boundary trade
  * places with the left-side ones right of it. The partition it replaces
  * counted, scattered into a scratch array and copied back: five passes over
- * the node, each reference moved twice. On a 16-core Xeon (H200 host, 2.5M-
- * triangle detector, 16 threads) that build took 0.221 s, 0.150 s with no
- * parallel nodes at all; with this one 0.140 s (0.142 s with none). The
+ * the node, each reference moved twice, which made parallel nodes slower
+ * than none at all; this one makes them pay. The
  * order inside each side depends on the chunks, so on the thread count;
  * nothing downstream depends on it. */
 static size_t partition_parallel(prism__bvh_builder *b, size_t begin, size_t end,

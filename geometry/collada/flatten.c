@@ -64,10 +64,10 @@ static uint32_t bound_material(const prism__cl *L, const cl_item *it, cl_str sym
 }
 
 /* Every instance_geometry's geometry and materials, and every
- * instance_node's node, on all cores before
- * the walk: hash look-ups into scattered strings, 21-25 ms of the --unique
- * detector's 2-core load when the walk made them one by one. Items the
- * scene never reaches are resolved too, but only the walk reports. */
+ * instance_node's node, on all cores before the walk: hash look-ups into
+ * scattered strings, a visible part of a large load when the walk made
+ * them one by one. Items the scene never reaches are resolved too, but
+ * only the walk reports. */
 static bool resolve_geometries(prism__cl *L)
 {
     long long n = (long long)L->items.count;
@@ -353,11 +353,11 @@ static bool visit_push(flat *f, uint32_t ni)
 
 /* Names and paths of the solids, on all cores, into one block at the
  * offsets the walk gave them: solid 0's name is its start, and
- * prism_scene_free frees it whole. A malloc per name and per path (800K
- * for the 25.6M detector's 400K solids) cost 44-49 ms of a first load on
- * the 16-core H200 host, 540-650 ms of it system time (glibc growing one
- * arena per thread while the others fault); the walk, which must run in
- * order, makes none either. */
+ * prism_scene_free frees it whole. A malloc per name and per path (two
+ * per solid) cost a large scene's first load far more than the names'
+ * bytes, most of it system time on many cores (glibc growing one arena
+ * per thread while the others fault); the walk, which must run in order,
+ * makes none either. */
 static void name_solids(flat *f)
 {
     prism__cl *L = f->L;

@@ -1,13 +1,18 @@
-/* The COLLADA loader's internal state, shared by its stages:
+/* The COLLADA loader's internal state, shared by its stages (the entry
+ * points, prism_scene_load and its kin, are geometry/scene.c's):
  *   geometry/collada/xml.c          expat callbacks, element dispatch, number streaming
- *   geometry/collada/mesh.c         sources, vertices and primitives -> unique triangles
+ *   geometry/collada/tags.h         the element names read, sorted for the lookup
+ *   geometry/collada/mesh.c         sources, vertices and primitives while parsing
+ *   geometry/collada/primitives.c   </mesh>: positions cut out, primitives -> unique triangles
  *   geometry/collada/triangulate.c  polygons (concave, with holes) -> triangles
- *   geometry/collada/nodes.c        nodes, transforms, instancing -> world triangles
- *   geometry/collada/g4dae.c        G4DAE extras: property tables, optical surfaces
- *   geometry/collada/unit.c         the length unit: <unit>, the Geant4 rule, the caller's choice
+ *   geometry/collada/nodes.c        nodes, transforms, instances while parsing
  *   geometry/collada/asset.c        <asset>: the root's unit and up axis, nested ones' scopes
- *   geometry/collada/util.c         arrays, string pool, id maps, messages
+ *   geometry/collada/unit.c         the length unit: <unit>, the Geant4 rule, the caller's choice
+ *   geometry/collada/g4dae.c        G4DAE extras: materials' property tables, optical surfaces
+ *   geometry/collada/flatten.c      the walk from the scene: instancing -> world triangles
+ *   geometry/collada/surfaces.c     G4DAE skin and border surfaces onto world triangles
  *   geometry/collada/parallel.c     big documents cut into chunks, parsed on all cores, merged
+ *   geometry/collada/util.c         arrays, string pool, id maps, messages
  * Everything read from the file is kept in flat arrays indexed by uint32
  * (no pointers into arrays that grow), strings as offsets into one pool. */
 #ifndef PRISM_COLLADA_INTERNAL_H
@@ -351,8 +356,8 @@ typedef struct prism__cl {
     prism_skip_counts skipped;
     prism_load_stats stats;
 
-    /* PRISM_LOAD_TRACE set: each stage's wall time, the process's CPU time
-     * (user, system) and page faults in it, on stderr (scene.c) */
+    /* desc.trace: each stage's wall time, the process's CPU time (user,
+     * system) and page faults in it (scene.c) */
     bool trace;
     double trace_at, trace_user, trace_system;
     long trace_faults;
@@ -393,8 +398,8 @@ bool prism__cl_attr_size(prism__cl *L, const XML_Char **atts, const char *name, 
 const char *prism__cl_tag_name(unsigned tag);
 unsigned prism__cl_tag(const char *name);
 
-/* scene.c: with PRISM_LOAD_TRACE set, "prism load: STAGE  12.3 ms" on
- * stderr for the time since the last mark (a no-op otherwise). */
+/* scene.c: with desc.trace, "prism load: STAGE  12.3 ms" for the time
+ * since the last mark (a no-op otherwise). */
 void prism__cl_trace(prism__cl *L, const char *stage);
 
 /* scene.c: a loader state ready to parse, and its release. */

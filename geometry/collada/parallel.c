@@ -2,10 +2,10 @@
  * start tags of <geometry> (in <library_geometries>) and <node> (at any
  * depth of <library_nodes> or a <visual_scene>); each chunk gets its own
  * expat parser and its own loader state, and the states are merged in
- * document order. Measured on a 2-core machine: expat alone reads the
- * --unique detector (219 MB) at ~400 MB/s and the stages behind it halve
- * that, so one core cannot reach the issue's goals; cutting the document is
- * what lets both scale.
+ * document order. Expat alone reads a document at a few hundred MB/s and
+ * the stages behind it halve that, so one core cannot load a large
+ * detector in the time asked for; cutting the document is what lets both
+ * scale.
  *
  * Where a chunk begins, expat is fed a prefix re-opening the elements open
  * there (<COLLADA><library_nodes><node>...), and where it ends a suffix
@@ -16,7 +16,7 @@
  * and suffix, so a chunk that disagrees with the scan fails to parse.
  *
  * Some of the document never goes through expat. The text of big
- * <float_array>, <p>, <h> and <vcount> elements (57% of the --unique
+ * <float_array>, <p>, <h> and <vcount> elements (most of a G4DAE
  * detector's bytes) is converted by the chunk's thread straight from the
  * document (a <float_array>'s only once a primitive reads it as positions:
  * its span waits on its source, and normals are never converted); runs of
@@ -48,10 +48,9 @@
 #include "internal.h"
 
 #define CL_PIECE ((size_t)1 << 20) /* bytes fed to expat between progress checks */
-/* Shorter number texts go through expat. 64 rather than the first 256:
- * the --unique detector's <vcount> and short <p> texts then skip it too,
- * 0.383-0.391 s against 0.397-0.399 s on the 2-core machine (medians of
- * 5); 24 gained nothing more. */
+/* Shorter number texts go through expat. 64 rather than the first 256: a
+ * G4DAE detector's <vcount> and short <p> texts then skip it too, a small
+ * but steady gain; 24 gained nothing more. */
 #define CL_SPAN_MIN 64
 #define CL_TREE_MAX ((size_t)1 << 18)
 
@@ -246,8 +245,9 @@ static bool tree_tag(const char *name, size_t n)
  * would pass on unchanged with LF the only line end: printable ASCII but
  * '&' and ']' (of "]]>"), tab and LF. What is not a number the number
  * parser refuses later. Byte counters over blocks of 255 let the loop
- * vectorise: 9.7 GB/s on the 2-core machine against 5.6 GB/s with a
- * size_t counter, and 0.8 GB/s when GCC does not vectorise it (-O2). */
+ * vectorise with byte lanes: a size_t counter vectorises at a quarter of
+ * the width, and GCC does not vectorise the loop at all at -O2 without the
+ * attribute below (an order of magnitude slower). */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
 #endif
@@ -275,8 +275,8 @@ static size_t count_text(const char *p, size_t n, bool *plain)
 }
 
 /* What each byte may be in the simple form: a table, as the scan and the
- * replay look at every byte of a tree's tags twice (simple_tag was 15% of
- * the --unique detector's load with the tests spelled out). */
+ * replay look at every byte of a tree's tags twice (with the tests spelled
+ * out, simple_tag was a large part of a G4DAE load). */
 enum { CL_NAME_START = 1, CL_NAME = 2, CL_SPACE = 4, CL_VALUE = 8 };
 static const unsigned char char_class[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 0, 0, 0, 0, 0, /* 00: tab, LF */
@@ -868,12 +868,10 @@ static bool span_skips(const prism__cl *L, const cl_span *sp, uint64_t tag_at)
  * replay_at.
  *
  * Written by hand rather than left to expat because expat was a third of
- * the --unique detector's load (perf, 2-core machine) once the number text
- * had been taken from it: nearly all of what it still read was these
- * trees' tags. Replayed, the 16-core H200 host loads that detector in
- * 0.182-0.214 s against 0.239-0.272 s (three runs side by side, medians of
- * 5; 1025-1203 MB/s against 806-919), the 25.6M one in 0.248-0.259 s
- * against 0.285-0.309 s. Anything outside the form still goes to expat. */
+ * a large G4DAE load (perf) once the number text had been taken from it:
+ * nearly all of what it still read was these trees' tags. Replayed, such
+ * a load takes about a fifth less time on many cores. Anything outside
+ * the form still goes to expat. */
 static bool replay_tree(cl_chunk *c, const cl_span *sp)
 {
     prism__cl *L = c->L;
@@ -1277,8 +1275,8 @@ static void link_chunk(prism__cl *L, const prism__cl *C, const cl_base *b, size_
 }
 
 /* The chunks' states into L, in document order. The copying, most of the
- * work (a serial merge took 36-52 ms of the 25.6M detector's 2-core
- * load), runs on all cores between two short passes in order. */
+ * work (serial, a visible part of a large load), runs on all cores between
+ * two short passes in order. */
 static bool merge_all(prism__cl *L, cl_chunk *ch, size_t n)
 {
     cl_base *base = calloc(n, sizeof *base);
@@ -1331,9 +1329,8 @@ bool prism__cl_parse_parallel(prism__cl *L, const char *data, size_t size, size_
 {
     int nt = threads();
     if (!chunk_bytes) {
-        /* One thread takes this path too: expat is spared the number text
-         * (the --unique detector: 0.79 s against 0.90 s serially on one
-         * thread; the 25.6M detector's parse 350 ms against 458 ms). */
+        /* One thread takes this path too: expat is spared the number text,
+         * which makes even a one-thread parse faster than the serial one. */
         if (size < CL_PARALLEL_MIN_BYTES)
             return false;
         /* four chunks a thread even out the uneven ones; 1 MB keeps the

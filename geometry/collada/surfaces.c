@@ -123,11 +123,11 @@ static void assign(prism__cl *L, prism_scene *S, const uint32_t *holder, const u
 /* In order: each reference's optical surface (the first error is the
  * document's first), and the tables of each optical surface converted once,
  * by the first surface that takes it (a G4DAE file may give 20,000 skin
- * surfaces one optical surface: converting its tables each time took most
- * of 27 ms of the --unique detector's load). Then on all cores the rest:
- * names, copies of the converted tables, the volumes' look-ups (15-17 ms of
- * the --unique detector's 2-core load when done in order). Then in order
- * again: warnings, and the first skin surface of each volume. */
+ * surfaces one optical surface: converting its tables each time was most
+ * of the surfaces' time). Then on all cores the rest: names, copies of the
+ * converted tables, the volumes' look-ups (a visible part of a large load
+ * when done in order). Then in order again: warnings, and the first skin
+ * surface of each volume. */
 prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32_t *holder,
                                       const uint32_t *pv, uint32_t *surface_of)
 {

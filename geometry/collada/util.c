@@ -64,8 +64,8 @@ cl_str prism__cl_url(prism__cl *L, const char *url, cl_pos pos, const char *elem
 }
 
 /* Eight bytes a step: G4DAE ids run to 50 characters and more, and a byte
- * at a time (FNV-1a) made hashing most of the 20 ms that the id maps of
- * the --unique detector (120,000 ids) took to build on 2 cores. */
+ * at a time (FNV-1a) made hashing most of the time the id maps of a large
+ * detector took to build. */
 static uint32_t hash_str(const char *s)
 {
     size_t n = strlen(s);
@@ -163,10 +163,9 @@ static bool map_reserve(cl_map *m, size_t n)
 }
 
 /* Built after the parse rather than as elements arrive: chunks parsed apart
- * would each build maps that the merge then re-hashes (25 ms of a 70 ms
- * load of the 20,000-PMT detector on 2 cores). Sized up front, the maps
- * never re-hash; all cores fill them (one map a core took 19-30 ms for the
- * 200,000 nodes of the 25.6M detector on 2 cores, a serial stage). */
+ * would each build maps that the merge then re-hashes (a third of a
+ * many-PMT detector's load). Sized up front, the maps never re-hash; all
+ * cores fill them (one map a core left a serial stage of a large load). */
 bool prism__cl_build_ids(prism__cl *L)
 {
     size_t scenes = 0;
@@ -349,7 +348,7 @@ bool prism__cl_quirk_tell(prism__cl *L, unsigned level)
 
 void prism__cl_quirk_summary(prism__cl *L)
 {
-    static const char *what[CL_QUIRK_KINDS] = {
+    static const char *const what[CL_QUIRK_KINDS] = {
         "<float_array>s whose count disagrees with their text",
         "position sources of two components read with z = 0",
         "<lookat>s with no view direction or no sideways axis"};

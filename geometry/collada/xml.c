@@ -170,8 +170,8 @@ static bool take_token(prism__cl *L, const char *p, const char *end)
 /* The hot loop for float_array text: parse in place, no copies. The array
  * grows only when full: <float_array count> reserved it, and growing it
  * up front by what the text could hold (a number every 2 bytes) made every
- * array of a chunk's text twice its size, reallocated (10% of a --unique
- * load's CPU, and the positions kept that size). */
+ * array of a chunk's text twice its size, reallocated (a tenth of a
+ * large load's CPU, and the positions kept that size). */
 static const char *floats_fast(prism__cl *L, const char *p, const char *end)
 {
     prism__vec *v = L->fdst;

@@ -55,8 +55,8 @@ PRISM_STATIC_ASSERT(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte
  * PRISM_BVH_DFS_BFS_LEVELS), then each
  * subtree below depth-first (each sibling pair followed by its first child's
  * subtree), so a ray's path down the tree stays within nearby cache lines
- * and pages (on the 2.56M-triangle synthetic detector, ~10% more random
- * rays/s on the CPU). What it costs: a prefix longer than those top levels
+ * and pages (measurably more random rays a second on the CPU). What it
+ * costs: a prefix longer than those top levels
  * holds whole subtrees of the left part of the tree rather than the next
  * levels across it, so a split placement keeps a less hot head in device
  * memory. */
@@ -199,7 +199,7 @@ PRISM_API bool prism_bvh_occluded(const prism_bvh *bvh, const prism_ray *ray);
 
 /** Check that a BVH in this node layout is well formed: for the builders'
  * tests, and for a builder to run on its own result behind the debug flag
- * PRISM_BVH_VALIDATE=1 (environment), failing the build with this message
+ * prism_geometry_desc.validate_bvh, failing the upload with this message
  * rather than handing a bad tree to a kernel. Rules, each reported as
  * "node N: <rule broken>" (or "triangle N: ..." for the last two):
  *  - the empty BVH (triangle_count 0) is exactly one node: count 0, first 0,
@@ -222,8 +222,8 @@ PRISM_API bool prism_bvh_occluded(const prism_bvh *bvh, const prism_ray *ray);
  * vertices, triangles and triangle_ids may be NULL: their checks are skipped
  * (vertex containment needs both vertices and triangles).
  * O(node_count + triangle_count) time, one pass without recursion, one
- * thread; scratch of node_count bytes plus triangle_count bits (25M
- * triangles: 2.8 s and 53 MB on a busy 2-core machine; 5M: 0.5 s).
+ * thread; scratch of node_count bytes plus triangle_count bits: seconds
+ * for tens of millions of triangles, so a debugging check.
  * @errors PRISM_ERROR_INVALID_ARGUMENT with the first problem found, in node
  *   order, written to `message` (snprintf semantics: truncated to
  *   message_size, always terminated; "" on success; message may be NULL),

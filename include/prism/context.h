@@ -108,7 +108,7 @@ PRISM_API prism_result prism_context_create(const prism_context_desc *desc, pris
 /** Start the CUDA driver and the device's primary context now, with the
  * flags a prism_context_create(desc) would set, so that a later
  * prism_context_create (from any thread) finds them ready. CUDA's start is
- * the slowest step of a context (about 0.2 s on an H200); an application
+ * the slowest step of a context (a large part of a second); an application
  * calls this from a spare thread at start-up, while it opens its window
  * and loads its files, and joins that thread before creating the context.
  * The device is desc->device, else $PRISM_DEVICE and the other usual
@@ -192,7 +192,7 @@ PRISM_API prism_result prism_device_query(int index, prism_device_info *info);
 /** The startup report, like Warp's:
  *   Prism 0.1.0 initialized: CUDA Toolkit 13.0, Driver 13.0
  *     "cpu"   : host backend, 16 threads
- *     "cuda:0": "NVIDIA H100 80GB HBM3" (79 GiB, sm_90, mempool enabled, mapped memory)
+ *     "cuda:0": "<the device's name>" (79 GiB, sm_90, mempool enabled, mapped memory)
  * Writes at most `size` bytes (NUL-terminated) and returns the length the
  * whole report needs, as snprintf does.
  * @errors None (a device that cannot be queried is left out).

@@ -81,12 +81,12 @@ __device__ __forceinline__ bool prism_trace_closest(const prism_device_view *vie
         info = view->geometry.triangle_info[h.index];
     } else {
         info.id = info.solid = info.surface = PRISM_NONE;
-        info.materials = PRISM_NO_MATERIAL | PRISM_NO_MATERIAL << 16;
+        info.materials = prism_materials_pack(PRISM_NONE, PRISM_NONE);
     }
     hit->triangle = info.id;
     hit->solid = info.solid;
-    hit->material_inner = info.materials & 0xFFFFu;
-    hit->material_outer = info.materials >> 16;
+    hit->material_inner = prism_materials_inner(info.materials);
+    hit->material_outer = prism_materials_outer(info.materials);
     hit->surface = info.surface;
     return found;
 }

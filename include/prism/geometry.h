@@ -65,11 +65,45 @@ PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
  * hottest), "triangles", "vertices", "triangle_info". */
 #define PRISM_GEOMETRY_ARRAYS 4
 
+/* Which tree the kernels walk (prism_geometry_desc.traversal).
+ * AUTO: the wide tree (prism/device/bvh_wide.h) is made where its walk
+ * was measured the faster: on the host backend, and on CUDA where the
+ * binary nodes are all in mapped memory (the wide nodes are smaller, so a
+ * ray reads fewer bytes across PCIe); in device memory the render's tuned
+ * binary walk issues fewer instructions a ray and stays. WIDE: made
+ * whatever the placement. BINARY: never made. A tree too deep to collapse
+ * keeps the binary walk in every case, with a warning. */
+typedef enum prism_traversal {
+    PRISM_TRAVERSAL_AUTO = 0,
+    PRISM_TRAVERSAL_WIDE,
+    PRISM_TRAVERSAL_BINARY
+} prism_traversal;
+
+/* Debugging traces of an upload (prism_geometry_desc.trace): lines to the
+ * context's log at PRISM_LOG_DEBUG, so the context's log_level must let
+ * DEBUG through. UPLOAD: each stage of the upload with the milliseconds
+ * since it began (what the report's totals hide). BVH: where the CUDA
+ * build's clustering time goes (its passes and its tail kernel). */
+enum {
+    PRISM_GEOMETRY_TRACE_UPLOAD = 1u << 0,
+    PRISM_GEOMETRY_TRACE_BVH = 1u << 1
+};
+
+/* The CUDA builder's settings (prism_geometry_desc.cuda_bvh_radius and
+ * cuda_bvh_tail): the nearest-neighbour window, +-radius clusters of the
+ * Morton order; and the clusters left when one block's tail kernel takes
+ * over the clustering, at most PRISM_BVH_CUDA_TAIL_MAX. */
+#define PRISM_BVH_CUDA_RADIUS 16
+#define PRISM_BVH_CUDA_RADIUS_SMALL 8
+#define PRISM_BVH_CUDA_TAIL_MAX 4096
+
 /* Defaults (all-zero): policy AUTO, reserve 300 MB, no budget override,
  * staging chunks of a 32nd of the largest array (1-8 MiB), vertices
  * uploaded (no GL buffer), BVH builder AUTO with prism_bvh_desc's
  * defaults; on the host backend the free "device" memory is the host's
- * physical memory.
+ * physical memory; traversal AUTO, the wide tree collapsed where the
+ * binary one was built; no validation of the built tree; the CUDA
+ * builder's window of 16 and tail of 4096 clusters; no traces.
  *
  * builder, bvh: used when prism_geometry_upload gets no BVH (bvh NULL) and
  * builds one from the scene. bvh (may be NULL) is the host build's
@@ -88,8 +122,9 @@ PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
  *
  * gl_keep_mapped: the shared GL buffer stays mapped for CUDA from the
  * first render or propagate on, instead of being mapped and unmapped
- * around each call (0.3 ms a call, at times 2.8 ms, on an H100: a 1.27 ms
- * ray-traced frame became 1.6-4.0 ms). The caller then calls
+ * around each call (a map and unmap cost a sizeable part of a
+ * ray-traced frame, at times more than the frame: the README has the
+ * figures). The caller then calls
  * prism_geometry_gl_release before GL uses the buffer (a raster draw);
  * the next call maps it again.
  *
@@ -108,11 +143,33 @@ PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
  * triangles_count x 8 bytes that the upload fills, in the scene's order
  * (gl_PrimitiveID), with two uint32 per triangle: the solid index
  * (PRISM_NONE: none) and the materials, inner | outer << 16 (0xFFFF:
- * none), as prism_triangle_info holds them. Read it as a GL_RG32UI buffer
+ * none; prism_materials_pack of prism/device/geometry_view.h), as
+ * prism_triangle_info holds them. Read it as a GL_RG32UI buffer
  * texture to colour or hide triangles by material or solid: a kernel
  * writes it from the uploaded codes, so no host pass over the triangles
  * is needed. Filled when the other GL buffers are (report.gl_filled);
- * otherwise left to the caller like them. */
+ * otherwise left to the caller like them.
+ *
+ * traversal: which tree the kernels walk (prism_traversal above).
+ *
+ * wide_collapse_on_host: a device-built tree is read back and collapsed
+ * into the wide tree on the host, as happens anyway where the device
+ * collapse's temporaries do not fit; the same bytes, for comparing the
+ * two paths' time. False: collapsed where the binary tree is.
+ *
+ * validate_bvh: every tree the upload builds (not one the caller gives)
+ * is checked with prism_bvh_validate before a kernel reads it; a bad tree
+ * fails the upload with its message. A debugging check: a device-built
+ * tree is read back for it, and the pass is O(n) on one thread.
+ *
+ * cuda_bvh_radius, cuda_bvh_tail: the CUDA builder's tuning, for the
+ * benchmark (ignored by the host builder). radius 0 = 16
+ * (PRISM_BVH_CUDA_RADIUS); the only other is 8 (_SMALL): it builds
+ * faster, and its tree costs the rays more. tail 0 = 4096
+ * (PRISM_BVH_CUDA_TAIL_MAX); else 2..4096. Any other value is
+ * PRISM_ERROR_INVALID_ARGUMENT.
+ *
+ * trace: PRISM_GEOMETRY_TRACE_* bits (above); 0 = none. */
 typedef struct prism_geometry_desc {
     prism_placement_policy policy;
     size_t reserve;            /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = none */
@@ -132,6 +189,12 @@ typedef struct prism_geometry_desc {
     unsigned gl_triangle_buffer; /* with gl_fill: 0 = none; solid and materials; see above */
     prism_bvh_builder builder; /* AUTO; see above */
     const prism_bvh_desc *bvh; /* NULL = defaults */
+    prism_traversal traversal; /* AUTO; see above */
+    bool wide_collapse_on_host; /* false = where the binary tree is; see above */
+    bool validate_bvh;         /* false = trust the builders; see above */
+    unsigned cuda_bvh_radius;  /* 0 = 16; see above */
+    unsigned cuda_bvh_tail;    /* 0 = 4096; see above */
+    uint32_t trace;            /* PRISM_GEOMETRY_TRACE_*; 0 = none */
 } prism_geometry_desc;
 
 /* Where one array went and how fast it got there. */
@@ -167,8 +230,8 @@ typedef struct prism_upload_report {
     double inputs_seconds, inputs_gbps;
     /* The wide BVH made next to the binary one (8-wide quantised nodes and
      * the triangles copied in their leaves' order), 0 nodes where none was:
-     * PRISM_TRAVERSAL=wide|binary (environment) decides, by default made on
-     * the host backend and, on CUDA, where the binary nodes are all mapped.
+     * desc.traversal decides, by default made on the host backend and, on
+     * CUDA, where the binary nodes are all mapped.
      * In device memory, or mapped (wide_mapped) where the binary nodes are;
      * the ledger holds it as "bvh.wide_nodes" and "bvh.wide_triangles"; not
      * in device_bytes / mapped_bytes, which are the planned arrays'. */
@@ -197,8 +260,10 @@ typedef struct prism_upload_report {
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/out, NULL bvh and scene, a
  *   triangle id outside the scene, BVH counts beyond 2^32, a bad triangle of
  *   the scene when building, builder GIVEN or unknown, gl_index_buffer
- *   without a scene), PRISM_ERROR_UNSUPPORTED (builder CUDA on the host
- *   backend),
+ *   without a scene, a traversal, cuda_bvh_radius, cuda_bvh_tail or trace
+ *   bit outside those named above; with validate_bvh, a built tree that
+ *   fails prism_bvh_validate), PRISM_ERROR_UNSUPPORTED (builder CUDA on
+ *   the host backend),
  *   PRISM_ERROR_LIMIT (65535 materials or more; building: more than 2^31
  *   triangles or 2^32-1 vertices), PRISM_ERROR_IO (a host build cancelled
  *   by desc->bvh->progress), PRISM_ERROR_PLACEMENT,

@@ -189,7 +189,13 @@ typedef bool (*prism_progress_fn)(void *user, size_t done, size_t total);
  * in millimetres when a Geant4 exporter wrote it (any of the
  * PRISM_GEANT4_* marks), else in metres (COLLADA's default); no log; no
  * progress; nesting limit 256 (at most 4096); up to 2^32-1 world
- * triangles. */
+ * triangles; no trace.
+ *
+ * trace: a debugging trace to `log` at PRISM_LOG_DEBUG, one line a stage
+ * of the load (scan, parse, merge, ids, unit, materials, flatten, write,
+ * release) with its wall time, and the process's CPU time (user, system)
+ * and minor page faults over it: where a stage on all cores scales badly,
+ * they say whether the kernel's page handling is where the time goes. */
 typedef struct prism_load_desc {
     double unit_meter;          /* >0 overrides the file's <unit> (length_unit wins when set) */
     unsigned max_depth;         /* node/instance nesting limit; 0 = 256 */
@@ -205,6 +211,7 @@ typedef struct prism_load_desc {
     prism_length_unit length_unit; /* not AUTO: overrides the file's <unit> and the
                                       Geant4 rule (PRISM_ERROR_INVALID_ARGUMENT when
                                       not a prism_length_unit) */
+    bool trace;                 /* log each stage's times (PRISM_LOG_DEBUG); see above */
 } prism_load_desc;
 
 /** Read a unit as a command line gives it: "auto", "m", "cm" or "mm" (in

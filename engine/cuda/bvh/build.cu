@@ -18,9 +18,10 @@
  *                triangle count and SAH cost (best of leaf and split) are
  *                known when it is made, so the collapse needs no pass.
  *                Below TAIL_MAX clusters one block does the remaining
- *                passes in one launch (on the 2.56M-triangle detector,
- *                about 50 of 73 passes), and then the top-down below for
- *                the nodes they made;
+ *                passes in one launch (most of the passes, each over
+ *                few clusters: a launch and a host round trip each would
+ *                cost more than the work), and then the top-down below
+ *                for the nodes they made;
  *   optimisation: top-down, pass by pass in reverse: each node's depth,
  *                its first triangle in leaf order, and whether it is in the
  *                final tree (no ancestor became a leaf);
@@ -57,11 +58,12 @@ extern "C" {
 #include "build.h"
 #include "engine/cuda/launch.h"
 
-/* The window: +-PLOC_RADIUS clusters. PRISM_BVH_RADIUS=8 (a knob for the
- * bench) builds 8-12% faster but costs rays: on the H200, the 2.56M
- * detector 3.26 vs 3.55 ms, SAH 113.5 vs 111.8, outside rays 1163 vs 1467
- * Mrays/s; 25.6M triangles 18.9 vs 21.6 ms, SAH 130.4 vs 127.5. */
-#define PLOC_RADIUS 16
+/* The window: +-PLOC_RADIUS clusters (prism_geometry_desc.cuda_bvh_radius,
+ * a knob for the bench). A window of 8 builds faster, but its clusters
+ * find worse neighbours: a tree of higher SAH cost, whose rays cost more
+ * than the build saved. */
+#define PLOC_RADIUS PRISM_BVH_CUDA_RADIUS
+#define PLOC_SMALL PRISM_BVH_CUDA_RADIUS_SMALL
 #define BLOCK 256
 
 /* ---- device helpers */
@@ -419,6 +421,7 @@ __global__ void k_down(const float4 *node, const uint2 *child, const uint8_t *le
 #define TAIL_THREADS 512
 #define TAIL_PER_THREAD 8
 #define TAIL_MAX (TAIL_THREADS * TAIL_PER_THREAD)
+static_assert(TAIL_MAX == PRISM_BVH_CUDA_TAIL_MAX, "prism_geometry_desc.cuda_bvh_tail's bound");
 /* The tail's pass records; near the end it pairs neighbours (at most
  * log2(TAIL_MAX) more passes), so it never needs more. */
 #define TAIL_PASSES 8192
@@ -700,7 +703,7 @@ typedef struct builder {
     size_t pass_count, pass_cap;
     uint32_t root;
     uint32_t tail_passes, tail_max;
-    bool trace; /* PRISM_BVH_TRACE: where the hierarchy's time goes, on stderr */
+    bool trace; /* where the hierarchy's time goes (desc.trace's BVH bit) */
     int radius;
     cudaEvent_t ev[PRISM_BVH_PHASES + 1];
 } builder;
@@ -820,8 +823,8 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
      * larger bound (their threads beyond the count return at once) */
     for (uint32_t bound = b->n; bound > b->tail_max; bound = got.st.c) {
         for (int k = 0; k < PASS_BATCH; k++) {
-            if (b->radius == 8)
-                k_nearest<8><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn);
+            if (b->radius == PLOC_SMALL)
+                k_nearest<PLOC_SMALL><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn);
             else
                 k_nearest<PLOC_RADIUS><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn);
             k_flags<<<grid(bound), BLOCK, 0, b->s>>>(nn, st, bound, packed);
@@ -846,7 +849,7 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
     tail_out *to = (tail_out *)(b->small + 48), tail;
     const double t_tail = wall();
     CK(cudaMemsetAsync(b->small + 7, 0, 4, b->s), "tail"); /* the deepest live node */
-    (b->radius == 8 ? k_tail<8> : k_tail<PLOC_RADIUS>)<<<1, TAIL_THREADS, 0, b->s>>>(
+    (b->radius == PLOC_SMALL ? k_tail<PLOC_SMALL> : k_tail<PLOC_RADIUS>)<<<1, TAIL_THREADS, 0, b->s>>>(
         cl[cur], cl[cur ^ 1], c, next, nn, b->node, b->child, b->leaf,
                                          b->max_leaf, pairs, (uint2 *)(b->base + b->a.tail),
                                          TAIL_PASSES, b->off, b->depth, b->live, b->small + 7, to);
@@ -855,9 +858,10 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
     b->root = tail.root;
     b->tail_passes = tail.passes;
     if (b->trace)
-        fprintf(stderr, "bvh(cuda): %zu passes from %u clusters down to %u: %.3f ms; "
-                "%u passes in the tail kernel: %.3f ms\n", b->pass_count, b->n, c,
-                (t_tail - t_passes) * 1e3, tail.passes, (wall() - t_tail) * 1e3);
+        prism__log(b->ctx, PRISM_LOG_DEBUG,
+                   "bvh(cuda): %zu passes from %u clusters down to %u: %.3f ms; "
+                   "%u passes in the tail kernel: %.3f ms", b->pass_count, b->n, c,
+                   (t_tail - t_passes) * 1e3, tail.passes, (wall() - t_tail) * 1e3);
     return PRISM_SUCCESS;
 }
 
@@ -1007,7 +1011,8 @@ static void release_outputs(prism__device_bvh *out)
 
 extern "C" prism_result prism__cuda_bvh_build(prism_context *ctx, const float *vertices,
                                               uint32_t vertex_count, const uint32_t *triangles,
-                                              uint32_t triangle_count, unsigned max_leaf_size,
+                                              uint32_t triangle_count,
+                                              const prism__device_bvh_settings *settings,
                                               prism__device_bvh *out)
 {
     memset(out, 0, sizeof *out);
@@ -1031,14 +1036,10 @@ extern "C" prism_result prism__cuda_bvh_build(prism_context *ctx, const float *v
     b->T = triangles;
     b->nv = vertex_count;
     b->n = triangle_count;
-    b->max_leaf = max_leaf_size ? max_leaf_size : 4;
-    b->trace = getenv("PRISM_BVH_TRACE") != NULL;
-    const char *radius = getenv("PRISM_BVH_RADIUS");
-    b->radius = radius && atoi(radius) == 8 ? 8 : PLOC_RADIUS;
-    /* PRISM_BVH_TAIL (a tuning knob for the bench): clusters left when the
-     * tail kernel takes over, up to TAIL_MAX */
-    const char *tail = getenv("PRISM_BVH_TAIL");
-    b->tail_max = tail && atoi(tail) > 1 && atoi(tail) <= TAIL_MAX ? (uint32_t)atoi(tail) : TAIL_MAX;
+    b->max_leaf = settings->max_leaf_size ? settings->max_leaf_size : 4;
+    b->trace = settings->trace;
+    b->radius = settings->radius == PLOC_SMALL ? PLOC_SMALL : PLOC_RADIUS;
+    b->tail_max = settings->tail > 1 && settings->tail <= TAIL_MAX ? settings->tail : TAIL_MAX;
     b->temp_bytes = cub_temp_bytes(b->n, b->s);
     b->a = plan_arena(b->n, b->temp_bytes);
     for (int k = 0; k <= PRISM_BVH_PHASES; k++)

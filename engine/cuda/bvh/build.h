@@ -45,14 +45,16 @@ size_t prism__cuda_bvh_bytes(size_t triangle_count);
 
 /* Build over `triangles` (a kernel-readable pointer to 3 uint32 per
  * triangle, scene order) on `vertices` (kernel-readable, 3 floats each:
- * device, mapped or GL-mapped memory). max_leaf_size 1..64 (0 = 4).
+ * device, mapped or GL-mapped memory), as `settings` says (checked by the
+ * caller; zero fields are the defaults).
  * @errors PRISM_ERROR_INVALID_ARGUMENT (an index >= vertex_count or a
  *   non-finite coordinate: the message names the triangle),
  *   PRISM_ERROR_OUT_OF_DEVICE_MEMORY, PRISM_ERROR_CUDA. Nothing is left
  *   allocated on failure. */
 prism_result prism__cuda_bvh_build(prism_context *ctx, const float *vertices, uint32_t vertex_count,
                                    const uint32_t *triangles, uint32_t triangle_count,
-                                   unsigned max_leaf_size, prism__device_bvh *out);
+                                   const prism__device_bvh_settings *settings,
+                                   prism__device_bvh *out);
 /* dst[i] = src[ids[i]] for i < n, 16-byte records (prism_triangle_info):
  * the scene-order codes into leaf order. Pointers kernel-readable
  * (dst may be mapped memory). Synchronous. */

@@ -45,8 +45,7 @@ PRISM_HD uint32_t prism__popc(uint32_t x)
 
 /* Wide triangle w against the ray: prism_ray_triangle on its copied
  * vertices. (Read through pointers on the device too: loading the three
- * 16-byte rows and picking components by select measured slower on the
- * H200.) */
+ * 16-byte rows and picking components by select measured slower.) */
 PRISM_HD int prism__wide_triangle(const prism_wide_triangle *w, const prism_ray_pre *p, float tmin,
                                   float tmax, uint32_t *index, float *t, float *u, float *v)
 {

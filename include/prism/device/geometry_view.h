@@ -8,13 +8,45 @@
 #include <stdint.h>
 
 #include "bvh_wide.h"
+#include "optics_view.h"
 #include "prism/bvh.h"
+#include "prism_hd.h"
+
+/* A triangle's two materials in one uint32 (prism_triangle_info.materials,
+ * the GL per-triangle buffer): the inner one (the solid's) in the low 16
+ * bits, the outer one (the enclosing solid's) in the high 16 bits, and
+ * PRISM_NO_MATERIAL for none. Sixteen bits each keep the record at one
+ * 16-byte load; the upload refuses scenes of 65535 materials or more, so
+ * every index fits. These functions are the rule's only statement: the
+ * host and device uploads pack with them and the kernels unpack with them.
+ * (PRISM_NO_MATERIAL is optics_view.h's: the tables read it as vacuum.) */
+
+/* One material index as it is packed: PRISM_NONE becomes PRISM_NO_MATERIAL. */
+PRISM_HD uint32_t prism_material16(uint32_t material)
+{
+    return material == PRISM_NONE ? PRISM_NO_MATERIAL : material;
+}
+
+PRISM_HD uint32_t prism_materials_pack(uint32_t inner, uint32_t outer)
+{
+    return prism_material16(inner) | prism_material16(outer) << 16;
+}
+
+PRISM_HD uint32_t prism_materials_inner(uint32_t materials)
+{
+    return materials & 0xFFFFu;
+}
+
+PRISM_HD uint32_t prism_materials_outer(uint32_t materials)
+{
+    return materials >> 16;
+}
 
 /* Per triangle, in the BVH's leaf order (16 bytes, one load). */
 typedef struct prism_triangle_info {
     uint32_t id;        /* original scene triangle id */
     uint32_t solid;     /* scene solid, PRISM_NONE if none */
-    uint32_t materials; /* inner | outer << 16; 0xFFFF = none */
+    uint32_t materials; /* prism_materials_pack(inner, outer) */
     uint32_t surface;   /* scene surface, PRISM_NONE if none */
 } prism_triangle_info;
 

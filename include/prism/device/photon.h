@@ -130,7 +130,8 @@ PRISM_HD uint32_t prism_photon_boundary(const prism_geometry_view *g, const pris
 {
     prism_triangle_info info = g->triangle_info[hit->index];
     int entering = pv3_dot(st->dir, n) < 0.0f;
-    uint32_t inner = info.materials & 0xFFFFu, outer = info.materials >> 16;
+    uint32_t inner = prism_materials_inner(info.materials);
+    uint32_t outer = prism_materials_outer(info.materials);
     pv3 nn = entering ? n : pv3_scale(n, -1.0f);
     p->solid = info.solid;
     p->triangle = info.id;
@@ -173,7 +174,8 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
     pv3 n = prism_triangle_normal(g, hit.index);
     int entering = pv3_dot(st.dir, n) < 0.0f;
     prism_material_sample m =
-        prism_optics_material(o, entering ? mats >> 16 : mats & 0xFFFFu, p->wavelength);
+        prism_optics_material(o, entering ? prism_materials_outer(mats) : prism_materials_inner(mats),
+                              p->wavelength);
     float d_abs = -m.absorption_length * prism_logf(prism_rng_uniform(&r));
     float d_sca = -m.scattering_length * prism_logf(prism_rng_uniform(&r));
     uint32_t what;

@@ -132,7 +132,7 @@ PRISM_HD int prism_shade_hit(const prism_geometry_view *g, const prism_render_pa
     if (p->hidden_bits != 0 && prism_solid_hidden(p, info.solid))
         return ++s->crossings <= p->max_hidden_crossings;
     s->layer++;
-    uint32_t color = prism_material_color(p, info.materials & 0xFFFFu);
+    uint32_t color = prism_material_color(p, prism_materials_inner(info.materials));
     float light = prism_headlight(g, p, hit->index, s->d);
     float w = (1.0f - s->acc_a) * s->alpha * prism_channel(color, 3);
     for (int i = 0; i < 3; i++)

@@ -1,24 +1,25 @@
 /* The render kernel's closest-hit traversal on the GPU (CUDA only): the
  * walk of prism/device/traverse.h (near child first, far child deferred with its
- * entry distance, skip one triangle) with what made it cheaper on the H100
+ * entry distance, skip one triangle) with what made it cheaper on the GPU
  * as compile-time options, so engine/cuda/kernels.cu can instantiate and
- * compare them (prism-bench render --variants):
+ * compare them (prism-bench render --variants; the README has the figures):
  *   BOX   1: slab min/max as fminf/fmaxf (one instruction each instead of a
- *         compare and a select; ~12% on the 2.56M-triangle detector); used
+ *         compare and a select); used
  *         only for rays whose reciprocal direction is finite, where no slab
  *         product is NaN and the result is the compare-selects' exactly;
  *         the kernel gives other rays BOX 0.
  *   LOOP  0: a node or a leaf per step; 1: inner nodes until the lane holds
  *         a leaf, then the leaf ("while-while", Aila and Laine 2009: the
- *         lanes of a warp test triangles together; ~15% on the inside view).
+ *         lanes of a warp test triangles together: most of a gain where
+ *         rays cross many leaves, as from inside the detector).
  * The hits are prism_trace_closest's: the same boxes entered, the same
  * triangle test (less the barycentrics, which shading does not use), and
  * among triangles hit at exactly the same t the smallest leaf-order index
  * wins in both, whatever order LOOP tests them in.
- * Tried and dropped (measured on the H100): 8-byte stack entries (no gain:
- * the stack is not the limit), the speculative while-while (a warp vote per
- * step cost more than it saved), slab distances as one fma each (~3%, but
- * outside the robust traversal's error bound). */
+ * Tried and dropped (measured): 8-byte stack entries (no gain: the stack
+ * is not the limit), the speculative while-while (a warp vote per step
+ * cost more than it saved), slab distances as one fma each (a small gain,
+ * but outside the robust traversal's error bound). */
 #ifndef PRISM_KERNELS_TRAVERSE_GPU_H
 #define PRISM_KERNELS_TRAVERSE_GPU_H
 
