@@ -13,6 +13,11 @@ struct prism_kernel_state {
     prism__scratch colors;
     uint32_t *colors_host; /* what `colors` holds */
     uint32_t colors_count;
+    /* The launch size the last propagation grew to on this geometry (its
+     * node array names it), where the next call starts rather than ramping
+     * up from the first slice again: a run's batches each paid that ramp. */
+    const void *slice_geometry;
+    uint32_t slice;
     /* Scratch held between the calls of a run (target.h) */
     unsigned keeping;
     prism__kept kept[PRISM__KEPT_BLOCKS];

@@ -11,6 +11,7 @@
 
 #include "engine/upload/geometry_internal.h"
 #include "engine/backend.h"
+#include "kernel_state.h"
 #include "engine/upload/optics_tables.h"
 #include "prism/device/photon.h"
 #include "prism/memory.h"
@@ -169,7 +170,11 @@ static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
                               prism_photon *photons, prism_step_record *records, uint32_t count,
                               uint32_t budget, run_state *w, unsigned *launches)
 {
-    uint32_t n = count, slice = next_slice(ctx, PRISM_PROPAGATE_FIRST_SLICE, 0, 0.0);
+    struct prism_kernel_state *k = ctx->kernels;
+    const bool known = k->slice_geometry == g->nodes_head && k->slice > 0;
+    uint32_t n = count, slice = next_slice(ctx, known ? k->slice : PRISM_PROPAGATE_FIRST_SLICE,
+                                           0, 0.0);
+    uint32_t grown = 0; /* the largest slice a full launch measured */
     int cur = 0;
     prism_result r = PRISM_SUCCESS;
     while (n > 0 && r == PRISM_SUCCESS) {
@@ -180,6 +185,8 @@ static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
             double t0 = omp_get_wtime();
             r = launch_steps(ctx, g, o, q, photons, records, in + off, take, out + survivors,
                              &alive, budget, w);
+            if (take == slice && slice > grown)
+                grown = slice;
             slice = next_slice(ctx, slice, take, omp_get_wtime() - t0);
             survivors += alive;
             off += take;
@@ -187,6 +194,10 @@ static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
         }
         n = survivors;
         cur = 1 - cur;
+    }
+    if (r == PRISM_SUCCESS && grown > 0) {
+        k->slice_geometry = g->nodes_head;
+        k->slice = grown;
     }
     return r;
 }

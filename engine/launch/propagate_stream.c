@@ -68,15 +68,18 @@ struct stream_run {
 /* Photons in the next batch: the run's batch, but near the end of a run on
  * several contexts no more than half a context's share of what is left, so
  * that the contexts finish together rather than one of them working
- * through a whole last batch alone; never below STREAM_MIN_BATCH. */
+ * through a whole last batch alone; never below a quarter of the batch nor
+ * STREAM_MIN_BATCH. */
 static size_t next_count(const stream_run *run)
 {
     const uint64_t left = run->total - run->next_first;
     uint64_t count = run->batch;
     if (run->n > 1 && !run->s->batch) {
-        const uint64_t half_share = left / (2 * run->n);
-        if (half_share < count)
-            count = half_share > STREAM_MIN_BATCH ? half_share : STREAM_MIN_BATCH;
+        const uint64_t half_share = left / (2 * run->n), floor = run->batch / 4;
+        if (half_share < count) /* each call costs its own launches: not below a quarter */
+            count = half_share > floor ? half_share : floor;
+        if (count < STREAM_MIN_BATCH)
+            count = STREAM_MIN_BATCH;
     }
     return (size_t)(left < count ? left : count);
 }
