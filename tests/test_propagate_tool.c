@@ -230,6 +230,9 @@ static void test_batches_same_bytes(void **state)
         run(&r, args);
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.out, b == 0 ? "20 batches" : b == 1 ? "3 batches" : "1 batch "));
+        /* the host backend's memory is named for what it is */
+        assert_non_null(strstr(r.out, "in host memory"));
+        assert_null(strstr(r.out, "on the device"));
     }
     for (int b = 1; b < 3; b++)
         for (int k = 0; k < 3; k++)

@@ -143,9 +143,14 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
     printf("  %.3f s writing (overlapped with the devices), %.3f s of device time waiting for "
            "it, %.3f s closing the files; %.3f s before the run (start, load, upload)\n",
            s->write_seconds, s->wait_seconds, s->commit_seconds, run->setup_seconds);
-    printf("  memory: a batch %.1f MB on the device, %.1f MB on the host; the engine's peak "
-           "%.1f MB, the process's resident peak %.1f MB\n", s->device_batch_bytes / 1e6,
-           s->host_batch_bytes / 1e6, s->engine_peak_bytes / 1e6, s->host_peak_bytes / 1e6);
+    if (prism_context_backend(run->ctx) == PRISM_BACKEND_HOST) /* its "device" is the heap */
+        printf("  memory: a batch %.1f MB for the kernels and %.1f MB of outputs, in host "
+               "memory; the process's resident peak %.1f MB\n", s->device_batch_bytes / 1e6,
+               s->host_batch_bytes / 1e6, s->host_peak_bytes / 1e6);
+    else
+        printf("  memory: a batch %.1f MB on the device, %.1f MB on the host; the engine's peak "
+               "%.1f MB, the process's resident peak %.1f MB\n", s->device_batch_bytes / 1e6,
+               s->host_batch_bytes / 1e6, s->engine_peak_bytes / 1e6, s->host_peak_bytes / 1e6);
     const char *paths[3] = {o->hits, o->out, o->records};
     const uint64_t counts[3] = {s->hits, s->out_rows, s->record_rows};
     const char *what[3] = {"hits", "final photons", "photons' step records"};

@@ -143,11 +143,15 @@ static int placement_summary(const viewer_app *app, char *out, size_t size)
     char dev[32], map[32];
     megabytes((double)rep->device_bytes, dev, sizeof dev);
     megabytes((double)rep->mapped_bytes, map, sizeof map);
-    int n = snprintf(out, size, "placement %s (%s device, %s mapped)\n ",
-                     prism_placement_policy_name(rep->policy), dev, map);
+    /* the host backend's "device" and "mapped" memory are both its heap */
+    const bool host = prism_context_backend(app->ctx) == PRISM_BACKEND_HOST;
+    int n = host ? snprintf(out, size, "placement: host backend (%s in host memory)\n ", dev)
+                 : snprintf(out, size, "placement %s (%s device, %s mapped)\n ",
+                            prism_placement_policy_name(rep->policy), dev, map);
     for (size_t i = 0; i < rep->array_count && n >= 0 && (size_t)n < size; i++) {
         const prism_upload_entry *e = &rep->arrays[i];
         const char *where = e->gl_shared        ? "GL buffer"
+                            : host              ? "host"
                             : !e->mapped_bytes  ? "device"
                             : !e->device_bytes  ? "mapped"
                                                 : "split";

@@ -255,8 +255,9 @@ class Geometry:
         if not 0 <= kw["record_steps"] <= _prism.MAX_RECORD_STEPS:
             raise _invalid("record_steps %d is not in 0..%d"
                            % (kw["record_steps"], _prism.MAX_RECORD_STEPS))
-        if kw["max_steps"] < 1 or kw["seed"] < 0 or kw["first_photon"] < 0:
-            raise _invalid("max_steps must be >= 1, seed and first_photon >= 0")
+        for name, least in (("max_steps", 1), ("seed", 0), ("first_photon", 0)):
+            if kw[name] < least:
+                raise _invalid("%s %d: it must be >= %d" % (name, kw[name], least))
         keep = None
         if isinstance(photons_or_source, Source):
             s = photons_or_source
@@ -350,6 +351,9 @@ class Geometry:
         r = self.report
         if self._c.closed:
             return "<prism.Geometry (closed)>"
+        if self.context.backend == "host":  # its "device" memory is the heap
+            return "<prism.Geometry: %d bytes of host memory, BVH by %s>" % (
+                r["device_bytes"] + r["mapped_bytes"], r["bvh"]["builder"])
         return "<prism.Geometry: %d device bytes, %d mapped bytes, BVH by %s>" % (
             r["device_bytes"], r["mapped_bytes"], r["bvh"]["builder"])
 

@@ -176,6 +176,18 @@ def test_bad_propagate_arguments_raise_the_c_message(geometry, centre):
     assert prism.Source.point(2**32 - 1).count == 2**32 - 1
     with pytest.raises(prism.InvalidArgumentError, match="position"):
         prism.Source.point(10, (1, 2))
+    # each wrong number is named, alone
+    for kw, message in ((dict(max_steps=0), "max_steps 0: it must be >= 1"),
+                        (dict(seed=-1), "seed -1: it must be >= 0"),
+                        (dict(first_photon=-2), "first_photon -2: it must be >= 0")):
+        with pytest.raises(prism.InvalidArgumentError, match=message):
+            geometry.propagate(prism.Source.point(10), **kw)
+
+
+def test_host_memory_is_named_host_memory(geometry):
+    assert geometry.context.backend == "host"
+    assert "bytes of host memory" in repr(geometry)
+    assert "device" not in repr(geometry)
 
 
 def test_render(geometry, tiny):
