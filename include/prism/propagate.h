@@ -359,7 +359,7 @@ typedef struct prism_propagate_stream_desc {
  *   join), PRISM_ERROR_OUT_OF_MEMORY (the host buffers), then whatever
  *   prism_propagate, the sink, fill or join returned; errors are reported
  *   on contexts[0], naming the context.
- * @thread_safety the contexts are used from threads of the call's own;
+ * @thread_safety The contexts are used from threads of the call's own;
  *   none of them may be in use elsewhere meanwhile. */
 PRISM_API prism_result prism_propagate_stream(prism_context *const *contexts,
                                               const prism_geometry *const *geometries, size_t n,
