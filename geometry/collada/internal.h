@@ -11,7 +11,12 @@
  *   geometry/collada/g4dae.c        G4DAE extras: materials' property tables, optical surfaces
  *   geometry/collada/flatten.c      the walk from the scene: instancing -> world triangles
  *   geometry/collada/surfaces.c     G4DAE skin and border surfaces onto world triangles
- *   geometry/collada/parallel.c     big documents cut into chunks, parsed on all cores, merged
+ *   geometry/collada/parallel.c     big documents cut into chunks, parsed on all cores, merged:
+ *                                   each chunk's parse and the entry point
+ *   geometry/collada/chunks.c       the chunked parse's plan: where a document may be cut
+ *   geometry/collada/replay.c       its scan for spans expat is spared, the simple-form tree replay
+ *   geometry/collada/merge.c        the chunks' states merged into one, in document order
+ *   geometry/collada/parallel_internal.h  the types and calls those four share
  *   geometry/collada/util.c         arrays, string pool, id maps, messages
  * Everything read from the file is kept in flat arrays indexed by uint32
  * (no pointers into arrays that grow), strings as offsets into one pool. */
@@ -285,7 +290,7 @@ typedef struct prism__cl {
     const char *col_from;                /* on doc_line: where col was counted to */
     uint32_t col;
     uint64_t stream0, removed;
-    /* A tree replayed without expat (geometry/collada/parallel.c): the document
+    /* A tree replayed without expat (geometry/collada/replay.c): the document
      * byte of the event the handlers are told; NULL while expat reports. */
     const char *replay_at;
     size_t trees_replayed; /* by the chunked parse: all its chunks', once merged */

@@ -426,7 +426,7 @@ static void dispatch_start(prism__cl *L, unsigned tag, const char *name, const X
 }
 
 /* A chunk's prefix: the frame is pushed and, for a node or visual scene, a
- * stand-in node that the merge maps to the real one (geometry/collada/parallel.c). */
+ * stand-in node that the merge maps to the real one (geometry/collada/merge.c). */
 static void prefix_start(prism__cl *L, unsigned tag)
 {
     if (tag == CL_T_NODE || tag == CL_T_VISUAL_SCENE) {
