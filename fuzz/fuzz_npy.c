@@ -1,7 +1,10 @@
 /* libFuzzer harness for the .npy reader (tools/npy.c): any bytes must
  * either open as (N,4,4) '<f4' whose rows can all be read, or fail with a
  * message naming the file (ASan/UBSan watch for the rest). The reader
- * reads files, so each input is written to one temporary file first. */
+ * reads files, so each input is written to one temporary file first, in
+ * /dev/shm where there is one: on an ext4 /tmp each rewrite took 2.3 ms
+ * (a file truncated to nothing is written back at its close, ext4's
+ * auto_da_alloc), 300 inputs/s against 36000 in memory. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -23,7 +26,8 @@ static void remove_file(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!path[0]) {
-        snprintf(path, sizeof path, "/tmp/prism-fuzz-npy-XXXXXX");
+        snprintf(path, sizeof path, "%s/prism-fuzz-npy-XXXXXX",
+                 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
         int fd = mkstemp(path);
         if (fd < 0)
             abort();
