@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fuzz one harness for a while:
 #   fuzz/run.sh TARGET SECONDS [extra libFuzzer args]
-# TARGET: collada (the COLLADA loader, serial against chunked) or npy (the
-# .npy reader). Builds it with
+# TARGET: collada (the COLLADA loader, serial against chunked), npy (the
+# .npy reader) or options (prism-propagate's command line). Builds it with
 # fuzz/build.sh, runs it as one process (no -jobs, -workers or -fork) for
 # SECONDS with its dictionary (fuzz/TARGET.dict) and the seeds build.sh
 # makes, then prints executions, coverage (cov, ft), the corpus and the
@@ -14,13 +14,14 @@
 # Exit status: libFuzzer's (0, or non-zero with a finding).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: fuzz/run.sh collada|npy SECONDS [libFuzzer args]"
+usage="usage: fuzz/run.sh collada|npy|options SECONDS [libFuzzer args]"
 target=${1:?$usage}
 seconds=${2:?$usage}
 shift 2
 case $target in
 collada) limits=(-max_len=65536 -rss_limit_mb=2048) ;;
 npy) limits=(-max_len=4096) ;;
+options) limits=(-max_len=1024) ;;
 *) echo "$usage" >&2; exit 2 ;;
 esac
 out=${FUZZ_OUT:-$(mktemp -d /tmp/prism-fuzz.XXXXXX)}
