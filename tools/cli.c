@@ -102,7 +102,9 @@ int tool_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
             return -1;
         v = (uint64_t)d;
     } else {
-        if (s[0] == '-' || s[0] == '+')
+        /* digits only: strtoull would skip spaces and negate after them
+         * (" -7" read as 2^64 - 7) */
+        if (s[0] < '0' || s[0] > '9')
             return -1;
         unsigned long long u = strtoull(s, &end, 10);
         if (end == s || *end || errno)

@@ -69,7 +69,9 @@ static bool take(cursor *c, char ch)
     return false;
 }
 
-/* 'text' or "text" (no escapes: none of the keys or dtypes has one). */
+/* 'text' or "text" (no escapes: none of the keys or dtypes has one; no
+ * line break either, which Python refuses inside quotes and which would
+ * split the message that quotes the dtype). */
 static bool quoted(cursor *c, char *out, size_t size)
 {
     skip_space(c);
@@ -78,7 +80,7 @@ static bool quoted(cursor *c, char *out, size_t size)
     const char q = *c->p++;
     size_t n = 0;
     while (c->p < c->end && *c->p != q) {
-        if (*c->p == '\\' || n + 1 >= size)
+        if (*c->p == '\\' || *c->p == '\n' || *c->p == '\r' || n + 1 >= size)
             return false;
         out[n++] = *c->p++;
     }
