@@ -70,7 +70,7 @@ typedef prism_result (*prism__wide_place)(void *user, size_t node_count, size_t 
 /* What the device collapse made (the arrays are the caller's). */
 typedef struct prism__device_wide {
     size_t node_count;
-    unsigned depth;       /* deepest node, root = 0 */
+    unsigned depth; /* deepest node, root = 0 */
 } prism__device_wide;
 
 typedef struct prism__backend {
@@ -116,8 +116,7 @@ typedef struct prism__backend {
      * *selected is the count in every case; PRISM_ERROR_OUT_OF_RANGE when
      * they do not fit. */
     prism_result (*select)(prism_context *ctx, const prism_photon *in, size_t count,
-                           uint32_t any_of, prism_photon *out, size_t capacity,
-                           size_t *selected);
+                           uint32_t any_of, prism_photon *out, size_t capacity, size_t *selected);
     /* Registers and static shared memory of a kernel by name ("render",
      * "generate", "propagate", "propagate_exact", "propagate_fast").
      * NULL: no kernels to measure. */

@@ -26,9 +26,10 @@ static prism_result no_cuda(prism_context *ctx, const prism_context_desc *desc, 
 {
     if (desc->backend == PRISM_BACKEND_CUDA)
         return prism__error(ctx, why, "backend cuda: %s", reason);
-    prism__log(ctx, why == PRISM_ERROR_INVALID_DEVICE || why == PRISM_ERROR_DEVICE_UNAVAILABLE
-                        ? PRISM_LOG_WARNING
-                        : PRISM_LOG_INFO,
+    prism__log(ctx,
+               why == PRISM_ERROR_INVALID_DEVICE || why == PRISM_ERROR_DEVICE_UNAVAILABLE
+                   ? PRISM_LOG_WARNING
+                   : PRISM_LOG_INFO,
                "using the host backend: %s", reason);
     ctx->last_error[0] = 0;
     return open_host(ctx);
@@ -165,9 +166,10 @@ static double seconds_now(void)
 
 static bool desc_valid(const prism_context_desc *d)
 {
-    return (unsigned)d->backend <= PRISM_BACKEND_HOST && (unsigned)d->schedule <= PRISM_SCHEDULE_BLOCKING_SYNC &&
-           (unsigned)d->cache <= PRISM_CACHE_PREFER_NONE && (unsigned)d->log_level <= PRISM_LOG_ERROR &&
-           d->host_threads >= 0;
+    return (unsigned)d->backend <= PRISM_BACKEND_HOST &&
+           (unsigned)d->schedule <= PRISM_SCHEDULE_BLOCKING_SYNC &&
+           (unsigned)d->cache <= PRISM_CACHE_PREFER_NONE &&
+           (unsigned)d->log_level <= PRISM_LOG_ERROR && d->host_threads >= 0;
 }
 
 prism_result prism_context_create(const prism_context_desc *desc_in, prism_context **out)

@@ -17,7 +17,7 @@ struct prism_context {
     prism_backend backend;
     const struct prism__backend *be; /* chosen once, when the context is made */
     prism_device_info device;
-    int cuda_device;          /* CUDA ordinal, -1 on the host backend */
+    int cuda_device; /* CUDA ordinal, -1 on the host backend */
     bool gl_shared;
     bool mapped_allowed;
     int host_threads;

@@ -103,7 +103,8 @@ static int parse_list(const char *value, const char *source, int device_count, i
         if (index < 0) {
             snprintf(message, message_size,
                      "%s: not a device index (expected 0, 1, ... or cuda:N; for several "
-                     "devices a list such as 0,1, or all)", source);
+                     "devices a list such as 0,1, or all)",
+                     source);
             return -1;
         }
         if (index >= device_count) {

@@ -11,17 +11,17 @@
 #define PRISM_MAX_DEVICES 64
 
 typedef struct prism_device_sources {
-    const char *argument;      /* prism_context_desc.device */
-    const char *prism_device;  /* $PRISM_DEVICE */
-    const char *cuda_device;   /* $CUDA_DEVICE */
-    const char *file_path;     /* ~/.cuda-device, for messages */
-    const char *file_text;     /* its contents, NULL if absent */
+    const char *argument;     /* prism_context_desc.device */
+    const char *prism_device; /* $PRISM_DEVICE */
+    const char *cuda_device;  /* $CUDA_DEVICE */
+    const char *file_path;    /* ~/.cuda-device, for messages */
+    const char *file_text;    /* its contents, NULL if absent */
     int device_count;
 } prism_device_sources;
 
 typedef struct prism_device_choice {
-    int index;                 /* chosen device, or -1: try each in turn */
-    char source[256];          /* "PRISM_DEVICE=1", "$HOME/.cuda-device contains \"0\"" */
+    int index;        /* chosen device, or -1: try each in turn */
+    char source[256]; /* "PRISM_DEVICE=1", "$HOME/.cuda-device contains \"0\"" */
 } prism_device_choice;
 
 /* The first source that is set decides. An invalid value from it (not an
@@ -36,8 +36,8 @@ prism_result prism__choose_device(const prism_device_sources *sources, prism_dev
  * its first entry ("all": the first usable device). Indices may repeat
  * (two contexts on one device). PRISM_ERROR_INVALID_DEVICE (or NO_DEVICE
  * when there are no devices) with the source named in `message`. */
-prism_result prism__choose_devices(const prism_device_sources *sources, int *indices,
-                                   int capacity, int *count, char *message, size_t message_size);
+prism_result prism__choose_devices(const prism_device_sources *sources, int *indices, int capacity,
+                                   int *count, char *message, size_t message_size);
 
 /* Fill sources from the process: getenv and $HOME/.cuda-device. `file_buf`
  * holds the file's text. */

@@ -55,16 +55,16 @@ static bool same(const prism_scene *a, const prism_scene *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256] = "", err2[256] = "";
-    prism_load_desc d = {.max_triangles = 1u << 20, .max_depth = 128, .error = err,
-                         .error_size = sizeof err};
+    prism_load_desc d = {
+        .max_triangles = 1u << 20, .max_depth = 128, .error = err, .error_size = sizeof err};
     prism_scene *s = NULL, *c = NULL;
     prism_result r = prism_scene_load_memory(data, size, "fuzz", &d, &s);
     if (r == PRISM_SUCCESS)
         check(s);
     if (size) {
         d.error = err2;
-        prism_result rc = prism__scene_load_memory_chunked(data, size, "fuzz", &d,
-                                                           1 + size % 61, &c);
+        prism_result rc = prism__scene_load_memory_chunked(data, size, "fuzz", &d, 1 + size % 61,
+                                                           &c);
         if (rc != r || strcmp(err, err2) != 0 || (r == PRISM_SUCCESS && !same(s, c)))
             abort();
     }

@@ -44,8 +44,8 @@ static void check_options(const propagate_options *o, char **argv, int argc)
         (unsigned)o->engine.bvh > PRISM_BVH_BUILDER_CUDA ||
         (unsigned)o->engine.unit > PRISM_UNIT_MM || (unsigned)o->math > PRISM_PROPAGATE_MATH_FAST)
         abort();
-    if (o->validate && (o->hits || o->out || o->records || o->devices ||
-                        o->engine.backend == PRISM_BACKEND_HOST))
+    if (o->validate &&
+        (o->hits || o->out || o->records || o->devices || o->engine.backend == PRISM_BACKEND_HOST))
         abort();
     const char *paths[3] = {o->hits, o->out, o->records};
     for (int i = 0; i < 3; i++)
@@ -103,8 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *end = memchr(err, 0, sizeof err);
         if (end == NULL || end == err || memchr(err, '\n', (size_t)(end - err)) != NULL)
             abort();
-        if (strlen(small) != (strlen(err) < 15 ? strlen(err) : 15) ||
-            strncmp(small, err, 15) != 0)
+        if (strlen(small) != (strlen(err) < 15 ? strlen(err) : 15) || strncmp(small, err, 15) != 0)
             abort();
     }
     for (int i = 1; i < argc; i++) {

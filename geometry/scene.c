@@ -99,18 +99,16 @@ void prism__cl_release(prism__cl *L)
     prism__tri_scratch_free(&L->tri);
     for (size_t i = 0; i < L->geometries.count; i++)
         prism__cl_geometry_free(&CL_AT(L->geometries, cl_geometry, i));
-    prism__vec *vecs[] = {&L->geometries, &L->nodes,     &L->items,  &L->bindings,
-                          &L->item_mats,  &L->node_stack, &L->scenes, &L->materials,
-                          &L->tables,     &L->table_data, &L->props,  &L->opticals,
-                          &L->surfrefs,   &L->scopes};
+    prism__vec *vecs[] = {&L->geometries, &L->nodes,    &L->items,     &L->bindings, &L->item_mats,
+                          &L->node_stack, &L->scenes,   &L->materials, &L->tables,   &L->table_data,
+                          &L->props,      &L->opticals, &L->surfrefs,  &L->scopes};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         prism__vec_free(vecs[i]);
     /* desc.trace outlives what it times: a restart, the release (and the
      * desc keeps its log for it) */
     const bool trace = L->trace;
     const prism_load_desc *desc = L->desc;
-    const double trace_at = L->trace_at, trace_user = L->trace_user,
-                 trace_system = L->trace_system;
+    const double trace_at = L->trace_at, trace_user = L->trace_user, trace_system = L->trace_system;
     const long trace_faults = L->trace_faults;
     memset(L, 0, sizeof *L);
     L->trace = trace;

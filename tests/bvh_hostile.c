@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const bvh_hostile_names[] = {
-    "identical", "collinear", "collinear_x", "points", "huge_tiny", "extreme", "chain",
-    "overlap", "plane", "minuscule", "single", "empty", NULL};
+const char *const bvh_hostile_names[] = {"identical", "collinear", "collinear_x", "points",
+                                         "huge_tiny", "extreme",   "chain",       "overlap",
+                                         "plane",     "minuscule", "single",      "empty",
+                                         NULL};
 
 typedef struct scene {
     float *pos;
@@ -146,7 +147,8 @@ static int huge_tiny(scene *s)
     if (!reserve(s, 3 + 3 * (size_t)N, 1 + (size_t)N))
         return 0;
     /* In the plane z = 0.001, through the middle of the cube. */
-    triangle(s, vertex(s, -500, -500, 0.001), vertex(s, 500, -500, 0.001), vertex(s, 0, 500, 0.001));
+    triangle(s, vertex(s, -500, -500, 0.001), vertex(s, 500, -500, 0.001),
+             vertex(s, 0, 500, 0.001));
     for (size_t i = 0; i < N; i++) {
         const double c[3] = {range(s, -0.005, 0.005), range(s, -0.005, 0.005),
                              range(s, -0.005, 0.005)};
@@ -278,8 +280,8 @@ static const generator generators[] = {
     {"chain", chain},         {"overlap", overlap},     {"plane", plane},
     {"minuscule", minuscule}, {"single", single},       {"empty", empty}};
 
-int bvh_hostile_scene(const char *name, float **positions, size_t *vertex_count,
-                      uint32_t **indices, size_t *triangle_count)
+int bvh_hostile_scene(const char *name, float **positions, size_t *vertex_count, uint32_t **indices,
+                      size_t *triangle_count)
 {
     *positions = NULL;
     *indices = NULL;

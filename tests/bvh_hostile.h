@@ -33,14 +33,14 @@ extern const char *const bvh_hostile_names[];
 
 /* What bvh_hostile_scene returns. */
 #define BVH_HOSTILE_OK 0
-#define BVH_HOSTILE_UNKNOWN 1       /* no scene of that name */
+#define BVH_HOSTILE_UNKNOWN 1 /* no scene of that name */
 #define BVH_HOSTILE_OUT_OF_MEMORY 2
 
 /* Generate scene `name`: *positions gets *vertex_count x 3 floats (metres),
  * *indices *triangle_count x 3 vertex indices. Both arrays are malloc'd
  * and the caller frees them (free(); "empty" gives NULL arrays and zero
  * counts). On failure the outputs are NULL and 0. */
-int bvh_hostile_scene(const char *name, float **positions, size_t *vertex_count,
-                      uint32_t **indices, size_t *triangle_count);
+int bvh_hostile_scene(const char *name, float **positions, size_t *vertex_count, uint32_t **indices,
+                      size_t *triangle_count);
 
 #endif

@@ -140,18 +140,20 @@ static uint32_t mid_vertex(soup *s, uint32_t a, uint32_t b, const float c[3], fl
             p[2] == m[2] / l * radius + c[2])
             return v;
     }
-    return soup_vertex(s, m[0] / l * radius + c[0], m[1] / l * radius + c[1], m[2] / l * radius + c[2]);
+    return soup_vertex(s, m[0] / l * radius + c[0], m[1] / l * radius + c[1],
+                       m[2] / l * radius + c[2]);
 }
 
 void soup_sphere(soup *s, int levels, const float c[3], float radius)
 {
     const float p = 1.6180339887f, k = radius / sqrtf(1.0f + p * p);
-    const float v[12][3] = {{-1, p, 0}, {1, p, 0},  {-1, -p, 0}, {1, -p, 0}, {0, -1, p}, {0, 1, p},
-                            {0, -1, -p}, {0, 1, -p}, {p, 0, -1}, {p, 0, 1}, {-p, 0, -1}, {-p, 0, 1}};
+    const float v[12][3] = {{-1, p, 0}, {1, p, 0}, {-1, -p, 0}, {1, -p, 0},
+                            {0, -1, p}, {0, 1, p}, {0, -1, -p}, {0, 1, -p},
+                            {p, 0, -1}, {p, 0, 1}, {-p, 0, -1}, {-p, 0, 1}};
     const uint32_t f[20][3] = {{0, 11, 5}, {0, 5, 1},  {0, 1, 7},   {0, 7, 10}, {0, 10, 11},
                                {1, 5, 9},  {5, 11, 4}, {11, 10, 2}, {10, 7, 6}, {7, 1, 8},
                                {3, 9, 4},  {3, 4, 2},  {3, 2, 6},   {3, 6, 8},  {3, 8, 9},
-                               {4, 9, 5},  {2, 4, 11}, {6, 2, 10},  {8, 6, 7}, {9, 8, 1}};
+                               {4, 9, 5},  {2, 4, 11}, {6, 2, 10},  {8, 6, 7},  {9, 8, 1}};
     soup m = {0};
     for (int i = 0; i < 12; i++)
         soup_vertex(&m, v[i][0] * k + c[0], v[i][1] * k + c[1], v[i][2] * k + c[2]);
@@ -163,7 +165,8 @@ void soup_sphere(soup *s, int levels, const float c[3], float radius)
             soup_vertex(&next, m.pos[3 * i], m.pos[3 * i + 1], m.pos[3 * i + 2]);
         for (size_t t = 0; t < m.nt; t++) {
             uint32_t a = m.idx[3 * t], b = m.idx[3 * t + 1], d = m.idx[3 * t + 2];
-            uint32_t ab = mid_vertex(&next, a, b, c, radius), bd = mid_vertex(&next, b, d, c, radius),
+            uint32_t ab = mid_vertex(&next, a, b, c, radius),
+                     bd = mid_vertex(&next, b, d, c, radius),
                      da = mid_vertex(&next, d, a, c, radius);
             soup_triangle(&next, a, ab, da);
             soup_triangle(&next, ab, b, bd);
@@ -264,8 +267,8 @@ static void check_leaf_contents(const prism_bvh *bvh, const soup *s, const prism
             uint32_t v = bvh->triangles[3 * (size_t)i + k];
             assert_true(v < bvh->vertex_count);
             /* the same vertex, renumbered */
-            assert_memory_equal(bvh->vertices + 3 * (size_t)v, s->pos + 3 * (size_t)s->idx[3 * (size_t)id + k],
-                                3 * sizeof(float));
+            assert_memory_equal(bvh->vertices + 3 * (size_t)v,
+                                s->pos + 3 * (size_t)s->idx[3 * (size_t)id + k], 3 * sizeof(float));
             for (int a = 0; a < 3; a++) { /* the leaf box holds the triangle */
                 assert_true(bvh->vertices[3 * (size_t)v + a] >= n->lo[a]);
                 assert_true(bvh->vertices[3 * (size_t)v + a] <= n->hi[a]);
@@ -277,7 +280,7 @@ static void check_leaf_contents(const prism_bvh *bvh, const soup *s, const prism
 static void check_children(const prism_bvh *bvh, size_t i, uint32_t *parent, unsigned *depth)
 {
     const prism_bvh_node *n = &bvh->nodes[i];
-    assert_true(n->first > i); /* children after their parent: prefix property */
+    assert_true(n->first > i);         /* children after their parent: prefix property */
     assert_int_equal(n->first % 2, 0); /* a sibling pair is one 64-byte line */
     assert_true((size_t)n->first + 1 < bvh->node_count);
     for (uint32_t c = n->first; c <= n->first + 1; c++) {
@@ -296,8 +299,7 @@ void check_invariants(const prism_bvh *bvh, const soup *s, unsigned leaf)
     check_invariants_order(bvh, s, leaf, UINT_MAX);
 }
 
-void check_invariants_order(const prism_bvh *bvh, const soup *s, unsigned leaf,
-                            unsigned bfs_levels)
+void check_invariants_order(const prism_bvh *bvh, const soup *s, unsigned leaf, unsigned bfs_levels)
 {
     assert_int_equal(bvh->triangle_count, s->nt);
     assert_int_equal(bvh->vertex_count, s->nv);
@@ -324,7 +326,7 @@ void check_invariants_order(const prism_bvh *bvh, const soup *s, unsigned leaf,
         }
         if (i > 0) {
             assert_int_not_equal(parent[i], UINT32_MAX); /* reached before it is read */
-            if (depth[i] <= bfs_levels) {                 /* breadth-first down there */
+            if (depth[i] <= bfs_levels) {                /* breadth-first down there */
                 assert_false(deep);
                 assert_true(depth[i] >= depth[i - 1]);
             }
@@ -351,7 +353,7 @@ void check_invariants_order(const prism_bvh *bvh, const soup *s, unsigned leaf,
     assert_int_equal(bvh->stats.max_depth, max_depth);
     assert_int_equal(bvh->stats.max_leaf_triangles, max_leaf);
     assert_int_equal(bvh->node_count, 2 * leaves - 1 + (leaves > 1)); /* + padding */
-    assert_int_equal((uintptr_t)bvh->nodes % 64, 0);                 /* pairs in one line */
+    assert_int_equal((uintptr_t)bvh->nodes % 64, 0);                  /* pairs in one line */
     free(seen);
     free(id_seen);
     free(parent);
@@ -366,10 +368,11 @@ void compare_ray(const prism_bvh *bvh, const soup *s, const prism_ray *ray)
     if (hit != bhit || (hit && (h.t != b.t || h.triangle != b.triangle))) {
         bool tie = hit && bhit && h.t == b.t && brute_hits_at(s, ray, h.triangle, h.t);
         if (!tie)
-            print_error("ray org (%.9g %.9g %.9g) dir (%.9g %.9g %.9g) [%g %g]: bvh %d t=%.9g tri=%u,"
-                        " brute %d t=%.9g tri=%u\n", ray->org[0], ray->org[1], ray->org[2],
-                        ray->dir[0], ray->dir[1], ray->dir[2], ray->tmin, ray->tmax, hit, h.t,
-                        h.triangle, bhit, b.t, b.triangle);
+            print_error(
+                "ray org (%.9g %.9g %.9g) dir (%.9g %.9g %.9g) [%g %g]: bvh %d t=%.9g tri=%u,"
+                " brute %d t=%.9g tri=%u\n",
+                ray->org[0], ray->org[1], ray->org[2], ray->dir[0], ray->dir[1], ray->dir[2],
+                ray->tmin, ray->tmax, hit, h.t, h.triangle, bhit, b.t, b.triangle);
         assert_true(tie);
     }
     if (hit && h.triangle == b.triangle) {
@@ -385,7 +388,8 @@ void compare_ray(const prism_bvh *bvh, const soup *s, const prism_ray *ray)
     }
 }
 
-static void random_ray(const prism_bvh *bvh, rng *r, float margin, bool axis_aligned, prism_ray *ray)
+static void random_ray(const prism_bvh *bvh, rng *r, float margin, bool axis_aligned,
+                       prism_ray *ray)
 {
     const prism_bvh_node *root = &bvh->nodes[0];
     for (int a = 0; a < 3; a++) {
@@ -437,7 +441,7 @@ static bool faces_viewer(const soup *s, size_t t, const float centre[3], const f
 }
 
 size_t fire_at_edges(const prism_bvh *bvh, const soup *s, const float from[3],
-                            const float centre[3], bool inside)
+                     const float centre[3], bool inside)
 {
     size_t fired = 0;
     for (size_t t = 0; t < s->nt; t++)
@@ -453,9 +457,9 @@ size_t fire_at_edges(const prism_bvh *bvh, const soup *s, const float from[3],
                     continue; /* only clearly front-facing triangles: no silhouettes */
                 prism_hit hit;
                 if (!prism_bvh_intersect(bvh, &ray, &hit))
-                    print_error("slipped through: triangle %zu edge %d at %g (%s), brute force %d\n",
-                                t, e, (double)w, inside ? "inside" : "outside",
-                                brute_closest(s, &ray, &hit));
+                    print_error(
+                        "slipped through: triangle %zu edge %d at %g (%s), brute force %d\n", t, e,
+                        (double)w, inside ? "inside" : "outside", brute_closest(s, &ray, &hit));
                 assert_true(prism_bvh_intersect(bvh, &ray, &hit));
                 assert_true(prism_bvh_occluded(bvh, &ray));
                 fired++;

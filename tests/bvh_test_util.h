@@ -29,7 +29,7 @@ typedef struct rng {
     uint64_t s;
 } rng;
 
-float rng_float(rng *r);                    /* [0, 1) */
+float rng_float(rng *r); /* [0, 1) */
 float rng_range(rng *r, float lo, float hi);
 
 void soup_free(soup *s);

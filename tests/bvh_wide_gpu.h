@@ -13,7 +13,7 @@ typedef struct wide_gpu_result {
     prism_hit binary, wide; /* prism_bvh_closest, prism_wide_closest_skip */
     float tuned_t;          /* prism_gpu_closest (the render's walk) */
     uint32_t tuned;
-    float step_t;           /* prism_gpu_wide_closest (render variant 9) */
+    float step_t; /* prism_gpu_wide_closest (render variant 9) */
     uint32_t step;
     uint32_t any_binary, any_wide;
 } wide_gpu_result;

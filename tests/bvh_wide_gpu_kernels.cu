@@ -75,7 +75,8 @@ extern "C" int wide_gpu_trace(const prism_bvh *b, const prism_bvh_wide *w, const
         g.wide_head = (const prism_wide_node *)p[3];
         g.wide_count = g.wide_split = (uint32_t)w->node_count;
         g.wide_triangles = (const prism_wide_triangle *)p[4];
-        wide_test_trace<<<(unsigned)((n + 127) / 128), 128>>>(g, (const prism_ray *)p[5], (uint32_t)n, d);
+        wide_test_trace<<<(unsigned)((n + 127) / 128), 128>>>(g, (const prism_ray *)p[5],
+                                                              (uint32_t)n, d);
         if (cudaGetLastError() != cudaSuccess ||
             cudaMemcpy(out, d, n * sizeof *d, cudaMemcpyDeviceToHost) != cudaSuccess)
             rc = -1;

@@ -50,8 +50,12 @@ static bool make_current(test_egl *egl, int major, int minor)
 {
     const EGLint config_attrs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
                                    EGL_OPENGL_BIT, EGL_NONE};
-    const EGLint core[] = {EGL_CONTEXT_MAJOR_VERSION, major, EGL_CONTEXT_MINOR_VERSION, minor,
-                           EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+    const EGLint core[] = {EGL_CONTEXT_MAJOR_VERSION,
+                           major,
+                           EGL_CONTEXT_MINOR_VERSION,
+                           minor,
+                           EGL_CONTEXT_OPENGL_PROFILE_MASK,
+                           EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
                            EGL_NONE};
     const EGLint pbuffer[] = {EGL_WIDTH, 16, EGL_HEIGHT, 16, EGL_NONE};
     EGLConfig config;
@@ -109,7 +113,8 @@ static void pin_mesa(void)
 {
     static const char *const drivers[] = {"/usr/lib/x86_64-linux-gnu/dri/swrast_dri.so",
                                           "/usr/lib/aarch64-linux-gnu/dri/swrast_dri.so",
-                                          "/usr/lib64/dri/swrast_dri.so", "/usr/lib/dri/swrast_dri.so"};
+                                          "/usr/lib64/dri/swrast_dri.so",
+                                          "/usr/lib/dri/swrast_dri.so"};
     for (size_t i = 0; i < sizeof drivers / sizeof *drivers; i++)
         if (dlopen(drivers[i], RTLD_LAZY | RTLD_NODELETE))
             return;

@@ -91,8 +91,7 @@ void exec_program(exec_run *run, const char *const *argv, bool merge)
     fprintf(stderr, "---");
     for (int i = 0; argv[i]; i++)
         fprintf(stderr, " %s", argv[i]);
-    fprintf(stderr, " -> exit %d signal %d\n%s%s", run->exit_code, run->signal, run->out,
-            run->err);
+    fprintf(stderr, " -> exit %d signal %d\n%s%s", run->exit_code, run->signal, run->out, run->err);
 }
 
 bool exec_on_path(const char *name, char *path, size_t size)

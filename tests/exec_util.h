@@ -8,10 +8,10 @@
 #include <stddef.h>
 
 typedef struct exec_run {
-    int exit_code;     /* -1 when killed by a signal */
-    int signal;        /* the signal, or 0 */
-    char out[65536];   /* stdout (and stderr too, when merged) */
-    char err[16384];   /* stderr, when not merged */
+    int exit_code;   /* -1 when killed by a signal */
+    int signal;      /* the signal, or 0 */
+    char out[65536]; /* stdout (and stderr too, when merged) */
+    char err[16384]; /* stderr, when not merged */
 } exec_run;
 
 /* A fresh directory /tmp/prism-test-XXXXXX for this process's files,

@@ -121,8 +121,8 @@ void kt_quad(kt_scene *s, const float a[3], const float b[3], const float c[3], 
     add_triangle(s, v[0], v[2], v[3], solid, inner, outer, surface);
 }
 
-void kt_sphere(kt_scene *s, const float c[3], float r, unsigned seg, uint32_t solid,
-               uint32_t inner, uint32_t outer, uint32_t surface)
+void kt_sphere(kt_scene *s, const float c[3], float r, unsigned seg, uint32_t solid, uint32_t inner,
+               uint32_t outer, uint32_t surface)
 {
     unsigned rings = seg / 2;
     uint32_t base = (uint32_t)s->vertices;
@@ -130,8 +130,8 @@ void kt_sphere(kt_scene *s, const float c[3], float r, unsigned seg, uint32_t so
         double th = KT_PI * i / rings;
         for (unsigned j = 0; j < seg; j++) {
             double ph = 2.0 * KT_PI * j / seg;
-            add_vertex(s, c[0] + (float)(r * sin(th) * cos(ph)), c[1] + (float)(r * sin(th) * sin(ph)),
-                       c[2] + (float)(r * cos(th)));
+            add_vertex(s, c[0] + (float)(r * sin(th) * cos(ph)),
+                       c[1] + (float)(r * sin(th) * sin(ph)), c[2] + (float)(r * cos(th)));
         }
     }
     for (unsigned i = 0; i < rings; i++)
@@ -250,7 +250,8 @@ void kt_detector_scene(kt_scene *s)
     uint32_t water = kt_material(s, "water", 1.33f, 10, 20);
     uint32_t steel = kt_material(s, "steel", 2.0f, 0.001f, 0);
     const float hlo[3] = {-10, -10, -10}, hhi[3] = {10, 10, 10};
-    const float tlo[3] = {-4, -4, -4}, thi[3] = {4, 4, 4}, clo[3] = {-1, -1, -1}, chi[3] = {1, 1, 1};
+    const float tlo[3] = {-4, -4, -4}, thi[3] = {4, 4, 4}, clo[3] = {-1, -1, -1},
+                chi[3] = {1, 1, 1};
     kt_box(s, hlo, hhi, 0, air, PRISM_NONE, PRISM_NONE);
     kt_box(s, tlo, thi, 1, water, air, PRISM_NONE);
     kt_box(s, clo, chi, 2, steel, water, PRISM_NONE);

@@ -32,8 +32,7 @@ typedef struct kt_scene {
 } kt_scene;
 
 /* Materials with constant properties over wavelength (0 = leave out). */
-uint32_t kt_material(kt_scene *s, const char *name, float rindex, float abslength,
-                     float rayleigh);
+uint32_t kt_material(kt_scene *s, const char *name, float rindex, float abslength, float rayleigh);
 /* A surface with constant Chroma probabilities. */
 uint32_t kt_surface(kt_scene *s, const char *name, float detect, float absorb, float specular,
                     float diffuse);
@@ -46,8 +45,8 @@ void kt_box(kt_scene *s, const float lo[3], const float hi[3], uint32_t solid, u
 void kt_quad(kt_scene *s, const float a[3], const float b[3], const float c[3], const float d[3],
              uint32_t solid, uint32_t inner, uint32_t outer, uint32_t surface);
 /* A UV sphere of radius r at c with `seg` segments around, normals out. */
-void kt_sphere(kt_scene *s, const float c[3], float r, unsigned seg, uint32_t solid,
-               uint32_t inner, uint32_t outer, uint32_t surface);
+void kt_sphere(kt_scene *s, const float c[3], float r, unsigned seg, uint32_t solid, uint32_t inner,
+               uint32_t outer, uint32_t surface);
 /* Build the BVH, view and optics (ctx: a host context). Returns 0 on success. */
 int kt_build(kt_scene *s, prism_context *ctx);
 void kt_free(kt_scene *s, prism_context *ctx);

@@ -99,7 +99,7 @@ extern "C" int prism_test_pointer_type(const void *p, int *type)
 {
     struct cudaPointerAttributes at;
     cudaError_t e = cudaPointerGetAttributes(&at, p);
-    *type = e != cudaSuccess                   ? 0
+    *type = e != cudaSuccess                  ? 0
             : at.type == cudaMemoryTypeHost   ? 1
             : at.type == cudaMemoryTypeDevice ? 2
                                               : 0;

@@ -57,8 +57,8 @@ static void assert_near(double got, double want, double tol, const char *what)
     }
 }
 
-static void assert_bbox(const prism_scene *s, double x0, double y0, double z0, double x1,
-                        double y1, double z1, double tol)
+static void assert_bbox(const prism_scene *s, double x0, double y0, double z0, double x1, double y1,
+                        double z1, double tol)
 {
     assert_near(s->bbox_min[0], x0, tol, "bbox min x");
     assert_near(s->bbox_min[1], y0, tol, "bbox min y");
@@ -107,7 +107,8 @@ static double solid_volume(const prism_scene *s, uint32_t solid, const double o[
                 p[k][j] = vtx(s, t, k)[j] - o[j];
         v += (p[0][0] * (p[1][1] * p[2][2] - p[1][2] * p[2][1]) -
               p[0][1] * (p[1][0] * p[2][2] - p[1][2] * p[2][0]) +
-              p[0][2] * (p[1][0] * p[2][1] - p[1][1] * p[2][0])) / 6.0;
+              p[0][2] * (p[1][0] * p[2][1] - p[1][1] * p[2][0])) /
+             6.0;
     }
     return v;
 }
@@ -289,8 +290,8 @@ static void test_cube(void **state)
         tri_centroid(s, t, c);
         /* Half of a 2 cm x 2 cm face: |n| = 2 * area = 4e-4 m^2. */
         assert_near(sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]), 4e-4, 1e-9, "face area");
-        assert_true(n[0] * (c[0] - centre[0]) + n[1] * (c[1] - centre[1]) +
-                        n[2] * (c[2] - centre[2]) > 0);
+        assert_true(
+            n[0] * (c[0] - centre[0]) + n[1] * (c[1] - centre[1]) + n[2] * (c[2] - centre[2]) > 0);
         assert_int_equal(s->triangle_material_inner[t], red);
         assert_int_equal(s->triangle_material_outer[t], PRISM_NONE);
         assert_int_equal(s->triangle_surface[t], PRISM_NONE);
@@ -491,8 +492,7 @@ static void check_tiny_materials(const prism_scene *s)
     assert_null(prism_material_property(steel, "RINDEX"));
     assert_table(prism_material_property(steel, "ABSLENGTH"), 2, 200.0, 1e-6, 800.0, 1e-6, 1e-6);
     const prism_material *air = &s->materials[material(s, TD_AIR)];
-    assert_table(prism_material_property(air, "RINDEX"), 2, 200.0, 1.000293, 800.0, 1.000293,
-                 1e-7);
+    assert_table(prism_material_property(air, "RINDEX"), 2, 200.0, 1.000293, 800.0, 1.000293, 1e-7);
     const prism_material *vac = &s->materials[material(s, TD_VACUUM)];
     assert_table(prism_material_property(vac, "RINDEX"), 2, 200.0, 1.0, 800.0, 1.0, 1e-7);
 }
@@ -558,7 +558,7 @@ static void check_tiny_triangles(const prism_scene *s)
  * facing the middle: 0.05 m deep along the facing, 0.1 m across. */
 static void check_tiny_solids(const prism_scene *s)
 {
-    static const double pmt[6][3] = {{0.5, 0, 0}, {0, 0.5, 0},  {-0.5, 0, 0},
+    static const double pmt[6][3] = {{0.5, 0, 0},  {0, 0.5, 0}, {-0.5, 0, 0},
                                      {0, -0.5, 0}, {0, 0, 0.4}, {0, 0, -0.4}};
     const double zero[3] = {0, 0, 0};
     uint32_t air = material(s, TD_AIR), steel = material(s, TD_STEEL), ls = material(s, TD_LS);
@@ -727,8 +727,8 @@ static void check_generated_triangles(const prism_scene *s)
         size_t count;
     } want[] = {
         {GD_M "Air0xc0d4c80", NULL, NULL, 12},
-        {GD_M "MineralOil0xc2ab6e8", GD_M "Air0xc0d4c80",
-         "__dd__Geometry__Tank__TankWallSurface", 252},
+        {GD_M "MineralOil0xc2ab6e8", GD_M "Air0xc0d4c80", "__dd__Geometry__Tank__TankWallSurface",
+         252},
         {GD_M "Acrylic0xc2a4b38", GD_M "MineralOil0xc2ab6e8", NULL, 252},
         {GD_M "LiquidScintillator0xc2308d0", GD_M "Acrylic0xc2a4b38", NULL, 252},
         {GD_M "Pyrex0xc1f2d40", GD_M "MineralOil0xc2ab6e8",

@@ -54,12 +54,13 @@ static void test_bad_input(void **state)
     float nan_pos[9] = {0, 0, 0, 1, 0, 0, 0, NAN, 0};
     assert_int_equal(prism_bvh_build(nan_pos, 3, idx, 1, &d, &bvh), PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(log.text, "vertex 2 has a non-finite coordinate"));
-    prism_bvh_desc bad[] = {{.max_leaf_size = 65}, {.quality = 4}, {.bins = 1}, {.bins = 257},
-                            {.threads = -1}};
+    prism_bvh_desc bad[] = {
+        {.max_leaf_size = 65}, {.quality = 4}, {.bins = 1}, {.bins = 257}, {.threads = -1}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         bad[i].log = capture;
         bad[i].log_user = &log;
-        assert_int_equal(prism_bvh_build(pos, 3, idx, 1, &bad[i], &bvh), PRISM_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(prism_bvh_build(pos, 3, idx, 1, &bad[i], &bvh),
+                         PRISM_ERROR_INVALID_ARGUMENT);
         assert_null(bvh);
     }
     assert_int_equal(log.errors, 9);
@@ -80,7 +81,8 @@ static void test_empty(void **state)
     assert_true(bvh->nodes[0].lo[0] > bvh->nodes[0].hi[0]);
     assert_int_equal(bvh->stats.leaves, 0);
     assert_true(bvh->stats.sah_cost == 0.0);
-    prism_ray rays[] = {{.dir = {0, 0, 1}, .tmax = INFINITY}, {.dir = {1, 0, 0}, .tmax = 1},
+    prism_ray rays[] = {{.dir = {0, 0, 1}, .tmax = INFINITY},
+                        {.dir = {1, 0, 0}, .tmax = 1},
                         {.org = {1e30f, 0, 0}, .dir = {-1, 0, 0}, .tmax = INFINITY}};
     for (size_t i = 0; i < 3; i++) {
         prism_hit hit;
@@ -128,7 +130,8 @@ static void test_one_triangle(void **state)
     assert_false(prism_bvh_intersect(bvh, &ray, &hit));
     ray = (prism_ray){.org = {-1, 0.2f, 0}, .dir = {1, 0, 0}, .tmax = INFINITY}; /* in its plane */
     assert_false(prism_bvh_intersect(bvh, &ray, &hit));
-    ray = (prism_ray){.org = {0.2f, 0.2f, 1}, .dir = {0, 0, 0}, .tmax = INFINITY}; /* no direction */
+    ray =
+        (prism_ray){.org = {0.2f, 0.2f, 1}, .dir = {0, 0, 0}, .tmax = INFINITY}; /* no direction */
     assert_false(prism_bvh_intersect(bvh, &ray, &hit));
     assert_false(prism_bvh_occluded(bvh, &ray));
     prism_bvh_free(bvh);
@@ -221,7 +224,8 @@ static void test_depth_guard(void **state)
     soup s = {0};
     float x = 1.0f;
     for (int i = 0; i < 110; i++, x *= 2.0f) {
-        uint32_t a = soup_vertex(&s, x, 0, 0), b = soup_vertex(&s, x, 1, 0), c = soup_vertex(&s, x, 0, 1);
+        uint32_t a = soup_vertex(&s, x, 0, 0), b = soup_vertex(&s, x, 1, 0),
+                 c = soup_vertex(&s, x, 0, 1);
         soup_triangle(&s, a, b, c);
     }
     prism_bvh *bvh = build_soup(&s, 1, 0, 0);
@@ -248,8 +252,10 @@ static void test_coplanar(void **state)
     for (int i = 0; i < 2000; i++) {
         float cx = rng_range(&r, -1, 1), cy = rng_range(&r, -1, 1);
         uint32_t a = soup_vertex(&s, cx, cy, 0.5f);
-        uint32_t b = soup_vertex(&s, cx + rng_range(&r, -0.1f, 0.1f), cy + rng_range(&r, -0.1f, 0.1f), 0.5f);
-        uint32_t c = soup_vertex(&s, cx + rng_range(&r, -0.1f, 0.1f), cy + rng_range(&r, -0.1f, 0.1f), 0.5f);
+        uint32_t b = soup_vertex(&s, cx + rng_range(&r, -0.1f, 0.1f),
+                                 cy + rng_range(&r, -0.1f, 0.1f), 0.5f);
+        uint32_t c = soup_vertex(&s, cx + rng_range(&r, -0.1f, 0.1f),
+                                 cy + rng_range(&r, -0.1f, 0.1f), 0.5f);
         soup_triangle(&s, a, b, c);
     }
     prism_bvh *bvh = build_soup(&s, 0, 0, 0);
@@ -258,7 +264,8 @@ static void test_coplanar(void **state)
     compare_random_rays(bvh, &s, 500, &r, 0.5f, true);
     for (int i = 0; i < 200; i++) { /* rays in the plane itself */
         prism_ray ray = {.org = {rng_range(&r, -1.5f, 1.5f), rng_range(&r, -1.5f, 1.5f), 0.5f},
-                         .dir = {rng_range(&r, -1, 1), rng_range(&r, -1, 1), 0}, .tmax = INFINITY};
+                         .dir = {rng_range(&r, -1, 1), rng_range(&r, -1, 1), 0},
+                         .tmax = INFINITY};
         compare_ray(bvh, &s, &ray);
     }
     prism_bvh_free(bvh);
@@ -341,7 +348,8 @@ static void test_axis_aligned_edges(void **state)
                     assert_false(isnan(hit.t));
                     hits += h;
                     /* Through a cube's face or along its edge: must hit. */
-                    int cu = u >= 0 && u <= 10 && (u % 4 <= 2), cv = v >= 0 && v <= 10 && (v % 4 <= 2);
+                    int cu = u >= 0 && u <= 10 && (u % 4 <= 2),
+                        cv = v >= 0 && v <= 10 && (v % 4 <= 2);
                     if (cu && cv)
                         assert_true(h);
                 }
@@ -396,7 +404,8 @@ static void test_split_view(void **state)
                              .dir = {rng_range(&r, -0.5f, 0.5f), rng_range(&r, -0.5f, 0.5f), 1},
                              .tmax = INFINITY};
             prism_hit a, b;
-            assert_int_equal(prism_bvh_closest(&whole, &ray, &a), prism_bvh_closest(&split, &ray, &b));
+            assert_int_equal(prism_bvh_closest(&whole, &ray, &a),
+                             prism_bvh_closest(&split, &ray, &b));
             assert_int_equal(a.triangle, b.triangle);
             assert_true(a.t == b.t);
             assert_int_equal(prism_bvh_any(&whole, &ray) == PRISM_BVH_MISS,
@@ -432,7 +441,8 @@ static void test_stats_and_sah(void **state)
     prism_bvh_free(high);
     /* A hand-made tree: root [0,2]^3 with two leaves [0,1]^3 (3 triangles) and
      * [1,2]x[0,2]x[0,2] (1 triangle). Areas (x 1/2): 12, 3, 8. */
-    prism_bvh_node n[3] = {{{0, 0, 0}, 1, {2, 2, 2}, 0}, {{0, 0, 0}, 0, {1, 1, 1}, 3},
+    prism_bvh_node n[3] = {{{0, 0, 0}, 1, {2, 2, 2}, 0},
+                           {{0, 0, 0}, 0, {1, 1, 1}, 3},
                            {{1, 0, 0}, 3, {2, 2, 2}, 1}};
     assert_float_equal(prism_bvh_sah_cost(n, 3), 1.0 + 3.0 / 12.0 * 3 + 8.0 / 12.0 * 1, 1e-12);
     assert_true(prism_bvh_sah_cost(NULL, 0) == 0.0);
@@ -535,7 +545,8 @@ static void test_scalar_path(void **state)
         assert_int_equal(ha, hb);
         assert_int_equal(a.triangle, b.triangle);
         assert_memory_equal(&a, &b, sizeof a);
-        assert_int_equal(prism_bvh_any(&v, &ray) == PRISM_BVH_MISS, scalar_any(&v, &ray) == PRISM_BVH_MISS);
+        assert_int_equal(prism_bvh_any(&v, &ray) == PRISM_BVH_MISS,
+                         scalar_any(&v, &ray) == PRISM_BVH_MISS);
         hits += (size_t)ha;
     }
     assert_true(hits > 1000);
@@ -581,17 +592,28 @@ static void test_dfs_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_input),      cmocka_unit_test(test_empty),
-        cmocka_unit_test(test_one_triangle),   cmocka_unit_test(test_soup_mixed),
-        cmocka_unit_test(test_soup_thin),      cmocka_unit_test(test_soup_huge),
-        cmocka_unit_test(test_soup_degenerate), cmocka_unit_test(test_soup_coincident),
-        cmocka_unit_test(test_soup_small),     cmocka_unit_test(test_one_centroid),
-        cmocka_unit_test(test_depth_guard),    cmocka_unit_test(test_coplanar),
-        cmocka_unit_test(test_far_from_origin), cmocka_unit_test(test_ray_on_surface),
-        cmocka_unit_test(test_axis_aligned_edges), cmocka_unit_test(test_watertight),
-        cmocka_unit_test(test_split_view),     cmocka_unit_test(test_stats_and_sah),
-        cmocka_unit_test(test_threads_agree),  cmocka_unit_test(test_dfs_order),
-        cmocka_unit_test(test_skip),           cmocka_unit_test(test_scalar_path),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_one_triangle),
+        cmocka_unit_test(test_soup_mixed),
+        cmocka_unit_test(test_soup_thin),
+        cmocka_unit_test(test_soup_huge),
+        cmocka_unit_test(test_soup_degenerate),
+        cmocka_unit_test(test_soup_coincident),
+        cmocka_unit_test(test_soup_small),
+        cmocka_unit_test(test_one_centroid),
+        cmocka_unit_test(test_depth_guard),
+        cmocka_unit_test(test_coplanar),
+        cmocka_unit_test(test_far_from_origin),
+        cmocka_unit_test(test_ray_on_surface),
+        cmocka_unit_test(test_axis_aligned_edges),
+        cmocka_unit_test(test_watertight),
+        cmocka_unit_test(test_split_view),
+        cmocka_unit_test(test_stats_and_sah),
+        cmocka_unit_test(test_threads_agree),
+        cmocka_unit_test(test_dfs_order),
+        cmocka_unit_test(test_skip),
+        cmocka_unit_test(test_scalar_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,10 +49,12 @@ static prism_scene *load(const char *path)
     return s;
 }
 
-static prism_geometry *upload(prism_scene *s, prism_bvh_builder builder, prism_placement_policy policy,
-                              size_t budget, prism_result *result)
+static prism_geometry *upload(prism_scene *s, prism_bvh_builder builder,
+                              prism_placement_policy policy, size_t budget, prism_result *result)
 {
-    prism_geometry_desc d = {.policy = policy, .builder = builder, .budget = budget,
+    prism_geometry_desc d = {.policy = policy,
+                             .builder = builder,
+                             .budget = budget,
                              .skip_optics = s->materials_count == 0};
     if (budget)
         d.reserve = PRISM_PLACEMENT_NO_RESERVE;
@@ -66,7 +68,8 @@ static prism_geometry *upload(prism_scene *s, prism_bvh_builder builder, prism_p
 /* A host-built tree over the same triangles, uploaded as given. */
 static prism_geometry *upload_given(prism_scene *s, const prism_bvh *bvh)
 {
-    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .skip_optics = s->materials_count == 0};
+    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE,
+                             .skip_optics = s->materials_count == 0};
     prism_geometry *g = NULL;
     assert_int_equal(prism_geometry_upload(cuda, s, bvh, &d, &g), PRISM_SUCCESS);
     return g;
@@ -88,8 +91,8 @@ static float unit(uint64_t *x)
 /* n random rays from points in the scene's box (grown by a tenth) in
  * random directions; the ones whose hits disagree (different triangle and
  * distance beyond 1e-6 relative, or hit against miss) are counted. */
-static size_t compare_rays(const prism_bvh *a, const prism_bvh *b, const float lo[3], const float hi[3],
-                           size_t n, size_t *hits)
+static size_t compare_rays(const prism_bvh *a, const prism_bvh *b, const float lo[3],
+                           const float hi[3], size_t n, size_t *hits)
 {
     size_t bad = 0, hit = 0;
 #pragma omp parallel for reduction(+ : bad, hit) schedule(static)
@@ -203,15 +206,17 @@ static void against_host(const char *path, size_t rays, size_t photons)
     assert_int_equal(rep->bvh.builder, PRISM_BVH_BUILDER_CUDA);
     prism_bvh *dev = NULL, *host = NULL;
     check_tree(gc, &dev);
-    assert_int_equal(prism_bvh_build(s->positions, s->vertices_count, s->indices, s->triangles_count,
-                                     NULL, &host),
+    assert_int_equal(prism_bvh_build(s->positions, s->vertices_count, s->indices,
+                                     s->triangles_count, NULL, &host),
                      PRISM_SUCCESS);
-    const double ratio = host->stats.sah_cost > 0 ? dev->stats.sah_cost / host->stats.sah_cost : 1.0;
+    const double ratio = host->stats.sah_cost > 0 ? dev->stats.sah_cost / host->stats.sah_cost
+                                                  : 1.0;
     printf("# %s: %zu triangles; cuda %.2f ms (%u passes%s), SAH %.2f, %zu nodes, depth %u; "
            "host SAH %.2f, %zu nodes, depth %u; SAH ratio %.3f\n",
            path, s->triangles_count, rep->bvh.seconds * 1e3, rep->bvh.iterations,
            rep->bvh.balanced ? ", balanced" : "", dev->stats.sah_cost, dev->node_count,
-           dev->stats.max_depth, host->stats.sah_cost, host->node_count, host->stats.max_depth, ratio);
+           dev->stats.max_depth, host->stats.sah_cost, host->node_count, host->stats.max_depth,
+           ratio);
     /* the bench holds the 1.10 goal; this catches a broken clustering */
     assert_true(ratio <= 1.25);
     size_t hits = 0, bad = compare_rays(dev, host, s->bbox_min, s->bbox_max, rays, &hits);
@@ -262,8 +267,8 @@ static void test_generated_detector(void **state)
 
 static prism_scene scene_of(float *positions, size_t nv, uint32_t *indices, size_t nt)
 {
-    prism_scene s = {.positions = positions, .vertices_count = nv, .indices = indices,
-                     .triangles_count = nt};
+    prism_scene s = {
+        .positions = positions, .vertices_count = nv, .indices = indices, .triangles_count = nt};
     return s;
 }
 
@@ -301,8 +306,9 @@ static void test_hostile(void **state)
         size_t hits = 0, bad = nt ? compare_rays(dev, host, lo, hi, 20000, &hits) : 0;
         printf("# %-12s %8zu triangles: %u passes%s, %zu nodes, depth %u, SAH %.3g (host %.3g), "
                "%zu of 20000 rays hit, %zu disagree\n",
-               *name, nt, rep->bvh.iterations, rep->bvh.balanced ? " (balanced)" : "", dev->node_count,
-               dev->stats.max_depth, dev->stats.sah_cost, host->stats.sah_cost, hits, bad);
+               *name, nt, rep->bvh.iterations, rep->bvh.balanced ? " (balanced)" : "",
+               dev->node_count, dev->stats.max_depth, dev->stats.sah_cost, host->stats.sah_cost,
+               hits, bad);
         assert_int_equal(bad, 0);
         if (nt == 0)
             assert_int_equal(dev->node_count, 1);
@@ -392,7 +398,8 @@ static void test_bad_triangles(void **state)
     t[5] = 3; /* the NaN vertex */
     assert_int_equal(prism_geometry_upload(cuda, &s, NULL, &d, &g), PRISM_ERROR_INVALID_ARGUMENT);
     printf("# %s\n", prism_context_last_error(cuda));
-    assert_non_null(strstr(prism_context_last_error(cuda), "triangle 1: vertex 3 has a non-finite"));
+    assert_non_null(
+        strstr(prism_context_last_error(cuda), "triangle 1: vertex 3 has a non-finite"));
     assert_null(g);
 }
 
@@ -488,10 +495,14 @@ int main(void)
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_triangles),   cmocka_unit_test(test_fallback),
-        cmocka_unit_test(test_placements),      cmocka_unit_test(test_assets),
-        cmocka_unit_test(test_hostile),         cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_generated_detector), cmocka_unit_test(test_born_pinned),
+        cmocka_unit_test(test_bad_triangles),
+        cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_placements),
+        cmocka_unit_test(test_assets),
+        cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_generated_detector),
+        cmocka_unit_test(test_born_pinned),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     /* every byte returned: a live allocation fails the destroy */

@@ -43,21 +43,20 @@ typedef struct builder {
     build_fn build;
 } builder;
 
-static prism_result build_host(const float *positions, size_t vertex_count,
-                               const uint32_t *indices, size_t triangle_count,
-                               const build_config *config, prism_bvh **out)
+static prism_result build_host(const float *positions, size_t vertex_count, const uint32_t *indices,
+                               size_t triangle_count, const build_config *config, prism_bvh **out)
 {
-    const prism_bvh_desc desc = {.max_leaf_size = config->leaf, .quality = config->quality,
+    const prism_bvh_desc desc = {.max_leaf_size = config->leaf,
+                                 .quality = config->quality,
                                  .order = config->order};
     return prism_bvh_build(positions, vertex_count, indices, triangle_count, &desc, out);
 }
 
 static const builder builders[] = {{"host", build_host}};
 
-static const build_config configs[] = {
-    {1, PRISM_BVH_QUALITY_MEDIUM, PRISM_BVH_ORDER_BFS},
-    {4, PRISM_BVH_QUALITY_FAST, PRISM_BVH_ORDER_BFS},
-    {64, PRISM_BVH_QUALITY_HIGH, PRISM_BVH_ORDER_DFS}};
+static const build_config configs[] = {{1, PRISM_BVH_QUALITY_MEDIUM, PRISM_BVH_ORDER_BFS},
+                                       {4, PRISM_BVH_QUALITY_FAST, PRISM_BVH_ORDER_BFS},
+                                       {64, PRISM_BVH_QUALITY_HIGH, PRISM_BVH_ORDER_DFS}};
 
 /* Builder/scene pairs that fail today, with what goes wrong; skipped. */
 typedef struct known_failure {
@@ -229,7 +228,8 @@ static prism_hit brute_closest(const hostile *h, const spheres *sp, const prism_
                      cz = vx * d[1] - vy * d[0];
         const double vmax = fmax(fabs(vx), fmax(fabs(vy), fabs(vz)));
         const double R = sp->r[t] + 1e-5 * (vmax + omax + sp->r[t]);
-        near[t] = (cx * cx + cy * cy + cz * cz <= R * R) & (vx * d[0] + vy * d[1] + vz * d[2] >= -R);
+        near[t] = (cx * cx + cy * cy + cz * cz <= R * R) &
+                  (vx * d[0] + vy * d[1] + vz * d[2] >= -R);
     }
     for (size_t t = 0; t < h->nt; t++) {
         if (!near[t])
@@ -417,10 +417,11 @@ static void check_build(const hostile *h, const builder *b, const build_config *
     if (bad < h->ray_count) {
         const prism_ray *ray = &h->rays[bad];
         const prism_hit *e = &h->expect[bad];
-        fail_msg("%s builder, scene %s, leaf %u: ray %zu org (%.9g %.9g %.9g) dir (%.9g %.9g %.9g): "
-                 "bvh t=%.9g tri=%u, brute force t=%.9g tri=%u", b->name, h->name, c->leaf, bad,
-                 ray->org[0], ray->org[1], ray->org[2], ray->dir[0], ray->dir[1], ray->dir[2],
-                 got.t, got.triangle, e->t, e->triangle);
+        fail_msg(
+            "%s builder, scene %s, leaf %u: ray %zu org (%.9g %.9g %.9g) dir (%.9g %.9g %.9g): "
+            "bvh t=%.9g tri=%u, brute force t=%.9g tri=%u",
+            b->name, h->name, c->leaf, bad, ray->org[0], ray->org[1], ray->org[2], ray->dir[0],
+            ray->dir[1], ray->dir[2], got.t, got.triangle, e->t, e->triangle);
     }
     printf("  %s/%s leaf %2u: %zu nodes, depth %u, SAH %.1f, %.3f s\n", b->name, h->name, c->leaf,
            bvh->node_count, bvh->stats.max_depth, bvh->stats.sah_cost, bvh->stats.build_seconds);
@@ -452,7 +453,8 @@ static void test_scene(void **state)
     for (size_t b = 0; b < sizeof builders / sizeof builders[0]; b++) {
         const char *why = known_failure_of(builders[b].name, h->name);
         if (why) {
-            printf("SKIP %s builder, scene %s: known failure: %s\n", builders[b].name, h->name, why);
+            printf("SKIP %s builder, scene %s: known failure: %s\n", builders[b].name, h->name,
+                   why);
             skipped++;
             continue;
         }

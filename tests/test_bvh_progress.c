@@ -72,8 +72,11 @@ static prism_result build(const soup *s, int threads, recorder *rec, log_capture
         rec->caller = pthread_self();
         rec->total = s->nt;
     }
-    prism_bvh_desc d = {.threads = threads, .progress = rec ? record : NULL, .progress_user = rec,
-                        .log = capture, .log_user = log};
+    prism_bvh_desc d = {.threads = threads,
+                        .progress = rec ? record : NULL,
+                        .progress_user = rec,
+                        .log = capture,
+                        .log_user = log};
     return prism_bvh_build(s->pos, s->nv, s->idx, s->nt, &d, out);
 }
 
@@ -211,10 +214,8 @@ static void test_empty(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_calls),
-        cmocka_unit_test(test_total_once),
-        cmocka_unit_test(test_same_tree),
-        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_calls),     cmocka_unit_test(test_total_once),
+        cmocka_unit_test(test_same_tree), cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

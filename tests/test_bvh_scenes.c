@@ -33,7 +33,9 @@ static prism_scene *load(const char *path)
 /* The scene's arrays seen as a soup (borrowed, not freed). */
 static soup as_soup(const prism_scene *scene)
 {
-    return (soup){.pos = scene->positions, .idx = scene->indices, .nv = scene->vertices_count,
+    return (soup){.pos = scene->positions,
+                  .idx = scene->indices,
+                  .nv = scene->vertices_count,
                   .nt = scene->triangles_count};
 }
 
@@ -83,8 +85,8 @@ static void test_assets_watertight(void **state)
         prism_bvh *bvh = build_soup(&s, 0, 0, 0);
         float c[3];
         for (int a = 0; a < 3; a++)
-            c[a] = 0.5f * (scene->bbox_min[a] + scene->bbox_max[a]) + 1e-3f * (float)(a + 1) *
-                   (scene->bbox_max[a] - scene->bbox_min[a]);
+            c[a] = 0.5f * (scene->bbox_min[a] + scene->bbox_max[a]) +
+                   1e-3f * (float)(a + 1) * (scene->bbox_max[a] - scene->bbox_min[a]);
         assert_int_equal(fire_at_edges(bvh, &s, c, c, true), s.nt * 15);
         prism_bvh_free(bvh);
         prism_scene_free(scene);
@@ -106,7 +108,6 @@ static void test_detector(void **state)
     check_scene(out, 400);
     remove(out);
 }
-
 
 int main(void)
 {

@@ -86,7 +86,9 @@ static void accept_asset(const char *path, void *user)
     prism_scene *scene = NULL;
     if (prism_scene_load(path, &d, &scene) != PRISM_SUCCESS)
         fail_msg("%s: %s", path, err);
-    soup s = {.pos = scene->positions, .idx = scene->indices, .nv = scene->vertices_count,
+    soup s = {.pos = scene->positions,
+              .idx = scene->indices,
+              .nv = scene->vertices_count,
               .nt = scene->triangles_count};
     accept_all_configs(&s, 7);
     prism_scene_free(scene);
@@ -345,8 +347,8 @@ static void test_children_out_of_range(void **state)
     tree *t = *state;
     const size_t i = inner_from(t, 2);
     t->nodes[i].first = (uint32_t)t->node_count - 1;
-    expect_invalid(t, "node %zu: children %zu, %zu are outside the %zu nodes", i,
-                   t->node_count - 1, t->node_count, t->node_count);
+    expect_invalid(t, "node %zu: children %zu, %zu are outside the %zu nodes", i, t->node_count - 1,
+                   t->node_count, t->node_count);
 }
 
 static void test_children_at_odd_index(void **state)
@@ -378,8 +380,8 @@ static void test_shared_subtree(void **state)
         for (size_t j = i + 1; j < t->nodes[i].first; j++)
             if (t->nodes[j].count == 0) {
                 t->nodes[j].first = t->nodes[i].first;
-                expect_invalid(t, "node %zu: child %u already has parent %zu (a shared subtree)",
-                               j, t->nodes[i].first, i);
+                expect_invalid(t, "node %zu: child %u already has parent %zu (a shared subtree)", j,
+                               t->nodes[i].first, i);
                 return;
             }
     }
@@ -394,7 +396,8 @@ static void test_unreachable_node(void **state)
     t->nodes[t->node_count] = t->nodes[k];
     t->nodes[t->node_count + 1] = t->nodes[k];
     t->node_count += 2;
-    expect_invalid(t, "node %zu: no parent before it (unreachable from the root", t->node_count - 2);
+    expect_invalid(t, "node %zu: no parent before it (unreachable from the root",
+                   t->node_count - 2);
 }
 
 static void test_padding_node(void **state)
@@ -451,7 +454,8 @@ static void test_depth_limit(void **state)
     assert_int_equal(prism_bvh_validate(nodes, n, NULL, 0, NULL, NULL, tris, 1, msg, sizeof msg),
                      PRISM_ERROR_INVALID_ARGUMENT);
     char expected[128];
-    snprintf(expected, sizeof expected, "node %zu: depth 65 exceeds PRISM_BVH_MAX_DEPTH (64)", n - 2);
+    snprintf(expected, sizeof expected, "node %zu: depth 65 exceeds PRISM_BVH_MAX_DEPTH (64)",
+             n - 2);
     assert_string_equal(msg, expected);
     free(nodes);
 }

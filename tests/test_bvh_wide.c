@@ -89,7 +89,8 @@ static size_t compare_views(const prism_geometry_view *bin, const prism_geometry
         prism_ray ray;
         random_ray(b, &r, 0.2f, (int)(i % 3), &ray);
         prism_hit a, w;
-        const int ha = prism_bvh_closest(bin, &ray, &a), hw = prism_wide_closest_skip(wide, &ray, PRISM_BVH_MISS, &w);
+        const int ha = prism_bvh_closest(bin, &ray, &a),
+                  hw = prism_wide_closest_skip(wide, &ray, PRISM_BVH_MISS, &w);
         assert_int_equal(ha, hw);
         same_hit(bin, &ray, &a, &w);
         assert_int_equal(prism_bvh_any(bin, &ray) != PRISM_BVH_MISS,
@@ -151,8 +152,8 @@ static prism_bvh *build(const soup *s, unsigned leaf, unsigned order)
 static void test_soups(void **state)
 {
     (void)state;
-    const soup_kind kinds[] = {SOUP_MIXED, SOUP_THIN, SOUP_HUGE, SOUP_DEGENERATE, SOUP_COINCIDENT,
-                               SOUP_SMALL};
+    const soup_kind kinds[] = {SOUP_MIXED,      SOUP_THIN,       SOUP_HUGE,
+                               SOUP_DEGENERATE, SOUP_COINCIDENT, SOUP_SMALL};
     const unsigned leaves[] = {1, 4, 7, 64};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         for (size_t l = 0; l < sizeof leaves / sizeof leaves[0]; l++) {
@@ -186,7 +187,8 @@ static void test_closed_meshes(void **state)
     prism__bvh_view_wide(b, w, (uint32_t)w->node_count, &wide);
     /* rays from the centre through every vertex: all hit, many on a tie */
     for (size_t v = 0; v < s.nv; v++) {
-        prism_ray ray = {{0, 0, 0}, 0.0f, {s.pos[3 * v], s.pos[3 * v + 1], s.pos[3 * v + 2]}, INFINITY};
+        prism_ray ray = {
+            {0, 0, 0}, 0.0f, {s.pos[3 * v], s.pos[3 * v + 1], s.pos[3 * v + 2]}, INFINITY};
         prism_hit a, h;
         assert_true(prism_bvh_closest(&bin, &ray, &a));
         assert_true(prism_wide_closest_skip(&wide, &ray, PRISM_BVH_MISS, &h));
@@ -359,9 +361,9 @@ static void test_assets(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_soups),      cmocka_unit_test(test_closed_meshes),
+        cmocka_unit_test(test_soups),           cmocka_unit_test(test_closed_meshes),
         cmocka_unit_test(test_small_and_empty), cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_too_deep),   cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_too_deep),        cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_assets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,8 +71,8 @@ static prism_ray *make_rays(const prism_bvh *b, size_t n, uint64_t seed)
         for (int k = 0; k < 3; k++) {
             const float lo = root->lo[k], hi = root->hi[k], c = 0.5f * (lo + hi), e = hi - lo;
             rays[i].org[k] = !(lo <= hi) ? 0.0f
-                             : i % 2 ? uniform(&seed, lo - 0.2f * e, hi + 0.2f * e)
-                                     : uniform(&seed, c - 0.05f * e, c + 0.05f * e);
+                             : i % 2     ? uniform(&seed, lo - 0.2f * e, hi + 0.2f * e)
+                                         : uniform(&seed, c - 0.05f * e, c + 0.05f * e);
             rays[i].dir[k] = uniform(&seed, -1.0f, 1.0f);
         }
         rays[i].tmin = 0.0f;
@@ -116,9 +116,10 @@ static void check_rays(const char *name, const prism_bvh *b, const prism_bvh_wid
         if (!same(r->binary.triangle, r->binary.t, r->wide.triangle, r->wide.t, &ties) ||
             !same(r->tuned, r->tuned_t, r->wide.triangle, r->wide.t, &tuned_ties) ||
             !same(r->step, r->step_t, r->wide.triangle, r->wide.t, &step_ties))
-            fail_msg("%s ray %zu: binary %u t %.9g, tuned %u t %.9g, wide %u t %.9g, step %u t %.9g",
-                     name, i, r->binary.triangle, (double)r->binary.t, r->tuned, (double)r->tuned_t,
-                     r->wide.triangle, (double)r->wide.t, r->step, (double)r->step_t);
+            fail_msg(
+                "%s ray %zu: binary %u t %.9g, tuned %u t %.9g, wide %u t %.9g, step %u t %.9g",
+                name, i, r->binary.triangle, (double)r->binary.t, r->tuned, (double)r->tuned_t,
+                r->wide.triangle, (double)r->wide.t, r->step, (double)r->step_t);
         assert_int_equal(r->any_binary != PRISM_BVH_MISS, r->any_wide != PRISM_BVH_MISS);
         assert_int_equal(r->any_wide != PRISM_BVH_MISS, r->wide.triangle != PRISM_BVH_MISS);
         hits += r->wide.triangle != PRISM_BVH_MISS;
@@ -126,10 +127,10 @@ static void check_rays(const char *name, const prism_bvh *b, const prism_bvh_wid
     printf("# %s: %zu rays, %zu hit, exact ties reported differently: %zu binary, %zu tuned, "
            "%zu host (of %zu); "
            "%zu wide nodes (%zu bytes) for %zu binary nodes (%zu bytes)\n",
-           name, n, hits, ties, tuned_ties, host_ties, (n + 7) / 8, w->node_count, w->node_count * sizeof *w->nodes,
-           b->node_count, b->node_count * sizeof *b->nodes);
-    assert_true(ties <= n / 10000 + 1 && tuned_ties <= n / 10000 + 1 && host_ties <= n / 10000 + 1 &&
-                step_ties <= n / 10000 + 1);
+           name, n, hits, ties, tuned_ties, host_ties, (n + 7) / 8, w->node_count,
+           w->node_count * sizeof *w->nodes, b->node_count, b->node_count * sizeof *b->nodes);
+    assert_true(ties <= n / 10000 + 1 && tuned_ties <= n / 10000 + 1 &&
+                host_ties <= n / 10000 + 1 && step_ties <= n / 10000 + 1);
     free(out);
     free(rays);
 }
@@ -184,7 +185,9 @@ static void test_hostile(void **state)
 static void device_collapse(const char *name, const prism_scene *s, prism_placement_policy policy,
                             size_t rays)
 {
-    prism_geometry_desc d = {.policy = policy, .builder = PRISM_BVH_BUILDER_CUDA, .skip_optics = true,
+    prism_geometry_desc d = {.policy = policy,
+                             .builder = PRISM_BVH_BUILDER_CUDA,
+                             .skip_optics = true,
                              .traversal = PRISM_TRAVERSAL_WIDE};
     prism_geometry *g = NULL;
     const prism_result r = prism_geometry_upload(cuda, s, NULL, &d, &g);
@@ -273,7 +276,8 @@ static void test_collapse_hostile(void **state)
             free(idx);
             continue;
         }
-        prism_scene s = {.positions = pos, .vertices_count = nv, .indices = idx, .triangles_count = nt};
+        prism_scene s = {
+            .positions = pos, .vertices_count = nv, .indices = idx, .triangles_count = nt};
         device_collapse(*name, &s, PRISM_PLACEMENT_DEVICE, 0);
         device_collapse(*name, &s, PRISM_PLACEMENT_MAPPED, 0);
         free(pos);
@@ -306,9 +310,12 @@ static void test_collapse_bad_tree(void **state)
                                {{0, 0, 0}, 0, {1, 1, 0}, 1},
                                {{0, 0, 0}, 0, {1, 1, 0}, 1}};
     prism_buffer *bn = NULL, *bv = NULL, *bt = NULL;
-    assert_int_equal(prism_buffer_create_device(cuda, sizeof nodes, "test.nodes", &bn), PRISM_SUCCESS);
-    assert_int_equal(prism_buffer_create_device(cuda, sizeof v, "test.vertices", &bv), PRISM_SUCCESS);
-    assert_int_equal(prism_buffer_create_device(cuda, sizeof t, "test.triangles", &bt), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, sizeof nodes, "test.nodes", &bn),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, sizeof v, "test.vertices", &bv),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, sizeof t, "test.triangles", &bt),
+                     PRISM_SUCCESS);
     assert_int_equal(prism_buffer_write(bv, 0, v, sizeof v), PRISM_SUCCESS);
     assert_int_equal(prism_buffer_write(bt, 0, t, sizeof t), PRISM_SUCCESS);
     prism_geometry_view view = {0};
@@ -368,10 +375,8 @@ int main(void)
     if (!no_device && prism_context_create(&d, &cuda) != PRISM_SUCCESS)
         cuda = NULL;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_detector),
-        cmocka_unit_test(test_hostile),
-        cmocka_unit_test(test_collapse_detector),
-        cmocka_unit_test(test_collapse_hostile),
+        cmocka_unit_test(test_detector),          cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_collapse_detector), cmocka_unit_test(test_collapse_hostile),
         cmocka_unit_test(test_collapse_bad_tree),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);

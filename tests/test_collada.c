@@ -48,9 +48,15 @@ static void test_fast_float(void **state)
     const struct {
         const char *s;
         double v;
-    } cases[] = {{"0", 0},          {"-1.5", -1.5},      {"+2.25", 2.25},  {".5", 0.5},
-                 {"5.", 5},         {"1e3", 1000},       {"1.5E-3", 0.0015},
-                 {"123456.789", 123456.789},             {"1.55e-06", 1.55e-6},
+    } cases[] = {{"0", 0},
+                 {"-1.5", -1.5},
+                 {"+2.25", 2.25},
+                 {".5", 0.5},
+                 {"5.", 5},
+                 {"1e3", 1000},
+                 {"1.5E-3", 0.0015},
+                 {"123456.789", 123456.789},
+                 {"1.55e-06", 1.55e-6},
                  {"0.000000000000000000000000001", 1e-27},
                  {"12345678901234567890123", 1.2345678901234568e22}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -313,9 +319,8 @@ static void test_lookat_warnings_limited(void **state)
         load_out o = {0};
         prism_load_desc d = {.log = keep_last_warning, .log_user = &o};
         prism_scene *s = NULL;
-        prism_result r = chunked
-                             ? prism__scene_load_memory_chunked(doc, n, "many", &d, 100, &s)
-                             : prism_scene_load_memory(doc, n, "many", &d, &s);
+        prism_result r = chunked ? prism__scene_load_memory_chunked(doc, n, "many", &d, 100, &s)
+                                 : prism_scene_load_memory(doc, n, "many", &d, &s);
         assert_int_equal(r, PRISM_SUCCESS);
         assert_int_equal(o.logged_warnings, CL_QUIRK_LOG_MAX + 1);
         assert_string_equal(o.warning[0],
@@ -400,8 +405,8 @@ static void test_g4dae(void **state)
     assert_int_equal(s->surfaces[1].properties_count, 1);
     assert_string_equal(s->surfaces[1].properties[0].name, "EFFICIENCY");
     assert_int_equal(s->triangle_surface[0], PRISM_NONE); /* tank */
-    assert_int_equal(s->triangle_surface[12], 0);          /* first PMT: skin */
-    assert_int_equal(s->triangle_surface[24], 1);          /* second PMT: border */
+    assert_int_equal(s->triangle_surface[12], 0);         /* first PMT: skin */
+    assert_int_equal(s->triangle_surface[24], 1);         /* second PMT: border */
     prism_scene_free(s);
 }
 
@@ -414,8 +419,9 @@ static void test_big_array_streams(void **state)
     size_t cap = n * 40 + 4096, len = 0;
     char *doc = malloc(cap);
     assert_non_null(doc);
-    len += (size_t)sprintf(doc + len, "<COLLADA><library_geometries><geometry id=\"g\"><mesh>"
-                                      "<source id=\"p\"><float_array count=\"%zu\">",
+    len += (size_t)sprintf(doc + len,
+                           "<COLLADA><library_geometries><geometry id=\"g\"><mesh>"
+                           "<source id=\"p\"><float_array count=\"%zu\">",
                            3 * n);
     for (size_t i = 0; i < n; i++)
         len += (size_t)sprintf(doc + len, "%zu.25 -%zu.5e-1\n%zu ", i, i, i % 7);
@@ -454,7 +460,9 @@ static void test_progress_cancel_and_args(void **state)
     (void)state;
     int calls = 0;
     char err[256];
-    prism_load_desc d = {.progress = cancel_at_once, .progress_user = &calls, .error = err,
+    prism_load_desc d = {.progress = cancel_at_once,
+                         .progress_user = &calls,
+                         .error = err,
                          .error_size = sizeof err};
     prism_scene *s = (prism_scene *)1;
     assert_int_equal(prism_scene_load(DATA("cube.dae"), &d, &s), PRISM_ERROR_IO);

@@ -150,17 +150,17 @@ static void test_billion_laughs(void **state)
 }
 
 /* Smaller cases, written inline: a triangle mesh and a scene around it. */
-#define POS                                                                                  \
-    "<source id=\"p\"><float_array count=\"9\">0 0 0 1 0 0 0 1 0</float_array>"               \
-    "<technique_common><accessor count=\"3\" stride=\"3\"/></technique_common></source>"      \
+#define POS                                                                                        \
+    "<source id=\"p\"><float_array count=\"9\">0 0 0 1 0 0 0 1 0</float_array>"                    \
+    "<technique_common><accessor count=\"3\" stride=\"3\"/></technique_common></source>"           \
     "<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/></vertices>"
-#define TRI(p)                                                                               \
-    "<triangles count=\"1\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>" p   \
+#define TRI(p)                                                                                     \
+    "<triangles count=\"1\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>" p          \
     "</p></triangles>"
-#define GEOM(body)                                                                           \
+#define GEOM(body)                                                                                 \
     "<library_geometries><geometry id=\"g\"><mesh>" body "</mesh></geometry></library_geometries>"
-#define SCENE(node)                                                                          \
-    "<library_visual_scenes><visual_scene id=\"s\"><node id=\"n\">" node                     \
+#define SCENE(node)                                                                                \
+    "<library_visual_scenes><visual_scene id=\"s\"><node id=\"n\">" node                           \
     "</node></visual_scene></library_visual_scenes>"
 #define PLACE "<instance_geometry url=\"#g\"/>"
 #define DOC(x) "<COLLADA>" x "</COLLADA>"
@@ -187,9 +187,10 @@ static void expect_bad_text(const char *doc, prism_result r, const char *element
 static void test_bad_numbers(void **state)
 {
     (void)state;
-    expect_bad_text(DOC(GEOM("<source id=\"p\"><float_array>0 0 zero</float_array></source>" USE_P
-                             TRI("0 1 2"))),
-                    PRISM_ERROR_PARSE, "<float_array>", "not a number: \"zero\"");
+    expect_bad_text(
+        DOC(GEOM(
+            "<source id=\"p\"><float_array>0 0 zero</float_array></source>" USE_P TRI("0 1 2"))),
+        PRISM_ERROR_PARSE, "<float_array>", "not a number: \"zero\"");
     expect_bad_text(DOC(GEOM(POS TRI("0 1 99999999999"))), PRISM_ERROR_PARSE, "<p>",
                     "index beyond 32 bits");
     expect_bad_text(DOC(GEOM(POS TRI("0 1 -2"))), PRISM_ERROR_PARSE, "<p>", "not an index");
@@ -229,8 +230,8 @@ static void test_bad_structure(void **state)
                                  "source=\"#v\" offset=\"0\"/><input semantic=\"NORMAL\" "
                                  "source=\"#p\" offset=\"1\"/><p>0 0 1 1 2</p></triangles>")),
                     PRISM_ERROR_PARSE, "<p>", "5 integers is not a whole number of 2-index");
-    expect_bad_text(DOC(GEOM(POS "<triangles><p>0 1 2</p></triangles>")), PRISM_ERROR_PARSE,
-                    "<p>", "no <input semantic=\"VERTEX\">");
+    expect_bad_text(DOC(GEOM(POS "<triangles><p>0 1 2</p></triangles>")), PRISM_ERROR_PARSE, "<p>",
+                    "no <input semantic=\"VERTEX\">");
     expect_bad_text(DOC(GEOM("<source id=\"p\"><float_array>0 0 0 1 0 0 0 1 0</float_array>"
                              "<technique_common><accessor count=\"4\" stride=\"3\"/>"
                              "</technique_common></source><vertices id=\"v\"><input "
@@ -262,8 +263,7 @@ static void test_bad_scene(void **state)
     /* a skew that is no transform: an axis of no length, an infinite shear,
      * a shear that flattens space (r = t = X at -45 degrees: x' = 0) */
     expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>30 0 0 0 1 0 0</skew>" PLACE)),
-                    PRISM_ERROR_PARSE, "<skew>",
-                    "30 0 0 0 1 0 0: the rotation axis has length 0");
+                    PRISM_ERROR_PARSE, "<skew>", "30 0 0 0 1 0 0: the rotation axis has length 0");
     expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>30 0 1 0 0 0 0</skew>" PLACE)),
                     PRISM_ERROR_PARSE, "<skew>", "the translation axis has length 0");
     expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>-270 0 1 0 1 0 0</skew>" PLACE)),
@@ -273,8 +273,8 @@ static void test_bad_scene(void **state)
                     PRISM_ERROR_PARSE, "<skew>", "the shear flattens space");
     expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<skew>1 2 3 4 5 6</skew>" PLACE)),
                     PRISM_ERROR_PARSE, "<skew>", "6 values where 7 are needed");
-    expect_bad_text(DOC("<asset><up_axis>W_UP</up_axis></asset>"), PRISM_ERROR_PARSE,
-                    "<up_axis>", "\"W_UP\" is not X_UP, Y_UP or Z_UP");
+    expect_bad_text(DOC("<asset><up_axis>W_UP</up_axis></asset>"), PRISM_ERROR_PARSE, "<up_axis>",
+                    "\"W_UP\" is not X_UP, Y_UP or Z_UP");
     expect_bad_text(DOC("<asset><unit meter=\"-1\"/></asset>"), PRISM_ERROR_PARSE, "<unit>",
                     "meter=\"-1\" is not a positive number");
     /* nested <asset>s are read as the root's, with the same errors */
@@ -284,8 +284,8 @@ static void test_bad_scene(void **state)
     expect_bad_text(DOC("<library_geometries><geometry id=\"g\"><asset><unit meter=\"1 inch\"/>"
                         "</asset></geometry></library_geometries>"),
                     PRISM_ERROR_PARSE, "<unit>", "meter=\"1 inch\" is not a positive number");
-    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) SCENE("<asset><up_axis>y_up</up_axis></asset>"
-                                                     PLACE)),
+    expect_bad_text(DOC(GEOM(POS TRI("0 1 2"))
+                            SCENE("<asset><up_axis>y_up</up_axis></asset>" PLACE)),
                     PRISM_ERROR_PARSE, "<up_axis>", "\"y_up\" is not X_UP, Y_UP or Z_UP");
 }
 
@@ -299,9 +299,10 @@ static void test_unscoped_assets(void **state)
         "</library_materials><library_geometries><geometry id=\"g\"><mesh><source id=\"p\">"
         "<asset><unit meter=\"0.5\"/></asset><float_array count=\"9\">0 0 0 1 0 0 0 1 0"
         "</float_array></source><vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/>"
-        "</vertices>" TRI("0 1 2") "</mesh></geometry></library_geometries>"
-        "<library_animations><node><asset><up_axis>nonsense</up_axis></asset></node>"
-        "</library_animations>" SCENE(PLACE));
+        "</vertices>" TRI(
+            "0 1 2") "</mesh></geometry></library_geometries>"
+                     "<library_animations><node><asset><up_axis>nonsense</up_axis></asset></node>"
+                     "</library_animations>" SCENE(PLACE));
     char err[512] = "";
     prism_load_desc d = {.error = err, .error_size = sizeof err};
     prism_scene *s = NULL;
@@ -311,7 +312,7 @@ static void test_unscoped_assets(void **state)
     prism_scene_free(s);
 }
 
-#define MAT(extra)                                                                           \
+#define MAT(extra)                                                                                 \
     "<library_materials><material id=\"m\"><extra>" extra "</extra></material></library_materials>"
 
 static void test_bad_g4dae(void **state)
@@ -321,16 +322,18 @@ static void test_bad_g4dae(void **state)
                     "<property>", "no <matrix name=\"nope\">");
     expect_bad_text(DOC(MAT("<matrix coldim=\"2\" name=\"t\">1e-6 1 2e-6</matrix>")),
                     PRISM_ERROR_PARSE, "<matrix>", "3 values: a coldim=\"2\" table needs pairs");
-    expect_bad_text(DOC(MAT("<matrix coldim=\"3\" name=\"t\">1 2 3</matrix>")),
-                    PRISM_ERROR_PARSE, "<matrix>", "coldim=\"3\"");
+    expect_bad_text(DOC(MAT("<matrix coldim=\"3\" name=\"t\">1 2 3</matrix>")), PRISM_ERROR_PARSE,
+                    "<matrix>", "coldim=\"3\"");
     expect_bad_text(DOC(MAT("<matrix coldim=\"2\" name=\"t\">0 1</matrix>"
                             "<property name=\"RINDEX\" ref=\"t\"/>")),
                     PRISM_ERROR_PARSE, "<matrix>", "photon energy 0 MeV is not positive");
-    expect_bad_text(DOC(GEOM(POS TRI("0 1 2")) "<library_nodes><node id=\"lv\">" PLACE
-                        "</node><extra><skinsurface name=\"k\" surfaceproperty=\"nope\">"
-                        "<volumeref ref=\"lv\"/></skinsurface></extra></library_nodes>"
-                        SCENE("<instance_node url=\"#lv\"/>")),
-                    PRISM_ERROR_PARSE, "<skinsurface>", "no <opticalsurface name=\"nope\">");
+    expect_bad_text(
+        DOC(GEOM(
+            POS TRI("0 1 2")) "<library_nodes><node id=\"lv\">" PLACE
+                              "</node><extra><skinsurface name=\"k\" surfaceproperty=\"nope\">"
+                              "<volumeref ref=\"lv\"/></skinsurface></extra></library_nodes>" SCENE(
+                                  "<instance_node url=\"#lv\"/>")),
+        PRISM_ERROR_PARSE, "<skinsurface>", "no <opticalsurface name=\"nope\">");
     expect_bad_text(DOC("<library_nodes><extra><bordersurface name=\"b\"><physvolref ref=\"a\"/>"
                         "</bordersurface></extra></library_nodes>"),
                     PRISM_ERROR_PARSE, "<bordersurface>", "1 volume references where 2");
@@ -342,8 +345,10 @@ static void test_instancing_bomb(void **state)
 {
     (void)state;
     char doc[8192];
-    size_t n = (size_t)snprintf(doc, sizeof doc, "<COLLADA>" GEOM(POS TRI("0 1 2"))
-                                "<library_nodes><node id=\"l0\">" PLACE "</node>");
+    size_t n =
+        (size_t)snprintf(doc, sizeof doc,
+                         "<COLLADA>" GEOM(POS TRI("0 1 2")) "<library_nodes><node id=\"l0\">" PLACE
+                                                            "</node>");
     for (int i = 1; i <= 24; i++)
         n += (size_t)snprintf(doc + n, sizeof doc - n,
                               "<node id=\"l%d\"><instance_node url=\"#l%d\"/><node><translate>1 0 "

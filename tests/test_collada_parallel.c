@@ -39,8 +39,8 @@ static void keep_log(void *user, prism_log_level level, const char *msg)
 static void load(const char *doc, size_t size, size_t chunk, run *o)
 {
     memset(o, 0, sizeof *o);
-    prism_load_desc d = {.error = o->error, .error_size = sizeof o->error, .log = keep_log,
-                         .log_user = o};
+    prism_load_desc d = {
+        .error = o->error, .error_size = sizeof o->error, .log = keep_log, .log_user = o};
     o->r = chunk ? prism__scene_load_memory_chunked(doc, size, "gen", &d, chunk, &o->s)
                  : prism_scene_load_memory(doc, size, "gen", &d, &o->s);
 }
@@ -112,9 +112,9 @@ static void assert_same(const char *what, const char *doc, size_t size, size_t c
     load(doc, size, 0, a);
     load(doc, size, chunk, b);
     if (a->r != b->r || strcmp(a->error, b->error) != 0 || strcmp(a->log, b->log) != 0)
-        print_error("%s, chunks of %zu: serial %s \"%s\"\n%s\nchunked %s \"%s\"\n%s\n", what,
-                    chunk, prism_result_string(a->r), a->error, a->log,
-                    prism_result_string(b->r), b->error, b->log);
+        print_error("%s, chunks of %zu: serial %s \"%s\"\n%s\nchunked %s \"%s\"\n%s\n", what, chunk,
+                    prism_result_string(a->r), a->error, a->log, prism_result_string(b->r),
+                    b->error, b->log);
     assert_int_equal(a->r, b->r);
     assert_string_equal(a->error, b->error);
     assert_string_equal(a->log, b->log);
@@ -129,20 +129,42 @@ static void assert_same(const char *what, const char *doc, size_t size, size_t c
 static void test_fixtures(void **state)
 {
     (void)state;
-    static const char *files[] = {
-        DATA("cube.dae"), DATA("g4dae_mini.dae"), DATA("nonfinite.dae"), DATA("polygons.dae"),
-        DATA("transforms.dae"), DATA("bom.dae"), DATA("utf16.dae"), DATA("bad_cycle.dae"),
-        DATA("bad_missing_id.dae"), DATA("bad_index_range.dae"), DATA("bad_malformed.dae"),
-        DATA("bad_truncated.dae"), DATA("quirk_count_fewer.dae"), DATA("bad_deep_nodes.dae"),
-        DATA("bad_deep_instances.dae"), DATA("bad_billion_laughs.dae"),
-        DATA("bad_external_entity.dae"), DATA("quirk_count_huge.dae"),
-        DATA("quirk_count_more.dae"), DATA("quirk_flat_positions.dae"),
-        DATA("bad_count_short.dae"), DATA("bad_stride2_st.dae"), DATA("unit_none.dae"),
-        DATA("unit_odd_pointer.dae"), DATA("unit_g4_meta.dae"), DATA("unit_g4_pointer_ids.dae"),
-        DATA("unit_g4_dd_paths.dae"), DATA("unit_file_wins.dae"), DATA("lookat_degenerate.dae"),
-        DATA("skew.dae"), DATA("chunk_plan_hang.dae"), DATA("asset_nested.dae"),
-        PRISM_ASSETS "/tiny_detector.dae", PRISM_ASSETS "/cube.dae", PRISM_ASSETS "/sphere.dae",
-        PRISM_ASSETS "/box_with_hole.dae"};
+    static const char *files[] = {DATA("cube.dae"),
+                                  DATA("g4dae_mini.dae"),
+                                  DATA("nonfinite.dae"),
+                                  DATA("polygons.dae"),
+                                  DATA("transforms.dae"),
+                                  DATA("bom.dae"),
+                                  DATA("utf16.dae"),
+                                  DATA("bad_cycle.dae"),
+                                  DATA("bad_missing_id.dae"),
+                                  DATA("bad_index_range.dae"),
+                                  DATA("bad_malformed.dae"),
+                                  DATA("bad_truncated.dae"),
+                                  DATA("quirk_count_fewer.dae"),
+                                  DATA("bad_deep_nodes.dae"),
+                                  DATA("bad_deep_instances.dae"),
+                                  DATA("bad_billion_laughs.dae"),
+                                  DATA("bad_external_entity.dae"),
+                                  DATA("quirk_count_huge.dae"),
+                                  DATA("quirk_count_more.dae"),
+                                  DATA("quirk_flat_positions.dae"),
+                                  DATA("bad_count_short.dae"),
+                                  DATA("bad_stride2_st.dae"),
+                                  DATA("unit_none.dae"),
+                                  DATA("unit_odd_pointer.dae"),
+                                  DATA("unit_g4_meta.dae"),
+                                  DATA("unit_g4_pointer_ids.dae"),
+                                  DATA("unit_g4_dd_paths.dae"),
+                                  DATA("unit_file_wins.dae"),
+                                  DATA("lookat_degenerate.dae"),
+                                  DATA("skew.dae"),
+                                  DATA("chunk_plan_hang.dae"),
+                                  DATA("asset_nested.dae"),
+                                  PRISM_ASSETS "/tiny_detector.dae",
+                                  PRISM_ASSETS "/cube.dae",
+                                  PRISM_ASSETS "/sphere.dae",
+                                  PRISM_ASSETS "/box_with_hole.dae"};
     static const size_t chunks[] = {1, 13, 100, 1000};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         size_t size = 0;
@@ -186,11 +208,11 @@ static void put(gen *g, const char *fmt, ...)
 
 typedef enum fault {
     FAULT_NONE,
-    FAULT_BAD_NUMBER,   /* "1.0x" in a float_array of a late geometry */
-    FAULT_NAN,          /* a NaN coordinate: a warning with a position */
-    FAULT_MISSING_REF,  /* an instance_geometry of no geometry, late in the nodes */
-    FAULT_BAD_MATRIX,   /* 15 values in a late <matrix> */
-    FAULT_UNBOUND,      /* a binding to no material: a warning with a position */
+    FAULT_BAD_NUMBER,         /* "1.0x" in a float_array of a late geometry */
+    FAULT_NAN,                /* a NaN coordinate: a warning with a position */
+    FAULT_MISSING_REF,        /* an instance_geometry of no geometry, late in the nodes */
+    FAULT_BAD_MATRIX,         /* 15 values in a late <matrix> */
+    FAULT_UNBOUND,            /* a binding to no material: a warning with a position */
     FAULT_MISSING_AFTER_TEXT, /* FAULT_MISSING_REF right after a long multi-line number text */
     FAULT_UNBOUND_AFTER_TEXT  /* FAULT_UNBOUND right after a long one-line number text */
 } fault;
@@ -207,7 +229,9 @@ static void numbers(gen *g, unsigned count, unsigned per_line, unsigned seed)
 {
     for (unsigned k = 0; k < count; k++)
         put(g, "%u.%u%s", (seed + k) % 97, k % 10,
-            k + 1 == count ? "" : per_line && k % per_line == per_line - 1 ? "\n" : " ");
+            k + 1 == count                             ? ""
+            : per_line && k % per_line == per_line - 1 ? "\n"
+                                                       : " ");
 }
 
 static void geometry(gen *g, doc_spec *sp, unsigned i)
@@ -221,25 +245,30 @@ static void geometry(gen *g, doc_spec *sp, unsigned i)
         sp->fault_col = (unsigned)(g->n - (size_t)(strrchr(g->d, '\n') - g->d));
     }
     const char *z = sp->fault == FAULT_BAD_NUMBER && i == sp->fault_at ? "1.0x"
-                    : sp->fault == FAULT_NAN && i == sp->fault_at   ? "nan"
-                                                                    : "0";
+                    : sp->fault == FAULT_NAN && i == sp->fault_at      ? "nan"
+                                                                       : "0";
     put(g, "0 0 %s %g 0 0 0 %g 0 0 0 %g", z, s, s, s);
     if (sp->big) { /* padding the accessor does not read */
         put(g, i % 2 ? " " : "\n");
         numbers(g, 300, i % 2 ? 0 : 10, i);
     }
     put(g, "</float_array>\n");
-    put(g, "          <technique_common><accessor source=\"#g%u-arr\" count=\"4\" stride=\"3\">"
-           "<param name=\"X\" type=\"float\"/><param name=\"Y\" type=\"float\"/>"
-           "<param name=\"Z\" type=\"float\"/></accessor></technique_common>\n        </source>\n",
+    put(g,
+        "          <technique_common><accessor source=\"#g%u-arr\" count=\"4\" stride=\"3\">"
+        "<param name=\"X\" type=\"float\"/><param name=\"Y\" type=\"float\"/>"
+        "<param name=\"Z\" type=\"float\"/></accessor></technique_common>\n        </source>\n",
         i);
-    put(g, "        <vertices id=\"g%u-v\"><input semantic=\"POSITION\" source=\"#g%u-pos\"/>"
-           "</vertices>\n", i, i);
+    put(g,
+        "        <vertices id=\"g%u-v\"><input semantic=\"POSITION\" source=\"#g%u-pos\"/>"
+        "</vertices>\n",
+        i, i);
     unsigned reps = sp->big ? 30 : 1;
     const char *sep = sp->big && i % 2 == 0 ? "\n" : " ";
     if (i % 3 == 0) {
-        put(g, "        <polylist material=\"M\" count=\"%u\"><input semantic=\"VERTEX\" "
-               "source=\"#g%u-v\" offset=\"0\"/>\n          <vcount>", 2 * reps, i);
+        put(g,
+            "        <polylist material=\"M\" count=\"%u\"><input semantic=\"VERTEX\" "
+            "source=\"#g%u-v\" offset=\"0\"/>\n          <vcount>",
+            2 * reps, i);
         for (unsigned r = 0; r < reps; r++)
             put(g, "4 3%s", r + 1 == reps ? "" : sep);
         put(g, "</vcount>\n          <p>");
@@ -247,8 +276,10 @@ static void geometry(gen *g, doc_spec *sp, unsigned i)
             put(g, "0 2 1 3 0 1 3%s", r + 1 == reps ? "" : sep);
         put(g, "</p>\n        </polylist>\n");
     } else {
-        put(g, "        <triangles material=\"M\" count=\"%u\"><input semantic=\"VERTEX\" "
-               "source=\"#g%u-v\" offset=\"0\"/>\n          <p>", 4 * reps, i);
+        put(g,
+            "        <triangles material=\"M\" count=\"%u\"><input semantic=\"VERTEX\" "
+            "source=\"#g%u-v\" offset=\"0\"/>\n          <p>",
+            4 * reps, i);
         for (unsigned r = 0; r < reps; r++)
             put(g, "0 2 1 0 1 3 0 3 2 1 2 3%s", r + 1 == reps ? "" : sep);
         put(g, "</p>\n        </triangles>\n");
@@ -258,9 +289,11 @@ static void geometry(gen *g, doc_spec *sp, unsigned i)
 
 static void instance(gen *g, const char *url, const char *mat)
 {
-    put(g, "<instance_geometry url=\"#%s\"><bind_material><technique_common>"
-           "<instance_material symbol=\"M\" target=\"#%s\"/></technique_common></bind_material>"
-           "</instance_geometry>\n", url, mat);
+    put(g,
+        "<instance_geometry url=\"#%s\"><bind_material><technique_common>"
+        "<instance_material symbol=\"M\" target=\"#%s\"/></technique_common></bind_material>"
+        "</instance_geometry>\n",
+        url, mat);
 }
 
 /* A tank of pmts: some placed through instance_node, some with their own
@@ -290,7 +323,11 @@ static char *make_doc(doc_spec *sp, size_t *size)
             sp->fault_line = g.line;
         put(&g, "        <matrix>\n");
         for (unsigned k = 0; k < values; k++)
-            put(&g, "%g%s", k % 5 == 0 ? 1.0 : k == 3 ? 10.0 * i : k == 7 ? 1.0 * (i % 9) : 0.0,
+            put(&g, "%g%s",
+                k % 5 == 0 ? 1.0
+                : k == 3   ? 10.0 * i
+                : k == 7   ? 1.0 * (i % 9)
+                           : 0.0,
                 k % 4 == 3 ? "\n" : " ");
         put(&g, "</matrix>\n");
         bool after_text = sp->fault == FAULT_MISSING_AFTER_TEXT ||
@@ -328,8 +365,10 @@ static char *make_doc(doc_spec *sp, size_t *size)
             put(&g, "        <instance_node url=\"#lvPmt\"/>\n");
         }
         if (i % 5 == 2) {
-            put(&g, "        <node id=\"pv%u-in\" name=\"pv%u-in\">\n          <translate>0 0 %u"
-                    "</translate>\n          ", i, i, i);
+            put(&g,
+                "        <node id=\"pv%u-in\" name=\"pv%u-in\">\n          <translate>0 0 %u"
+                "</translate>\n          ",
+                i, i, i);
             instance(&g, sp->geometries > 3 ? "g3" : "g0", "Oil");
             put(&g, "        </node>\n");
         }
@@ -340,8 +379,9 @@ static char *make_doc(doc_spec *sp, size_t *size)
     put(&g, "  <library_visual_scenes>\n    <visual_scene id=\"scene\">\n"
             "      <node id=\"world\" name=\"world\">\n");
     for (unsigned k = 0; k < 2; k++)
-        put(&g, "        <node id=\"tank%u\" name=\"tank%u\">\n          <translate>%u 0 0"
-                "</translate>\n          <instance_node url=\"#lvTank\"/>\n        </node>\n",
+        put(&g,
+            "        <node id=\"tank%u\" name=\"tank%u\">\n          <translate>%u 0 0"
+            "</translate>\n          <instance_node url=\"#lvTank\"/>\n        </node>\n",
             k, k, 1000 * k);
     put(&g, "      </node>\n    </visual_scene>\n  </library_visual_scenes>\n"
             "  <scene><instance_visual_scene url=\"#scene\"/></scene>\n</COLLADA>\n");
@@ -461,7 +501,8 @@ static void test_odd_markup(void **state)
         {"<library_nodes>\n", "    <?keep\n    <node id=\"x\">\n    ?>\n"},
         {"<node id=\"pv7\" name=\"pv7", ">x'>y"},
         {"<node id=\"pv9\"", " note='a\"\n    <node>' "},
-        {"<library_geometries>\n", "    <extra><![CDATA[\n    <geometry id=\"x\">\n    ]]></extra>\n"},
+        {"<library_geometries>\n",
+         "    <extra><![CDATA[\n    <geometry id=\"x\">\n    ]]></extra>\n"},
         /* runs of <param/> (which expat is spared) before an element whose
          * position a message gives, on the run's last line */
         {"<node id=\"pv200\" name=\"pv200\">",
@@ -692,8 +733,9 @@ static char *normals_doc(int where, unsigned *line, unsigned *col, size_t *size)
             put(&g, "0 0 0 1 0 0 0 1 %u ", i);
             numbers(&g, 100, 0, i);
         }
-        put(&g, "</float_array><technique_common><accessor count=\"3\" stride=\"3\"/>"
-                "</technique_common></source>\n<source id=\"n\"><float_array count=\"%u\">",
+        put(&g,
+            "</float_array><technique_common><accessor count=\"3\" stride=\"3\"/>"
+            "</technique_common></source>\n<source id=\"n\"><float_array count=\"%u\">",
             bad ? 7 : 300); /* a count the unread text disagrees with */
         if (bad && where == 0)
             put(&g, "1.0x ");
@@ -765,8 +807,8 @@ static void test_error_positions(void **state)
                  {FAULT_MISSING_AFTER_TEXT, "<instance_geometry>", "no <geometry id=\"nothere\">"}};
     for (size_t i = 0; i < 2 * sizeof cases / sizeof *cases; i++) {
         size_t c = i / 2;
-        doc_spec sp = {40, 300, cases[c].f == FAULT_BAD_NUMBER ? 33 : 250, cases[c].f, 0, 0,
-                       i % 2 == 1};
+        doc_spec sp = {40, 300,       cases[c].f == FAULT_BAD_NUMBER ? 33 : 250, cases[c].f, 0,
+                       0,  i % 2 == 1};
         if (cases[c].f == FAULT_MISSING_AFTER_TEXT && !sp.big)
             continue;
         size_t size;
@@ -816,8 +858,8 @@ static void test_progress_and_cancel(void **state)
     for (size_t cancel = 0; cancel < 2; cancel++) {
         progress_log p = {0, 0, 0, false, cancel ? SIZE_MAX : 0};
         char err[512] = "";
-        prism_load_desc d = {.progress = on_progress, .progress_user = &p, .error = err,
-                             .error_size = sizeof err};
+        prism_load_desc d = {
+            .progress = on_progress, .progress_user = &p, .error = err, .error_size = sizeof err};
         prism_scene *s = NULL;
         prism_result r = prism__scene_load_memory_chunked(doc, size, "gen", &d, 1 << 16, &s);
         assert_false(p.backwards);
@@ -854,8 +896,8 @@ static void test_big_file(void **state)
     assert_non_null(b);
     load(doc, size, SIZE_MAX, a); /* one chunk: the serial parse */
     memset(b, 0, sizeof *b);
-    prism_load_desc d = {.error = b->error, .error_size = sizeof b->error, .log = keep_log,
-                         .log_user = b};
+    prism_load_desc d = {
+        .error = b->error, .error_size = sizeof b->error, .log = keep_log, .log_user = b};
     b->r = prism_scene_load(path, &d, &b->s);
     remove(path);
     assert_int_equal(a->r, PRISM_SUCCESS);
@@ -898,8 +940,7 @@ static char *dup_doc(unsigned fill, size_t *size)
     for (unsigned i = 0; i < fill + 2; i++) /* the second n0 would place two triangles */
         put(&g, "<node id=\"%s%u\"><instance_geometry url=\"#%s\"/>%s</node>\n",
             i == 0 || i == fill + 1 ? "n" : "m", i == 0 || i == fill + 1 ? 0 : i,
-            i == fill + 1 ? "g1" : "dup",
-            i == fill + 1 ? "<instance_geometry url=\"#g2\"/>" : "");
+            i == fill + 1 ? "g1" : "dup", i == fill + 1 ? "<instance_geometry url=\"#g2\"/>" : "");
     put(&g, "</library_nodes>\n<library_visual_scenes><visual_scene id=\"s\">"
             "<node id=\"top\"><instance_node url=\"#n0\"/></node>"
             "</visual_scene></library_visual_scenes>\n"
@@ -1019,8 +1060,8 @@ static void test_nested_assets_cut(void **state)
     load(late, size, SIZE_MAX, o);
     assert_int_equal(o->r, PRISM_SUCCESS);
     const float *p = o->s->positions;
-    assert_true(p[0] == 0.5f && p[1] == 0.0f && p[2] == 0.0f);  /* b's first corner */
-    assert_true(p[3] == 1.5f && p[4] == 0.0f && p[5] == 0.0f);  /* b's (1,0,0) */
+    assert_true(p[0] == 0.5f && p[1] == 0.0f && p[2] == 0.0f);    /* b's first corner */
+    assert_true(p[3] == 1.5f && p[4] == 0.0f && p[5] == 0.0f);    /* b's (1,0,0) */
     assert_true(p[9] == 0.5f && p[10] == 0.0f && p[11] == -0.5f); /* c's first corner */
     prism_scene_free(o->s);
     free(o);
@@ -1035,21 +1076,24 @@ static char *long_mesh_doc(unsigned vertices, bool scene_first, size_t *size)
     const char *scene = "<library_visual_scenes>\n<visual_scene id=\"s\">\n"
                         "  <node id=\"n\">\n    <instance_geometry url=\"#big\"/>\n  </node>\n"
                         "</visual_scene>\n</library_visual_scenes>\n";
-    put(&g, "<?xml version=\"1.0\"?>\n<COLLADA version=\"1.4.1\">\n%s<library_geometries>\n"
-            "  <geometry id=\"big\">\n<mesh>\n<source id=\"p\">\n"
-            "<float_array id=\"a\" count=\"%u\">\n",
+    put(&g,
+        "<?xml version=\"1.0\"?>\n<COLLADA version=\"1.4.1\">\n%s<library_geometries>\n"
+        "  <geometry id=\"big\">\n<mesh>\n<source id=\"p\">\n"
+        "<float_array id=\"a\" count=\"%u\">\n",
         scene_first ? scene : "", 3 * vertices);
     for (unsigned v = 0; v < vertices; v++)
         put(&g, "%u.5 %u.25 %u\n", v % 1000, v / 1000, v % 7);
-    put(&g, "</float_array>\n<technique_common><accessor source=\"#a\" count=\"%u\" "
-            "stride=\"3\"/></technique_common>\n</source>\n<vertices id=\"v\"><input "
-            "semantic=\"POSITION\" source=\"#p\"/></vertices>\n<triangles count=\"%u\">"
-            "<input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/>\n<p>\n",
+    put(&g,
+        "</float_array>\n<technique_common><accessor source=\"#a\" count=\"%u\" "
+        "stride=\"3\"/></technique_common>\n</source>\n<vertices id=\"v\"><input "
+        "semantic=\"POSITION\" source=\"#p\"/></vertices>\n<triangles count=\"%u\">"
+        "<input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/>\n<p>\n",
         vertices, vertices - 2);
     for (unsigned t = 0; t + 2 < vertices; t++)
         put(&g, "%u %u %u\n", t, t + 1, t + 2);
-    put(&g, "</p>\n</triangles>\n</mesh>\n  </geometry>\n</library_geometries>\n%s"
-            "<scene><instance_visual_scene url=\"#s\"/></scene>\n</COLLADA>\n",
+    put(&g,
+        "</p>\n</triangles>\n</mesh>\n  </geometry>\n</library_geometries>\n%s"
+        "<scene><instance_visual_scene url=\"#s\"/></scene>\n</COLLADA>\n",
         scene_first ? "" : scene);
     *size = g.n;
     return g.d;

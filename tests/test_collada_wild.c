@@ -54,8 +54,8 @@ typedef struct unit_case {
 static const unit_case unit_cases[] = {
     {"unit_none.dae", 1.0, PRISM_UNIT_FROM_DEFAULT, 0, "no <unit>: metres (COLLADA default)",
      1000.0f},
-    {"unit_odd_pointer.dae", 1.0, PRISM_UNIT_FROM_DEFAULT, 0,
-     "no <unit>: metres (COLLADA default)", 1000.0f},
+    {"unit_odd_pointer.dae", 1.0, PRISM_UNIT_FROM_DEFAULT, 0, "no <unit>: metres (COLLADA default)",
+     1000.0f},
     {"unit_g4_meta.dae", 0.001, PRISM_UNIT_FROM_GEANT4, PRISM_GEANT4_META,
      "Geant4 export (<meta> extras): millimetres", 1.0f},
     {"unit_g4_pointer_ids.dae", 0.001, PRISM_UNIT_FROM_GEANT4, PRISM_GEANT4_POINTER_IDS,
@@ -64,8 +64,8 @@ static const unit_case unit_cases[] = {
      "Geant4 export (__dd__ paths): millimetres", 1.0f},
     {"g4dae_mini.dae", 0.001, PRISM_UNIT_FROM_GEANT4, PRISM_GEANT4_EXTRAS,
      "Geant4 export (G4DAE material or surface extras): millimetres", 1.0f},
-    {"unit_file_wins.dae", 0.01, PRISM_UNIT_FROM_FILE,
-     PRISM_GEANT4_META | PRISM_GEANT4_POINTER_IDS, "<unit meter=\"0.01\"> in the file", 10.0f},
+    {"unit_file_wins.dae", 0.01, PRISM_UNIT_FROM_FILE, PRISM_GEANT4_META | PRISM_GEANT4_POINTER_IDS,
+     "<unit meter=\"0.01\"> in the file", 10.0f},
     {"cube.dae", 0.01, PRISM_UNIT_FROM_FILE, 0, "<unit meter=\"0.01\"> in the file", 0.08f},
 };
 
@@ -82,8 +82,7 @@ static void test_unit_rules(void **state)
         prism_scene *s = load_desc(path, (prism_load_desc){0}, &o);
         assert_int_equal(o.r, PRISM_SUCCESS);
         if (s->unit_source != c->source || strcmp(s->unit_rule, c->rule) != 0)
-            print_error("%s: source %d, rule \"%s\"\n", c->file, (int)s->unit_source,
-                        s->unit_rule);
+            print_error("%s: source %d, rule \"%s\"\n", c->file, (int)s->unit_source, s->unit_rule);
         assert_true(s->unit_meter == c->unit);
         assert_int_equal(s->unit_source, c->source);
         assert_int_equal(s->geant4_marks, c->marks);
@@ -137,7 +136,8 @@ static void test_unit_override(void **state)
     assert_int_equal(o.logged_errors, 1);
     assert_non_null(strstr(o.error, "length_unit=7"));
     char err[256] = "";
-    prism_load_desc d = {.length_unit = (prism_length_unit)-1, .error = err,
+    prism_load_desc d = {.length_unit = (prism_length_unit)-1,
+                         .error = err,
                          .error_size = sizeof err};
     s = (prism_scene *)1;
     assert_int_equal(prism_scene_load_memory("<COLLADA/>", 10, "x", &d, &s),
@@ -210,8 +210,8 @@ static void test_nested_assets_user_unit(void **state)
 {
     (void)state;
     load_out o;
-    prism_scene *s =
-        load_desc(DATA("asset_nested.dae"), (prism_load_desc){.length_unit = PRISM_UNIT_MM}, &o);
+    prism_scene *s = load_desc(DATA("asset_nested.dae"),
+                               (prism_load_desc){.length_unit = PRISM_UNIT_MM}, &o);
     assert_int_equal(o.r, PRISM_SUCCESS);
     assert_true(s->unit_meter == 0.001);
     assert_vertex(s, 4, 0, 0, 0.127);
@@ -293,9 +293,9 @@ static void test_meta_where(void **state)
                          extras[k]);
         for (size_t chunk = 0; chunk <= 64; chunk += 64) {
             prism_scene *s = NULL;
-            prism_result r =
-                chunk ? prism__scene_load_memory_chunked(doc, (size_t)n, "meta", NULL, chunk, &s)
-                      : prism_scene_load_memory(doc, (size_t)n, "meta", NULL, &s);
+            prism_result r = chunk ? prism__scene_load_memory_chunked(doc, (size_t)n, "meta", NULL,
+                                                                      chunk, &s)
+                                   : prism_scene_load_memory(doc, (size_t)n, "meta", NULL, &s);
             assert_int_equal(r, PRISM_SUCCESS);
             assert_int_equal(s->geant4_marks, k ? PRISM_GEANT4_META : 0u);
             assert_true(s->unit_meter == (k ? 0.001 : 1.0));
@@ -430,8 +430,7 @@ static void test_quirk_summary(void **state)
     prism_scene *s = NULL, *c = NULL;
     assert_int_equal(prism_scene_load_memory(doc, n, "many", &d, &s), PRISM_SUCCESS);
     d.log_user = &cut;
-    assert_int_equal(prism__scene_load_memory_chunked(doc, n, "many", &d, 300, &c),
-                     PRISM_SUCCESS);
+    assert_int_equal(prism__scene_load_memory_chunked(doc, n, "many", &d, 300, &c), PRISM_SUCCESS);
     assert_int_equal(s->quirks.float_array_counts, 12);
     assert_int_equal(c->quirks.float_array_counts, 12);
     assert_int_equal(whole.warnings, CL_QUIRK_LOG_MAX + 1);

@@ -90,7 +90,8 @@ static void test_cuda_without_device(void **state)
     prism_context_desc desc = {.backend = PRISM_BACKEND_CUDA, .log = capture, .log_user = &log};
     prism_context *ctx = (prism_context *)&log; /* must be reset to NULL */
     prism_result r = prism_context_create(&desc, &ctx);
-    assert_true(r == PRISM_ERROR_NO_DRIVER || r == PRISM_ERROR_NO_DEVICE || r == PRISM_ERROR_UNSUPPORTED);
+    assert_true(r == PRISM_ERROR_NO_DRIVER || r == PRISM_ERROR_NO_DEVICE ||
+                r == PRISM_ERROR_UNSUPPORTED);
     assert_null(ctx);
     assert_non_null(strstr(log.text, "backend cuda: "));
 }
@@ -166,7 +167,8 @@ static void test_report(void **state)
         assert_non_null(strstr(text, id));
     }
     if (cuda == 0)
-        assert_non_null(strstr(text, "built without CUDA") ? text : strstr(text, "(no CUDA devices: "));
+        assert_non_null(strstr(text, "built without CUDA") ? text
+                                                           : strstr(text, "(no CUDA devices: "));
     /* Truncation: NUL-terminated, same length reported. */
     char small[16];
     assert_int_equal(prism_device_report(small, sizeof small), n);
@@ -217,7 +219,8 @@ static void test_host_query(void **state)
     assert_int_equal(prism_device_query(-1, &info), PRISM_SUCCESS);
     assert_int_equal(info.backend, PRISM_BACKEND_HOST);
     assert_true(info.host_threads >= 1);
-    assert_int_equal(prism_device_query(prism_cuda_device_count(), &info), PRISM_ERROR_INVALID_DEVICE);
+    assert_int_equal(prism_device_query(prism_cuda_device_count(), &info),
+                     PRISM_ERROR_INVALID_DEVICE);
     assert_int_equal(prism_device_query(0, NULL), PRISM_ERROR_INVALID_ARGUMENT);
 }
 
@@ -226,12 +229,18 @@ int main(void)
     unsetenv("PRISM_DEVICE");
     unsetenv("CUDA_DEVICE");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_destroy_null),   cmocka_unit_test(test_null_out),
-        cmocka_unit_test(test_host_backend),   cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_cuda_without_device), cmocka_unit_test(test_invalid_enums),
-        cmocka_unit_test(test_two_contexts),   cmocka_unit_test(test_auto_bad_env),
-        cmocka_unit_test(test_report),         cmocka_unit_test(test_result_strings),
-        cmocka_unit_test(test_host_query),    cmocka_unit_test(test_prewarm_is_harmless),
+        cmocka_unit_test(test_destroy_null),
+        cmocka_unit_test(test_null_out),
+        cmocka_unit_test(test_host_backend),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_cuda_without_device),
+        cmocka_unit_test(test_invalid_enums),
+        cmocka_unit_test(test_two_contexts),
+        cmocka_unit_test(test_auto_bad_env),
+        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_result_strings),
+        cmocka_unit_test(test_host_query),
+        cmocka_unit_test(test_prewarm_is_harmless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

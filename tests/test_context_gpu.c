@@ -20,7 +20,8 @@
 static void test_device0_mapped(void **state)
 {
     (void)state;
-    prism_context_desc desc = {.backend = PRISM_BACKEND_CUDA, .device = "0",
+    prism_context_desc desc = {.backend = PRISM_BACKEND_CUDA,
+                               .device = "0",
                                .cache = PRISM_CACHE_PREFER_L1,
                                .schedule = PRISM_SCHEDULE_BLOCKING_SYNC};
     prism_context *ctx = NULL;
@@ -132,7 +133,8 @@ static void test_prewarm_on_thread(void **state)
     (void)state;
     prism_context_desc host = {.backend = PRISM_BACKEND_HOST};
     assert_int_equal(prism_context_prewarm(&host), PRISM_SUCCESS);
-    warm_run w = {.desc = {.backend = PRISM_BACKEND_CUDA, .schedule = PRISM_SCHEDULE_BLOCKING_SYNC}};
+    warm_run w = {
+        .desc = {.backend = PRISM_BACKEND_CUDA, .schedule = PRISM_SCHEDULE_BLOCKING_SYNC}};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, warm_main, &w), 0);
     prism_context *ctx = NULL, *second = NULL;
@@ -165,10 +167,8 @@ int main(int argc, char **argv)
         return cmocka_run_group_tests(warm, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_device0_mapped),
-        cmocka_unit_test(test_info_matches_properties),
-        cmocka_unit_test(test_occupancy_on_device),
-        cmocka_unit_test(test_env_choice_on_device),
+        cmocka_unit_test(test_device0_mapped),       cmocka_unit_test(test_info_matches_properties),
+        cmocka_unit_test(test_occupancy_on_device),  cmocka_unit_test(test_env_choice_on_device),
         cmocka_unit_test(test_report_lists_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,17 +36,21 @@ static void test_order_of_sources(void **state)
     (void)state;
     char msg[512];
     int index;
-    prism_device_sources s = {.argument = NULL, .prism_device = "2", .cuda_device = "1",
-                              .file_path = "/h/.cuda-device", .file_text = "0\n", .device_count = 4};
+    prism_device_sources s = {.argument = NULL,
+                              .prism_device = "2",
+                              .cuda_device = "1",
+                              .file_path = "/h/.cuda-device",
+                              .file_text = "0\n",
+                              .device_count = 4};
     assert_int_equal(choose(&s, &index, msg), PRISM_SUCCESS);
     assert_int_equal(index, 2);
-    s.prism_device = "";    /* an empty variable counts as unset */
+    s.prism_device = ""; /* an empty variable counts as unset */
     assert_int_equal(choose(&s, &index, msg), PRISM_SUCCESS);
     assert_int_equal(index, 1);
     s.cuda_device = NULL;
     assert_int_equal(choose(&s, &index, msg), PRISM_SUCCESS);
     assert_int_equal(index, 0);
-    s.argument = "cuda:3";  /* the caller's argument beats them all */
+    s.argument = "cuda:3"; /* the caller's argument beats them all */
     s.prism_device = "2";
     assert_int_equal(choose(&s, &index, msg), PRISM_SUCCESS);
     assert_int_equal(index, 3);
@@ -72,7 +76,8 @@ static void test_invalid_values_name_their_source(void **state)
     s = (prism_device_sources){.prism_device = "1x", .device_count = 2};
     assert_int_equal(choose(&s, &index, msg), PRISM_ERROR_INVALID_DEVICE);
 
-    s = (prism_device_sources){.file_path = "/home/u/.cuda-device", .file_text = "banana\n",
+    s = (prism_device_sources){.file_path = "/home/u/.cuda-device",
+                               .file_text = "banana\n",
                                .device_count = 1};
     assert_int_equal(choose(&s, &index, msg), PRISM_ERROR_INVALID_DEVICE);
     assert_string_equal(msg, "/home/u/.cuda-device contains \"banana\": not a device index "
@@ -100,8 +105,7 @@ static void test_whitespace_and_prefix(void **state)
     assert_int_equal(index, 0);
 }
 
-static prism_result choose_list(const prism_device_sources *s, int *indices, int *count,
-                                char *msg)
+static prism_result choose_list(const prism_device_sources *s, int *indices, int *count, char *msg)
 {
     return prism__choose_devices(s, indices, 4, count, msg, 512);
 }

@@ -126,10 +126,8 @@ static void test_count_space_minus(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_replay_collada),
-        cmocka_unit_test(test_replay_npy),
-        cmocka_unit_test(test_replay_options),
-        cmocka_unit_test(test_npy_descr_newline),
+        cmocka_unit_test(test_replay_collada),    cmocka_unit_test(test_replay_npy),
+        cmocka_unit_test(test_replay_options),    cmocka_unit_test(test_npy_descr_newline),
         cmocka_unit_test(test_count_space_minus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

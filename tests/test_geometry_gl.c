@@ -35,7 +35,7 @@ static test_egl egl;
 static prism_context *host;    /* builds the scenes */
 static prism_context *subject; /* CUDA (interop) or host (fallback) */
 static bool host_mode;
-static int not_shared_logs;    /* "vertices not shared" warnings seen */
+static int not_shared_logs; /* "vertices not shared" warnings seen */
 
 static void on_log(void *user, prism_log_level level, const char *message)
 {
@@ -55,10 +55,10 @@ static unsigned gl_vertices(const void *data, size_t bytes)
     return test_egl_buffer(&egl, GL_ARRAY_BUFFER, bytes, data, GL_STATIC_DRAW);
 }
 
-
 static prism_geometry *upload_kept(kt_scene *s, unsigned gl, bool keep_mapped)
 {
-    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .gl_vertex_buffer = gl,
+    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE,
+                             .gl_vertex_buffer = gl,
                              .gl_keep_mapped = keep_mapped};
     prism_geometry *g = NULL;
     assert_int_equal(prism_geometry_upload(subject, &s->scene, s->bvh, &d, &g), PRISM_SUCCESS);
@@ -104,7 +104,8 @@ static void render_both(prism_geometry *g, prism_geometry *plain)
     prism_camera cam = {.eye = {0.5f, 1, 2.8f}, .look_at = {0, 0, 0}, .vfov_degrees = 80};
     uint32_t *a = malloc(W * H * 4), *b = malloc(W * H * 4);
     for (int mode = 0; mode < 2; mode++) {
-        prism_render_desc d = {.width = W, .height = H,
+        prism_render_desc d = {.width = W,
+                               .height = H,
                                .mode = mode ? PRISM_RENDER_XRAY : PRISM_RENDER_SHADED,
                                .background = {0, 0, 0, 255}};
         prism_target ta = {.kind = PRISM_TARGET_HOST, .host = a};
@@ -127,7 +128,8 @@ static void propagate_both(prism_geometry *g, prism_geometry *plain)
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N};
     prism_propagate_desc d = {.seed = 11, .record_steps = K};
     prism_photon *pa = malloc(N * sizeof *pa), *pb = malloc(N * sizeof *pb);
-    prism_step_record *ra = malloc((size_t)N * K * sizeof *ra), *rb = malloc((size_t)N * K * sizeof *rb);
+    prism_step_record *ra = malloc((size_t)N * K * sizeof *ra),
+                      *rb = malloc((size_t)N * K * sizeof *rb);
     prism_propagate_outputs oa = {.photons = {.kind = PRISM_TARGET_HOST, .host = pa},
                                   .records = {.kind = PRISM_TARGET_HOST, .host = ra}};
     prism_propagate_outputs ob = {.photons = {.kind = PRISM_TARGET_HOST, .host = pb},
@@ -218,7 +220,8 @@ static void expected_codes(const prism_scene *sc, uint32_t *codes)
     for (size_t t = 0; t < sc->triangles_count; t++) {
         uint32_t in = sc->triangle_material_inner[t], out = sc->triangle_material_outer[t];
         codes[2 * t] = sc->triangle_solid[t];
-        codes[2 * t + 1] = (in == PRISM_NONE ? 0xFFFFu : in) | (out == PRISM_NONE ? 0xFFFFu : out) << 16;
+        codes[2 * t + 1] = (in == PRISM_NONE ? 0xFFFFu : in) | (out == PRISM_NONE ? 0xFFFFu : out)
+                                                                   << 16;
     }
 }
 
@@ -250,7 +253,9 @@ static void test_upload_writes_gl_buffers(void **state)
         unsigned cb = gl_vertices(junk, s.triangles * 8);
         free(junk);
         prism_geometry_desc d = {.policy = given ? PRISM_PLACEMENT_MAPPED : PRISM_PLACEMENT_DEVICE,
-                                 .gl_vertex_buffer = vb, .gl_fill = true, .gl_index_buffer = ib,
+                                 .gl_vertex_buffer = vb,
+                                 .gl_fill = true,
+                                 .gl_index_buffer = ib,
                                  .gl_triangle_buffer = cb};
         prism_geometry *g = NULL;
         assert_int_equal(prism_geometry_upload(subject, &s.scene, given ? s.bvh : NULL, &d, &g),
@@ -278,7 +283,8 @@ static void test_upload_writes_gl_buffers(void **state)
             assert_memory_equal(tback, s.indices, tbytes);
             assert_memory_equal(cback, codes, s.triangles * 8);
             assert_non_null(strstr(text, "written by the upload"));
-            assert_int_equal(r->bvh.builder, given ? PRISM_BVH_BUILDER_GIVEN : PRISM_BVH_BUILDER_CUDA);
+            assert_int_equal(r->bvh.builder,
+                             given ? PRISM_BVH_BUILDER_GIVEN : PRISM_BVH_BUILDER_CUDA);
         }
         render_both(g, given ? plain : built);
         free(vback);
@@ -293,7 +299,8 @@ static void test_upload_writes_gl_buffers(void **state)
     /* the triangles come from a scene: none given is refused */
     prism_geometry_desc d = {.gl_vertex_buffer = 1, .gl_fill = true, .gl_index_buffer = 2};
     prism_geometry *g = NULL;
-    assert_int_equal(prism_geometry_upload(subject, NULL, s.bvh, &d, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_geometry_upload(subject, NULL, s.bvh, &d, &g),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     prism_geometry_destroy(plain);
     prism_geometry_destroy(built);
     kt_free(&s, host);
@@ -326,7 +333,8 @@ static void test_short_buffer_fails(void **state)
      * with "already mapped". */
     assert_int_not_equal(prism_render(subject, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
     printf("# %s\n", prism_context_last_error(subject));
-    assert_non_null(strstr(prism_context_last_error(subject), "cudaGraphicsResourceGetMappedPointer"));
+    assert_non_null(
+        strstr(prism_context_last_error(subject), "cudaGraphicsResourceGetMappedPointer"));
     prism_geometry_destroy(g);
     egl.gl.delete_buffers(1, &gl);
     kt_free(&s, host);
@@ -415,7 +423,8 @@ int main(int argc, char **argv)
         return 77;
     }
     prism_context_desc cd = {.backend = host_mode ? PRISM_BACKEND_HOST : PRISM_BACKEND_CUDA,
-                             .share_gl = !host_mode, .log = on_log,
+                             .share_gl = !host_mode,
+                             .log = on_log,
                              .log_level = PRISM_LOG_WARNING};
     if (prism_context_create(&cd, &subject) != PRISM_SUCCESS)
         return 1;

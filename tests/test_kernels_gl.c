@@ -35,7 +35,10 @@ static bool egl_start(bool any)
     return test_egl_open(&egl, any ? TEST_EGL_ANY : TEST_EGL_CUDA, 0, 0);
 }
 
-static prism_gl_proc get_proc(const char *name) { return (prism_gl_proc)eglGetProcAddress(name); }
+static prism_gl_proc get_proc(const char *name)
+{
+    return (prism_gl_proc)eglGetProcAddress(name);
+}
 
 static unsigned gl_buffer(unsigned target, size_t size)
 {
@@ -48,7 +51,6 @@ static void *gl_read(unsigned target, unsigned b, size_t size)
     test_egl_read(&egl, target, b, size, p);
     return p;
 }
-
 
 /* The context under test: CUDA (interop) or host (copy path). */
 static prism_context *subject;
@@ -64,13 +66,18 @@ static void test_pbo_equals_device(void **state)
     prism_geometry *g = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
     enum { W = 320, H = 200 };
     prism_camera cam = {.eye = {0.5f, 1, 2.8f}, .look_at = {0, 0, 0}, .vfov_degrees = 80};
-    prism_render_desc d = {.width = W, .height = H, .mode = PRISM_RENDER_XRAY,
-                           .bottom_row_first = true, .background = {0, 0, 0, 255}};
+    prism_render_desc d = {.width = W,
+                           .height = H,
+                           .mode = PRISM_RENDER_XRAY,
+                           .bottom_row_first = true,
+                           .background = {0, 0, 0, 255}};
     prism_buffer *dev = NULL, *pbo = NULL;
-    assert_int_equal(prism_buffer_create_device(cuda, W * H * 4, "test.image", &dev), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, W * H * 4, "test.image", &dev),
+                     PRISM_SUCCESS);
     unsigned gl = gl_buffer(GL_PIXEL_UNPACK_BUFFER, W * H * 4);
     assert_int_equal(prism_buffer_create_gl(cuda, gl, W * H * 4, PRISM_GL_WRITE_DISCARD, get_proc,
-                                            "test.pbo", &pbo), PRISM_SUCCESS);
+                                            "test.pbo", &pbo),
+                     PRISM_SUCCESS);
     prism_target td = {.kind = PRISM_TARGET_BUFFER, .buffer = dev};
     prism_target tp = {.kind = PRISM_TARGET_BUFFER, .buffer = pbo};
     prism_render_stats st;
@@ -106,7 +113,8 @@ static void test_vbo_equals_device(void **state)
     assert_int_equal(prism_buffer_create_device(cuda, bytes, "test.records", &dev), PRISM_SUCCESS);
     unsigned gl = gl_buffer(GL_ARRAY_BUFFER, bytes);
     assert_int_equal(prism_buffer_create_gl(cuda, gl, bytes, PRISM_GL_WRITE_DISCARD, get_proc,
-                                            "test.vbo", &vbo), PRISM_SUCCESS);
+                                            "test.vbo", &vbo),
+                     PRISM_SUCCESS);
     prism_propagate_outputs od = {.records = {.kind = PRISM_TARGET_BUFFER, .buffer = dev}};
     prism_propagate_outputs ov = {.records = {.kind = PRISM_TARGET_BUFFER, .buffer = vbo}};
     assert_int_equal(prism_propagate(cuda, g, &src, &d, &od, NULL), PRISM_SUCCESS);

@@ -28,8 +28,10 @@ static void capture(void *user, prism_log_level level, const char *message)
 
 static prism_context *make(bool deny_mapped)
 {
-    prism_context_desc d = {.backend = PRISM_BACKEND_HOST, .deny_mapped_memory = deny_mapped,
-                            .log = capture, .log_level = PRISM_LOG_DEBUG};
+    prism_context_desc d = {.backend = PRISM_BACKEND_HOST,
+                            .deny_mapped_memory = deny_mapped,
+                            .log = capture,
+                            .log_level = PRISM_LOG_DEBUG};
     prism_context *ctx = NULL;
     assert_int_equal(prism_context_create(&d, &ctx), PRISM_SUCCESS);
     logged[0] = 0;
@@ -63,7 +65,8 @@ static void test_kinds_and_info(void **state)
     assert_int_equal(prism_buffer_create_pinned(ctx, 64, 8, "bad", &pinned),
                      PRISM_ERROR_INVALID_ARGUMENT);
     static char mine[256];
-    assert_int_equal(prism_buffer_register_host(ctx, mine, sizeof mine, PRISM_HOST_MAPPED, "mine", &reg),
+    assert_int_equal(prism_buffer_register_host(ctx, mine, sizeof mine, PRISM_HOST_MAPPED, "mine",
+                                                &reg),
                      PRISM_SUCCESS);
     assert_ptr_equal(prism_buffer_host_pointer(reg), mine);
     assert_ptr_equal(prism_buffer_device_pointer(reg), mine);
@@ -75,7 +78,8 @@ static void test_kinds_and_info(void **state)
                      PRISM_ERROR_OUT_OF_DEVICE_MEMORY);
     assert_null(huge);
     assert_non_null(strstr(prism_context_last_error(ctx), "refused rather than oversubscribed"));
-    assert_int_equal(prism_buffer_create_device(ctx, 0, "zero", &huge), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_buffer_create_device(ctx, 0, "zero", &huge),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     prism_buffer_release(dev);
     prism_buffer_release(reg);
     prism_buffer_release(managed);
@@ -188,8 +192,8 @@ static void test_copies_and_maps(void **state)
     prism_context *ctx = make(false);
     prism_buffer *dev, *pinned;
     assert_int_equal(prism_buffer_create_device(ctx, 64, "dev", &dev), PRISM_SUCCESS);
-    assert_int_equal(prism_buffer_create_pinned(ctx, 64, PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED,
-                                                "pinned", &pinned),
+    assert_int_equal(prism_buffer_create_pinned(
+                         ctx, 64, PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED, "pinned", &pinned),
                      PRISM_SUCCESS);
     uint32_t src[16], back[16];
     for (int i = 0; i < 16; i++)
@@ -543,7 +547,8 @@ static void test_report_holds_many_tags(void **state)
     for (int i = 0; i < N; i++) {
         char tag[32];
         snprintf(tag, sizeof tag, "tag.%d", i);
-        assert_int_equal(prism_buffer_create_device(ctx, 100 + (size_t)i, tag, &b[i]), PRISM_SUCCESS);
+        assert_int_equal(prism_buffer_create_device(ctx, 100 + (size_t)i, tag, &b[i]),
+                         PRISM_SUCCESS);
     }
     prism_memory_report r;
     assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
@@ -581,7 +586,8 @@ static void test_bad_arguments(void **state)
     assert_string_equal(info.tag, "untagged");
     assert_int_equal(prism_buffer_map(b, (prism_map_flags)9, (void **)&info.host_pointer),
                      PRISM_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(prism_buffer_gl_map(b, NULL, &info.host_pointer), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_buffer_gl_map(b, NULL, &info.host_pointer),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "not a GL buffer"));
     prism_buffer_release(b);
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);

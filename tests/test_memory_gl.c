@@ -19,7 +19,6 @@
 #include "prism/context.h"
 #include "prism/memory.h"
 
-
 #define GL_ARRAY_BUFFER 0x8892u
 #define GL_DYNAMIC_DRAW 0x88E8u
 

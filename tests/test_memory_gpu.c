@@ -69,8 +69,8 @@ static void test_kernel_reads_mapped_wc(void **state)
     (void)state;
     enum { N = 1 << 20 };
     prism_buffer *m, *d;
-    assert_int_equal(prism_buffer_create_pinned(ctx, N * 4, PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED,
-                                                "wc", &m),
+    assert_int_equal(prism_buffer_create_pinned(
+                         ctx, N * 4, PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED, "wc", &m),
                      PRISM_SUCCESS);
     uint32_t *host = prism_buffer_host_pointer(m);
     unsigned long long want = 0;
@@ -102,7 +102,8 @@ static void test_registered_host_memory(void **state)
         want += mine[i];
     }
     prism_buffer *r;
-    assert_int_equal(prism_buffer_register_host(ctx, mine, N * 4, PRISM_HOST_MAPPED | PRISM_HOST_PORTABLE,
+    assert_int_equal(prism_buffer_register_host(ctx, mine, N * 4,
+                                                PRISM_HOST_MAPPED | PRISM_HOST_PORTABLE,
                                                 "registered", &r),
                      PRISM_SUCCESS);
     bool portable = false, mapped = false, write_combined = false;
@@ -208,7 +209,8 @@ static void test_mempool_and_graph_capture(void **state)
     /* capture an allocation plus a kernel, replay it */
     enum { N = 100000 };
     prism_buffer *result;
-    assert_int_equal(prism_buffer_create_device(ctx, N * 4, "graph.result", &result), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(ctx, N * 4, "graph.result", &result),
+                     PRISM_SUCCESS);
     assert_int_equal(prism_test_graph_capture(ctx, s, prism_buffer_device_pointer(result), N, 1000),
                      0);
     static uint32_t back[N];
@@ -232,8 +234,9 @@ static prism_bvh *bvh;
 
 static void make_scene(void)
 {
-    static const int faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
-                                     {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    static const int faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6},
+                                     {0, 1, 4}, {1, 5, 4}, {2, 6, 3}, {3, 6, 7},
+                                     {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
     positions = malloc(BOXES * 8 * 3 * sizeof *positions);
     indices = malloc(BOXES * 12 * 3 * sizeof *indices);
     tri_solid = malloc(BOXES * 12 * sizeof *tri_solid);
@@ -250,8 +253,11 @@ static void make_scene(void)
             tri_solid[b * 12 + t] = (uint32_t)b;
         }
     }
-    scene = (prism_scene){.positions = positions, .vertices_count = BOXES * 8, .indices = indices,
-                          .triangles_count = BOXES * 12, .triangle_solid = tri_solid};
+    scene = (prism_scene){.positions = positions,
+                          .vertices_count = BOXES * 8,
+                          .indices = indices,
+                          .triangles_count = BOXES * 12,
+                          .triangle_solid = tri_solid};
     assert_int_equal(prism_bvh_build(positions, BOXES * 8, indices, BOXES * 12, NULL, &bvh),
                      PRISM_SUCCESS);
 }

@@ -52,7 +52,9 @@ static void test_arguments_checked(void **state)
     assert_int_equal(prism_module_compile(ctx, "x", NULL, NULL), PRISM_ERROR_INVALID_ARGUMENT);
     /* options are checked before the backend, so bad ones fail everywhere */
     const char *arch[1] = {"-arch=sm_80"};
-    prism_module_options o = {.name = "bad.cu", .compiler_options = arch, .compiler_option_count = 1};
+    prism_module_options o = {.name = "bad.cu",
+                              .compiler_options = arch,
+                              .compiler_option_count = 1};
     assert_int_equal(prism_module_compile(ctx, "x", &o, &m), PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "architecture"));
     assert_non_null(strstr(prism_context_last_error(ctx), "bad.cu"));
@@ -139,10 +141,17 @@ static void test_embedded_headers_complete(void **state)
     (void)state;
     assert_true(prism__device_header_count > 20);
     assert_int_equal(strlen(prism__device_headers_digest), 64);
-    const char *needed[] = {"prism/device.cuh", "prism/device_view.h", "prism/device/traverse.h",
-                            "prism/device/bvh_traverse.h", "prism/device/philox.h",
-                            "prism/device/optics_view.h", "prism/module.h", "stdint.h",
-                            "math.h", "traverse.h", "bvh.h"};
+    const char *needed[] = {"prism/device.cuh",
+                            "prism/device_view.h",
+                            "prism/device/traverse.h",
+                            "prism/device/bvh_traverse.h",
+                            "prism/device/philox.h",
+                            "prism/device/optics_view.h",
+                            "prism/module.h",
+                            "stdint.h",
+                            "math.h",
+                            "traverse.h",
+                            "bvh.h"};
     for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
         assert_non_null(embedded(needed[i]));
     assert_null(embedded("prism/device/render_tuning.h"));
@@ -150,7 +159,8 @@ static void test_embedded_headers_complete(void **state)
     for (size_t i = 0; i < prism__device_header_count; i++) {
         const prism__embedded_header *h = &prism__device_headers[i];
         assert_int_equal(strlen(h->text), h->size);
-        for (const char *p = strstr(h->text, "#include"); p != NULL; p = strstr(p + 1, "#include")) {
+        for (const char *p = strstr(h->text, "#include"); p != NULL;
+             p = strstr(p + 1, "#include")) {
             const char *q = p + 8;
             while (*q == ' ')
                 q++;
@@ -170,7 +180,8 @@ static void test_embedded_headers_complete(void **state)
     const char *files[][2] = {{"prism/device.cuh", "/../include/prism/device.cuh"},
                               {"prism/device_view.h", "/../include/prism/device_view.h"},
                               {"prism/device/traverse.h", "/../include/prism/device/traverse.h"},
-                              {"prism/device/geometry_view.h", "/../include/prism/device/geometry_view.h"}};
+                              {"prism/device/geometry_view.h",
+                               "/../include/prism/device/geometry_view.h"}};
     for (int i = 0; i < 4; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s%s", PRISM_ASSETS, files[i][1]);
@@ -281,7 +292,10 @@ static void test_nvrtc_without_device(void **state)
     if (r != PRISM_SUCCESS)
         fail_msg("%s\n%s", prism_context_last_error(ctx), log != NULL ? log : "");
     assert_string_equal(log, "");
-    assert_memory_equal(ptx, "\x7f" "ELF", 4);
+    assert_memory_equal(ptx,
+                        "\x7f"
+                        "ELF",
+                        4);
     free(ptx);
     free(log);
     free(kernels);

@@ -138,7 +138,8 @@ static void test_entry_roundtrip_and_faults(void **state)
     prism__kc_key key, other;
     make_key(&key, "a");
     make_key(&other, "b");
-    const char payload[] = "\x7f" "ELF and some code";
+    const char payload[] = "\x7f"
+                           "ELF and some code";
     void *e;
     size_t n;
     assert_int_equal(prism__kc_encode(&key, payload, sizeof payload, PRISM__KC_CUBIN, &e, &n),
@@ -148,7 +149,8 @@ static void test_entry_roundtrip_and_faults(void **state)
     size_t ps;
     uint32_t flags;
     char why[256];
-    assert_int_equal(prism__kc_decode(e, n, &key, &p, &ps, &flags, why, sizeof why), PRISM__KC_VALID);
+    assert_int_equal(prism__kc_decode(e, n, &key, &p, &ps, &flags, why, sizeof why),
+                     PRISM__KC_VALID);
     assert_int_equal(ps, sizeof payload);
     assert_memory_equal(p, payload, sizeof payload);
     assert_int_equal(flags, PRISM__KC_CUBIN);
@@ -160,12 +162,14 @@ static void test_entry_roundtrip_and_faults(void **state)
     assert_non_null(strstr(why, "other inputs"));
     /* every cut: corrupt */
     for (size_t cut = 0; cut < n; cut++)
-        assert_int_equal(prism__kc_decode(e, cut, &key, &p, &ps, &flags, NULL, 0), PRISM__KC_CORRUPT);
+        assert_int_equal(prism__kc_decode(e, cut, &key, &p, &ps, &flags, NULL, 0),
+                         PRISM__KC_CORRUPT);
     /* every flipped byte: never valid */
     unsigned char *b = e;
     for (size_t i = 0; i < n; i++) {
         b[i] ^= 0x20;
-        assert_int_not_equal(prism__kc_decode(e, n, &key, &p, &ps, &flags, NULL, 0), PRISM__KC_VALID);
+        assert_int_not_equal(prism__kc_decode(e, n, &key, &p, &ps, &flags, NULL, 0),
+                             PRISM__KC_VALID);
         b[i] ^= 0x20;
     }
     /* a grown file: corrupt */
@@ -178,11 +182,13 @@ static void test_entry_roundtrip_and_faults(void **state)
     free(grown);
     /* another format version: foreign, whatever follows */
     b[8] = 2;
-    assert_int_equal(prism__kc_decode(e, n, &key, &p, &ps, &flags, why, sizeof why), PRISM__KC_FOREIGN);
+    assert_int_equal(prism__kc_decode(e, n, &key, &p, &ps, &flags, why, sizeof why),
+                     PRISM__KC_FOREIGN);
     assert_non_null(strstr(why, "format 2"));
     b[8] = 1;
     b[0] = 'X';
-    assert_int_equal(prism__kc_decode(e, n, &key, &p, &ps, &flags, why, sizeof why), PRISM__KC_CORRUPT);
+    assert_int_equal(prism__kc_decode(e, n, &key, &p, &ps, &flags, why, sizeof why),
+                     PRISM__KC_CORRUPT);
     assert_non_null(strstr(why, "not a Prism"));
     free(e);
     prism__kc_key_free(&key);
@@ -359,7 +365,8 @@ static void test_concurrent_processes(void **state)
                 uint32_t flags;
                 prism__kc_lookup l = prism__kc_load(NULL, dir, &key, &got, &n, &flags);
                 if (l == PRISM__KC_HIT)
-                    bad += n != BYTES || memcmp(got, payload, BYTES) != 0 || flags != PRISM__KC_CUBIN;
+                    bad += n != BYTES || memcmp(got, payload, BYTES) != 0 ||
+                           flags != PRISM__KC_CUBIN;
                 bad += l == PRISM__KC_REJECTED;
                 free(got);
             }

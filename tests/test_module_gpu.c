@@ -72,7 +72,8 @@ static void capture(void *user, prism_log_level level, const char *message)
 
 static prism_context *logged_context(void)
 {
-    prism_context_desc d = {.backend = PRISM_BACKEND_CUDA, .log = capture,
+    prism_context_desc d = {.backend = PRISM_BACKEND_CUDA,
+                            .log = capture,
                             .log_level = PRISM_LOG_DEBUG};
     prism_context *ctx = NULL;
     if (prism_context_create(&d, &ctx) != PRISM_SUCCESS)
@@ -140,7 +141,8 @@ static void check_fill(prism_context *ctx, prism_module *m, unsigned n, float v)
     prism_function *f = NULL;
     assert_int_equal(prism_module_function(m, "fill", &f), PRISM_SUCCESS);
     prism_buffer *b = NULL;
-    assert_int_equal(prism_buffer_create_device(ctx, n * sizeof(float), "test.fill", &b), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(ctx, n * sizeof(float), "test.fill", &b),
+                     PRISM_SUCCESS);
     void *p = prism_buffer_device_pointer(b);
     void *args[3] = {&p, &n, &v};
     prism_launch l = {.grid = {(n + 127) / 128}, .block = {128}};
@@ -217,8 +219,10 @@ static void test_memo(void **state)
     assert_int_equal(s.compiles, 1);
     assert_int_equal(s.memo_hits, 1);
     const char *opt[1] = {"-DUNUSED=1"};
-    prism_module_options o = {.name = "module_kernels.cuh", .compiler_options = opt,
-                              .compiler_option_count = 1, .cache_dir = dir};
+    prism_module_options o = {.name = "module_kernels.cuh",
+                              .compiler_options = opt,
+                              .compiler_option_count = 1,
+                              .cache_dir = dir};
     prism_module *b = NULL;
     assert_int_equal(prism_module_compile(ctx, small_source, &o, &b), PRISM_SUCCESS);
     assert_ptr_not_equal(b, a);
@@ -302,7 +306,8 @@ static void run_children(int count, const char *dir, child_result *out)
     for (int i = 0; i < count; i++) {
         char text[2048];
         size_t got = 0;
-        for (ssize_t n; got < sizeof text - 1 && (n = read(fds[i], text + got, sizeof text - 1 - got)) > 0;)
+        for (ssize_t n;
+             got < sizeof text - 1 && (n = read(fds[i], text + got, sizeof text - 1 - got)) > 0;)
             got += (size_t)n;
         text[got] = 0;
         close(fds[i]);
@@ -312,8 +317,9 @@ static void run_children(int count, const char *dir, child_result *out)
         memset(r, 0, sizeof *r);
         r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
         const char *line = strstr(text, "child:");
-        if (line == NULL || sscanf(line, "child: %lf s, compiles %llu, disk hits %llu, rejected "
-                                         "%llu, warnings %d, hits %u/%u",
+        if (line == NULL || sscanf(line,
+                                   "child: %lf s, compiles %llu, disk hits %llu, rejected "
+                                   "%llu, warnings %d, hits %u/%u",
                                    &r->seconds, &r->compiles, &r->disk_hits, &r->rejected,
                                    &r->warnings, &r->hits, &r->rays) != 7)
             fail_msg("child %d said:\n%s", i, text);
@@ -357,7 +363,8 @@ static int child_main(const char *dir)
         prism_function *f = NULL;
         if (g != NULL && prism_geometry_device_view(g, &v) == PRISM_SUCCESS &&
             prism_buffer_create_device(ctx, N * 24, "rays", &rays) == PRISM_SUCCESS &&
-            prism_buffer_create_device(ctx, N * sizeof(trace_result), "hits", &res) == PRISM_SUCCESS &&
+            prism_buffer_create_device(ctx, N * sizeof(trace_result), "hits", &res) ==
+                PRISM_SUCCESS &&
             prism_module_function(m, "trace_rays", &f) == PRISM_SUCCESS) {
             void *rp = prism_buffer_device_pointer(rays), *hp = prism_buffer_device_pointer(res);
             uint64_t seed = 11;
@@ -528,7 +535,6 @@ static void test_live_module_reported(void **state)
 static kt_scene scene;
 static prism_context *host;
 
-
 /* The rays of one launch traced by Prism's own walk on the host (the
  * reference the CUDA backend is checked against); the agreement printed. */
 static void compare_with_host(const float *rays, const trace_result *gpu, const char *what)
@@ -538,8 +544,10 @@ static void compare_with_host(const float *rays, const trace_result *gpu, const 
     double worst = 0;
 #pragma omp parallel for schedule(dynamic, 4096) reduction(+ : same, found)
     for (size_t i = 0; i < RAYS; i++) {
-        prism_ray ray = {{rays[6 * i], rays[6 * i + 1], rays[6 * i + 2]}, 0.0f,
-                         {rays[6 * i + 3], rays[6 * i + 4], rays[6 * i + 5]}, INFINITY};
+        prism_ray ray = {{rays[6 * i], rays[6 * i + 1], rays[6 * i + 2]},
+                         0.0f,
+                         {rays[6 * i + 3], rays[6 * i + 4], rays[6 * i + 5]},
+                         INFINITY};
         prism_hit h;
         const int hit = prism_bvh_closest_skip(&scene.view, &ray, PRISM_BVH_MISS, &h);
         ref[i].index = h.triangle;
@@ -570,8 +578,8 @@ static void compare_with_host(const float *rays, const trace_result *gpu, const 
     free(ref);
 }
 
-static void trace_policy(prism_function *f, prism_placement_policy policy, bool split,
-                         float *rays, trace_result *out)
+static void trace_policy(prism_function *f, prism_placement_policy policy, bool split, float *rays,
+                         trace_result *out)
 {
     prism_geometry *g = kt_upload(&scene, cuda, policy, split);
     assert_non_null(g);
@@ -583,8 +591,10 @@ static void trace_policy(prism_function *f, prism_placement_policy policy, bool 
         assert_int_equal(v.geometry.nodes_split, v.geometry.node_count);
     assert_true(v.optics.material_count == 3 && v.optics.materials != NULL);
     prism_buffer *rb = NULL, *hb = NULL;
-    assert_int_equal(prism_buffer_create_device(cuda, (size_t)RAYS * 24, "rays", &rb), PRISM_SUCCESS);
-    assert_int_equal(prism_buffer_create_device(cuda, (size_t)RAYS * sizeof(trace_result), "hits", &hb),
+    assert_int_equal(prism_buffer_create_device(cuda, (size_t)RAYS * 24, "rays", &rb),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, (size_t)RAYS * sizeof(trace_result), "hits",
+                                                &hb),
                      PRISM_SUCCESS);
     void *rp = prism_buffer_device_pointer(rb), *hp = prism_buffer_device_pointer(hb);
     const float lo[3] = {-9.9f, -9.9f, -9.9f}, hi[3] = {9.9f, 9.9f, 9.9f};
@@ -621,7 +631,8 @@ static void test_device_view_every_placement(void **state)
         prism_placement_policy policy;
         bool split;
         const char *name;
-    } others[2] = {{PRISM_PLACEMENT_MAPPED, false, "mapped"}, {PRISM_PLACEMENT_CHROMA, true, "split"}};
+    } others[2] = {{PRISM_PLACEMENT_MAPPED, false, "mapped"},
+                   {PRISM_PLACEMENT_CHROMA, true, "split"}};
     for (int i = 0; i < 2; i++) {
         trace_policy(f, others[i].policy, others[i].split, rays2, b);
         assert_memory_equal(rays2, rays, (size_t)RAYS * 24);
@@ -634,8 +645,9 @@ static void test_device_view_every_placement(void **state)
         same_rays += memcmp(rays2 + 6 * i, rays + 6 * i, 24) == 0;
         same_hits += b[i].index == a[i].index;
     }
-    printf("# nvcc-built kernel: %zu of %d rays identical, %zu same triangles as runtime-compiled\n",
-           same_rays, RAYS, same_hits);
+    printf(
+        "# nvcc-built kernel: %zu of %d rays identical, %zu same triangles as runtime-compiled\n",
+        same_rays, RAYS, same_hits);
     compare_with_host(rays2, b, "nvcc-built, device memory");
     free(rays);
     free(rays2);
@@ -650,8 +662,9 @@ static void test_render_matches_prism(void **state)
     (void)state;
     prism_geometry *g = kt_upload(&scene, cuda, PRISM_PLACEMENT_DEVICE, false);
     assert_non_null(g);
-    const prism_camera cams[2] = {{.eye = {7, 5, 9}, .look_at = {0, 0, 0}, .vfov_degrees = 50},
-                                  {.eye = {0.5f, 0.3f, 3.5f}, .look_at = {0, 0, 0}, .vfov_degrees = 70}};
+    const prism_camera cams[2] = {
+        {.eye = {7, 5, 9}, .look_at = {0, 0, 0}, .vfov_degrees = 50},
+        {.eye = {0.5f, 0.3f, 3.5f}, .look_at = {0, 0, 0}, .vfov_degrees = 70}};
     prism_module *m = compile(cuda, kernels_source, NULL, PRISM_MODULE_CACHE_MEMORY);
     prism_function *f = NULL;
     assert_int_equal(prism_module_function(m, "headlight", &f), PRISM_SUCCESS);
@@ -677,14 +690,16 @@ static void test_render_matches_prism(void **state)
         for (size_t i = 0; i < (size_t)W * H; i++) {
             size_t worst = 0;
             for (int k = 0; k < 4; k++) {
-                const int dd = abs((int)((mine[i] >> (8 * k)) & 0xFF) - (int)((prisms[i] >> (8 * k)) & 0xFF));
+                const int dd =
+                    abs((int)((mine[i] >> (8 * k)) & 0xFF) - (int)((prisms[i] >> (8 * k)) & 0xFF));
                 worst = (size_t)dd > worst ? (size_t)dd : worst;
             }
             off += worst > 1;
             max = worst > max ? worst : max;
         }
         printf("# headlight kernel vs prism_render, camera %d: %zu of %d pixels differ by more "
-               "than one level (max %zu)\n", c, off, W * H, max);
+               "than one level (max %zu)\n",
+               c, off, W * H, max);
         assert_true(off * 1000 <= (size_t)W * H);
     }
     free(mine);

@@ -56,8 +56,18 @@ static void write_raw(const char *path, int version, const char *dict, size_t da
     assert_non_null(f);
     const size_t pre = version == 1 ? 10 : 12, len = strlen(dict);
     const size_t total = (pre + len + 1 + 63) / 64 * 64, hlen = total - pre;
-    unsigned char p[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', (unsigned char)version, 0,
-                           (unsigned char)(hlen & 0xFF), (unsigned char)(hlen >> 8), 0, 0};
+    unsigned char p[12] = {0x93,
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           (unsigned char)version,
+                           0,
+                           (unsigned char)(hlen & 0xFF),
+                           (unsigned char)(hlen >> 8),
+                           0,
+                           0};
     fwrite(p, 1, pre, f);
     fputs(dict, f);
     for (size_t i = len; i + 1 < hlen; i++)
@@ -187,8 +197,8 @@ static void test_bad_inputs(void **state)
          "dtype '>f4' (big-endian float32)"},
         {1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 4, 4), }", 128,
          "dtype '<i4' (little-endian int32)"},
-        {1, "{'descr': [('x', '<f4'), ('y', '<f4')], 'fortran_order': False, 'shape': (2,), }",
-         16, "structured type; expected '<f4'"},
+        {1, "{'descr': [('x', '<f4'), ('y', '<f4')], 'fortran_order': False, 'shape': (2,), }", 16,
+         "structured type; expected '<f4'"},
         {1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 4, 4), }", 128,
          "Fortran order; expected C order"},
         {1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }", 32,
@@ -205,8 +215,8 @@ static void test_bad_inputs(void **state)
          "truncated: 2 rows need 128 bytes of data, the file holds 0"},
         {1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4, 4), }", 192,
          "192 bytes of data, 64 more than its 2 rows need"},
-        {1, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 4, 4), }",
-         0, "malformed header"},
+        {1, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 4, 4), }", 0,
+         "malformed header"},
         {1, "{'descr': '<f4' 'fortran_order': False, 'shape': (2, 4, 4), }", 128,
          "malformed header at byte 16"},
         {1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4, 4), 'extra': 1}", 128,
@@ -370,18 +380,17 @@ static void run_python(const char *script, const char *arg, exec_run *run)
     exec_program(run, argv, true);
 }
 
-static const char NUMPY_WRITES[] =
-    "import sys, numpy as np\n"
-    "d = sys.argv[1]\n"
-    "a = np.arange(5 * 16, dtype=np.float32).reshape(5, 4, 4)\n"
-    "np.save(d + '/np_v1.npy', a)\n"
-    "for v in (2, 3):\n"
-    "    with open(d + '/np_v%d.npy' % v, 'wb') as f:\n"
-    "        np.lib.format.write_array(f, a, version=(v, 0))\n"
-    "np.save(d + '/np_f8.npy', a.astype(np.float64))\n"
-    "np.save(d + '/np_fortran.npy', np.asfortranarray(a))\n"
-    "np.save(d + '/np_shape.npy', a.reshape(5, 16))\n"
-    "np.save(d + '/np_big.npy', a.astype('>f4'))\n";
+static const char NUMPY_WRITES[] = "import sys, numpy as np\n"
+                                   "d = sys.argv[1]\n"
+                                   "a = np.arange(5 * 16, dtype=np.float32).reshape(5, 4, 4)\n"
+                                   "np.save(d + '/np_v1.npy', a)\n"
+                                   "for v in (2, 3):\n"
+                                   "    with open(d + '/np_v%d.npy' % v, 'wb') as f:\n"
+                                   "        np.lib.format.write_array(f, a, version=(v, 0))\n"
+                                   "np.save(d + '/np_f8.npy', a.astype(np.float64))\n"
+                                   "np.save(d + '/np_fortran.npy', np.asfortranarray(a))\n"
+                                   "np.save(d + '/np_shape.npy', a.reshape(5, 16))\n"
+                                   "np.save(d + '/np_big.npy', a.astype('>f4'))\n";
 
 static void test_numpy_writes(void **state)
 {

@@ -21,13 +21,13 @@ static prism_placement_array arrays[N_ARRAYS];
 /* A geometry the size of a small detector: 1M nodes (32 MB), 2M triangles. */
 static void geometry(size_t nodes, size_t triangles, size_t vertices)
 {
-    arrays[NODES] = (prism_placement_array){"bvh.nodes", nodes * 32, 8.0, true, 32,
-                                            PRISM_ARRAY_NODES};
-    arrays[TRIANGLES] = (prism_placement_array){"triangles", triangles * 12, 2.0, false, 12,
-                                                PRISM_ARRAY_TRIANGLES};
-    arrays[VERTICES] = (prism_placement_array){"vertices", vertices * 12, 1.0, false, 12,
-                                               PRISM_ARRAY_VERTICES};
-    arrays[INFO] = (prism_placement_array){"triangle_info", triangles * 16, 0.1, false, 16,
+    arrays[NODES] = (prism_placement_array){"bvh.nodes", nodes * 32, 8.0,
+                                            true,        32,         PRISM_ARRAY_NODES};
+    arrays[TRIANGLES] = (prism_placement_array){"triangles", triangles * 12,       2.0, false,
+                                                12,          PRISM_ARRAY_TRIANGLES};
+    arrays[VERTICES] = (prism_placement_array){"vertices", vertices * 12,       1.0, false,
+                                               12,         PRISM_ARRAY_VERTICES};
+    arrays[INFO] = (prism_placement_array){"triangle_info",  triangles * 16, 0.1, false, 16,
                                            PRISM_ARRAY_OTHER};
 }
 
@@ -124,11 +124,12 @@ static void test_exact_fit(void **state)
     assert_int_equal(plan[INFO].device_bytes, 0); /* coldest, does not fit in what is left */
     /* Chroma promotes only when bytes < free - reserve, strictly. */
     size_t chroma_need = arrays[INFO].bytes + arrays[NODES].bytes + arrays[TRIANGLES].bytes;
-    assert_int_equal(plan_with(PRISM_PLACEMENT_CHROMA, chroma_need + reserve, 1000 * MB, 0, plan, msg),
+    assert_int_equal(plan_with(PRISM_PLACEMENT_CHROMA, chroma_need + reserve, 1000 * MB, 0, plan,
+                               msg),
                      PRISM_SUCCESS);
     assert_int_equal(plan[TRIANGLES].device_bytes, 0);
-    assert_int_equal(plan_with(PRISM_PLACEMENT_CHROMA, chroma_need + reserve + 1, 1000 * MB, 0, plan,
-                               msg),
+    assert_int_equal(plan_with(PRISM_PLACEMENT_CHROMA, chroma_need + reserve + 1, 1000 * MB, 0,
+                               plan, msg),
                      PRISM_SUCCESS);
     assert_int_equal(plan[TRIANGLES].device_bytes, plan[TRIANGLES].bytes);
     assert_int_equal(plan[VERTICES].device_bytes, 0); /* free was lowered by the promotion */
@@ -140,8 +141,8 @@ static void test_larger_than_device(void **state)
     geometry(10, 100000000, 10); /* 1.2 GB of triangles on a 1 GB device */
     prism_placement plan[N_ARRAYS];
     char msg[256];
-    assert_int_equal(plan_with(PRISM_PLACEMENT_AUTO, 900 * MB, 1000 * MB, PRISM_PLACEMENT_NO_RESERVE,
-                               plan, msg),
+    assert_int_equal(plan_with(PRISM_PLACEMENT_AUTO, 900 * MB, 1000 * MB,
+                               PRISM_PLACEMENT_NO_RESERVE, plan, msg),
                      PRISM_SUCCESS);
     assert_int_equal(plan[TRIANGLES].device_bytes, 0);
     assert_non_null(strstr(plan[TRIANGLES].reason, "larger than the whole device"));
@@ -162,8 +163,9 @@ static void test_many_small_arrays(void **state)
         /* heat rises with i: the last arrays are the hottest */
         many[i] = (prism_placement_array){names[i], 1000, (double)i, false, 4, PRISM_ARRAY_OTHER};
     }
-    prism_placement_desc d = {many, COUNT, 300 * MB + 100 * 1000 + 999, 1000 * MB, 0,
-                              PRISM_PLACEMENT_AUTO, false};
+    prism_placement_desc d = {many,      COUNT, 300 * MB + 100 * 1000 + 999,
+                              1000 * MB, 0,     PRISM_PLACEMENT_AUTO,
+                              false};
     char msg[256];
     assert_int_equal(prism_placement_plan(&d, plan, msg, sizeof msg), PRISM_SUCCESS);
     size_t on_device = 0;
@@ -191,8 +193,8 @@ static void test_split_on_node_prefix(void **state)
     prism_placement plan[N_ARRAYS];
     char msg[256];
     for (size_t avail = 0; avail < NODES_N * 32; avail += 1237) {
-        assert_int_equal(plan_with(PRISM_PLACEMENT_AUTO, avail, 1000 * MB, PRISM_PLACEMENT_NO_RESERVE,
-                                   plan, msg),
+        assert_int_equal(plan_with(PRISM_PLACEMENT_AUTO, avail, 1000 * MB,
+                                   PRISM_PLACEMENT_NO_RESERVE, plan, msg),
                          PRISM_SUCCESS);
         size_t head = plan[NODES].device_bytes;
         assert_int_equal(head % 32, 0);
@@ -208,8 +210,8 @@ static void test_split_on_node_prefix(void **state)
             assert_non_null(strstr(plan[NODES].reason, "split at element"));
     }
     /* Chroma's split: (free - reserve) / 32, at least 100. */
-    assert_int_equal(plan_with(PRISM_PLACEMENT_CHROMA, 300 * MB + 1000 * 32 + 31, 1000 * MB, 0, plan,
-                               msg),
+    assert_int_equal(plan_with(PRISM_PLACEMENT_CHROMA, 300 * MB + 1000 * 32 + 31, 1000 * MB, 0,
+                               plan, msg),
                      PRISM_SUCCESS);
     assert_int_equal(plan[NODES].device_bytes, 1000 * 32);
 }
@@ -225,7 +227,8 @@ static void test_mapped_and_deny(void **state)
     assert_int_equal(device_total(plan, N_ARRAYS), 0);
     assert_consistent(plan, N_ARRAYS);
     prism_placement_desc d = {arrays, N_ARRAYS, 0, 1000 * MB, 0, PRISM_PLACEMENT_MAPPED, true};
-    assert_int_equal(prism_placement_plan(&d, plan, msg, sizeof msg), PRISM_ERROR_MAPPED_NOT_ALLOWED);
+    assert_int_equal(prism_placement_plan(&d, plan, msg, sizeof msg),
+                     PRISM_ERROR_MAPPED_NOT_ALLOWED);
     assert_non_null(strstr(msg, "deny_mapped_memory"));
     d.policy = PRISM_PLACEMENT_AUTO;
     assert_int_equal(prism_placement_plan(&d, plan, msg, sizeof msg), PRISM_ERROR_PLACEMENT);
@@ -239,7 +242,8 @@ static void test_bad_arguments_and_names(void **state)
     (void)state;
     char msg[256];
     prism_placement plan[1];
-    assert_int_equal(prism_placement_plan(NULL, plan, msg, sizeof msg), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_placement_plan(NULL, plan, msg, sizeof msg),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     prism_placement_desc d = {NULL, 1, 0, 0, 0, PRISM_PLACEMENT_AUTO, false};
     assert_int_equal(prism_placement_plan(&d, plan, msg, sizeof msg), PRISM_ERROR_INVALID_ARGUMENT);
     d.array_count = 0;
@@ -266,14 +270,10 @@ static void test_bad_arguments_and_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_zero_free_memory),
-        cmocka_unit_test(test_reserve_larger_than_free),
-        cmocka_unit_test(test_exact_fit),
-        cmocka_unit_test(test_larger_than_device),
-        cmocka_unit_test(test_many_small_arrays),
-        cmocka_unit_test(test_split_on_node_prefix),
-        cmocka_unit_test(test_mapped_and_deny),
-        cmocka_unit_test(test_bad_arguments_and_names),
+        cmocka_unit_test(test_zero_free_memory),  cmocka_unit_test(test_reserve_larger_than_free),
+        cmocka_unit_test(test_exact_fit),         cmocka_unit_test(test_larger_than_device),
+        cmocka_unit_test(test_many_small_arrays), cmocka_unit_test(test_split_on_node_prefix),
+        cmocka_unit_test(test_mapped_and_deny),   cmocka_unit_test(test_bad_arguments_and_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

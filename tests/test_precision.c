@@ -53,7 +53,8 @@ static bool want_cuda(void)
     const char *b = getenv("PRISM_PRECISION_BACKEND");
     return b && strcmp(b, "cuda") == 0;
 }
-static placed runs[3] = {{.offset = {0, 0, 0}}, {.offset = {20, -20, 10}},
+static placed runs[3] = {{.offset = {0, 0, 0}},
+                         {.offset = {20, -20, 10}},
                          {.offset = {600, -640, 480}}};
 
 static void generate(placed *p, int k)
@@ -63,8 +64,8 @@ static void generate(placed *p, int k)
     if (access(gen, X_OK) != 0)
         skip();
     snprintf(out, sizeof out, "%s/test_precision_%d_%ld.dae", PRISM_BINARY_DIR, k, (long)getpid());
-    snprintf(cmd, sizeof cmd, "'%s' --pmts %d --offset %.17g,%.17g,%.17g --output '%s'", gen,
-             PMTS, p->offset[0], p->offset[1], p->offset[2], out);
+    snprintf(cmd, sizeof cmd, "'%s' --pmts %d --offset %.17g,%.17g,%.17g --output '%s'", gen, PMTS,
+             p->offset[0], p->offset[1], p->offset[2], out);
     assert_int_equal(system(cmd), 0);
     char err[512] = "";
     prism_load_desc d = {.error = err, .error_size = sizeof err};
@@ -72,8 +73,7 @@ static void generate(placed *p, int k)
     remove(out);
     assert_int_equal(p->scene->unit_source, PRISM_UNIT_FROM_GEANT4);
     prism_geometry_desc gd = {.builder = PRISM_BVH_BUILDER_AUTO};
-    assert_int_equal(prism_geometry_upload(ctx, p->scene, NULL, &gd, &p->geometry),
-                     PRISM_SUCCESS);
+    assert_int_equal(prism_geometry_upload(ctx, p->scene, NULL, &gd, &p->geometry), PRISM_SUCCESS);
 }
 
 static void centre(const placed *p, float c[3])
@@ -112,8 +112,11 @@ static uint32_t *render(placed *p, prism_render_mode mode)
     for (uint32_t i = 0; i < p->scene->solids_count; i++)
         if (p->scene->solids[i].parent == PRISM_NONE)
             world = i;
-    prism_render_desc d = {.width = IMAGE_W, .height = IMAGE_H, .mode = mode,
-                           .background = {0, 0, 0, 255}, .hidden_solids = &world,
+    prism_render_desc d = {.width = IMAGE_W,
+                           .height = IMAGE_H,
+                           .mode = mode,
+                           .background = {0, 0, 0, 255},
+                           .hidden_solids = &world,
                            .hidden_solids_count = 1};
     uint32_t *img = calloc((size_t)IMAGE_W * IMAGE_H, sizeof *img);
     assert_non_null(img);

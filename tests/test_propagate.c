@@ -141,8 +141,10 @@ static void test_absorbing_slab(void **state)
     const float lo[3] = {-5, -5, 0}, hi[3] = {5, 5, 0.5f};
     kt_box(&s, lo, hi, 1, absb, vac, PRISM_NONE);
     assert_int_equal(kt_build(&s, ctx), 0);
-    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = 100000,
-                               .position = {0.1f, 0.2f, -1}, .direction = {0, 0, 1}};
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
+                               .count = 100000,
+                               .position = {0.1f, 0.2f, -1},
+                               .direction = {0, 0, 1}};
     prism_photon *ph = run(&s, &src, NULL, NULL, NULL);
     size_t absorbed = count_flag(ph, src.count, PRISM_BULK_ABSORB);
     size_t escaped = count_flag(ph, src.count, PRISM_NO_HIT);
@@ -168,8 +170,8 @@ static void test_fresnel_normal_incidence(void **state)
     const float lo[3] = {-1, -1, 0}, hi[3] = {1, 1, 1};
     kt_box(&s, lo, hi, 1, glass, vac, PRISM_NONE);
     assert_int_equal(kt_build(&s, ctx), 0);
-    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = 100000, .position = {0, 0, -1},
-                               .direction = {0, 0, 1}};
+    prism_photon_source src = {
+        .kind = PRISM_SOURCE_BEAM, .count = 100000, .position = {0, 0, -1}, .direction = {0, 0, 1}};
     prism_propagate_desc d = {.max_steps = 1, .seed = 5};
     prism_photon *ph = run(&s, &src, &d, NULL, NULL);
     size_t refl = count_flag(ph, src.count, PRISM_REFLECT_SPECULAR);
@@ -236,8 +238,8 @@ static void test_axis_aligned_box(void **state)
     const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
     kt_box(&s, lo, hi, 1, vac, vac, black);
     assert_int_equal(kt_build(&s, ctx), 0);
-    static const float starts[][3] = {{0, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0.5f, -1, 0.25f},
-                                      {-1, -1, -1}, {0, 0, 1}};
+    static const float starts[][3] = {{0, 0, 0},         {0, 1, 0},    {1, 1, 0},
+                                      {0.5f, -1, 0.25f}, {-1, -1, -1}, {0, 0, 1}};
     enum { NS = sizeof starts / sizeof starts[0] };
     prism_photon in[NS * 6];
     memset(in, 0, sizeof in);
@@ -312,14 +314,17 @@ static void test_surface_reflection(void **state)
         const float lo[3] = {-5, -5, -1}, hi[3] = {5, 5, 0};
         kt_box(&s, lo, hi, 1, vac, vac, surf);
         assert_int_equal(kt_build(&s, ctx), 0);
-        prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = 20000,
-                                   .position = {-1, 0.3f, 1}, .direction = {1, 0, -1}};
+        prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
+                                   .count = 20000,
+                                   .position = {-1, 0.3f, 1},
+                                   .direction = {1, 0, -1}};
         prism_propagate_desc d = {.max_steps = 1};
         prism_photon *ph = run(&s, &src, &d, NULL, NULL);
         double mean = 0;
         for (size_t i = 0; i < src.count; i++) {
-            assert_int_equal(ph[i].history, (diffuse ? PRISM_REFLECT_DIFFUSE : PRISM_REFLECT_SPECULAR) |
-                                                PRISM_STEP_LIMIT);
+            assert_int_equal(ph[i].history,
+                             (diffuse ? PRISM_REFLECT_DIFFUSE : PRISM_REFLECT_SPECULAR) |
+                                 PRISM_STEP_LIMIT);
             assert_float_equal(ph[i].pos[2], 0.0f, 1e-6);
             assert_true(ph[i].dir[2] > 0.0f);
             if (!diffuse) {
@@ -376,7 +381,9 @@ static void test_deterministic(void **state)
     (void)state;
     kt_scene s = {0};
     rich_scene(&s);
-    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 20000, .position = {0.1f, 0, 0}};
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT,
+                               .count = 20000,
+                               .position = {0.1f, 0, 0}};
     prism_propagate_desc d1 = {.seed = 42}, d2 = {.seed = 42, .steps_per_launch = 1},
                          d3 = {.seed = 43};
     prism_photon *a = run(&s, &src, &d1, NULL, NULL);
@@ -644,8 +651,12 @@ static void test_public_path(void **state)
     prism_geometry *geom = NULL;
     assert_int_equal(prism_geometry_upload(ctx, &s.scene, s.bvh, NULL, &geom), PRISM_SUCCESS);
     enum { N = 3000, K = 5 };
-    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = N, .direction = {1, 1, 0},
-                               .radius = 0.3f, .divergence = 0.2f, .wavelength_nm = 380,
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
+                               .count = N,
+                               .direction = {1, 1, 0},
+                               .radius = 0.3f,
+                               .divergence = 0.2f,
+                               .wavelength_nm = 380,
                                .wavelength_max_nm = 480};
     prism_propagate_desc d = {.seed = 11, .record_steps = K};
     prism_step_record *ref_rec = calloc(N * K, sizeof *ref_rec);
@@ -653,10 +664,10 @@ static void test_public_path(void **state)
     prism_photon *ph = calloc(N, sizeof *ph);
     prism_buffer *buf = NULL;
     assert_int_equal(prism_buffer_create_device(ctx, N * K * sizeof(prism_step_record), "test.vbo",
-                                                &buf), PRISM_SUCCESS);
-    prism_propagate_outputs out = {
-        .photons = {.kind = PRISM_TARGET_HOST, .host = ph},
-        .records = {.kind = PRISM_TARGET_BUFFER, .buffer = buf}};
+                                                &buf),
+                     PRISM_SUCCESS);
+    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph},
+                                   .records = {.kind = PRISM_TARGET_BUFFER, .buffer = buf}};
     prism_propagate_stats st;
     assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, &st), PRISM_SUCCESS);
     assert_memory_equal(ph, ref, N * sizeof *ph);
@@ -668,7 +679,8 @@ static void test_public_path(void **state)
         assert_true(ph[i].wavelength >= 380 && ph[i].wavelength <= 480);
     /* Records asked for without record_steps; a buffer too small. */
     d.record_steps = 0;
-    assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     d.record_steps = K + 1;
     assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, NULL), PRISM_ERROR_OUT_OF_RANGE);
     prism_buffer_release(buf);
@@ -779,9 +791,15 @@ static void test_sources(void **state)
     assert_int_equal(kt_build(&s, ctx), 0);
     enum { N = 20000 };
     const float ax[3] = {0.6f, 0.0f, 0.8f}, c[3] = {1, 2, 3};
-    prism_photon_source beam = {.kind = PRISM_SOURCE_BEAM, .count = N, .position = {1, 2, 3},
-                                .direction = {3, 0, 4}, .radius = 0.5f, .divergence = 0.1f,
-                                .wavelength_nm = 400, .wavelength_max_nm = 500, .time = 7};
+    prism_photon_source beam = {.kind = PRISM_SOURCE_BEAM,
+                                .count = N,
+                                .position = {1, 2, 3},
+                                .direction = {3, 0, 4},
+                                .radius = 0.5f,
+                                .divergence = 0.1f,
+                                .wavelength_nm = 400,
+                                .wavelength_max_nm = 500,
+                                .time = 7};
     prism_photon *ph = run(&s, &beam, NULL, NULL, NULL);
     double r2 = 0, wl = 0;
     for (int i = 0; i < N; i++) {
@@ -789,8 +807,10 @@ static void test_sources(void **state)
         float along = d[0] * ax[0] + d[1] * ax[1] + d[2] * ax[2];
         float rr = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
         float cosd = ph[i].dir[0] * ax[0] + ph[i].dir[1] * ax[1] + ph[i].dir[2] * ax[2];
-        float pd = ph[i].pol[0] * ph[i].dir[0] + ph[i].pol[1] * ph[i].dir[1] + ph[i].pol[2] * ph[i].dir[2];
-        float pl = ph[i].pol[0] * ph[i].pol[0] + ph[i].pol[1] * ph[i].pol[1] + ph[i].pol[2] * ph[i].pol[2];
+        float pd = ph[i].pol[0] * ph[i].dir[0] + ph[i].pol[1] * ph[i].dir[1] +
+                   ph[i].pol[2] * ph[i].dir[2];
+        float pl = ph[i].pol[0] * ph[i].pol[0] + ph[i].pol[1] * ph[i].pol[1] +
+                   ph[i].pol[2] * ph[i].pol[2];
         assert_int_equal(ph[i].history, PRISM_NO_HIT);
         assert_true(fabsf(along) < 1e-5f && rr <= 0.25f + 1e-5f);
         assert_true(cosd >= cosf(0.1f) - 1e-6f);
@@ -821,10 +841,12 @@ static void test_optics_tables(void **state)
     (void)state;
     prism_property props[2] = {{0}};
     float wl[2] = {300, 500}, refl[2] = {0.2f, 0.6f}, eff[2] = {0.5f, 0.5f};
-    props[0] = (prism_property){.name = "REFLECTIVITY", .wavelength_nm = wl, .value = refl, .count = 2};
-    props[1] = (prism_property){.name = "EFFICIENCY", .wavelength_nm = wl, .value = eff, .count = 2};
-    prism_surface surf = {.name = "cathode", .type = 0, .finish = 3, .properties = props,
-                          .properties_count = 2};
+    props[0] =
+        (prism_property){.name = "REFLECTIVITY", .wavelength_nm = wl, .value = refl, .count = 2};
+    props[1] =
+        (prism_property){.name = "EFFICIENCY", .wavelength_nm = wl, .value = eff, .count = 2};
+    prism_surface surf = {
+        .name = "cathode", .type = 0, .finish = 3, .properties = props, .properties_count = 2};
     float t[PRISM_SURF_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
     prism__optics_resample_surface(&surf, t);
     const unsigned n = PRISM_OPTICS_WAVELENGTH_COUNT;

@@ -31,7 +31,10 @@
 
 static prism_context *host, *cuda;
 
-static size_t photons(size_t n) { return getenv("PRISM_TEST_SMALL") != NULL ? n / 50 : n; }
+static size_t photons(size_t n)
+{
+    return getenv("PRISM_TEST_SMALL") != NULL ? n / 50 : n;
+}
 
 static prism_photon *run(prism_context *ctx, prism_geometry *g, const prism_photon_source *src,
                          const prism_propagate_desc *d, prism_propagate_stats *st)
@@ -114,8 +117,12 @@ static void test_deterministic_photon_by_photon(void **state)
     assert_int_equal(kt_build(&s, host), 0);
     prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
     prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
-    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = photons(200000), .position = {0, 0, 1},
-                               .direction = {0, 0.2f, 1}, .radius = 0.5f, .divergence = 2.5f};
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
+                               .count = photons(200000),
+                               .position = {0, 0, 1},
+                               .direction = {0, 0.2f, 1},
+                               .radius = 0.5f,
+                               .divergence = 2.5f};
     prism_photon *a = run(host, hg, &src, NULL, NULL), *b = run(cuda, cg, &src, NULL, NULL);
     compare_photons(a, b, src.count);
     free(a);
@@ -146,7 +153,8 @@ static void test_policies_and_outputs_identical(void **state)
                                          PRISM_PLACEMENT_AUTO};
     prism_buffer *vbo = NULL;
     assert_int_equal(prism_buffer_create_device(cuda, (size_t)N * K * sizeof *rec, "test.records",
-                                                &vbo), PRISM_SUCCESS);
+                                                &vbo),
+                     PRISM_SUCCESS);
     for (int i = 0; i < 3; i++) {
         prism_geometry *g = kt_upload(&s, cuda, p[i], i == 1);
         assert_non_null(g);
@@ -154,7 +162,8 @@ static void test_policies_and_outputs_identical(void **state)
                                       .records = {.kind = PRISM_TARGET_BUFFER, .buffer = vbo}};
         assert_int_equal(prism_propagate(cuda, g, &src, &d, &o2, NULL), PRISM_SUCCESS);
         assert_memory_equal(ph, ref, N * sizeof *ph);
-        assert_int_equal(prism_buffer_read(vbo, 0, rec, (size_t)N * K * sizeof *rec), PRISM_SUCCESS);
+        assert_int_equal(prism_buffer_read(vbo, 0, rec, (size_t)N * K * sizeof *rec),
+                         PRISM_SUCCESS);
         assert_memory_equal(rec, ref_rec, (size_t)N * K * sizeof *rec);
         prism_geometry_destroy(g);
     }
@@ -174,7 +183,8 @@ static void test_policies_and_outputs_identical(void **state)
     for (size_t i = 0; i < N; i++)
         detected += (ref[i].history & PRISM_SURFACE_DETECT) != 0;
     printf("# detected: %zu counted here, %zu / %zu / %zu in the stats (host, records only, "
-           "device buffer)\n", detected, on_host.detected, records_only.detected, in_buffer.detected);
+           "device buffer)\n",
+           detected, on_host.detected, records_only.detected, in_buffer.detected);
     assert_true(detected > 0);
     const prism_propagate_stats *all[3] = {&on_host, &records_only, &in_buffer};
     float latest = 0;
@@ -211,9 +221,14 @@ static void test_exact_bit_identical(void **state)
     prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
     const size_t N = photons(300000);
     enum { K = 6 };
-    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM, .count = N, .position = {0.1f, 0, -1},
-                               .direction = {0.1f, 0.2f, 1}, .radius = 0.8f, .divergence = 1.2f,
-                               .wavelength_nm = 350, .wavelength_max_nm = 550};
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
+                               .count = N,
+                               .position = {0.1f, 0, -1},
+                               .direction = {0.1f, 0.2f, 1},
+                               .radius = 0.8f,
+                               .divergence = 1.2f,
+                               .wavelength_nm = 350,
+                               .wavelength_max_nm = 550};
     prism_propagate_desc d = {.seed = 99, .record_steps = K, .max_steps = 60};
     prism_photon *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
     prism_step_record *ra = calloc(N * K, sizeof *ra), *rb = calloc(N * K, sizeof *rb);
@@ -289,8 +304,11 @@ static void test_device_summary_and_hits(void **state)
     prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
     prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
     const size_t N = photons(400000), solids = s.scene.solids_count;
-    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N, .position = {0.1f, 0, 0},
-                               .wavelength_nm = 350, .wavelength_max_nm = 550};
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT,
+                               .count = N,
+                               .position = {0.1f, 0, 0},
+                               .wavelength_nm = 350,
+                               .wavelength_max_nm = 550};
     prism_propagate_desc d = {.seed = 5};
     uint64_t *ha = calloc(solids + 1, 8), *hb = calloc(solids + 1, 8), *hc = calloc(solids + 1, 8);
     prism_propagate_summary sa = {.detected_by_solid = ha, .solids = solids};
@@ -318,8 +336,8 @@ static void test_device_summary_and_hits(void **state)
     prism_context *both[2] = {cuda, host};
     const prism_geometry *gs[2] = {cg, hg};
     prism_photon *at = c;
-    prism_propagate_stream_desc sd = {.batch = N / 7 + 1, .sink = gpu_sink, .user = &at,
-                                      .summary = &sc};
+    prism_propagate_stream_desc sd = {
+        .batch = N / 7 + 1, .sink = gpu_sink, .user = &at, .summary = &sc};
     prism_propagate_share shares[2];
     prism_memory_report before, after;
     assert_int_equal(prism_memory_report_get(cuda, &before), PRISM_SUCCESS);

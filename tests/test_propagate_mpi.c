@@ -27,7 +27,6 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-
 /* prism-propagate DETECTOR args..., directly (np 0) or under mpirun -np np. */
 static void run(exec_run *r, int np, const char *const *args)
 {
@@ -132,9 +131,11 @@ static void test_same_bytes_whatever_ranks(void **state)
             snprintf(name, sizeof name, "np%d_%s.npy", np, kinds[k]);
             snprintf(files[np][k], sizeof files[np][k], "%s", exec_path(name));
         }
-        const char *args[] = {"--backend", "host", "--count", "30000", "--seed", "4",
-                              "--batch", "7001", "--hits", files[np][0], "--out", files[np][1],
-                              "--records", files[np][2], "--record-steps", "3", "--json", NULL};
+        const char *args[] = {"--backend", "host",       "--count",        "30000",
+                              "--seed",    "4",          "--batch",        "7001",
+                              "--hits",    files[np][0], "--out",          files[np][1],
+                              "--records", files[np][2], "--record-steps", "3",
+                              "--json",    NULL};
         run(&r, np == 1 ? 0 : np, args);
         assert_int_equal(r.exit_code, 0);
         char ranks[32];
@@ -155,19 +156,23 @@ static void test_same_bytes_whatever_ranks(void **state)
     /* photons read from a file (the one-process run's final photons), and
      * more ranks than photons: a rank with none */
     const char *a = exec_path("in_a.npy"), *b = exec_path("in_b.npy");
-    run(&r, 0, (const char *[]){"--backend", "host", "--photons", files[1][1], "--out", a,
-                                "--quiet", NULL});
+    run(&r, 0,
+        (const char *[]){"--backend", "host", "--photons", files[1][1], "--out", a, "--quiet",
+                         NULL});
     assert_int_equal(r.exit_code, 0);
-    run(&r, 2, (const char *[]){"--backend", "host", "--photons", files[1][1], "--out", b,
-                                "--quiet", NULL});
+    run(&r, 2,
+        (const char *[]){"--backend", "host", "--photons", files[1][1], "--out", b, "--quiet",
+                         NULL});
     assert_int_equal(r.exit_code, 0);
     assert_true(exec_same_files(a, b));
-    run(&r, 0, (const char *[]){"--backend", "host", "--count", "1", "--hits", a, "--out", b,
-                                "--quiet", NULL});
+    run(&r, 0,
+        (const char *[]){"--backend", "host", "--count", "1", "--hits", a, "--out", b, "--quiet",
+                         NULL});
     assert_int_equal(r.exit_code, 0);
     const char *c = exec_path("one_c.npy"), *d = exec_path("one_d.npy");
-    run(&r, 3, (const char *[]){"--backend", "host", "--count", "1", "--hits", c, "--out", d,
-                                "--quiet", NULL});
+    run(&r, 3,
+        (const char *[]){"--backend", "host", "--count", "1", "--hits", c, "--out", d, "--quiet",
+                         NULL});
     assert_int_equal(r.exit_code, 0);
     assert_true(exec_same_files(a, c));
     assert_true(exec_same_files(b, d));
@@ -195,11 +200,30 @@ static void test_failing_rank(void **state)
     (void)state;
     static exec_run r;
     const char *hits = exec_path("failed_hits.npy");
-    const char *argv[] = {getenv("PRISM_MPIRUN"), "-np", "1", "--oversubscribe",
-                          getenv("PRISM_PROPAGATE"), DETECTOR, "--backend", "host", "--count",
-                          "2000", "--hits", hits, ":", "-np", "1", getenv("PRISM_PROPAGATE"),
-                          DETECTOR, "--backend", "host", "--photons", "/nonexistent/in.npy",
-                          "--hits", hits, NULL};
+    const char *argv[] = {getenv("PRISM_MPIRUN"),
+                          "-np",
+                          "1",
+                          "--oversubscribe",
+                          getenv("PRISM_PROPAGATE"),
+                          DETECTOR,
+                          "--backend",
+                          "host",
+                          "--count",
+                          "2000",
+                          "--hits",
+                          hits,
+                          ":",
+                          "-np",
+                          "1",
+                          getenv("PRISM_PROPAGATE"),
+                          DETECTOR,
+                          "--backend",
+                          "host",
+                          "--photons",
+                          "/nonexistent/in.npy",
+                          "--hits",
+                          hits,
+                          NULL};
     exec_program(&r, argv, false);
     assert_int_not_equal(r.exit_code, 0);
     assert_non_null(strstr(r.err, "[rank 1 on "));

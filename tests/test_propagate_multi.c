@@ -84,8 +84,11 @@ static void test_same_bytes_as_one_call(void **state)
 {
     fixture *f = *state;
     upload(f, 0);
-    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N, .position = {0.1f, 0, 0},
-                               .wavelength_nm = 380, .wavelength_max_nm = 480};
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT,
+                               .count = N,
+                               .position = {0.1f, 0, 0},
+                               .wavelength_nm = 380,
+                               .wavelength_max_nm = 480};
     prism_propagate_desc d = {.seed = 7, .record_steps = K, .first_photon = 1000};
     prism_photon *ref = calloc(N, sizeof *ref), *ph = calloc(N, sizeof *ph);
     prism_step_record *ref_rec = calloc(N * K, sizeof *ref_rec), *rec = calloc(N * K, sizeof *rec);
@@ -101,8 +104,9 @@ static void test_same_bytes_as_one_call(void **state)
                                        .records = {.kind = PRISM_TARGET_HOST, .host = rec}};
         prism_propagate_stats st;
         prism_propagate_share shares[MAX_CTX];
-        assert_int_equal(prism_propagate_multi(f->ctx, (const prism_geometry *const *)f->g, n,
-                                               &src, &d, &out, &st, shares), PRISM_SUCCESS);
+        assert_int_equal(prism_propagate_multi(f->ctx, (const prism_geometry *const *)f->g, n, &src,
+                                               &d, &out, &st, shares),
+                         PRISM_SUCCESS);
         assert_memory_equal(ph, ref, N * sizeof *ph);
         assert_memory_equal(rec, ref_rec, N * K * sizeof *rec);
         assert_int_equal(st.steps, ref_st.steps);
@@ -143,7 +147,8 @@ static void test_small_batches_and_input(void **state)
     prism_propagate_share shares[MAX_CTX];
     prism_propagate_stats st;
     assert_int_equal(prism_propagate_multi(f->ctx, (const prism_geometry *const *)f->g, MAX_CTX,
-                                           &src, &d, &out, &st, shares), PRISM_SUCCESS);
+                                           &src, &d, &out, &st, shares),
+                     PRISM_SUCCESS);
     assert_memory_equal(rec, ref_rec, M * (size_t)K * sizeof *rec);
     unsigned batches = 0;
     size_t total = 0;

@@ -24,13 +24,15 @@ typedef struct fixture {
     kt_scene s;
     prism_context *ctx[MAX_CTX];
     prism_geometry *g[MAX_CTX];
-    prism_photon *ref;       /* one call's final photons */
+    prism_photon *ref; /* one call's final photons */
     prism_step_record *ref_rec;
     prism_propagate_stats ref_st;
 } fixture;
 
-static const prism_photon_source source = {.kind = PRISM_SOURCE_POINT, .count = N,
-                                           .position = {0.1f, 0, 0}, .wavelength_nm = 380,
+static const prism_photon_source source = {.kind = PRISM_SOURCE_POINT,
+                                           .count = N,
+                                           .position = {0.1f, 0, 0},
+                                           .wavelength_nm = 380,
                                            .wavelength_max_nm = 480};
 static const prism_propagate_desc desc = {.seed = 11, .record_steps = K, .first_photon = 500};
 
@@ -137,8 +139,7 @@ static void test_hits_and_summary_of_one_call(void **state)
     prism_propagate_outputs out = {.hits = {.kind = PRISM_TARGET_HOST, .host = hits},
                                    .summary = &got};
     prism_propagate_stats st;
-    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st),
-                     PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st), PRISM_SUCCESS);
     const size_t n = ref_hits(f, PRISM_SURFACE_DETECT, want);
     assert_true(n > 100 && n < N);
     assert_int_equal(st.hits, n);
@@ -148,16 +149,14 @@ static void test_hits_and_summary_of_one_call(void **state)
     assert_summaries_equal(&got, &ref);
     assert_int_equal(got.ended[2], st.detected);
     /* a second call adds to the summary */
-    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st),
-                     PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st), PRISM_SUCCESS);
     assert_int_equal(got.photons, 2 * N);
     assert_int_equal(got.flagged[2], 2 * ref.flagged[2]);
     /* another mask; a capacity too small is refused with the count */
     const uint32_t mask = PRISM_NO_HIT | PRISM_BULK_ABSORB;
     out = (prism_propagate_outputs){.hits = {.kind = PRISM_TARGET_HOST, .host = hits},
                                     .hit_mask = mask};
-    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st),
-                     PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(f->ctx[1], f->g[1], &source, &desc, &out, &st), PRISM_SUCCESS);
     const size_t m = ref_hits(f, mask, want);
     assert_int_equal(st.hits, m);
     assert_memory_equal(hits, want, m * sizeof *hits);
@@ -174,10 +173,10 @@ typedef struct collected {
     prism_photon *hits, *photons;
     prism_step_record *records;
     size_t hits_n;
-    uint64_t next;               /* the next photon the sink expects */
+    uint64_t next; /* the next photon the sink expects */
     unsigned batches;
     size_t contexts_seen[MAX_CTX];
-    int fail_at;                 /* batch at which the sink fails, -1 never */
+    int fail_at; /* batch at which the sink fails, -1 never */
     int fill_fail_at;
     unsigned fills;
 } collected;
@@ -253,12 +252,12 @@ static void test_stream_same_bytes(void **state)
             memset(by_solid, 0, sizeof by_solid);
             prism_propagate_summary sum = {.detected_by_solid = by_solid[0], .solids = solids};
             prism_propagate_summary ref = {.detected_by_solid = by_solid[1], .solids = solids};
-            prism_propagate_stream_desc s = {.batch = batches[k], .photons = true, .sink = sink,
-                                             .user = &c, .summary = &sum};
+            prism_propagate_stream_desc s = {
+                .batch = batches[k], .photons = true, .sink = sink, .user = &c, .summary = &sum};
             prism_propagate_stats st;
             prism_propagate_share shares[MAX_CTX];
-            assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g,
-                                                    n, &source, &desc, &s, &st, shares),
+            assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, n,
+                                                    &source, &desc, &s, &st, shares),
                              PRISM_SUCCESS);
             assert_int_equal(c.next, desc.first_photon + N);
             assert_int_equal(c.hits_n, want_n);
@@ -295,15 +294,14 @@ static void test_stream_fill(void **state)
     collected_init(&c, f);
     fill(&c, desc.first_photon, N, input);
     c.fills = 0;
-    const prism_photon_source given = {.kind = PRISM_SOURCE_PHOTONS, .count = N,
-                                       .photons = input};
+    const prism_photon_source given = {.kind = PRISM_SOURCE_PHOTONS, .count = N, .photons = input};
     prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ref}};
     prism_propagate_desc d = desc;
     d.record_steps = 0;
     assert_int_equal(prism_propagate(f->ctx[0], f->g[0], &given, &d, &out, NULL), PRISM_SUCCESS);
     const prism_photon_source streamed = {.kind = PRISM_SOURCE_PHOTONS, .count = N};
-    prism_propagate_stream_desc s = {.batch = 3000, .photons = true, .sink = sink, .fill = fill,
-                                     .user = &c};
+    prism_propagate_stream_desc s = {
+        .batch = 3000, .photons = true, .sink = sink, .fill = fill, .user = &c};
     assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 2,
                                             &streamed, &d, &s, NULL, NULL),
                      PRISM_SUCCESS);
@@ -323,8 +321,8 @@ static void test_stream_failures(void **state)
     collected_init(&c, f);
     c.fail_at = 3;
     prism_propagate_stream_desc s = {.batch = 1000, .sink = sink, .user = &c};
-    assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 3,
-                                            &source, &desc, &s, NULL, NULL),
+    assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 3, &source,
+                                            &desc, &s, NULL, NULL),
                      PRISM_ERROR_IO);
     assert_int_equal(c.batches, 3);
     collected_free(&c);
@@ -376,7 +374,7 @@ static void test_stream_errors(void **state)
 }
 
 typedef struct joining {
-    collected c;         /* first: the sink's user */
+    collected c; /* first: the sink's user */
     fixture *f;
     unsigned joined;
     int fail_index;      /* join fails for this index, -1 never */
@@ -405,8 +403,8 @@ static void test_stream_late_contexts(void **state)
     const prism_geometry *gs[MAX_CTX] = {f->g[0], NULL, NULL};
     joining j = {.f = f, .fail_index = -1};
     collected_init(&j.c, f);
-    prism_propagate_stream_desc s = {.batch = 1500, .photons = true, .sink = sink, .user = &j,
-                                     .join = join_ctx};
+    prism_propagate_stream_desc s = {
+        .batch = 1500, .photons = true, .sink = sink, .user = &j, .join = join_ctx};
     prism_propagate_share shares[MAX_CTX];
     assert_int_equal(prism_propagate_stream(ctxs, gs, MAX_CTX, &source, &desc, &s, NULL, shares),
                      PRISM_SUCCESS);

@@ -89,12 +89,27 @@ static void test_help(void **state)
     static exec_run r;
     run(&r, (const char *[]){"--help", NULL});
     assert_int_equal(r.exit_code, 0);
-    const char *words[] = {"--photons in.npy", "--source point:", "beam:", "--count N",
-                           "--hits hits.npy", "--out photons.npy", "--records", "--record-steps K",
-                           "--seed S", "--max-steps N", "--backend auto|cuda|host",
-                           "--placement auto|device|mapped|chroma", "--bvh", "--math exact|fast",
-                           "--batch N", "--unit m|cm|mm|auto", "--json", "--quiet",
-                           "--validate", "view(np.uint32)", "--devices all|0,1",
+    const char *words[] = {"--photons in.npy",
+                           "--source point:",
+                           "beam:",
+                           "--count N",
+                           "--hits hits.npy",
+                           "--out photons.npy",
+                           "--records",
+                           "--record-steps K",
+                           "--seed S",
+                           "--max-steps N",
+                           "--backend auto|cuda|host",
+                           "--placement auto|device|mapped|chroma",
+                           "--bvh",
+                           "--math exact|fast",
+                           "--batch N",
+                           "--unit m|cm|mm|auto",
+                           "--json",
+                           "--quiet",
+                           "--validate",
+                           "view(np.uint32)",
+                           "--devices all|0,1",
                            "PRISM_PROGRESS_INTERVAL",
                            "exit status"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
@@ -150,8 +165,8 @@ static void test_end_to_end(void **state)
     const char *hits = exec_path("e2e_hits.npy"), *out = exec_path("e2e_out.npy");
     const char *rec = exec_path("e2e_rec.npy");
     run(&r, (const char *[]){DETECTOR, "--count", "20000", "--seed", "3", "--hits", hits, "--out",
-                             out, "--records", rec, "--record-steps", "6", "--json",
-                             "--backend", "host", NULL});
+                             out, "--records", rec, "--record-steps", "6", "--json", "--backend",
+                             "host", NULL});
     assert_int_equal(r.exit_code, 0);
     /* the JSON parses (when there is a python3 to ask) */
     char py[512];
@@ -172,9 +187,8 @@ static void test_end_to_end(void **state)
     const char *ended = strstr(r.out, "\"ended\":{");
     assert_non_null(ended);
     double sum = 0;
-    for (const char *p = ended; (p = strstr(p, "\"photons\":")) != NULL &&
-                                p < strstr(ended, "\"detected\":");
-         p++)
+    for (const char *p = ended;
+         (p = strstr(p, "\"photons\":")) != NULL && p < strstr(ended, "\"detected\":"); p++)
         sum += strtod(p + 10, NULL);
     assert_float_equal(sum, 20000, 0);
     /* hits: every detected photon and nothing else; per solid they add up */
@@ -223,10 +237,25 @@ static void test_batches_same_bytes(void **state)
             snprintf(files[b][k], sizeof files[b][k], "%s", exec_path(n));
         }
         static exec_run r;
-        const char *args[20] = {DETECTOR, "--count", "20000", "--seed", "7", "--quiet",
-                                "--backend", "host", "--hits", files[b][0], "--out", files[b][1],
-                                "--records", files[b][2], "--record-steps", "5",
-                                batch[b] ? "--batch" : NULL, batch[b], NULL};
+        const char *args[20] = {DETECTOR,
+                                "--count",
+                                "20000",
+                                "--seed",
+                                "7",
+                                "--quiet",
+                                "--backend",
+                                "host",
+                                "--hits",
+                                files[b][0],
+                                "--out",
+                                files[b][1],
+                                "--records",
+                                files[b][2],
+                                "--record-steps",
+                                "5",
+                                batch[b] ? "--batch" : NULL,
+                                batch[b],
+                                NULL};
         run(&r, args);
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.out, b == 0 ? "20 batches" : b == 1 ? "3 batches" : "1 batch "));
@@ -256,11 +285,27 @@ static void test_devices_same_bytes(void **state)
             snprintf(files[d][k], sizeof files[d][k], "%s", exec_path(n));
         }
         static exec_run r;
-        const char *args[24] = {DETECTOR, "--count", "20000", "--seed", "9", "--json",
-                                "--backend", "host", "--hits", files[d][0], "--out", files[d][1],
-                                "--records", files[d][2], "--record-steps", "3",
-                                batch[d] ? "--batch" : "--quiet", batch[d] ? batch[d] : "--quiet",
-                                devices[d] ? "--devices" : NULL, devices[d], NULL};
+        const char *args[24] = {DETECTOR,
+                                "--count",
+                                "20000",
+                                "--seed",
+                                "9",
+                                "--json",
+                                "--backend",
+                                "host",
+                                "--hits",
+                                files[d][0],
+                                "--out",
+                                files[d][1],
+                                "--records",
+                                files[d][2],
+                                "--record-steps",
+                                "3",
+                                batch[d] ? "--batch" : "--quiet",
+                                batch[d] ? batch[d] : "--quiet",
+                                devices[d] ? "--devices" : NULL,
+                                devices[d],
+                                NULL};
         run(&r, args);
         assert_int_equal(r.exit_code, 0);
         assert_int_equal(json_number(r.out, "{", "contexts"), d + 1);
@@ -273,8 +318,8 @@ static void test_devices_same_bytes(void **state)
     const char *in = files[0][1], *a = exec_path("devices_in_a.npy"),
                *b = exec_path("devices_in_b.npy");
     static exec_run r;
-    run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", a, "--backend", "host",
-                             "--quiet", NULL});
+    run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", a, "--backend", "host", "--quiet",
+                             NULL});
     assert_int_equal(r.exit_code, 0);
     run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", b, "--backend", "host",
                              "--devices", "0,0", "--batch", "4999", "--quiet", NULL});
@@ -285,8 +330,8 @@ static void test_devices_same_bytes(void **state)
                              NULL});
     assert_int_not_equal(r.exit_code, 0);
     assert_non_null(strstr(r.err, "prism-propagate: --devices: device argument \"0,63\""));
-    run(&r, (const char *[]){DETECTOR, "--devices", "0;1", "--backend", "cuda", "--count", "10",
-                             NULL});
+    run(&r,
+        (const char *[]){DETECTOR, "--devices", "0;1", "--backend", "cuda", "--count", "10", NULL});
     assert_int_not_equal(r.exit_code, 0);
     assert_non_null(strstr(r.err, "not a device index"));
 }
@@ -302,8 +347,10 @@ static void test_photons_in(void **state)
     prism_photon *ph = calloc(N, sizeof *ph);
     for (int i = 0; i < N; i++) {
         const float a = 0.002f * (float)i;
-        ph[i] = (prism_photon){.pos = {0.1f, 0, 0}, .dir = {cosf(a), sinf(a), 0.3f},
-                               .wavelength = 400.0f + (float)(i % 100), .time = 1.0f};
+        ph[i] = (prism_photon){.pos = {0.1f, 0, 0},
+                               .dir = {cosf(a), sinf(a), 0.3f},
+                               .wavelength = 400.0f + (float)(i % 100),
+                               .time = 1.0f};
     }
     const char *in = exec_path("in.npy"), *nan_in = exec_path("nan_in.npy");
     npy_writer w;
@@ -320,13 +367,13 @@ static void test_photons_in(void **state)
     run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", a, "--backend", "host", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "3000 photons (photons from"));
-    run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", b, "--batch", "701",
-                             "--backend", "host", NULL});
+    run(&r, (const char *[]){DETECTOR, "--photons", in, "--out", b, "--batch", "701", "--backend",
+                             "host", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_true(exec_same_files(a, b));
     /* the first --count photons only */
-    run(&r, (const char *[]){DETECTOR, "--photons", in, "--count", "10", "--backend", "host",
-                             NULL});
+    run(&r,
+        (const char *[]){DETECTOR, "--photons", in, "--count", "10", "--backend", "host", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "10 photons"));
     /* failures: nothing left but the old file, which keeps its bytes */
@@ -423,8 +470,8 @@ static void test_progress_lines(void **state)
     (void)state;
     static exec_run r;
     const char *hits = exec_path("progress_hits.npy");
-    const char *args[] = {DETECTOR, "--count", "20000", "--batch", "5000", "--hits", hits,
-                          "--backend", "host", NULL, NULL};
+    const char *args[] = {DETECTOR, "--count",   "20000", "--batch", "5000", "--hits",
+                          hits,     "--backend", "host",  NULL,      NULL};
     setenv("PRISM_PROGRESS_INTERVAL", "0", 1);
     run(&r, args);
     assert_int_equal(r.exit_code, 0);
@@ -461,8 +508,16 @@ static void test_interrupted(void **state)
     char hits[600], err[600];
     snprintf(hits, sizeof hits, "%s/hits.npy", dir);
     snprintf(err, sizeof err, "%s.err", dir);
-    const char *argv[] = {getenv("PRISM_PROPAGATE"), DETECTOR, "--count", "1e9", "--hits", hits,
-                          "--backend", "host", "--quiet", NULL};
+    const char *argv[] = {getenv("PRISM_PROPAGATE"),
+                          DETECTOR,
+                          "--count",
+                          "1e9",
+                          "--hits",
+                          hits,
+                          "--backend",
+                          "host",
+                          "--quiet",
+                          NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);

@@ -68,8 +68,11 @@ static const prism_camera front = {.eye = {0, 0, 5}, .look_at = {0, 0, 0}};
 static void test_known_pixels(void **state)
 {
     (void)state;
-    prism_render_desc d = {.width = 64, .height = 48, .background = {10, 20, 30, 255},
-                           .material_colors = colors, .material_colors_count = 2};
+    prism_render_desc d = {.width = 64,
+                           .height = 48,
+                           .background = {10, 20, 30, 255},
+                           .material_colors = colors,
+                           .material_colors_count = 2};
     uint32_t *img = render(&front, &d);
     /* The face looks straight at the camera: light = 0.2 + 0.8 * 1. */
     assert_int_equal(img[24 * 64 + 32], rgba(255, 0, 0, 255));
@@ -90,8 +93,11 @@ static void test_headlight(void **state)
     float a = 0.5f; /* rotate the eye about y by 0.5 rad, centre ray hits the +z face */
     cam.eye[0] = 5 * sinf(a);
     cam.eye[2] = 5 * cosf(a);
-    prism_render_desc d = {.width = 33, .height = 33, .material_colors = colors,
-                           .material_colors_count = 1, .ambient = 0.5f};
+    prism_render_desc d = {.width = 33,
+                           .height = 33,
+                           .material_colors = colors,
+                           .material_colors_count = 1,
+                           .ambient = 0.5f};
     uint32_t *img = render(&cam, &d);
     uint32_t px = img[16 * 33 + 16];
     float expect = 255.0f * (0.5f + 0.5f * cosf(a));
@@ -104,9 +110,13 @@ static void test_headlight(void **state)
 static void test_xray(void **state)
 {
     (void)state;
-    prism_render_desc d = {.width = 15, .height = 15, .mode = PRISM_RENDER_XRAY,
-                           .xray_alpha = 0.5f, .background = {0, 0, 0, 255},
-                           .material_colors = colors, .material_colors_count = 1};
+    prism_render_desc d = {.width = 15,
+                           .height = 15,
+                           .mode = PRISM_RENDER_XRAY,
+                           .xray_alpha = 0.5f,
+                           .background = {0, 0, 0, 255},
+                           .material_colors = colors,
+                           .material_colors_count = 1};
     uint32_t *img = render(&front, &d);
     assert_int_equal(img[7 * 15 + 7], rgba(191, 0, 0, 255));
     d.xray_layers = 1;
@@ -121,10 +131,11 @@ static void test_xray(void **state)
 static void test_matrix_camera(void **state)
 {
     (void)state;
-    prism_camera m = {.use_matrix = true, .vfov_degrees = 45,
+    prism_camera m = {.use_matrix = true,
+                      .vfov_degrees = 45,
                       .matrix = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 5, 1}};
-    prism_render_desc d = {.width = 40, .height = 30, .material_colors = colors,
-                           .material_colors_count = 1};
+    prism_render_desc d = {
+        .width = 40, .height = 30, .material_colors = colors, .material_colors_count = 1};
     uint32_t *a = render(&front, &d), *b = render(&m, &d);
     assert_memory_equal(a, b, 40 * 30 * sizeof *a);
     free(a);
@@ -137,15 +148,18 @@ static void test_row_order(void **state)
 {
     (void)state;
     prism_camera cam = {.eye = {0, 1.5f, 5}, .look_at = {0, 1.5f, 0}};
-    prism_render_desc d = {.width = 20, .height = 20, .material_colors = colors,
-                           .material_colors_count = 1, .background = {0, 0, 255, 255}};
+    prism_render_desc d = {.width = 20,
+                           .height = 20,
+                           .material_colors = colors,
+                           .material_colors_count = 1,
+                           .background = {0, 0, 255, 255}};
     uint32_t *top = render(&cam, &d);
     d.bottom_row_first = true;
     uint32_t *bottom = render(&cam, &d);
     for (int y = 0; y < 20; y++)
         assert_memory_equal(top + y * 20, bottom + (19 - y) * 20, 20 * sizeof *top);
-    assert_int_equal(top[0] & 0xFF, 0);         /* top row: background */
-    assert_true((top[19 * 20 + 10] & 0xFF) > 200);  /* bottom row: the cube, */
+    assert_int_equal(top[0] & 0xFF, 0);                    /* top row: background */
+    assert_true((top[19 * 20 + 10] & 0xFF) > 200);         /* bottom row: the cube, */
     assert_int_equal((top[19 * 20 + 10] >> 16) & 0xFF, 0); /* not the background */
     free(top);
     free(bottom);
@@ -204,8 +218,11 @@ static void test_public_path(void **state)
     (void)state;
     prism_geometry *geom = NULL;
     assert_int_equal(prism_geometry_upload(ctx, &cube.scene, cube.bvh, NULL, &geom), PRISM_SUCCESS);
-    prism_render_desc d = {.width = 31, .height = 17, .material_colors = colors,
-                           .material_colors_count = 2, .background = {1, 2, 3, 4}};
+    prism_render_desc d = {.width = 31,
+                           .height = 17,
+                           .material_colors = colors,
+                           .material_colors_count = 2,
+                           .background = {1, 2, 3, 4}};
     uint32_t *ref = render(&front, &d);
     enum { PAD = 40 };
     uint32_t *padded = calloc(PAD * 17, sizeof *padded);
@@ -248,7 +265,8 @@ static void test_public_path(void **state)
     assert_non_null(strstr(prism_context_last_error(other), "another context"));
     prism_context_destroy(other);
     prism_target none = {.kind = PRISM_TARGET_BUFFER};
-    assert_int_equal(prism_render(ctx, geom, &front, &d, &none, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_render(ctx, geom, &front, &d, &none, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     prism_buffer_release(buf);
     free(back);
     free(padded);
@@ -306,22 +324,25 @@ static void test_hidden_solids(void **state)
     assert_non_null(g);
     const prism_camera cam = {.eye = {0, 0, 10}, .look_at = {0, 0, 0}, .vfov_degrees = 40};
     const uint32_t world[1] = {0}, both[2] = {1, 0};
-    prism_render_desc d = {.width = 32, .height = 32, .background = {10, 20, 30, 255},
-                           .material_colors = colors, .material_colors_count = 2};
+    prism_render_desc d = {.width = 32,
+                           .height = 32,
+                           .background = {10, 20, 30, 255},
+                           .material_colors = colors,
+                           .material_colors_count = 2};
     uint32_t img[32 * 32];
     prism_target t = {.kind = PRISM_TARGET_HOST, .host = img};
     const uint32_t red = rgba(255, 0, 0, 255), green = rgba(0, 255, 0, 255),
                    bg = rgba(10, 20, 30, 255);
     assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
-    assert_int_equal(img[16 * 32 + 16], red);  /* the world's face hides all */
+    assert_int_equal(img[16 * 32 + 16], red);                      /* the world's face hides all */
     assert_int_equal(img[1 * 32 + 16] & 0xFFFFFF00u, 0xFF000000u); /* red, seen at an angle */
     assert_true((img[1 * 32 + 16] & 0xFFu) > 200);
     d.hidden_solids = world;
     d.hidden_solids_count = 1;
     assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
     assert_int_equal(img[16 * 32 + 16], green);
-    assert_int_equal(img[1 * 32 + 16], bg);      /* through both world faces */
-    d.mode = PRISM_RENDER_XRAY;                  /* x-ray: the world adds no layer */
+    assert_int_equal(img[1 * 32 + 16], bg); /* through both world faces */
+    d.mode = PRISM_RENDER_XRAY;             /* x-ray: the world adds no layer */
     d.xray_layers = 1;
     d.xray_alpha = 1.0f;
     assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
@@ -330,8 +351,8 @@ static void test_hidden_solids(void **state)
     d.hidden_solids = both;
     d.hidden_solids_count = 2;
     assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
-    assert_int_equal(img[16 * 32 + 16], bg);     /* 4 hidden crossings, all allowed */
-    d.hidden_solids_count = 0;                   /* a changed list reaches the kernels */
+    assert_int_equal(img[16 * 32 + 16], bg); /* 4 hidden crossings, all allowed */
+    d.hidden_solids_count = 0;               /* a changed list reaches the kernels */
     assert_int_equal(prism_render(ctx, g, &cam, &d, &t, NULL), PRISM_SUCCESS);
     assert_int_equal(img[16 * 32 + 16], red);
     /* The internal path: past the limit a ray sees nothing more. */
@@ -396,7 +417,8 @@ static void test_errors(void **state)
     assert_int_equal(prism_kernel_occupancy(ctx, "render", 128, &o), PRISM_ERROR_UNSUPPORTED);
     assert_int_equal(prism_kernel_occupancy(ctx, "nope", 128, &o), PRISM_ERROR_INVALID_ARGUMENT);
     assert_int_equal(prism_kernel_occupancy(ctx, NULL, 128, &o), PRISM_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(prism_kernel_occupancy(ctx, "render", 128, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_kernel_occupancy(ctx, "render", 128, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
 }
 
 /* The CUDA render's variant is a context's own: choosing it for one
@@ -427,12 +449,17 @@ static void test_render_choice_per_context(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_pixels), cmocka_unit_test(test_headlight),
-        cmocka_unit_test(test_xray),         cmocka_unit_test(test_matrix_camera),
-        cmocka_unit_test(test_row_order),    cmocka_unit_test(test_palette),
+        cmocka_unit_test(test_known_pixels),
+        cmocka_unit_test(test_headlight),
+        cmocka_unit_test(test_xray),
+        cmocka_unit_test(test_matrix_camera),
+        cmocka_unit_test(test_row_order),
+        cmocka_unit_test(test_palette),
         cmocka_unit_test(test_bands),
-        cmocka_unit_test(test_public_path), cmocka_unit_test(test_placement_policies),
-        cmocka_unit_test(test_hidden_solids), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_public_path),
+        cmocka_unit_test(test_placement_policies),
+        cmocka_unit_test(test_hidden_solids),
+        cmocka_unit_test(test_errors),
         cmocka_unit_test(test_render_choice_per_context),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

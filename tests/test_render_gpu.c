@@ -29,7 +29,6 @@ static prism_context *host, *cuda;
 static kt_scene scene;
 static prism_geometry *host_geom, *cuda_geom;
 
-
 static int setup(void **state)
 {
     (void)state;
@@ -53,7 +52,9 @@ static int teardown(void **state)
 }
 
 static const prism_camera outside = {.eye = {7, 5, 9}, .look_at = {0, 0, 0}, .vfov_degrees = 50};
-static const prism_camera inside = {.eye = {0.5f, 0.3f, 3.5f}, .look_at = {0, 0, 0}, .vfov_degrees = 70};
+static const prism_camera inside = {.eye = {0.5f, 0.3f, 3.5f},
+                                    .look_at = {0, 0, 0},
+                                    .vfov_degrees = 70};
 
 static uint32_t *render(prism_context *ctx, prism_geometry *g, const prism_camera *cam,
                         prism_render_mode mode)
@@ -90,8 +91,9 @@ static void test_same_images_both_backends(void **state)
         for (int m = 0; m < 2; m++) {
             uint32_t *a = render(host, host_geom, cams[c], (prism_render_mode)m);
             uint32_t *b = render(cuda, cuda_geom, cams[c], (prism_render_mode)m);
-            compare(a, b, c == 0 ? (m ? "outside x-ray" : "outside shaded")
-                                 : (m ? "inside x-ray" : "inside shaded"));
+            compare(a, b,
+                    c == 0 ? (m ? "outside x-ray" : "outside shaded")
+                           : (m ? "inside x-ray" : "inside shaded"));
             free(a);
             free(b);
         }
@@ -121,9 +123,11 @@ static void test_targets_identical(void **state)
     uint32_t *ref = render(cuda, cuda_geom, &outside, PRISM_RENDER_SHADED);
     prism_render_desc d = {.width = W, .height = H, .background = {20, 20, 40, 255}};
     prism_buffer *dev = NULL, *mapped = NULL;
-    assert_int_equal(prism_buffer_create_device(cuda, W * H * 4, "test.image", &dev), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, W * H * 4, "test.image", &dev),
+                     PRISM_SUCCESS);
     assert_int_equal(prism_buffer_create_pinned(cuda, W * H * 4, PRISM_HOST_MAPPED, "test.mapped",
-                                                &mapped), PRISM_SUCCESS);
+                                                &mapped),
+                     PRISM_SUCCESS);
     prism_buffer *bufs[2] = {dev, mapped};
     uint32_t *img = calloc(W * H, 4);
     for (int i = 0; i < 2; i++) {
@@ -152,8 +156,11 @@ static void test_every_kernel_variant(void **state)
     uint32_t *ref[5];
     for (int i = 0; i < 4; i++)
         ref[i] = render(host, host_geom, cams[i / 2], (prism_render_mode)(i % 2));
-    prism_render_desc hd = {.width = W, .height = H, .background = {20, 20, 40, 255},
-                            .hidden_solids = &hall, .hidden_solids_count = 1};
+    prism_render_desc hd = {.width = W,
+                            .height = H,
+                            .background = {20, 20, 40, 255},
+                            .hidden_solids = &hall,
+                            .hidden_solids_count = 1};
     ref[4] = calloc(W * H, 4);
     prism_target ht = {.kind = PRISM_TARGET_HOST, .host = ref[4]};
     assert_int_equal(prism_render(host, host_geom, &outside, &hd, &ht, NULL), PRISM_SUCCESS);

@@ -91,8 +91,11 @@ static prism_result pipeline(outcome *o)
 {
     memset(o, 0, sizeof *o);
     char error[512] = "";
-    prism_load_desc ld = {.error = error, .error_size = sizeof error, .trace = true,
-                          .log = count_load_trace, .log_user = o};
+    prism_load_desc ld = {.error = error,
+                          .error_size = sizeof error,
+                          .trace = true,
+                          .log = count_load_trace,
+                          .log_user = o};
     prism_scene *s = NULL;
     prism_result r = prism_scene_load(PRISM_ASSETS "/tiny_detector.dae", &ld, &s);
     if (r != PRISM_SUCCESS) {
@@ -100,8 +103,10 @@ static prism_result pipeline(outcome *o)
         snprintf(o->failed, sizeof o->failed, "load: %s", error);
         return r;
     }
-    prism_context_desc cd = {.backend = PRISM_BACKEND_HOST, .log = count_upload_trace,
-                             .log_user = o, .log_level = PRISM_LOG_DEBUG};
+    prism_context_desc cd = {.backend = PRISM_BACKEND_HOST,
+                             .log = count_upload_trace,
+                             .log_user = o,
+                             .log_level = PRISM_LOG_DEBUG};
     prism_context *ctx = NULL;
     prism_geometry *g = NULL;
     r = prism_context_create(&cd, &ctx);
@@ -119,8 +124,10 @@ static prism_result pipeline(outcome *o)
         step_failed(o, ctx, "render", r);
         goto out;
     }
-    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = PHOTONS,
-                               .wavelength_nm = 380, .wavelength_max_nm = 500};
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT,
+                               .count = PHOTONS,
+                               .wavelength_nm = 380,
+                               .wavelength_max_nm = 500};
     for (int k = 0; k < 3; k++)
         src.position[k] = 0.5f * (s->bbox_min[k] + s->bbox_max[k]);
     prism_propagate_desc pd = {.seed = 27, .max_steps = 50};

@@ -94,12 +94,14 @@ static void test_bench_help(void **state)
     char list[4096];
     snprintf(list, sizeof list, "%s", at + strlen("stages:\n"));
     int stages = 0;
-    for (char *line = strtok(list, "\n"); line != NULL && line[0] == ' '; line = strtok(NULL, "\n")) {
+    for (char *line = strtok(list, "\n"); line != NULL && line[0] == ' ';
+         line = strtok(NULL, "\n")) {
         char stage[32], usage[64];
         if (sscanf(line, " %31s", stage) != 1)
             continue;
         snprintf(usage, sizeof usage, "usage: prism-bench %s ", stage);
-        const char *forms[3][3] = {{stage, "--help", NULL}, {stage, "-h", NULL},
+        const char *forms[3][3] = {{stage, "--help", NULL},
+                                   {stage, "-h", NULL},
                                    {stage, "no-such.dae", "--help"}};
         for (int f = 0; f < 3; f++) {
             static exec_run h;
@@ -134,11 +136,13 @@ static void test_errors_once(void **state)
         {"PRISM_BENCH", {"render", bad}, load},
         {"PRISM_BENCH", {"propagate", bad}, load},
         {"PRISM_PROPAGATE", {bad, "--backend", "host"}, load},
-        {"PRISM_PROPAGATE", {DETECTOR, "--backend", "host", "--bvh", "cuda", "--count", "10"},
+        {"PRISM_PROPAGATE",
+         {DETECTOR, "--backend", "host", "--bvh", "cuda", "--count", "10"},
          upload},
         {"PRISM_VIEW", {"--headless", bad}, load},
-        {"PRISM_VIEW", {"--headless", "--frames", "1", "--backend", "host", "--bvh", "cuda",
-                        DETECTOR}, upload},
+        {"PRISM_VIEW",
+         {"--headless", "--frames", "1", "--backend", "host", "--bvh", "cuda", DETECTOR},
+         upload},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         static exec_run r;
@@ -168,8 +172,9 @@ static void test_view_screenshot_checked_first(void **state)
     } cases[] = {{dir, "shots: is a directory"}, {in_missing, "directory '"}};
     for (int i = 0; i < 2; i++) {
         static exec_run r;
-        if (!run(&r, "PRISM_VIEW", (const char *[]){"--headless", "--screenshot", cases[i].path,
-                                                    exec_path("missing.dae"), NULL}))
+        if (!run(&r, "PRISM_VIEW",
+                 (const char *[]){"--headless", "--screenshot", cases[i].path,
+                                  exec_path("missing.dae"), NULL}))
             return;
         assert_int_equal(r.exit_code, 1);
         if (strstr(r.err, cases[i].message) == NULL || strstr(r.err, "missing.dae") != NULL)
@@ -187,9 +192,9 @@ static void test_view_bench_progress(void **state)
     (void)state;
     static exec_run r;
     setenv("PRISM_PROGRESS_INTERVAL", "0", 1);
-    const bool ran = run(&r, "PRISM_VIEW", (const char *[]){"--headless", "--bench", "--frames",
-                                                            "2", "--size", "64x48", "--photons",
-                                                            "100", DETECTOR, NULL});
+    const bool ran = run(&r, "PRISM_VIEW",
+                         (const char *[]){"--headless", "--bench", "--frames", "2", "--size",
+                                          "64x48", "--photons", "100", DETECTOR, NULL});
     unsetenv("PRISM_PROGRESS_INTERVAL");
     if (!ran)
         return;

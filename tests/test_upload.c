@@ -31,16 +31,17 @@ static float positions[BOXES * 8 * 3];
 static uint32_t indices[BOXES * 12 * 3];
 static uint32_t tri_solid[BOXES * 12], tri_inner[BOXES * 12], tri_outer[BOXES * 12],
     tri_surface[BOXES * 12];
-static prism_material materials[4] = {{"air", NULL, 0}, {"water", NULL, 0}, {"glass", NULL, 0},
-                                      {"rock", NULL, 0}};
+static prism_material materials[4] = {
+    {"air", NULL, 0}, {"water", NULL, 0}, {"glass", NULL, 0}, {"rock", NULL, 0}};
 static prism_surface surfaces[1] = {{.name = "pmt", .kind = PRISM_SURFACE_SKIN}};
 static prism_scene scene;
 static prism_bvh *bvh;
 
 static void make_box(int b, float x, float y, float z)
 {
-    static const int faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
-                                     {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    static const int faces[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6},
+                                     {0, 1, 4}, {1, 5, 4}, {2, 6, 3}, {3, 6, 7},
+                                     {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
     for (int c = 0; c < 8; c++) {
         positions[(b * 8 + c) * 3 + 0] = x + (float)(c & 1) * 0.8f;
         positions[(b * 8 + c) * 3 + 1] = y + (float)((c >> 1) & 1) * 0.8f;
@@ -65,15 +66,22 @@ static int setup(void **state)
         for (int j = 0; j < BOXES_Y; j++)
             for (int k = 0; k < BOXES_Z; k++)
                 make_box(b++, (float)i, (float)j, (float)k);
-    scene = (prism_scene){.positions = positions, .vertices_count = BOXES * 8, .indices = indices,
-                          .triangles_count = BOXES * 12, .triangle_solid = tri_solid,
+    scene = (prism_scene){.positions = positions,
+                          .vertices_count = BOXES * 8,
+                          .indices = indices,
+                          .triangles_count = BOXES * 12,
+                          .triangle_solid = tri_solid,
                           .triangle_material_inner = tri_inner,
-                          .triangle_material_outer = tri_outer, .triangle_surface = tri_surface,
-                          .materials = materials, .materials_count = 4, .surfaces = surfaces,
+                          .triangle_material_outer = tri_outer,
+                          .triangle_surface = tri_surface,
+                          .materials = materials,
+                          .materials_count = 4,
+                          .surfaces = surfaces,
                           .surfaces_count = 1};
     prism_bvh_desc d = {.max_leaf_size = 2};
-    return prism_bvh_build(positions, BOXES * 8, indices, BOXES * 12, &d, &bvh) == PRISM_SUCCESS ? 0
-                                                                                                : -1;
+    return prism_bvh_build(positions, BOXES * 8, indices, BOXES * 12, &d, &bvh) == PRISM_SUCCESS
+               ? 0
+               : -1;
 }
 
 static int teardown(void **state)
@@ -134,7 +142,8 @@ static void check_traversal(const prism_geometry *g)
     for (int r = 0; r < 500; r++) {
         seed = seed * 1103515245u + 12345u;
         float a = (float)(seed >> 8 & 0xFFFF) / 65536.0f, b = (float)(seed >> 4 & 0xFFF) / 4096.0f;
-        prism_ray ray = {{-2.0f, 8.0f * a, 4.0f * b}, 0.0f, {1.0f, 0.1f * (a - 0.5f), 0.05f}, 1e30f};
+        prism_ray ray = {
+            {-2.0f, 8.0f * a, 4.0f * b}, 0.0f, {1.0f, 0.1f * (a - 0.5f), 0.05f}, 1e30f};
         prism_hit h1, h2;
         int hit1 = prism_bvh_closest(v, &ray, &h1);
         bool hit2 = prism_bvh_intersect(bvh, &ray, &h2);
@@ -256,7 +265,8 @@ static void test_demotion(void **state)
     prism_context *deny = make(true);
     prism__memory_inject_device_failures(deny, 2);
     g = (prism_geometry *)1;
-    assert_int_equal(prism_geometry_upload(deny, &scene, bvh, &d, &g), PRISM_ERROR_MAPPED_NOT_ALLOWED);
+    assert_int_equal(prism_geometry_upload(deny, &scene, bvh, &d, &g),
+                     PRISM_ERROR_MAPPED_NOT_ALLOWED);
     assert_null(g);
     assert_ledger_empty(deny);
     assert_int_equal(prism_context_destroy(deny), PRISM_SUCCESS);
@@ -270,7 +280,8 @@ static void test_refusals(void **state)
     prism_context *deny = make(true);
     prism_geometry *g = NULL;
     prism_geometry_desc d = {.policy = PRISM_PLACEMENT_MAPPED};
-    assert_int_equal(prism_geometry_upload(deny, &scene, bvh, &d, &g), PRISM_ERROR_MAPPED_NOT_ALLOWED);
+    assert_int_equal(prism_geometry_upload(deny, &scene, bvh, &d, &g),
+                     PRISM_ERROR_MAPPED_NOT_ALLOWED);
     assert_non_null(strstr(prism_context_last_error(deny), "deny_mapped_memory"));
     d = (prism_geometry_desc){.budget = 300 * MB + 100};
     assert_int_equal(prism_geometry_upload(deny, &scene, bvh, &d, &g), PRISM_ERROR_PLACEMENT);
@@ -285,24 +296,29 @@ static void test_refusals(void **state)
     /* a scene that does not match the BVH */
     prism_scene small = scene;
     small.triangles_count = 10;
-    assert_int_equal(prism_geometry_upload(ctx, &small, bvh, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_geometry_upload(ctx, &small, bvh, NULL, &g),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "do not match"));
-    assert_int_equal(prism_geometry_upload(ctx, NULL, NULL, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_geometry_upload(ctx, NULL, NULL, NULL, &g),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "neither a BVH nor a scene"));
-    assert_int_equal(prism_geometry_upload(NULL, &scene, bvh, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_geometry_upload(NULL, &scene, bvh, NULL, &g),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     /* no BVH: the CUDA builder cannot run on the host backend; a builder
      * that is no prism_bvh_builder is refused */
     d = (prism_geometry_desc){.builder = PRISM_BVH_BUILDER_CUDA};
     assert_int_equal(prism_geometry_upload(ctx, &scene, NULL, &d, &g), PRISM_ERROR_UNSUPPORTED);
     assert_non_null(strstr(prism_context_last_error(ctx), "host backend has no device builder"));
     d = (prism_geometry_desc){.builder = PRISM_BVH_BUILDER_GIVEN};
-    assert_int_equal(prism_geometry_upload(ctx, &scene, NULL, &d, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_geometry_upload(ctx, &scene, NULL, &d, &g),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     /* the host build's own errors come through, with what failed */
     uint32_t bad[3] = {0, 1, 1u << 30};
     prism_scene broken = scene;
     broken.indices = bad;
     broken.triangles_count = 1;
-    assert_int_equal(prism_geometry_upload(ctx, &broken, NULL, NULL, &g), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_geometry_upload(ctx, &broken, NULL, NULL, &g),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "host BVH build"));
     assert_ledger_empty(ctx);
     prism_geometry_destroy(NULL);
@@ -354,8 +370,8 @@ static void test_builds_when_no_bvh(void **state)
         assert_int_equal(r->bvh.builder, PRISM_BVH_BUILDER_HOST);
         assert_int_equal(r->bvh.stats.nodes, bvh->node_count);
         assert_true(r->bvh.stats.sah_cost == bvh->stats.sah_cost);
-        assert_non_null(strstr(r->bvh.why, builder == PRISM_BVH_BUILDER_HOST ? "asked for"
-                                                                              : "host backend"));
+        assert_non_null(
+            strstr(r->bvh.why, builder == PRISM_BVH_BUILDER_HOST ? "asked for" : "host backend"));
         char text[4096];
         prism_geometry_report_format(r, text, sizeof text);
         assert_non_null(strstr(text, "bvh: host build"));
@@ -501,7 +517,8 @@ static void test_scene_arrays_allocator(void **state)
     assert_string_equal(prism_geometry_report(g)->inputs_path, ""); /* host build: no inputs */
     prism_bvh *b = NULL;
     assert_int_equal(prism_bvh_build(sc->positions, sc->vertices_count, sc->indices,
-                                     sc->triangles_count, NULL, &b), PRISM_SUCCESS);
+                                     sc->triangles_count, NULL, &b),
+                     PRISM_SUCCESS);
     check_view_of(g, sc, b);
     prism_bvh_free(b);
     prism_geometry_destroy(g);
@@ -524,8 +541,10 @@ static void test_gl_vertices_fallback(void **state)
 {
     (void)state;
     int warnings = 0;
-    prism_context_desc cd = {.backend = PRISM_BACKEND_HOST, .log = count_warning,
-                             .log_user = &warnings, .log_level = PRISM_LOG_WARNING};
+    prism_context_desc cd = {.backend = PRISM_BACKEND_HOST,
+                             .log = count_warning,
+                             .log_user = &warnings,
+                             .log_level = PRISM_LOG_WARNING};
     prism_context *ctx = NULL;
     assert_int_equal(prism_context_create(&cd, &ctx), PRISM_SUCCESS);
     prism_geometry *g = NULL;
@@ -552,7 +571,7 @@ static void test_gl_vertices_fallback(void **state)
 static void fill_index(void *user, size_t first, size_t n, void *dst, bool plain)
 {
     unsigned *calls = user; /* [0] calls, [1] misaligned pieces: no cmocka in threads */
-    (void)plain; /* the bytes are checked, not how they were stored */
+    (void)plain;            /* the bytes are checked, not how they were stored */
 #pragma omp atomic
     calls[0]++;
     if (first % 96) {
@@ -608,7 +627,8 @@ static void test_wide_tree(void **state)
                                       PRISM_TRAVERSAL_AUTO};
     for (int m = 0; m < 3; m++)
         for (int p = 0; p < PRISM_PLACEMENT_POLICY_COUNT_; p++) {
-            prism_geometry_desc d = {.policy = p, .host_free_memory = 1000 * MB,
+            prism_geometry_desc d = {.policy = p,
+                                     .host_free_memory = 1000 * MB,
                                      .traversal = modes[m]};
             prism_geometry *g = NULL;
             assert_int_equal(prism_geometry_upload(ctx, &scene, bvh, &d, &g), PRISM_SUCCESS);
@@ -619,7 +639,8 @@ static void test_wide_tree(void **state)
             for (size_t i = 0; i < mr.tags_count; i++) {
                 nodes_seen |= strcmp(mr.tags[i].tag, "bvh.wide_nodes") == 0 && mr.tags[i].bytes > 0;
                 triangles_seen |= strcmp(mr.tags[i].tag, "bvh.wide_triangles") == 0 &&
-                                  mr.tags[i].bytes >= bvh->triangle_count * sizeof(prism_wide_triangle);
+                                  mr.tags[i].bytes >=
+                                      bvh->triangle_count * sizeof(prism_wide_triangle);
             }
             const prism_upload_report *rep = prism_geometry_report(g);
             char text[4096];
@@ -635,7 +656,8 @@ static void test_wide_tree(void **state)
             assert_true(v->wide_count > 0 && v->wide_split == v->wide_count);
             assert_int_equal(rep->wide_nodes, v->wide_count);
             assert_int_equal(rep->wide_node_bytes, v->wide_count * sizeof(prism_wide_node));
-            assert_int_equal(rep->wide_triangle_bytes, bvh->triangle_count * sizeof(prism_wide_triangle));
+            assert_int_equal(rep->wide_triangle_bytes,
+                             bvh->triangle_count * sizeof(prism_wide_triangle));
             assert_int_equal(rep->wide_mapped, p == PRISM_PLACEMENT_MAPPED);
             assert_non_null(strstr(text, "wide bvh"));
             assert_true(nodes_seen && triangles_seen);
@@ -644,8 +666,10 @@ static void test_wide_tree(void **state)
             size_t hits = 0;
             for (int r = 0; r < 500; r++) {
                 seed = seed * 1103515245u + 12345u;
-                float a = (float)(seed >> 8 & 0xFFFF) / 65536.0f, b = (float)(seed >> 4 & 0xFFF) / 4096.0f;
-                prism_ray ray = {{-2.0f, 8.0f * a, 4.0f * b}, 0.0f, {1.0f, 0.1f * (a - 0.5f), 0.05f}, 1e30f};
+                float a = (float)(seed >> 8 & 0xFFFF) / 65536.0f,
+                      b = (float)(seed >> 4 & 0xFFF) / 4096.0f;
+                prism_ray ray = {
+                    {-2.0f, 8.0f * a, 4.0f * b}, 0.0f, {1.0f, 0.1f * (a - 0.5f), 0.05f}, 1e30f};
                 prism_hit h1, h2;
                 const int hit1 = prism_wide_closest_skip(v, &ray, PRISM_BVH_MISS, &h1);
                 const bool hit2 = prism_bvh_intersect(bvh, &ray, &h2);
@@ -686,7 +710,9 @@ static void test_settings(void **state)
 {
     (void)state;
     trace_log t = {0};
-    prism_context_desc cd = {.backend = PRISM_BACKEND_HOST, .log = count_trace, .log_user = &t,
+    prism_context_desc cd = {.backend = PRISM_BACKEND_HOST,
+                             .log = count_trace,
+                             .log_user = &t,
                              .log_level = PRISM_LOG_DEBUG};
     prism_context *ctx = NULL;
     assert_int_equal(prism_context_create(&cd, &ctx), PRISM_SUCCESS);

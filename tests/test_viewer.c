@@ -23,12 +23,25 @@ static void test_help_documents_every_option(void **state)
     viewer_run r;
     viewer_exec(&r, (const char *[]){"--help", NULL});
     assert_int_equal(r.exit_code, 0);
-    const char *options[] = {"--headless", "--size WxH", "--frames N", "--screenshot",
-                             "--photons N", "--source point:", "beam:", "--mode vbo|copy",
-                             "--view raster|raytrace", "--camera", "--backend auto|cuda|host",
-                             "--placement auto|device|mapped|chroma", "--reserve MB",
-                             "--bvh auto|host|cuda", "--unit m|cm|mm|auto", "--show-world",
-                             "--bench", "--json", "--help"};
+    const char *options[] = {"--headless",
+                             "--size WxH",
+                             "--frames N",
+                             "--screenshot",
+                             "--photons N",
+                             "--source point:",
+                             "beam:",
+                             "--mode vbo|copy",
+                             "--view raster|raytrace",
+                             "--camera",
+                             "--backend auto|cuda|host",
+                             "--placement auto|device|mapped|chroma",
+                             "--reserve MB",
+                             "--bvh auto|host|cuda",
+                             "--unit m|cm|mm|auto",
+                             "--show-world",
+                             "--bench",
+                             "--json",
+                             "--help"};
     for (size_t i = 0; i < sizeof options / sizeof *options; i++)
         if (!strstr(r.output, options[i]))
             fail_msg("--help does not mention %s", options[i]);
@@ -192,8 +205,8 @@ static void test_headless_raytrace(void **state)
     snprintf(copied, sizeof copied, "%s/headless_rt_copy.png", viewer_tmpdir());
     setenv("PRISM_VIEW_PBO_COPY", "1", 1);
     viewer_exec(&r, (const char *[]){"--headless", "--backend", "host", "--size", "320x240",
-                                     "--photons", "0", "--view", "raytrace", "--screenshot",
-                                     copied, CUBE, NULL});
+                                     "--photons", "0", "--view", "raytrace", "--screenshot", copied,
+                                     CUBE, NULL});
     unsetenv("PRISM_VIEW_PBO_COPY");
     assert_int_equal(r.exit_code, 0);
     viewer_image a, b;
@@ -266,8 +279,9 @@ static void keyed_run(const char *png, const char *keys, const char *photons, lo
     snprintf(n, sizeof n, "%ld", frames);
     if (keys)
         setenv("PRISM_VIEW_KEYS", keys, 1);
-    const char *args[16] = {"--headless", "--backend", "host", "--size", "160x120",
-                            "--photons", photons, "--frames", n, "--screenshot", png};
+    const char *args[16] = {"--headless", "--backend", "host",     "--size", "160x120",
+                            "--photons",  photons,     "--frames", n,        "--screenshot",
+                            png};
     int k = 11;
     if (extra)
         args[k++] = extra;
@@ -373,13 +387,13 @@ static void test_keys_v_p_space_scrub(void **state)
 
 /* A headless run of tiny_detector.dae (an Air world box around a tank) with
  * `keys` pressed from the second frame on and up to two extra options. */
-static void detector_run(const char *png, const char *keys, const char *extra1,
-                         const char *extra2)
+static void detector_run(const char *png, const char *keys, const char *extra1, const char *extra2)
 {
     if (keys)
         setenv("PRISM_VIEW_KEYS", keys, 1);
-    const char *args[16] = {"--headless", "--backend", "host", "--size", "160x120",
-                            "--photons", "0", "--frames", "3", "--screenshot", png};
+    const char *args[16] = {"--headless", "--backend",    "host", "--size",
+                            "160x120",    "--photons",    "0",    "--frames",
+                            "3",          "--screenshot", png};
     int k = 11;
     if (extra1)
         args[k++] = extra1;
@@ -453,11 +467,11 @@ static void test_unit_rule_and_no_optics(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_int_equal(count_of(r.output, "lengths in units of 0.01 m: cm (user's choice)"), 1);
     viewer_exec(&r, (const char *[]){"--headless", "--backend", "host", "--size", "64x48",
-                                     "--photons", "100", PRISM_ASSETS "/tiny_detector.dae",
-                                     NULL});
+                                     "--photons", "100", PRISM_ASSETS "/tiny_detector.dae", NULL});
     assert_int_equal(r.exit_code, 0);
-    assert_int_equal(count_of(r.output, "Geant4 export (G4DAE material or surface extras, <meta> extras, "
-                                        "pointer-suffixed ids, __dd__ paths): millimetres"),
+    assert_int_equal(count_of(r.output,
+                              "Geant4 export (G4DAE material or surface extras, <meta> extras, "
+                              "pointer-suffixed ids, __dd__ paths): millimetres"),
                      1);
     assert_null(strstr(r.output, "no RINDEX"));
 }
@@ -465,13 +479,21 @@ static void test_unit_rule_and_no_optics(void **state)
 static void test_bench_json(void **state)
 {
     viewer_run r;
-    viewer_exec(&r, (const char *[]){"--bench", "--json", "--backend", "host", "--size",
-                                     "160x120", "--frames", "3", "--photons", "500", CUBE, NULL});
+    viewer_exec(&r, (const char *[]){"--bench", "--json", "--backend", "host", "--size", "160x120",
+                                     "--frames", "3", "--photons", "500", CUBE, NULL});
     assert_int_equal(r.exit_code, 0);
-    const char *keys[] = {"\"load_ms\":", "\"bvh_ms\":", "\"upload_ms\":", "\"first_frame_ms\":",
-                          "\"render_ms\":", "\"raster_ms\":", "\"copy\":{\"propagate_ms\":",
-                          "\"vbo\":null", "\"engine_ms\":", "\"wait_bvh_ms\":",
-                          "\"first_propagate_ms\":", "\"first_complete_frame_ms\":",
+    const char *keys[] = {"\"load_ms\":",
+                          "\"bvh_ms\":",
+                          "\"upload_ms\":",
+                          "\"first_frame_ms\":",
+                          "\"render_ms\":",
+                          "\"raster_ms\":",
+                          "\"copy\":{\"propagate_ms\":",
+                          "\"vbo\":null",
+                          "\"engine_ms\":",
+                          "\"wait_bvh_ms\":",
+                          "\"first_propagate_ms\":",
+                          "\"first_complete_frame_ms\":",
                           "\"bvh_builder\":\"host (scene thread)\"",
                           "\"raster_buffers\":\"viewer\""};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)

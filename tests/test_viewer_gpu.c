@@ -25,8 +25,8 @@
 static void test_headless_interop_active(void **state)
 {
     viewer_run r;
-    viewer_exec(&r, (const char *[]){"--headless", "--backend", "cuda", "--mode", "vbo",
-                                     "--size", "320x240", "--photons", "10000", SCENE, NULL});
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", "cuda", "--mode", "vbo", "--size",
+                                     "320x240", "--photons", "10000", SCENE, NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.output, "EGL device (NVIDIA)"));
     assert_non_null(strstr(r.output, INTEROP));
@@ -49,8 +49,8 @@ static void render(const char *png, const char *backend, const char *mode, const
                    const char *photons)
 {
     viewer_run r;
-    viewer_exec(&r, (const char *[]){"--headless", "--backend", backend, "--mode", mode,
-                                     "--view", view, "--size", "640x480", "--photons", photons,
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", backend, "--mode", mode, "--view",
+                                     view, "--size", "640x480", "--photons", photons,
                                      "--screenshot", png, SCENE, NULL});
     assert_int_equal(r.exit_code, 0);
 }
@@ -63,8 +63,8 @@ static double compare(const char *a_path, const char *b_path, int tol)
     double d = viewer_image_difference(&a, &b, tol);
     viewer_image_free(&a);
     viewer_image_free(&b);
-    fprintf(stderr, "%s vs %s: %.4f%% of pixels differ (tolerance %d)\n", a_path, b_path,
-            d * 100, tol);
+    fprintf(stderr, "%s vs %s: %.4f%% of pixels differ (tolerance %d)\n", a_path, b_path, d * 100,
+            tol);
     return d;
 }
 
@@ -94,9 +94,9 @@ static void test_raytrace_matches_host(void **state)
 static void shot_with_bvh(const char *png, const char *bvh, const char *view)
 {
     viewer_run r;
-    viewer_exec(&r, (const char *[]){"--headless", "--backend", "cuda", "--bvh", bvh, "--view", view,
-                                     "--size", "640x480", "--photons", "0", "--screenshot", png,
-                                     SCENE, NULL});
+    viewer_exec(&r, (const char *[]){"--headless", "--backend", "cuda", "--bvh", bvh, "--view",
+                                     view, "--size", "640x480", "--photons", "0", "--screenshot",
+                                     png, SCENE, NULL});
     assert_int_equal(r.exit_code, 0);
 }
 
@@ -109,9 +109,9 @@ static void test_bvh_on_device(void **state)
                                {"host", "\"bvh_builder\":\"host (scene thread)\""}};
     for (int i = 0; i < 2; i++) {
         viewer_run r;
-        viewer_exec(&r, (const char *[]){"--bench", "--json", "--backend", "cuda", "--bvh", where[i][0],
-                                         "--size", "320x240", "--frames", "3", "--photons", "1000",
-                                         SCENE, NULL});
+        viewer_exec(&r, (const char *[]){"--bench", "--json", "--backend", "cuda", "--bvh",
+                                         where[i][0], "--size", "320x240", "--frames", "3",
+                                         "--photons", "1000", SCENE, NULL});
         assert_int_equal(r.exit_code, 0);
         if (!strstr(r.output, where[i][1]))
             fail_msg("--bvh %s: no %s in: %s", where[i][0], where[i][1], r.output);

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 typedef struct viewer_run {
-    int exit_code;     /* -1 when killed by a signal */
-    int signal;        /* the signal, or 0 */
-    char output[16384];/* stdout and stderr together */
+    int exit_code;      /* -1 when killed by a signal */
+    int signal;         /* the signal, or 0 */
+    char output[16384]; /* stdout and stderr together */
 } viewer_run;
 
 typedef struct viewer_image {

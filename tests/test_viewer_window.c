@@ -20,11 +20,12 @@
 static void render_view(const char *png, bool headless, const char *view)
 {
     viewer_run r;
-    const char *window_args[] = {"--backend", "host", "--size", "320x240", "--frames", "3",
-                                 "--photons", "0", view, "--screenshot", png, CUBE, NULL};
-    const char *headless_args[] = {"--headless", "--backend", "host", "--size", "320x240",
-                                   "--frames", "3", "--photons", "0", view, "--screenshot", png,
-                                   CUBE, NULL};
+    const char *window_args[] = {"--backend", "host",      "--size", "320x240", "--frames",
+                                 "3",         "--photons", "0",      view,      "--screenshot",
+                                 png,         CUBE,        NULL};
+    const char *headless_args[] = {"--headless",   "--backend", "host",      "--size", "320x240",
+                                   "--frames",     "3",         "--photons", "0",      view,
+                                   "--screenshot", png,         CUBE,        NULL};
     viewer_exec(&r, headless ? headless_args : window_args);
     assert_int_equal(r.signal, 0);
     assert_int_equal(r.exit_code, 0);

@@ -37,14 +37,15 @@ typedef struct owned_scene {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: prism-bench bvh FILE.dae|soup:N [--json] [--threads N] [--ray-threads N]\n"
-               "       [--repeat N] [--leaf N] [--quality 0..3] [--order bfs|dfs] [--width W] [--height H]\n"
-               "       [--rays N] [--unit m|cm|mm|auto]\n"
-               "Builds Prism's BVH and Embree 3's on the same triangles (build threads: --threads,\n"
-               "default all; best of --repeat, default 3, Prism's and Embree's builds taking turns),\n"
-               "then traces the same camera and random rays one at a time\n"
-               "(--ray-threads, default 1) with prism_bvh_intersect and rtcIntersect1.\n"
-               PRISM_BENCH_UNIT_HELP);
+    fprintf(
+        f,
+        "usage: prism-bench bvh FILE.dae|soup:N [--json] [--threads N] [--ray-threads N]\n"
+        "       [--repeat N] [--leaf N] [--quality 0..3] [--order bfs|dfs] [--width W] [--height H]\n"
+        "       [--rays N] [--unit m|cm|mm|auto]\n"
+        "Builds Prism's BVH and Embree 3's on the same triangles (build threads: --threads,\n"
+        "default all; best of --repeat, default 3, Prism's and Embree's builds taking turns),\n"
+        "then traces the same camera and random rays one at a time\n"
+        "(--ray-threads, default 1) with prism_bvh_intersect and rtcIntersect1.\n" PRISM_BENCH_UNIT_HELP);
 }
 
 static bool parse(int argc, char **argv, options *o)
@@ -150,7 +151,8 @@ static void free_scene(owned_scene *o)
  * looking at the far corner: for a detector, the view from inside the tank. */
 static bvh_bench_rays camera_rays(const prism_bvh *bvh, int w, int h)
 {
-    bvh_bench_rays set = {"camera", malloc((size_t)w * (size_t)h * sizeof(prism_ray)), (size_t)w * h};
+    bvh_bench_rays set = {"camera", malloc((size_t)w * (size_t)h * sizeof(prism_ray)),
+                          (size_t)w * h};
     const float *lo = bvh->nodes[0].lo, *hi = bvh->nodes[0].hi;
     float eye[3], fwd[3], up[3] = {0, 0, 1}, right[3], len = 0;
     for (int a = 0; a < 3; a++) {
@@ -218,8 +220,8 @@ static prism_bvh *builds(const bvh_bench_scene *s, const options *o, bvh_bench_e
     double tp[32] = {0}, td[32] = {0}, tb[32] = {0};
     int reps = o->repeat > 32 ? 32 : o->repeat < 1 ? 1 : o->repeat;
     prism_bvh *bvh = NULL;
-    prism_bvh_desc d = {.max_leaf_size = o->leaf, .quality = o->quality, .threads = o->threads,
-                        .order = o->order};
+    prism_bvh_desc d = {
+        .max_leaf_size = o->leaf, .quality = o->quality, .threads = o->threads, .order = o->order};
     for (int i = 0; i < reps; i++) {
         prism_bvh_free(bvh);
         bvh = NULL;
@@ -295,11 +297,12 @@ static void print_table(const report *r)
     const prism_bvh_stats *st = &r->bvh->stats;
     const bvh_bench_embree *em = r->em;
     printf("prism-bench bvh: %s: %zu triangles, %zu vertices; build threads %d, ray threads %d, "
-           "best of %d builds\n", r->o->file, r->s->nt, r->s->nv, r->o->threads, r->o->ray_threads,
-           r->o->repeat);
+           "best of %d builds\n",
+           r->o->file, r->s->nt, r->s->nv, r->o->threads, r->o->ray_threads, r->o->repeat);
     printf("Prism BVH: %zu nodes, %zu leaves, depth %u, %.2f tri/leaf (max %u), leaf limit %u, "
-           "%s order\n", st->nodes, st->leaves, st->max_depth, st->mean_leaf_triangles,
-           st->max_leaf_triangles, r->o->leaf, r->o->order == PRISM_BVH_ORDER_DFS ? "dfs" : "bfs");
+           "%s order\n",
+           st->nodes, st->leaves, st->max_depth, st->mean_leaf_triangles, st->max_leaf_triangles,
+           r->o->leaf, r->o->order == PRISM_BVH_ORDER_DFS ? "dfs" : "bfs");
     printf("  bytes: nodes %zu, vertices %zu, triangles %zu, ids %zu\n", st->node_bytes,
            st->vertex_bytes, st->triangle_bytes, st->id_bytes);
     if (!em->available) {
@@ -311,15 +314,16 @@ static void print_table(const report *r)
                    r->trace[k].rays_per_second);
         return;
     }
-    printf("Embree %s (the default scene: rtcCommitScene; readable tree: rtcBuildBVH, 2-wide, MEDIUM)\n",
-           em->version);
+    printf(
+        "Embree %s (the default scene: rtcCommitScene; readable tree: rtcBuildBVH, 2-wide, MEDIUM)\n",
+        em->version);
     printf("%-36s %14s %14s %10s\n", "", "Prism", "Embree", "Prism/Embree");
-    printf("%-36s %14.4f %14.4f %10.3f\n", "build s (default scene)", r->build_s, em->default_build_s,
-           ratio(r->build_s, em->default_build_s));
+    printf("%-36s %14.4f %14.4f %10.3f\n", "build s (default scene)", r->build_s,
+           em->default_build_s, ratio(r->build_s, em->default_build_s));
     printf("%-36s %14.4f %14.4f %10.3f\n", "build s (rtcBuildBVH, 2-wide tree)", r->build_s,
            em->binary_build_s, ratio(r->build_s, em->binary_build_s));
-    printf("%-36s %14.3f %14.3f %10.3f\n", "SAH cost (Prism's formula)", st->sah_cost, em->binary_sah,
-           ratio(st->sah_cost, em->binary_sah));
+    printf("%-36s %14.3f %14.3f %10.3f\n", "SAH cost (Prism's formula)", st->sah_cost,
+           em->binary_sah, ratio(st->sah_cost, em->binary_sah));
     printf("%-36s %14s %14s\n", "SAH cost of the default scene's tree", "",
            "not readable"); /* BVH4/8 internals are not exposed by Embree 3's API */
     printf("%-36s %14zu %14zu\n", "nodes / leaves (2-wide trees)", st->nodes, em->binary_nodes);
@@ -357,24 +361,25 @@ static void print_json(const report *r)
     printf("\",\"triangles\":%zu,\"vertices\":%zu,\"threads\":%d,\"ray_threads\":%d,"
            "\"prism\":{\"build_s\":%.6f,\"sah\":%.4f,\"nodes\":%zu,\"leaves\":%zu,\"max_depth\":%u,"
            "\"node_bytes\":%zu,\"camera_rays_per_s\":%.0f,\"random_rays_per_s\":%.0f},",
-           r->s->nt, r->s->nv, r->o->threads, r->o->ray_threads, r->build_s,
-           st->sah_cost, st->nodes, st->leaves, st->max_depth, st->node_bytes,
-           r->trace[0].rays_per_second, r->trace[1].rays_per_second);
+           r->s->nt, r->s->nv, r->o->threads, r->o->ray_threads, r->build_s, st->sah_cost,
+           st->nodes, st->leaves, st->max_depth, st->node_bytes, r->trace[0].rays_per_second,
+           r->trace[1].rays_per_second);
     if (!em->available) {
         printf("\"embree\":null,\"embree_error\":\"%s\"}\n", r->em_error);
         return;
     }
-    printf("\"embree\":{\"version\":\"%s\",\"default_build_s\":%.6f,\"binary_build_s\":%.6f,"
-           "\"binary_sah\":%.4f,\"default_sah\":null,\"camera_rays_per_s\":%.0f,"
-           "\"random_rays_per_s\":%.0f},\"ratios\":{\"build_vs_default\":%.4f,\"sah_vs_binary\":%.4f,"
-           "\"camera_rays\":%.4f,\"random_rays\":%.4f},\"agreement\":{\"camera\":%.5f,\"random\":%.5f}}\n",
-           em->version, em->default_build_s, em->binary_build_s, em->binary_sah,
-           em->trace[0].rays_per_second, em->trace[1].rays_per_second,
-           ratio(r->build_s, em->default_build_s), ratio(st->sah_cost, em->binary_sah),
-           ratio(r->trace[0].rays_per_second, em->trace[0].rays_per_second),
-           ratio(r->trace[1].rays_per_second, em->trace[1].rays_per_second),
-           agreement(&r->trace[0], &em->trace[0], r->sets[0].n),
-           agreement(&r->trace[1], &em->trace[1], r->sets[1].n));
+    printf(
+        "\"embree\":{\"version\":\"%s\",\"default_build_s\":%.6f,\"binary_build_s\":%.6f,"
+        "\"binary_sah\":%.4f,\"default_sah\":null,\"camera_rays_per_s\":%.0f,"
+        "\"random_rays_per_s\":%.0f},\"ratios\":{\"build_vs_default\":%.4f,\"sah_vs_binary\":%.4f,"
+        "\"camera_rays\":%.4f,\"random_rays\":%.4f},\"agreement\":{\"camera\":%.5f,\"random\":%.5f}}\n",
+        em->version, em->default_build_s, em->binary_build_s, em->binary_sah,
+        em->trace[0].rays_per_second, em->trace[1].rays_per_second,
+        ratio(r->build_s, em->default_build_s), ratio(st->sah_cost, em->binary_sah),
+        ratio(r->trace[0].rays_per_second, em->trace[0].rays_per_second),
+        ratio(r->trace[1].rays_per_second, em->trace[1].rays_per_second),
+        agreement(&r->trace[0], &em->trace[0], r->sets[0].n),
+        agreement(&r->trace[1], &em->trace[1], r->sets[1].n));
 }
 
 static int run(const options *o, const bvh_bench_scene *s)
@@ -391,7 +396,8 @@ static int run(const options *o, const bvh_bench_scene *s)
         bvh_bench_embree_close(&em);
         return 1;
     }
-    bvh_bench_rays sets[2] = {camera_rays(bvh, o->width, o->height), random_rays(bvh, o->random_rays)};
+    bvh_bench_rays sets[2] = {camera_rays(bvh, o->width, o->height),
+                              random_rays(bvh, o->random_rays)};
     r.bvh = bvh;
     r.sets = sets;
     int status = 1;

@@ -33,11 +33,11 @@ typedef struct bvh_bench_trace {
 typedef struct bvh_bench_embree {
     bool available;
     char version[64];
-    double default_build_s;   /* rtcCommitScene, default (MEDIUM) quality: best of the repeats */
-    double binary_build_s;    /* rtcBuildBVH, 2-wide SAH tree we can read: best of the repeats */
-    double binary_sah;        /* that tree, costed by prism_bvh_sah_cost */
+    double default_build_s; /* rtcCommitScene, default (MEDIUM) quality: best of the repeats */
+    double binary_build_s;  /* rtcBuildBVH, 2-wide SAH tree we can read: best of the repeats */
+    double binary_sah;      /* that tree, costed by prism_bvh_sah_cost */
     size_t binary_nodes, binary_leaves;
-    bvh_bench_trace trace[2]; /* camera, random; rtcIntersect1 on the default scene */
+    bvh_bench_trace trace[2];     /* camera, random; rtcIntersect1 on the default scene */
     void *device, *scene, *prims; /* Embree's objects between the calls below */
     const bvh_bench_scene *s;
     unsigned leaf;

@@ -99,7 +99,8 @@ static size_t em_flatten(em_node *root, const struct RTCBounds *root_box, prism_
 
 static void root_box(const bvh_bench_scene *s, struct RTCBounds *b)
 {
-    const prism_bvh_node empty = {{INFINITY, INFINITY, INFINITY}, 0, {-INFINITY, -INFINITY, -INFINITY}, 0};
+    const prism_bvh_node empty = {
+        {INFINITY, INFINITY, INFINITY}, 0, {-INFINITY, -INFINITY, -INFINITY}, 0};
     prism_bvh_node n = empty;
     for (size_t i = 0; i < 3 * s->nt; i++)
         for (int a = 0; a < 3; a++) {

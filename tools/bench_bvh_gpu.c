@@ -20,13 +20,13 @@ static const char *const phase_names[PRISM_BVH_PHASES] = {"codes", "sort", "hier
                                                           "optimisation", "layout"};
 
 typedef struct tree_figures {
-    double build_s;           /* best of the repeats */
+    double build_s; /* best of the repeats */
     double phases[PRISM_BVH_PHASES];
     double sah;
     size_t nodes, node_bytes, peak;
     unsigned depth, passes;
-    double rays[2];           /* rays/s outside, inside */
-    double photons[2];        /* photons/s at the two counts */
+    double rays[2];    /* rays/s outside, inside */
+    double photons[2]; /* photons/s at the two counts */
 } tree_figures;
 
 typedef struct options {
@@ -40,13 +40,14 @@ typedef struct options {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: prism-bench bvh-gpu FILE.dae [--json] [--repeat N] [--size WxH] [--leaf N]\n"
-               "       [--photons N,M] [--unit m|cm|mm|auto]\n"
-               "Builds the BVH on the CUDA device (best of --repeat, default 5, after a warm-up)\n"
-               "and on the host (all OpenMP threads, best of 3), prints both builds (the GPU's\n"
-               "phases), the SAH of both trees and the render rate (default 1920x1080, outside\n"
-               "and inside) and propagation rate (default 1000000,10000000 photons) on each.\n"
-               PRISM_BENCH_UNIT_HELP);
+    fprintf(
+        f,
+        "usage: prism-bench bvh-gpu FILE.dae [--json] [--repeat N] [--size WxH] [--leaf N]\n"
+        "       [--photons N,M] [--unit m|cm|mm|auto]\n"
+        "Builds the BVH on the CUDA device (best of --repeat, default 5, after a warm-up)\n"
+        "and on the host (all OpenMP threads, best of 3), prints both builds (the GPU's\n"
+        "phases), the SAH of both trees and the render rate (default 1920x1080, outside\n"
+        "and inside) and propagation rate (default 1000000,10000000 photons) on each.\n" PRISM_BENCH_UNIT_HELP);
 }
 
 static bool parse(int argc, char **argv, options *o)
@@ -105,8 +106,8 @@ static double time_propagate(prism_context *ctx, prism_geometry *g, size_t count
     return best > 0 ? (double)count / best : -1;
 }
 
-static void kernels_on(prism_context *ctx, prism_geometry *g, const prism_scene *s, const options *o,
-                       prism_buffer *image, tree_figures *f)
+static void kernels_on(prism_context *ctx, prism_geometry *g, const prism_scene *s,
+                       const options *o, prism_buffer *image, tree_figures *f)
 {
     prism_camera cam[2];
     bench_cameras(s, cam);
@@ -122,7 +123,8 @@ static prism_geometry *gpu_builds(prism_context *ctx, prism_scene *s, const opti
                                   tree_figures *f, char *why, size_t why_size)
 {
     prism_bvh_desc bd = {.max_leaf_size = o->leaf};
-    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .builder = PRISM_BVH_BUILDER_CUDA,
+    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE,
+                             .builder = PRISM_BVH_BUILDER_CUDA,
                              .bvh = &bd};
     tool_env_geometry(&d);
     prism_geometry *g = NULL;
@@ -159,8 +161,8 @@ static prism_bvh *host_builds(prism_scene *s, const options *o, tree_figures *f)
     f->build_s = -1;
     for (int i = 0; i < 3; i++) {
         prism_bvh *b = NULL;
-        if (prism_bvh_build(s->positions, s->vertices_count, s->indices, s->triangles_count, &bd, &b) !=
-            PRISM_SUCCESS)
+        if (prism_bvh_build(s->positions, s->vertices_count, s->indices, s->triangles_count, &bd,
+                            &b) != PRISM_SUCCESS)
             break;
         if (f->build_s < 0 || b->stats.build_seconds < f->build_s)
             f->build_s = b->stats.build_seconds;
@@ -190,8 +192,8 @@ static void print_table(const options *o, const prism_scene *s, const tree_figur
     printf("%-32s %14s %14s %10s\n", "", "cuda", "host", "cuda/host");
     printf("%-32s %14.3f %14.3f %10.4f\n", "build ms", g->build_s * 1e3, h->build_s * 1e3,
            ratio(g->build_s, h->build_s));
-    printf("%-32s %14.1f %14.1f %10.1f\n", "build Mtri/s", n / g->build_s / 1e6, n / h->build_s / 1e6,
-           ratio(h->build_s, g->build_s));
+    printf("%-32s %14.1f %14.1f %10.1f\n", "build Mtri/s", n / g->build_s / 1e6,
+           n / h->build_s / 1e6, ratio(h->build_s, g->build_s));
     for (int k = 0; k < PRISM_BVH_PHASES; k++) {
         char label[48];
         snprintf(label, sizeof label, "  %s ms", phase_names[k]);
@@ -291,8 +293,8 @@ int prism_bench_bvh_gpu(int argc, char **argv)
     else if (!hb || prism_geometry_upload(ctx, s, hb, &d, &hg) != PRISM_SUCCESS)
         fprintf(stderr, "prism-bench bvh-gpu: host build or upload failed: %s\n",
                 prism_context_last_error(ctx));
-    else if (prism_buffer_create_device(ctx, (size_t)o.width * o.height * 4, "bench.image", &image) !=
-             PRISM_SUCCESS)
+    else if (prism_buffer_create_device(ctx, (size_t)o.width * o.height * 4, "bench.image",
+                                        &image) != PRISM_SUCCESS)
         fprintf(stderr, "prism-bench bvh-gpu: %s\n", prism_context_last_error(ctx));
     else {
         kernels_on(ctx, gg, s, &o, image, &g);

@@ -15,9 +15,9 @@
 
 typedef struct bench_scene {
     prism_scene *scene;
-    prism_bvh *bvh;          /* the host's tree: host-backend rows, and CUDA with --bvh host */
+    prism_bvh *bvh; /* the host's tree: host-backend rows, and CUDA with --bvh host */
     double load_seconds, bvh_seconds;
-    bool device_bvh;         /* CUDA uploads build their own tree on the device (the default) */
+    bool device_bvh; /* CUDA uploads build their own tree on the device (the default) */
 } bench_scene;
 
 /* --bvh cuda|host (default cuda) and --bvh-order: the CUDA builder lays

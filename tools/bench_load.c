@@ -44,8 +44,8 @@ typedef struct load_figures {
     char why[640]; /* room for a loader message (512) and its result name */
     double seconds;
     size_t triangles;
-    size_t array_bytes;            /* the scene's final arrays (Prism only) */
-    double first_seconds;          /* the first load, in a fresh process (Prism only) */
+    size_t array_bytes;              /* the scene's final arrays (Prism only) */
+    double first_seconds;            /* the first load, in a fresh process (Prism only) */
     double rss_base_mb, rss_peak_mb; /* process peak RSS before and after (Prism only) */
 } load_figures;
 
@@ -340,8 +340,14 @@ static void measure_assimp(const load_options *o, load_figures *fig, load_figure
 
 /* ---- report ---- */
 
-static double mb_per_s(size_t bytes, const load_figures *f) { return bytes / 1e6 / f->seconds; }
-static double tri_per_s(const load_figures *f) { return (double)f->triangles / f->seconds; }
+static double mb_per_s(size_t bytes, const load_figures *f)
+{
+    return bytes / 1e6 / f->seconds;
+}
+static double tri_per_s(const load_figures *f)
+{
+    return (double)f->triangles / f->seconds;
+}
 
 static void json_loader(const char *name, size_t bytes, const load_figures *f)
 {

@@ -45,9 +45,9 @@ typedef struct prop_bench {
     int repeat;
     bool json, no_host, no_cuda;
     unsigned bvh_order;
-    prism_length_unit unit; /* --unit */
-    bool device_bvh; /* --bvh cuda: CUDA rows on the device-built tree */
-    const char *devices; /* --devices LIST: the multi-context table */
+    prism_length_unit unit;    /* --unit */
+    bool device_bvh;           /* --bvh cuda: CUDA rows on the device-built tree */
+    const char *devices;       /* --devices LIST: the multi-context table */
     prism_propagate_math math; /* --math exact|fast */
     prop_result results[MAX_RESULTS];
     int count;
@@ -60,21 +60,22 @@ typedef struct prop_bench {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: prism-bench propagate FILE.dae [--counts N,M] [--host-count N]\n"
-               "                             [--max-steps S] [--repeat R] [--no-host] [--no-cuda] [--json]\n"
-               "                             [--bvh-order bfs|dfs] [--bvh cuda|host] [--unit U]\n"
-               "                             [--math exact|fast]\n"
-               "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
-               "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
-               "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n"
-               "--bvh: CUDA runs trace the tree the device builds at upload (cuda, the default) or\n"
-               "the host's (host); host runs trace the host's. --bvh-order: the host tree's node\n"
-               "order (default bfs; dfs implies --bvh host). --math: the CUDA kernels' arithmetic\n"
-               "(exact, the default: the host's bits; fast: the GPU's approximate functions).\n"
-               "--devices all|0,1: prism_propagate_multi on 1, then all, contexts of the list (a\n"
-               "device may repeat), photons/s, efficiency rate(n)/(n rate(1)), upload time per\n"
-               "context, instead of the table above (--no-cuda: host contexts).\n"
-               PRISM_BENCH_UNIT_HELP);
+    fprintf(
+        f,
+        "usage: prism-bench propagate FILE.dae [--counts N,M] [--host-count N]\n"
+        "                             [--max-steps S] [--repeat R] [--no-host] [--no-cuda] [--json]\n"
+        "                             [--bvh-order bfs|dfs] [--bvh cuda|host] [--unit U]\n"
+        "                             [--math exact|fast]\n"
+        "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
+        "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
+        "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n"
+        "--bvh: CUDA runs trace the tree the device builds at upload (cuda, the default) or\n"
+        "the host's (host); host runs trace the host's. --bvh-order: the host tree's node\n"
+        "order (default bfs; dfs implies --bvh host). --math: the CUDA kernels' arithmetic\n"
+        "(exact, the default: the host's bits; fast: the GPU's approximate functions).\n"
+        "--devices all|0,1: prism_propagate_multi on 1, then all, contexts of the list (a\n"
+        "device may repeat), photons/s, efficiency rate(n)/(n rate(1)), upload time per\n"
+        "context, instead of the table above (--no-cuda: host contexts).\n" PRISM_BENCH_UNIT_HELP);
 }
 
 static void skip(prop_bench *b, const char *why)
@@ -85,8 +86,10 @@ static void skip(prop_bench *b, const char *why)
 
 static prism_photon_source source_of(const prism_scene *s, size_t count)
 {
-    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = count,
-                               .wavelength_nm = 350.0f, .wavelength_max_nm = 550.0f};
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT,
+                               .count = count,
+                               .wavelength_nm = 350.0f,
+                               .wavelength_max_nm = 550.0f};
     for (int i = 0; i < 3; i++)
         src.position[i] = 0.5f * (s->bbox_min[i] + s->bbox_max[i]);
     return src;
@@ -110,7 +113,8 @@ static double time_runs(prism_context *ctx, prism_geometry *g, const prism_photo
 }
 
 static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g,
-                prism_placement_policy policy, size_t n, double sec, const prism_propagate_stats *st)
+                prism_placement_policy policy, size_t n, double sec,
+                const prism_propagate_stats *st)
 {
     if (b->count >= MAX_RESULTS)
         return;
@@ -135,9 +139,8 @@ static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry
     char why[600];
     prism_buffer *buf = NULL;
     prism_photon *host = malloc(n * sizeof *host);
-    if (host == NULL ||
-        prism_buffer_create_device(ctx, n * sizeof(prism_photon), "bench.photons", &buf) !=
-            PRISM_SUCCESS) {
+    if (host == NULL || prism_buffer_create_device(ctx, n * sizeof(prism_photon), "bench.photons",
+                                                   &buf) != PRISM_SUCCESS) {
         snprintf(why, sizeof why, "cuda %s %zu photons: no memory", bench_policy_name(policy), n);
         skip(b, why);
         free(host);
@@ -186,11 +189,10 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
             measure_cuda_count(b, ctx, g, s, p[i], b->counts[c]);
         prism_geometry_destroy(g);
     }
-    const char *kernel =
-        b->math == PRISM_PROPAGATE_MATH_FAST ? "propagate_fast" : "propagate_exact";
-    b->have_occupancy =
-        prism_kernel_resources(ctx, kernel, &b->registers, NULL) == PRISM_SUCCESS &&
-        prism_kernel_occupancy(ctx, kernel, 128, &b->occupancy) == PRISM_SUCCESS;
+    const char *kernel = b->math == PRISM_PROPAGATE_MATH_FAST ? "propagate_fast"
+                                                              : "propagate_exact";
+    b->have_occupancy = prism_kernel_resources(ctx, kernel, &b->registers, NULL) == PRISM_SUCCESS &&
+                        prism_kernel_occupancy(ctx, kernel, 128, &b->occupancy) == PRISM_SUCCESS;
     prism_context_destroy(ctx);
 }
 
@@ -225,25 +227,27 @@ static void measure_host(prop_bench *b, const bench_scene *s)
 static void print_table(const prop_bench *b, const bench_scene *s)
 {
     printf("prism-bench propagate %s: %zu triangles, max %u steps, %s math, load %.2f s, BVH "
-           "%.2f s\n", b->file, s->scene->triangles_count, b->max_steps,
+           "%.2f s\n",
+           b->file, s->scene->triangles_count, b->max_steps,
            b->math == PRISM_PROPAGATE_MATH_FAST ? "fast" : "exact", s->load_seconds,
            s->bvh_seconds);
     printf("BVH: CUDA runs on the %s tree, host runs on the host-built one\n",
            s->device_bvh ? "device-built (built at each upload)" : "host-built");
-    printf("%-6s %-8s %10s %10s %12s %12s %11s %9s %9s %10s %10s\n", "backend", "policy",
-           "photons", "seconds", "Mphotons/s", "Msteps/s", "steps", "launches", "detected",
-           "device MB", "mapped MB");
+    printf("%-6s %-8s %10s %10s %12s %12s %11s %9s %9s %10s %10s\n", "backend", "policy", "photons",
+           "seconds", "Mphotons/s", "Msteps/s", "steps", "launches", "detected", "device MB",
+           "mapped MB");
     for (int i = 0; i < b->count; i++) {
         const prop_result *r = &b->results[i];
-        printf("%-6s %-8s %10zu %10.4f %12.2f %12.2f %11llu %9u %9zu %10.1f %10.1f\n",
-               r->backend, r->policy, r->photons, r->seconds, r->photons_per_second / 1e6,
-               r->steps_per_second / 1e6, r->steps, r->launches, r->detected,
-               r->device_bytes / 1e6, r->mapped_bytes / 1e6);
+        printf("%-6s %-8s %10zu %10.4f %12.2f %12.2f %11llu %9u %9zu %10.1f %10.1f\n", r->backend,
+               r->policy, r->photons, r->seconds, r->photons_per_second / 1e6,
+               r->steps_per_second / 1e6, r->steps, r->launches, r->detected, r->device_bytes / 1e6,
+               r->mapped_bytes / 1e6);
     }
     if (b->have_occupancy)
-        printf("propagate kernel: %d registers/thread, occupancy %.2f at 128 threads (limited by %s)\n",
-               b->registers, b->occupancy.occupancy,
-               prism_occupancy_limit_name(b->occupancy.limited_by));
+        printf(
+            "propagate kernel: %d registers/thread, occupancy %.2f at 128 threads (limited by %s)\n",
+            b->registers, b->occupancy.occupancy,
+            prism_occupancy_limit_name(b->occupancy.limited_by));
     for (int i = 0; i < b->skipped_count; i++)
         printf("not measured: %s\n", b->skipped[i]);
 }

@@ -68,8 +68,10 @@ static double time_multi(multi_set *m, size_t count, int repeat, unsigned max_st
     if (prism_buffer_create_pinned(m->ctx[0], count * sizeof(prism_photon), 0, "bench.multi",
                                    &buf) != PRISM_SUCCESS)
         return -1;
-    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = count,
-                               .wavelength_nm = 350.0f, .wavelength_max_nm = 550.0f};
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT,
+                               .count = count,
+                               .wavelength_nm = 350.0f,
+                               .wavelength_max_nm = 550.0f};
     prism_propagate_desc d = {.seed = 1, .max_steps = max_steps, .math = math};
     prism_propagate_outputs out = {
         .photons = {.kind = PRISM_TARGET_HOST, .host = prism_buffer_host_pointer(buf)}};
@@ -112,7 +114,8 @@ int bench_propagate_multi(const char *list, const bench_scene *s, const size_t *
                s->scene->triangles_count);
     else
         printf("prism-bench propagate --devices %s: %zu triangles, %s math\n%-9s %12s %10s "
-               "%12s %10s  %s\n", list, s->scene->triangles_count,
+               "%12s %10s  %s\n",
+               list, s->scene->triangles_count,
                math == PRISM_PROPAGATE_MATH_FAST ? "fast" : "exact", "contexts", "photons",
                "seconds", "Mphotons/s", "efficiency", "upload s per context / photons each");
     int rows = 0, rc = 0;

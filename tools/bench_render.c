@@ -37,8 +37,8 @@ typedef struct render_bench {
     int repeat, host_repeat;
     bool json, no_host, no_cuda, device_only;
     unsigned bvh_order;
-    prism_length_unit unit; /* --unit */
-    bool device_bvh; /* --bvh cuda: CUDA rows on the device-built tree */
+    prism_length_unit unit;                   /* --unit */
+    bool device_bvh;                          /* --bvh cuda: CUDA rows on the device-built tree */
     int variants[MAX_TUNINGS], variant_count; /* --variants: CUDA kernels to compare */
     unsigned blocks[MAX_TUNINGS];
     int block_count;
@@ -120,15 +120,16 @@ static double time_view(prism_context *ctx, prism_geometry *g, const prism_camer
 
 /* The four views of `g`, one result each, labelled with `variant`. */
 static void measure_views(render_bench *b, prism_context *ctx, const bench_scene *s,
-                          prism_geometry *g, prism_placement_policy policy,
-                          const prism_target *t, int repeat, const char *variant)
+                          prism_geometry *g, prism_placement_policy policy, const prism_target *t,
+                          int repeat, const char *variant)
 {
     char why[600];
     prism_camera cam[2];
     bench_cameras(s->scene, cam);
     static const char *views[4] = {"outside", "inside", "outside-xray", "inside-xray"};
     for (int v = 0; v < 4 && b->count < MAX_RESULTS; v++) {
-        prism_render_desc d = {.width = b->width, .height = b->height,
+        prism_render_desc d = {.width = b->width,
+                               .height = b->height,
                                .mode = v < 2 ? PRISM_RENDER_SHADED : PRISM_RENDER_XRAY};
         double sec = time_view(ctx, g, &cam[v % 2], &d, t, repeat);
         if (sec < 0) {
@@ -292,8 +293,7 @@ static void print_json(const render_bench *b, const bench_scene *s)
                "\"view\":\"%s\",\"seconds\":%.6g,"
                "\"rays_per_second\":%.6g,\"device_bytes\":%zu,\"mapped_bytes\":%zu}",
                i ? "," : "", r->backend, r->policy, r->variant, r->view, r->seconds,
-               r->rays_per_second,
-               r->device_bytes, r->mapped_bytes);
+               r->rays_per_second, r->device_bytes, r->mapped_bytes);
     }
     printf("]");
     if (b->have_occupancy)

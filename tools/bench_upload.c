@@ -31,7 +31,7 @@ typedef struct policy_time {
     double seconds;
     size_t device_bytes, mapped_bytes;
     prism_result result;
-    char error[256];       /* why it failed */
+    char error[256]; /* why it failed */
     prism_upload_report report;
 } policy_time;
 
@@ -39,13 +39,13 @@ typedef struct upload_bench {
     const char *file;
     int repeat;
     size_t budget, chunk;
-    unsigned buffers;      /* staging ring; 0 = the library's default */
-    unsigned threads;      /* fill threads; 0 = OpenMP's default */
-    bool no_ramp;          /* staging variants, for comparison */
+    unsigned buffers; /* staging ring; 0 = the library's default */
+    unsigned threads; /* fill threads; 0 = OpenMP's default */
+    bool no_ramp;     /* staging variants, for comparison */
     prism__stores stores;
     bool json;
     prism_context *ctx;
-    size_t bytes;          /* the geometry's GPU layout, all arrays */
+    size_t bytes; /* the geometry's GPU layout, all arrays */
     size_t triangles;
 #define PATHS 5
     path_rate paths[PATHS];
@@ -60,27 +60,30 @@ typedef struct upload_bench {
     size_t inputs_bytes;
 } upload_bench;
 
-static const char *const store_names[PRISM__STORES_COUNT_] = {
-    "default", "stream", "plain", "plain+demote", "hybrid", "hybrid+demote"};
+static const char *const store_names[PRISM__STORES_COUNT_] = {"default", "stream",
+                                                              "plain",   "plain+demote",
+                                                              "hybrid",  "hybrid+demote"};
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: prism-bench upload FILE.dae [--repeat N] [--budget BYTES] [--chunk BYTES]\n"
-               "                          [--buffers N] [--threads N] [--no-ramp] [--stores WAY]\n"
-               "                          [--unit m|cm|mm|auto] [--json]\n"
-               "GB/s of pageable cudaMemcpy, a pinned copy, the pinned chunked staged copy of the\n"
-               "upload and streaming writes into mapped write-combined memory; total upload time\n"
-               "per placement policy (auto, device, mapped, chroma); a kernel's read bandwidth from\n"
-               "device and mapped memory; on CUDA, the device build's inputs sent from a scene\n"
-               "in malloc'd memory (staged) against one loaded into pinned memory (one DMA per\n"
-               "array). Medians of N runs (default 5). --budget pretends the\n"
-               "device has only BYTES free, so placement splits and maps. --chunk is the staging\n"
-               "buffers' size (default 8 MiB; an upload left to choose takes a 32nd of its\n"
-               "largest array, within 1-8 MiB), --buffers their count (default 4), --threads the\n"
-               "threads that fill them; --no-ramp starts with full chunks instead of 256 KiB\n"
-               "doubling; --stores is how staging is written: stream (the default), plain (the\n"
-               "old way), plain+demote, hybrid, hybrid+demote (engine/memory/fill_store.c). The per-array\n"
-               "report is the median upload's of each policy.\n" PRISM_BENCH_UNIT_HELP);
+    fprintf(
+        f,
+        "usage: prism-bench upload FILE.dae [--repeat N] [--budget BYTES] [--chunk BYTES]\n"
+        "                          [--buffers N] [--threads N] [--no-ramp] [--stores WAY]\n"
+        "                          [--unit m|cm|mm|auto] [--json]\n"
+        "GB/s of pageable cudaMemcpy, a pinned copy, the pinned chunked staged copy of the\n"
+        "upload and streaming writes into mapped write-combined memory; total upload time\n"
+        "per placement policy (auto, device, mapped, chroma); a kernel's read bandwidth from\n"
+        "device and mapped memory; on CUDA, the device build's inputs sent from a scene\n"
+        "in malloc'd memory (staged) against one loaded into pinned memory (one DMA per\n"
+        "array). Medians of N runs (default 5). --budget pretends the\n"
+        "device has only BYTES free, so placement splits and maps. --chunk is the staging\n"
+        "buffers' size (default 8 MiB; an upload left to choose takes a 32nd of its\n"
+        "largest array, within 1-8 MiB), --buffers their count (default 4), --threads the\n"
+        "threads that fill them; --no-ramp starts with full chunks instead of 256 KiB\n"
+        "doubling; --stores is how staging is written: stream (the default), plain (the\n"
+        "old way), plain+demote, hybrid, hybrid+demote (engine/memory/fill_store.c). The per-array\n"
+        "report is the median upload's of each policy.\n" PRISM_BENCH_UNIT_HELP);
 }
 
 /* ---- the transfer paths, each on `bytes` bytes of `src` */
@@ -223,8 +226,8 @@ static prism_result measure_paths(upload_bench *b)
 static void measure_policy(upload_bench *b, const prism_scene *scene, const prism_bvh *bvh,
                            policy_time *pt, int n)
 {
-    prism_geometry_desc d = {.policy = pt->policy, .budget = b->budget, .chunk_bytes = b->chunk,
-                             .skip_optics = true};
+    prism_geometry_desc d = {
+        .policy = pt->policy, .budget = b->budget, .chunk_bytes = b->chunk, .skip_optics = true};
     tool_env_geometry(&d);
     double t[64] = {0}, sorted[64];
     prism_upload_report reports[64];
@@ -265,8 +268,10 @@ static void measure_policies(upload_bench *b, const prism_scene *scene, const pr
 static prism_result build_upload(upload_bench *b, const prism_scene *scene, double *inputs_gbps,
                                  double *seconds)
 {
-    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .builder = PRISM_BVH_BUILDER_CUDA,
-                             .chunk_bytes = b->chunk, .skip_optics = true};
+    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE,
+                             .builder = PRISM_BVH_BUILDER_CUDA,
+                             .chunk_bytes = b->chunk,
+                             .skip_optics = true};
     tool_env_geometry(&d);
     int n = b->repeat < 64 ? b->repeat : 64;
     double g[64], t[64];
@@ -314,8 +319,8 @@ static void measure_born_pinned(upload_bench *b, const prism_scene *scene)
         r = build_upload(b, born, &b->inputs_pinned, &b->upload_pinned);
     b->born_measured = r == PRISM_SUCCESS;
     if (r != PRISM_SUCCESS)
-        snprintf(b->born_error, sizeof b->born_error, "%s", error[0] ? error
-                                                        : prism_context_last_error(b->ctx));
+        snprintf(b->born_error, sizeof b->born_error, "%s",
+                 error[0] ? error : prism_context_last_error(b->ctx));
     prism_scene_free(born);
 }
 
@@ -361,10 +366,12 @@ static void print_table(const upload_bench *b)
                b->inputs_bytes / 1e6);
         printf("  %-34s %10.2f GB/s  (%3.0f%% of the pinned peak), upload %.4f s\n",
                "malloc'd scene, staged", b->inputs_staged,
-               b->paths[1].gbps > 0 ? 100 * b->inputs_staged / b->paths[1].gbps : 0, b->upload_staged);
+               b->paths[1].gbps > 0 ? 100 * b->inputs_staged / b->paths[1].gbps : 0,
+               b->upload_staged);
         printf("  %-34s %10.2f GB/s  (%3.0f%% of the pinned peak, goal >= 90%%), upload %.4f s\n",
                "scene born pinned, pinned DMA", b->inputs_pinned,
-               b->paths[1].gbps > 0 ? 100 * b->inputs_pinned / b->paths[1].gbps : 0, b->upload_pinned);
+               b->paths[1].gbps > 0 ? 100 * b->inputs_pinned / b->paths[1].gbps : 0,
+               b->upload_pinned);
     } else if (b->born_error[0]) {
         printf("\n  device build's inputs: not measured: %s\n", b->born_error);
     }
@@ -383,8 +390,8 @@ static void print_json(const upload_bench *b)
            "\"paths\":{",
            b->file, prism_backend_name(prism_context_backend(b->ctx)),
            prism_context_device(b->ctx)->name, b->triangles, b->bytes);
-    static const char *const keys[PATHS] = {"pageable", "pinned", "pinned_chunked", "mapped_wc_write",
-                                            "pinned_fresh_device"};
+    static const char *const keys[PATHS] = {"pageable", "pinned", "pinned_chunked",
+                                            "mapped_wc_write", "pinned_fresh_device"};
     for (int i = 0; i < PATHS; i++)
         printf("%s\"%s\":%.3f", i ? "," : "", keys[i], b->paths[i].gbps);
     printf("},\"policies\":{");

@@ -32,8 +32,8 @@ const char *prism_bench_option(int argc, char **argv, const char *option, const 
  * false, with a message naming `stage` on stderr, for any other value. */
 bool prism_bench_unit(int argc, char **argv, const char *stage, prism_length_unit *unit);
 /* The usage line's piece for it. */
-#define PRISM_BENCH_UNIT_HELP                                                                    \
-    "  --unit m|cm|mm|auto   the file's length unit (default auto: its <unit>, else mm for a\n"  \
+#define PRISM_BENCH_UNIT_HELP                                                                      \
+    "  --unit m|cm|mm|auto   the file's length unit (default auto: its <unit>, else mm for a\n"    \
     "                        Geant4 export, else m)\n"
 
 #endif

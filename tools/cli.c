@@ -9,8 +9,8 @@
 #include <string.h>
 
 int tool_fail(char *err, size_t size, const char *fmt, ...)
-              {
-              va_list ap;
+{
+    va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, size, fmt, ap);
     va_end(ap);
@@ -18,8 +18,7 @@ int tool_fail(char *err, size_t size, const char *fmt, ...)
 }
 
 /* One option: "--opt=value", "--opt value" (valued ones), or a flag. */
-static int one_option(const tool_args *args, int argc, char **argv, int *i, char *err,
-                      size_t size)
+static int one_option(const tool_args *args, int argc, char **argv, int *i, char *err, size_t size)
 {
     const char *a = argv[*i], *eq = strchr(a, '='), *value = NULL;
     char name[48];
@@ -175,21 +174,25 @@ static int parse_bvh(const char *s, prism_bvh_builder *out)
     return -1;
 }
 
-int tool_parse_engine_option(tool_engine_options *e, const char *opt, const char *val,
-                             char *err, size_t size)
+int tool_parse_engine_option(tool_engine_options *e, const char *opt, const char *val, char *err,
+                             size_t size)
 {
     if (!strcmp(opt, "--source")) {
         if (tool_parse_source(val, &e->source))
-            return tool_fail(err, size, "--source: expected point:x,y,z or "
-                             "beam:x,y,z,dx,dy,dz[,radius[,divergence]], got '%s'", val);
+            return tool_fail(err, size,
+                             "--source: expected point:x,y,z or "
+                             "beam:x,y,z,dx,dy,dz[,radius[,divergence]], got '%s'",
+                             val);
         e->source_given = true;
     } else if (!strcmp(opt, "--backend")) {
         if (parse_backend(val, &e->backend))
             return tool_fail(err, size, "--backend: expected auto, cuda or host, got '%s'", val);
     } else if (!strcmp(opt, "--placement")) {
         if (!prism_placement_policy_parse(val, &e->placement))
-            return tool_fail(err, size, "--placement: expected auto, device, mapped or chroma, "
-                             "got '%s'", val);
+            return tool_fail(err, size,
+                             "--placement: expected auto, device, mapped or chroma, "
+                             "got '%s'",
+                             val);
     } else if (!strcmp(opt, "--bvh")) {
         if (parse_bvh(val, &e->bvh))
             return tool_fail(err, size, "--bvh: expected auto, host or cuda, got '%s'", val);

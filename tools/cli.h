@@ -23,7 +23,7 @@
  * the flag) and one for valued options (0, 1 when it does not know the
  * option, -1 with `err` set), and where the one positional argument goes. */
 typedef struct tool_args {
-    const char *const *valued;   /* NULL-terminated */
+    const char *const *valued; /* NULL-terminated */
     bool (*flag)(void *user, const char *name);
     int (*option)(void *user, const char *name, const char *value, char *err, size_t err_size);
     void *user;
@@ -64,13 +64,13 @@ typedef struct tool_engine_options {
     prism_backend backend;
     prism_placement_policy placement;
     prism_bvh_builder bvh;
-    prism_length_unit unit;     /* prism_load_desc.length_unit */
+    prism_length_unit unit; /* prism_load_desc.length_unit */
 } tool_engine_options;
 
 /* One of those options: 0, 1 when `opt` is another one, -1 with the
  * message in `err` ("--backend: expected auto, cuda or host, got 'x'"). */
-int tool_parse_engine_option(tool_engine_options *e, const char *opt, const char *value,
-                             char *err, size_t err_size);
+int tool_parse_engine_option(tool_engine_options *e, const char *opt, const char *value, char *err,
+                             size_t err_size);
 
 /* The engine's settings from the environment. The library reads no
  * environment (its settings are descriptor fields); programs read these

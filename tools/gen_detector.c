@@ -44,11 +44,11 @@ typedef struct gen_mesh {
 
 typedef struct gen_dims {
     long pmts;
-    double offset[3];      /* metres; written in mm on the top node */
-    int unique;            /* every PMT its own geometry and logical volume */
-    double R, H;           /* tank */
+    double offset[3];       /* metres; written in mm on the top node */
+    int unique;             /* every PMT its own geometry and logical volume */
+    double R, H;            /* tank */
     long wall, top, bottom; /* PMTs on each part */
-    long rows;             /* rings of PMTs on the wall */
+    long rows;              /* rings of PMTs on the wall */
 } gen_dims;
 
 /* ---- meshes: closed, faces counter-clockwise seen from outside ---- */
@@ -121,7 +121,7 @@ static void mesh_ellipsoid(gen_mesh *m, int seg, int rings, double a, double c)
         }
     }
     int south = mesh_vertex(m, 0, 0, -c);
-#define RING(i, j) (1 + ((i) - 1) * seg + ((j) % seg))
+#define RING(i, j) (1 + ((i)-1) * seg + ((j) % seg))
     for (int j = 0; j < seg; j++) {
         int t0[3] = {north, RING(1, j), RING(1, j + 1)};
         int t1[3] = {south, RING(rings - 1, j + 1), RING(rings - 1, j)};
@@ -160,40 +160,46 @@ static void face_normal(const gen_mesh *m, int f, double n[3])
 static void write_geometry(FILE *f, const char *id, const gen_mesh *m)
 {
     fprintf(f, "    <geometry id=\"%s\" name=\"%s\">\n      <mesh>\n", id, id);
-    fprintf(f, "        <source id=\"%s-Pos\">\n"
-               "          <float_array count=\"%d\" id=\"%s-Pos-array\">",
+    fprintf(f,
+            "        <source id=\"%s-Pos\">\n"
+            "          <float_array count=\"%d\" id=\"%s-Pos-array\">",
             id, 3 * m->nv, id);
     for (int i = 0; i < m->nv; i++)
         fprintf(f, "%s%.7g %.7g %.7g", i ? " " : "", m->v[i][0], m->v[i][1], m->v[i][2]);
-    fprintf(f, "</float_array>\n          <technique_common>\n"
-               "            <accessor count=\"%d\" source=\"#%s-Pos-array\" stride=\"3\">\n"
-               "              <param name=\"X\" type=\"float\"/>\n"
-               "              <param name=\"Y\" type=\"float\"/>\n"
-               "              <param name=\"Z\" type=\"float\"/>\n"
-               "            </accessor>\n          </technique_common>\n        </source>\n",
+    fprintf(f,
+            "</float_array>\n          <technique_common>\n"
+            "            <accessor count=\"%d\" source=\"#%s-Pos-array\" stride=\"3\">\n"
+            "              <param name=\"X\" type=\"float\"/>\n"
+            "              <param name=\"Y\" type=\"float\"/>\n"
+            "              <param name=\"Z\" type=\"float\"/>\n"
+            "            </accessor>\n          </technique_common>\n        </source>\n",
             m->nv, id);
-    fprintf(f, "        <source id=\"%s-Norm\">\n"
-               "          <float_array count=\"%d\" id=\"%s-Norm-array\">",
+    fprintf(f,
+            "        <source id=\"%s-Norm\">\n"
+            "          <float_array count=\"%d\" id=\"%s-Norm-array\">",
             id, 3 * m->nf, id);
     for (int i = 0; i < m->nf; i++) {
         double n[3];
         face_normal(m, i, n);
         fprintf(f, "%s%.6g %.6g %.6g", i ? " " : "", n[0], n[1], n[2]);
     }
-    fprintf(f, "</float_array>\n          <technique_common>\n"
-               "            <accessor count=\"%d\" source=\"#%s-Norm-array\" stride=\"3\">\n"
-               "              <param name=\"X\" type=\"float\"/>\n"
-               "              <param name=\"Y\" type=\"float\"/>\n"
-               "              <param name=\"Z\" type=\"float\"/>\n"
-               "            </accessor>\n          </technique_common>\n        </source>\n",
+    fprintf(f,
+            "</float_array>\n          <technique_common>\n"
+            "            <accessor count=\"%d\" source=\"#%s-Norm-array\" stride=\"3\">\n"
+            "              <param name=\"X\" type=\"float\"/>\n"
+            "              <param name=\"Y\" type=\"float\"/>\n"
+            "              <param name=\"Z\" type=\"float\"/>\n"
+            "            </accessor>\n          </technique_common>\n        </source>\n",
             m->nf, id);
-    fprintf(f, "        <vertices id=\"%s-Vtx\">\n"
-               "          <input semantic=\"POSITION\" source=\"#%s-Pos\"/>\n        </vertices>\n",
+    fprintf(f,
+            "        <vertices id=\"%s-Vtx\">\n"
+            "          <input semantic=\"POSITION\" source=\"#%s-Pos\"/>\n        </vertices>\n",
             id, id);
-    fprintf(f, "        <polylist count=\"%d\" material=\"WHITE\">\n"
-               "          <input offset=\"0\" semantic=\"VERTEX\" source=\"#%s-Vtx\"/>\n"
-               "          <input offset=\"1\" semantic=\"NORMAL\" source=\"#%s-Norm\"/>\n"
-               "          <vcount>",
+    fprintf(f,
+            "        <polylist count=\"%d\" material=\"WHITE\">\n"
+            "          <input offset=\"0\" semantic=\"VERTEX\" source=\"#%s-Vtx\"/>\n"
+            "          <input offset=\"1\" semantic=\"NORMAL\" source=\"#%s-Norm\"/>\n"
+            "          <vcount>",
             m->nf, id, id);
     for (int i = 0; i < m->nf; i++)
         fprintf(f, "%s%d", i ? " " : "", m->face_n[i]);
@@ -215,9 +221,15 @@ static double curve_const(double nm, double a, double b)
     return a;
 }
 /* Cauchy's dispersion, n = a + b / lambda^2 with lambda in micrometres. */
-static double curve_cauchy(double nm, double a, double b) { return a + b / (nm * nm * 1e-6); }
+static double curve_cauchy(double nm, double a, double b)
+{
+    return a + b / (nm * nm * 1e-6);
+}
 /* Absorption length (mm) a, falling off below b nm like a Fermi edge. */
-static double curve_edge(double nm, double a, double b) { return a / (1.0 + exp((b - nm) / 10.0)); }
+static double curve_edge(double nm, double a, double b)
+{
+    return a / (1.0 + exp((b - nm) / 10.0));
+}
 /* Rayleigh scattering length (mm) a at 430 nm, going as lambda^4. */
 static double curve_rayleigh(double nm, double a, double b)
 {
@@ -261,11 +273,12 @@ static void write_effects(FILE *f)
 {
     fprintf(f, "  <library_effects>\n");
     for (size_t i = 0; i < GEN_MATERIALS; i++)
-        fprintf(f, "    <effect id=\"" M "%s_fx_0x%x\">\n      <profile_COMMON>\n"
-                   "        <technique sid=\"common\">\n          <phong>\n"
-                   "            <diffuse><color>0.5 0.5 0.5 1</color></diffuse>\n"
-                   "          </phong>\n        </technique>\n      </profile_COMMON>\n"
-                   "    </effect>\n",
+        fprintf(f,
+                "    <effect id=\"" M "%s_fx_0x%x\">\n      <profile_COMMON>\n"
+                "        <technique sid=\"common\">\n          <phong>\n"
+                "            <diffuse><color>0.5 0.5 0.5 1</color></diffuse>\n"
+                "          </phong>\n        </technique>\n      </profile_COMMON>\n"
+                "    </effect>\n",
                 gen_materials[i].name, gen_materials[i].addr);
     fprintf(f, "  </library_effects>\n");
 }
@@ -276,8 +289,9 @@ static void write_materials(FILE *f)
     fprintf(f, "  <library_materials>\n");
     for (size_t i = 0; i < GEN_MATERIALS; i++) {
         const gen_material *m = &gen_materials[i];
-        fprintf(f, "    <material id=\"" M "%s0x%x\" name=\"" M "%s0x%x\">\n"
-                   "      <instance_effect url=\"#" M "%s_fx_0x%x\"/>\n      <extra>\n",
+        fprintf(f,
+                "    <material id=\"" M "%s0x%x\" name=\"" M "%s0x%x\">\n"
+                "      <instance_effect url=\"#" M "%s_fx_0x%x\"/>\n      <extra>\n",
                 m->name, m->addr, m->name, m->addr, m->name, m->addr);
         gen_curve rindex = m->rindex_b != 0.0 ? curve_cauchy : curve_const;
         write_table(f, in, "RINDEX", m->addr + 0x100, rindex, m->rindex_a, m->rindex_b);
@@ -316,7 +330,10 @@ static void pmt_names_of(const gen_dims *d, long k, pmt_names *n)
 }
 
 /* How many PMT logical volumes (and geometries) the file holds. */
-static long pmt_kinds(const gen_dims *d) { return d->unique ? d->pmts : 1; }
+static long pmt_kinds(const gen_dims *d)
+{
+    return d->unique ? d->pmts : 1;
+}
 
 static void write_geometries(FILE *f, const gen_dims *d)
 {
@@ -347,11 +364,12 @@ static void write_geometries(FILE *f, const gen_dims *d)
 static void lv_open(FILE *f, const char *lv, const char *geometry, const char *material,
                     unsigned addr)
 {
-    fprintf(f, "    <node id=\"%s\" name=\"%s\">\n      <instance_geometry url=\"#%s\">\n"
-               "        <bind_material>\n          <technique_common>\n"
-               "            <instance_material symbol=\"WHITE\" target=\"#" M "%s0x%x\"/>\n"
-               "          </technique_common>\n        </bind_material>\n"
-               "      </instance_geometry>\n",
+    fprintf(f,
+            "    <node id=\"%s\" name=\"%s\">\n      <instance_geometry url=\"#%s\">\n"
+            "        <bind_material>\n          <technique_common>\n"
+            "            <instance_material symbol=\"WHITE\" target=\"#" M "%s0x%x\"/>\n"
+            "          </technique_common>\n        </bind_material>\n"
+            "      </instance_geometry>\n",
             lv, lv, geometry, material, addr);
 }
 
@@ -362,12 +380,13 @@ static void pv(FILE *f, const char *lv, const char *pvname, unsigned addr, const
     fprintf(f, "      <node id=\"%s--%s0x%x\" name=\"%s--%s0x%x\">\n        <matrix>\n", lv, pvname,
             addr, lv, pvname, addr);
     for (int r = 0; r < 3; r++)
-        fprintf(f, "%.9g %.9g %.9g %.9g\n", m[4 * r] + 0.0, m[4 * r + 1] + 0.0,
-                m[4 * r + 2] + 0.0, m[4 * r + 3] + 0.0);
-    fprintf(f, "0.0 0.0 0.0 1.0\n</matrix>\n        <instance_node url=\"#%s\"/>\n"
-               "        <extra>\n          <meta id=\"%s#%s0x%x\">\n"
-               "            <copyNo>%ld</copyNo>\n            <ModuleName></ModuleName>\n"
-               "          </meta>\n        </extra>\n      </node>\n",
+        fprintf(f, "%.9g %.9g %.9g %.9g\n", m[4 * r] + 0.0, m[4 * r + 1] + 0.0, m[4 * r + 2] + 0.0,
+                m[4 * r + 3] + 0.0);
+    fprintf(f,
+            "0.0 0.0 0.0 1.0\n</matrix>\n        <instance_node url=\"#%s\"/>\n"
+            "        <extra>\n          <meta id=\"%s#%s0x%x\">\n"
+            "            <copyNo>%ld</copyNo>\n            <ModuleName></ModuleName>\n"
+            "          </meta>\n        </extra>\n      </node>\n",
             target, lv, pvname, addr, copy);
 }
 
@@ -430,9 +449,11 @@ static void write_surfaces(FILE *f, const gen_dims *d)
     for (long k = 0; k < pmt_kinds(d); k++) {
         pmt_names n;
         pmt_names_of(d, k, &n);
-        fprintf(f, "      <skinsurface name=\"" G "PMT__PmtCathodeSurface\" surfaceproperty=\"" G
-                   "PMT__PmtCathodeSurface\">\n        <volumeref ref=\"%s\"/>\n"
-                   "      </skinsurface>\n", n.lv);
+        fprintf(f,
+                "      <skinsurface name=\"" G "PMT__PmtCathodeSurface\" surfaceproperty=\"" G
+                "PMT__PmtCathodeSurface\">\n        <volumeref ref=\"%s\"/>\n"
+                "      </skinsurface>\n",
+                n.lv);
     }
     fprintf(f, "      <skinsurface name=\"" G "Tank__TankWallSurface\" surfaceproperty=\"" G
                "Tank__TankWallSurface\">\n        <volumeref ref=\"" LV_TANK "\"/>\n"
@@ -493,16 +514,17 @@ static void gen_dims_for(long pmts, int unique, gen_dims *d)
 
 static void write_detector(FILE *f, const gen_dims *d)
 {
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-               "<!-- written by prism-gen-detector, %ld PMTs: tank R=%g H=%g mm, PMTs wall %ld "
-               "in %ld rings, top %ld, bottom %ld; world triangles %ld -->\n"
-               "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" "
-               "version=\"1.4.1\">\n"
-               "  <asset>\n    <contributor>\n      <author>prism-gen-detector</author>\n"
-               "      <authoring_tool>prism-gen-detector in the manner of G4DAE 0.1"
-               "</authoring_tool>\n"
-               "    </contributor>\n    <created>2026-11-22T00:00:00Z</created>\n"
-               "    <modified>2026-11-22T00:00:00Z</modified>\n  </asset>\n",
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+            "<!-- written by prism-gen-detector, %ld PMTs: tank R=%g H=%g mm, PMTs wall %ld "
+            "in %ld rings, top %ld, bottom %ld; world triangles %ld -->\n"
+            "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" "
+            "version=\"1.4.1\">\n"
+            "  <asset>\n    <contributor>\n      <author>prism-gen-detector</author>\n"
+            "      <authoring_tool>prism-gen-detector in the manner of G4DAE 0.1"
+            "</authoring_tool>\n"
+            "    </contributor>\n    <created>2026-11-22T00:00:00Z</created>\n"
+            "    <modified>2026-11-22T00:00:00Z</modified>\n  </asset>\n",
             d->pmts, d->R, d->H, d->wall, d->rows, d->top, d->bottom,
             12L + 3L * 4L * GEN_CYL_SEGMENTS - 3L * 4L + 128L * d->pmts);
     write_effects(f);

@@ -119,7 +119,8 @@ static void print_json(const char *path, const prism_scene *s)
         const prism_surface *f = &s->surfaces[i];
         printf(i ? ", {\"name\": " : "{\"name\": ");
         json_string(f->name);
-        printf(", \"kind\": \"%s\", \"properties\": ", f->kind == PRISM_SURFACE_SKIN ? "skin" : "border");
+        printf(", \"kind\": \"%s\", \"properties\": ",
+               f->kind == PRISM_SURFACE_SKIN ? "skin" : "border");
         json_props(f->properties, f->properties_count);
         printf("}");
     }
@@ -209,8 +210,8 @@ int prism_info_scene(const char *path, bool json, prism_length_unit unit)
 {
     char err[1024] = "";
     bar b = {-1};
-    prism_load_desc d = {.error = err, .error_size = sizeof err, .log = log_info,
-                         .length_unit = unit};
+    prism_load_desc d = {
+        .error = err, .error_size = sizeof err, .log = log_info, .length_unit = unit};
     tool_env_load(&d);
     struct stat st;
     bool show = isatty(fileno(stderr)) && stat(path, &st) == 0 &&

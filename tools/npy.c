@@ -42,11 +42,11 @@ static void shape_text(char *out, size_t size, const char *first, const uint64_t
 
 typedef struct npy_header {
     char descr[32];
-    bool structured;      /* descr is a list of fields */
+    bool structured; /* descr is a list of fields */
     bool fortran;
     int ndim;
     uint64_t shape[NPY_MAX_DIMS];
-    unsigned seen;        /* 1 descr, 2 fortran_order, 4 shape */
+    unsigned seen; /* 1 descr, 2 fortran_order, 4 shape */
 } npy_header;
 
 typedef struct cursor {
@@ -195,8 +195,8 @@ static void dtype_words(const char *d, char *out, size_t size)
 {
     const char *order = d[0] == '<' ? "little-endian " : d[0] == '>' ? "big-endian " : "";
     const char *kinds = "fiubcUSOVMm";
-    const char *names[] = {"float", "int", "uint", "bool", "complex", "unicode", "bytes",
-                           "object", "void", "datetime", "timedelta"};
+    const char *names[] = {"float", "int",    "uint", "bool",     "complex",  "unicode",
+                           "bytes", "object", "void", "datetime", "timedelta"};
     const char *k = d[0] && strchr("<>|=", d[0]) ? d + 1 : d;
     const char *kind = k[0] ? strchr(kinds, k[0]) : NULL;
     const int bytes = atoi(k + (k[0] ? 1 : 0));
@@ -238,16 +238,20 @@ static int check_header(npy_reader *r, const npy_header *h, const uint64_t *dims
     char want[160], found[160], words[64];
     shape_text(want, sizeof want, "N", dims, ndims);
     if (h->structured)
-        return fail(r->error, "%s: dtype is a structured type; expected '<f4' (little-endian "
-                    "float32)", r->path);
+        return fail(r->error,
+                    "%s: dtype is a structured type; expected '<f4' (little-endian "
+                    "float32)",
+                    r->path);
     if (strcmp(h->descr, "<f4") != 0) {
         dtype_words(h->descr, words, sizeof words);
         return fail(r->error, "%s: dtype '%s' (%s); expected '<f4' (little-endian float32)",
                     r->path, h->descr, words);
     }
     if (h->fortran)
-        return fail(r->error, "%s: Fortran order; expected C order (save "
-                    "numpy.ascontiguousarray(a))", r->path);
+        return fail(r->error,
+                    "%s: Fortran order; expected C order (save "
+                    "numpy.ascontiguousarray(a))",
+                    r->path);
     bool same = h->ndim == ndims + 1;
     for (int i = 0; same && i < ndims; i++)
         same = h->shape[i + 1] == dims[i];
@@ -270,13 +274,15 @@ static int check_size(npy_reader *r, uint64_t data_bytes)
     const bool fits = r->row_bytes == 0 || r->rows <= UINT64_MAX / r->row_bytes;
     const uint64_t need = fits ? r->rows * r->row_bytes : UINT64_MAX;
     if (data_bytes < need)
-        return fail(r->error, "%s: truncated: %llu rows need %llu bytes of data, the file holds "
-                    "%llu", r->path, (unsigned long long)r->rows, (unsigned long long)need,
+        return fail(r->error,
+                    "%s: truncated: %llu rows need %llu bytes of data, the file holds "
+                    "%llu",
+                    r->path, (unsigned long long)r->rows, (unsigned long long)need,
                     (unsigned long long)data_bytes);
     if (data_bytes > need)
-        return fail(r->error, "%s: %llu bytes of data, %llu more than its %llu rows need",
-                    r->path, (unsigned long long)data_bytes,
-                    (unsigned long long)(data_bytes - need), (unsigned long long)r->rows);
+        return fail(r->error, "%s: %llu bytes of data, %llu more than its %llu rows need", r->path,
+                    (unsigned long long)data_bytes, (unsigned long long)(data_bytes - need),
+                    (unsigned long long)r->rows);
     return 0;
 }
 
@@ -305,8 +311,10 @@ int npy_reader_open(npy_reader *r, const char *path, const uint64_t *dims, int n
     if (fread(text, 1, len, r->file) != len)
         rc = fail(r->error, "%s: truncated in its header (%u bytes announced)", path, len);
     else if (!parse_header(text, len, &h, &where))
-        rc = fail(r->error, "%s: malformed header at byte %zu of %u: expected {'descr': ..., "
-                  "'fortran_order': ..., 'shape': (...)}", path, where, len);
+        rc = fail(r->error,
+                  "%s: malformed header at byte %zu of %u: expected {'descr': ..., "
+                  "'fortran_order': ..., 'shape': (...)}",
+                  path, where, len);
     free(text);
     if (rc == 0)
         rc = check_header(r, &h, dims, ndims);
@@ -539,8 +547,8 @@ static void write_back(npy_writer *w)
     const uint64_t end = header_total(w) + w->rows * w->row_bytes;
     if (!w->durable || end - w->written_back < STEP || fflush(w->file) != 0)
         return;
-    if (sync_file_range(fileno(w->file), (off64_t)w->written_back,
-                        (off64_t)(end - w->written_back), SYNC_FILE_RANGE_WRITE) == 0)
+    if (sync_file_range(fileno(w->file), (off64_t)w->written_back, (off64_t)(end - w->written_back),
+                        SYNC_FILE_RANGE_WRITE) == 0)
         w->written_back = end;
 #else
     (void)w;
@@ -552,8 +560,8 @@ int npy_writer_append(npy_writer *w, const void *rows, size_t count)
     if (w->file == NULL || w->finished || w->reserved)
         return fail(w->error, "%s: not open for writing", w->path);
     if (count > 0 && fwrite(rows, w->row_bytes, count, w->file) != count) {
-        fail(w->error, "%s: write failed after %llu rows: %s", w->path,
-             (unsigned long long)w->rows, strerror(errno));
+        fail(w->error, "%s: write failed after %llu rows: %s", w->path, (unsigned long long)w->rows,
+             strerror(errno));
         npy_writer_abort(w);
         return -1;
     }

@@ -32,10 +32,10 @@
 typedef struct npy_reader {
     FILE *file;
     const char *path;
-    uint64_t rows;        /* N of the file's shape */
-    size_t row_bytes;     /* 4 * d1 * ... * dk */
-    uint64_t next;        /* rows read so far */
-    int version;          /* 1, 2 or 3 */
+    uint64_t rows;    /* N of the file's shape */
+    size_t row_bytes; /* 4 * d1 * ... * dk */
+    uint64_t next;    /* rows read so far */
+    int version;      /* 1, 2 or 3 */
     char error[NPY_ERROR_SIZE];
 } npy_reader;
 
@@ -52,14 +52,14 @@ void npy_reader_close(npy_reader *r);
 typedef struct npy_writer {
     FILE *file;
     const char *path;
-    char temp[4096];      /* the temporary it writes, renamed onto path at commit */
+    char temp[4096]; /* the temporary it writes, renamed onto path at commit */
     uint64_t dims[NPY_MAX_DIMS];
     int ndims;
     uint64_t rows;
     size_t row_bytes;
     bool finished;
-    bool reserved;        /* npy_writer_reserve: rows are written elsewhere */
-    bool durable;         /* on the disk at finish (fsync; the default); false for a
+    bool reserved;         /* npy_writer_reserve: rows are written elsewhere */
+    bool durable;          /* on the disk at finish (fsync; the default); false for a
                              scratch file that another step reads back */
     uint64_t written_back; /* bytes the disk was told to write so far */
     char error[NPY_ERROR_SIZE];

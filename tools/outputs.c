@@ -48,8 +48,10 @@ static int check_path(const char *path, char *dir, size_t dir_size, dev_t *devic
     if (path[strlen(path) - 1] == '/')
         return tool_fail(err, size, "%s: names a directory, not a file", path);
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return tool_fail(err, size, "%s: exists and is not a regular file (the output would "
-                         "replace it)", path);
+        return tool_fail(err, size,
+                         "%s: exists and is not a regular file (the output would "
+                         "replace it)",
+                         path);
     directory_of(path, dir, dir_size);
     if (stat(dir, &st) != 0 && errno == ENOENT)
         return tool_fail(err, size, "%s: directory '%s' does not exist", path, dir);
@@ -92,10 +94,12 @@ static int add_need(file_system *fs, size_t *n, dev_t device, const char *path, 
     tool_bytes_text(all, sizeof all, fs[i].need);
     tool_bytes_text(available, sizeof available, fs[i].available);
     if (fs[i].need == bytes)
-        return tool_fail(err, size, "%s: needs %s, but the file system of '%s' has %s free",
-                         path, need, dir, available);
-    return tool_fail(err, size, "%s: needs %s, %s with the other outputs there, but the file "
-                     "system of '%s' has %s free", path, need, all, dir, available);
+        return tool_fail(err, size, "%s: needs %s, but the file system of '%s' has %s free", path,
+                         need, dir, available);
+    return tool_fail(err, size,
+                     "%s: needs %s, %s with the other outputs there, but the file "
+                     "system of '%s' has %s free",
+                     path, need, all, dir, available);
 }
 
 int tool_outputs_check(const tool_output *outputs, size_t n, char *err, size_t err_size)
@@ -107,8 +111,8 @@ int tool_outputs_check(const tool_output *outputs, size_t n, char *err, size_t e
         dev_t device = 0;
         if (check_path(outputs[i].path, dir, sizeof dir, &device, err, err_size))
             return -1;
-        if (outputs[i].bytes != 0 && add_need(fs, &fs_n, device, outputs[i].path, dir,
-                                              outputs[i].bytes, err, err_size))
+        if (outputs[i].bytes != 0 &&
+            add_need(fs, &fs_n, device, outputs[i].path, dir, outputs[i].bytes, err, err_size))
             return -1;
     }
     return 0;

@@ -25,7 +25,8 @@ static const struct {
     {"bvh", prism_bench_bvh, "BVH build and CPU rays/s, Prism vs Embree"},
 #endif
 #ifdef PRISM_BENCH_BVH_GPU
-    {"bvh-gpu", prism_bench_bvh_gpu, "BVH built by CUDA vs the host: phases, SAH, rays/s, photons/s"},
+    {"bvh-gpu", prism_bench_bvh_gpu,
+     "BVH built by CUDA vs the host: phases, SAH, rays/s, photons/s"},
 #endif
 #ifdef PRISM_BENCH_UPLOAD
     {"upload", prism_bench_upload, "geometry upload: GB/s per path and per placement policy"},
@@ -41,8 +42,9 @@ static const struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: prism-bench STAGE FILE.dae [options]   (prism-bench STAGE --help for options)\n"
-                 "stages:\n");
+    fprintf(out,
+            "usage: prism-bench STAGE FILE.dae [options]   (prism-bench STAGE --help for options)\n"
+            "stages:\n");
     for (size_t i = 0; stages[i].name; i++)
         fprintf(out, "  %-10s %s\n", stages[i].name, stages[i].what);
     fprintf(out, "Every stage prints a table; --json prints one JSON object instead.\n");

@@ -13,16 +13,15 @@ int prism_info_scene(const char *path, bool json, prism_length_unit unit);
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: prism-info [--json] [--unit U] FILE.dae   summary of a COLLADA file\n"
-            "       prism-info --devices                      the devices Prism can use\n"
-            "options:\n"
-            "  --json      print the file summary as one JSON object\n"
-            "  --unit U    m, cm, mm or auto: the unit of the file's lengths (default auto:\n"
-            "              its <unit>; without one, mm for a Geant4 export, else m); the\n"
-            "              summary says which rule decided\n"
-            "  --devices   print the device report (host backend and every CUDA device)\n"
-            "  --help      this text\n");
+    fprintf(out, "usage: prism-info [--json] [--unit U] FILE.dae   summary of a COLLADA file\n"
+                 "       prism-info --devices                      the devices Prism can use\n"
+                 "options:\n"
+                 "  --json      print the file summary as one JSON object\n"
+                 "  --unit U    m, cm, mm or auto: the unit of the file's lengths (default auto:\n"
+                 "              its <unit>; without one, mm for a Geant4 export, else m); the\n"
+                 "              summary says which rule decided\n"
+                 "  --devices   print the device report (host backend and every CUDA device)\n"
+                 "  --help      this text\n");
 }
 
 static int devices(void)

@@ -21,8 +21,11 @@ static prism_scene *load(const propagate_options *o, double *seconds)
     char error[1024] = "";
     tool_progress bar;
     tool_progress_begin(&bar, "prism-propagate", "loading", NULL, !o->quiet);
-    prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &bar,
-                            .error = error, .error_size = sizeof error, .log = tool_log_engine,
+    prism_load_desc desc = {.progress = tool_progress_update,
+                            .progress_user = &bar,
+                            .error = error,
+                            .error_size = sizeof error,
+                            .log = tool_log_engine,
                             .length_unit = o->engine.unit};
     tool_env_load(&desc);
     prism_scene *scene = NULL;
@@ -62,9 +65,8 @@ static prism_context *open_context(const propagate_options *o, prism_context_des
     prism_context *ctx = NULL;
     prism_result r = prism_context_create(&desc, &ctx);
     if (r != PRISM_SUCCESS) {
-        fprintf(stderr, "prism-propagate: %s backend%s%s: %s\n",
-                prism_backend_name(desc.backend), name[0] ? ", " : "", name,
-                log->error[0] ? log->error : prism_result_string(r));
+        fprintf(stderr, "prism-propagate: %s backend%s%s: %s\n", prism_backend_name(desc.backend),
+                name[0] ? ", " : "", name, log->error[0] ? log->error : prism_result_string(r));
         return NULL;
     }
     if (o->engine.backend == PRISM_BACKEND_AUTO &&
@@ -291,8 +293,10 @@ int main(int argc, char **argv)
         run.scene = scene;
         run.no_rindex = no_rindex(scene);
         if (run.no_rindex && !(mpi != NULL && o.quiet))
-            fprintf(stderr, "prism-propagate: %s: no RINDEX anywhere: every material is "
-                    "vacuum\n", o.file);
+            fprintf(stderr,
+                    "prism-propagate: %s: no RINDEX anywhere: every material is "
+                    "vacuum\n",
+                    o.file);
         rc = o.validate ? propagate_validate(&o, scene) : simulate(&o, scene, &run, mpi, &early);
         prism_scene_free(scene);
     } else if (!o.validate) {

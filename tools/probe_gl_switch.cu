@@ -77,12 +77,37 @@ static void draw(void)
     glDrawArrays(GL_TRIANGLES, 0, 3);
 }
 
-static void kernel_only(void) { kernel_into(image); }
-static void kernel_finish(void) { kernel_into(image); glFinish(); }
-static void kernel_pixel(void) { kernel_into(image); clear_pixel(); glFinish(); }
-static void kernel_clear(void) { kernel_into(image); glClear(GL_COLOR_BUFFER_BIT); glFinish(); }
-static void pixel_only(void) { clear_pixel(); glFinish(); }
-static void draw_only(void) { draw(); glFinish(); }
+static void kernel_only(void)
+{
+    kernel_into(image);
+}
+static void kernel_finish(void)
+{
+    kernel_into(image);
+    glFinish();
+}
+static void kernel_pixel(void)
+{
+    kernel_into(image);
+    clear_pixel();
+    glFinish();
+}
+static void kernel_clear(void)
+{
+    kernel_into(image);
+    glClear(GL_COLOR_BUFFER_BIT);
+    glFinish();
+}
+static void pixel_only(void)
+{
+    clear_pixel();
+    glFinish();
+}
+static void draw_only(void)
+{
+    draw();
+    glFinish();
+}
 
 static void kernel_idle_pixel(void)
 {

@@ -23,9 +23,9 @@ static size_t bytes;
 static char *src, *dev;
 static char *wb[MAXBUF], *wc[MAXBUF], *heap[MAXBUF]; /* 128 MiB each */
 static cudaStream_t streams[MAXBUF];
-static int nt_stores;    /* fills use streaming stores */
-static int demote;       /* ordinary stores, then cldemote each line */
-static char **scratch;   /* non-NULL: fills go here, copies read clean bufs */
+static int nt_stores;  /* fills use streaming stores */
+static int demote;     /* ordinary stores, then cldemote each line */
+static char **scratch; /* non-NULL: fills go here, copies read clean bufs */
 
 #include <emmintrin.h>
 static void put(char *d, const char *s, size_t n)
@@ -37,8 +37,10 @@ static void put(char *d, const char *s, size_t n)
         return;
     }
     for (; n >= 64; n -= 64, d += 64, s += 64) { /* d is 64-aligned here */
-        __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)(s + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32)), e = _mm_loadu_si128((const __m128i *)(s + 48));
+        __m128i a = _mm_loadu_si128((const __m128i *)s),
+                b = _mm_loadu_si128((const __m128i *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32)),
+                e = _mm_loadu_si128((const __m128i *)(s + 48));
         _mm_stream_si128((__m128i *)d, a);
         _mm_stream_si128((__m128i *)(d + 16), b);
         _mm_stream_si128((__m128i *)(d + 32), c);
@@ -100,7 +102,8 @@ static void fill64(char *dst, const char *from, size_t n)
 {
 #pragma omp parallel for schedule(static)
     for (long long t = 0; t < 64; t++) {
-        size_t a = n * (size_t)t / 64 / 64 * 64, b = t == 63 ? n : n * (size_t)(t + 1) / 64 / 64 * 64;
+        size_t a = n * (size_t)t / 64 / 64 * 64,
+               b = t == 63 ? n : n * (size_t)(t + 1) / 64 / 64 * 64;
         put(dst + a, from + a, b - a);
     }
 }

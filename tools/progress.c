@@ -49,11 +49,12 @@ static double interval(void)
     errno = 0;
     const double v = s != NULL ? strtod(s, &end) : -1;
     return s != NULL && end != s && *end == 0 && errno == 0 && v >= 0 && v < 1e6
-               ? v : TOOL_PROGRESS_INTERVAL;
+               ? v
+               : TOOL_PROGRESS_INTERVAL;
 }
 
-void tool_progress_begin(tool_progress *p, const char *program, const char *label,
-                         const char *unit, bool want)
+void tool_progress_begin(tool_progress *p, const char *program, const char *label, const char *unit,
+                         bool want)
 {
     p->program = program;
     p->label = label;

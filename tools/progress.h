@@ -16,12 +16,12 @@
 #define TOOL_PROGRESS_INTERVAL 5.0 /* seconds between plain lines */
 
 typedef struct tool_progress {
-    const char *program;  /* "prism-propagate": begins the plain lines */
-    const char *label;    /* "propagating" */
-    const char *unit;     /* "photons": counts, rate and time left are shown; NULL: percent only */
-    bool enabled;         /* asked for (not --quiet) */
-    bool terminal;        /* stderr is a terminal: the bar; else plain lines */
-    bool printed;         /* a plain line was printed: end says the stage is over */
+    const char *program; /* "prism-propagate": begins the plain lines */
+    const char *label;   /* "propagating" */
+    const char *unit;    /* "photons": counts, rate and time left are shown; NULL: percent only */
+    bool enabled;        /* asked for (not --quiet) */
+    bool terminal;       /* stderr is a terminal: the bar; else plain lines */
+    bool printed;        /* a plain line was printed: end says the stage is over */
     int last_permille;
     double start, last_draw, interval;
 } tool_progress;
@@ -30,8 +30,8 @@ typedef struct tool_progress {
 double tool_now(void);
 
 /* Start a stage's progress (shown when `want`). */
-void tool_progress_begin(tool_progress *p, const char *program, const char *label,
-                         const char *unit, bool want);
+void tool_progress_begin(tool_progress *p, const char *program, const char *label, const char *unit,
+                         bool want);
 /* Usable as a prism_progress_fn (prism_load_desc, prism_bvh_desc): `user`
  * is the tool_progress. Not thread-safe: both call it on the calling
  * thread only. Never cancels. */

@@ -50,9 +50,11 @@ int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n, uint
     for (size_t i = 0; i < n; i++) {
         const float *p = photons[i].pos;
         if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
-            return tool_fail(err, size, "%s: photon %llu: position (%g, %g, %g) is not finite; "
-                             "expected metres", in->path, (unsigned long long)(first + i),
-                             (double)p[0], (double)p[1], (double)p[2]);
+            return tool_fail(err, size,
+                             "%s: photon %llu: position (%g, %g, %g) is not finite; "
+                             "expected metres",
+                             in->path, (unsigned long long)(first + i), (double)p[0], (double)p[1],
+                             (double)p[2]);
     }
     return 0;
 }
@@ -97,8 +99,7 @@ typedef struct outputs {
     bool open[3];
 } outputs;
 
-static int open_outputs(const propagate_options *o, uint32_t k, outputs *w, char *err,
-                        size_t size)
+static int open_outputs(const propagate_options *o, uint32_t k, outputs *w, char *err, size_t size)
 {
     const uint64_t photon[2] = {4, 4}, record[2] = {k, 8};
     npy_writer *ws[3] = {&w->hits, &w->out, &w->records};
@@ -144,7 +145,7 @@ typedef struct run_state {
     propagate_summary *sum;
     tool_progress bar;
     uint64_t done, total;
-    double start;         /* when the stream began */
+    double start; /* when the stream began */
     double write_seconds;
     char err[1024];
 } run_state;
@@ -166,8 +167,9 @@ static void first_estimate(run_state *r)
         const double whole = (double)r->run->source->count;
         const double hits = (double)r->sum->hits / (double)r->done * whole;
         char size[32];
-        tool_bytes_text(size, sizeof size, (uint64_t)(r->w.hits.row_bytes * hits) +
-                                               npy_writer_header_size(&r->w.hits));
+        tool_bytes_text(size, sizeof size,
+                        (uint64_t)(r->w.hits.row_bytes * hits) +
+                            npy_writer_header_size(&r->w.hits));
         snprintf(line + n, sizeof line - (size_t)n, "; the hits file about %s (%.0f hits)", size,
                  hits);
     }
@@ -190,8 +192,9 @@ static prism_result write_batch(void *user, const prism_propagate_batch *b)
         sum->hits += b->hits_count;
     r->write_seconds += tool_now() - t0;
     if (bad) {
-        const npy_writer *w = o->out && r->w.out.error[0] ? &r->w.out
-                              : o->records && r->w.records.error[0] ? &r->w.records : &r->w.hits;
+        const npy_writer *w = o->out && r->w.out.error[0]           ? &r->w.out
+                              : o->records && r->w.records.error[0] ? &r->w.records
+                                                                    : &r->w.hits;
         tool_fail(r->err, sizeof r->err, "%s", w->error);
         return PRISM_ERROR_IO;
     }
@@ -239,8 +242,8 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     r.run = run;
     r.sum = sum;
     r.src = *run->source;
-    r.desc = (prism_propagate_desc){.seed = o->seed, .max_steps = o->max_steps, .math = o->math,
-                                    .first_photon = run->begin};
+    r.desc = (prism_propagate_desc){
+        .seed = o->seed, .max_steps = o->max_steps, .math = o->math, .first_photon = run->begin};
     if (o->records)
         r.desc.record_steps = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
     const double t0 = tool_now();
@@ -256,15 +259,19 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     tool_progress_update(&r.bar, 0, (size_t)r.total);
     if (rc == 0 && r.total > 0) {
         r.src.count = (size_t)r.total;
-        const prism_propagate_stream_desc stream = {
-            .batch = batch_size(run), .photons = o->out != NULL, .sink = write_batch,
-            .fill = o->photons ? read_batch : NULL, .user = &r, .summary = &tally,
-            .join = run->join != NULL ? join_batches : NULL};
+        const prism_propagate_stream_desc stream = {.batch = batch_size(run),
+                                                    .photons = o->out != NULL,
+                                                    .sink = write_batch,
+                                                    .fill = o->photons ? read_batch : NULL,
+                                                    .user = &r,
+                                                    .summary = &tally,
+                                                    .join = run->join != NULL ? join_batches
+                                                                              : NULL};
         prism_propagate_stats st;
         r.start = tool_now();
-        const prism_result res =
-            prism_propagate_stream(run->contexts, run->geometries, run->contexts_n, &r.src,
-                                   &r.desc, &stream, &st, shares);
+        const prism_result res = prism_propagate_stream(run->contexts, run->geometries,
+                                                        run->contexts_n, &r.src, &r.desc, &stream,
+                                                        &st, shares);
         if (res != PRISM_SUCCESS && r.err[0] == 0)
             tool_fail(r.err, sizeof r.err, "propagate: %s", prism_context_last_error(run->ctx));
         rc = res != PRISM_SUCCESS ? -1 : 0;
@@ -282,8 +289,8 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
         sum->ended[b] += tally.ended[b];
     }
     for (size_t i = 0; i < run->contexts_n; i++) {
-        sum->propagate_seconds = shares[i].seconds > sum->propagate_seconds
-                                     ? shares[i].seconds : sum->propagate_seconds;
+        sum->propagate_seconds =
+            shares[i].seconds > sum->propagate_seconds ? shares[i].seconds : sum->propagate_seconds;
         sum->wait_seconds += shares[i].wait_seconds;
     }
     sum->write_seconds = r.write_seconds;
@@ -294,8 +301,9 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     sum->device_batch_bytes = b * (sizeof(prism_photon) + 2 * sizeof(uint32_t) +
                                    (o->photons ? sizeof(prism_photon) : 0) +
                                    k * sizeof(prism_step_record));
-    sum->host_batch_bytes = 2 * b * ((1 + (o->out != NULL) + (o->photons != NULL)) *
-                                     sizeof(prism_photon) + k * sizeof(prism_step_record));
+    sum->host_batch_bytes = 2 * b *
+                            ((1 + (o->out != NULL) + (o->photons != NULL)) * sizeof(prism_photon) +
+                             k * sizeof(prism_step_record));
     prism_memory_report report;
     if (prism_memory_report_get(run->ctx, &report) == PRISM_SUCCESS)
         sum->engine_peak_bytes = report.peak_bytes;

@@ -33,8 +33,8 @@ static size_t host_entries(const char *list)
     return n;
 }
 
-int propagate_device_descs(const propagate_options *o, prism_context_desc *descs,
-                           char names[][32], size_t *n)
+int propagate_device_descs(const propagate_options *o, prism_context_desc *descs, char names[][32],
+                           size_t *n)
 {
     const char *list = o->devices != NULL ? o->devices : env_list();
     const prism_context_desc base = {.backend = o->engine.backend};

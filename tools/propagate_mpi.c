@@ -16,14 +16,14 @@
 
 struct propagate_mpi {
     int rank, ranks, local_rank;
-    const char *final[3];     /* the outputs asked for: hits, out, records */
-    char mine[3][512];        /* this rank's files of them */
+    const char *final[3]; /* the outputs asked for: hits, out, records */
+    char mine[3][512];    /* this rank's files of them */
     uint64_t dims[3][2];
-    int saved_stderr;         /* the real stderr while this rank's is kept */
-    char capture[512];        /* where it is kept */
+    int saved_stderr;  /* the real stderr while this rank's is kept */
+    char capture[512]; /* where it is kept */
     bool finished;
     int rc;
-    propagate_options *opt;   /* whose output paths begin replaced */
+    propagate_options *opt;       /* whose output paths begin replaced */
     uint64_t io_read, io_written; /* gather's bytes: this rank's own rows (and the header) */
 };
 
@@ -168,9 +168,10 @@ static int agree(propagate_mpi *m, int rc)
         }
         for (int r = 0; r < m->ranks; r++)
             if (codes[r] != PROPAGATE_OK)
-                fprintf(stderr, "prism-propagate: rank %d of %d (on %s) failed (exit %d): no "
-                        "output written\n", r, m->ranks,
-                        hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME, codes[r]);
+                fprintf(stderr,
+                        "prism-propagate: rank %d of %d (on %s) failed (exit %d): no "
+                        "output written\n",
+                        r, m->ranks, hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME, codes[r]);
     }
     free(codes);
     free(texts);
@@ -182,8 +183,8 @@ static int agree(propagate_mpi *m, int rc)
 
 static void sum_summary(const propagate_mpi *m, propagate_summary *s)
 {
-    uint64_t counts[7] = {s->photons, s->steps, s->hits, s->out_rows, s->record_rows,
-                          s->batches, s->batch};
+    uint64_t counts[7] = {s->photons,     s->steps,   s->hits, s->out_rows,
+                          s->record_rows, s->batches, s->batch};
     MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : counts, counts, 7, MPI_UINT64_T, MPI_SUM, 0,
                MPI_COMM_WORLD);
     MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : s->flagged, s->flagged, 32, MPI_UINT64_T, MPI_SUM, 0,
@@ -193,8 +194,7 @@ static void sum_summary(const propagate_mpi *m, propagate_summary *s)
     MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : s->detected_by_solid, s->detected_by_solid,
                (int)s->solids + 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     double secs[2] = {s->propagate_seconds, s->seconds};
-    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : secs, secs, 2, MPI_DOUBLE, MPI_MAX, 0,
-               MPI_COMM_WORLD);
+    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : secs, secs, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (m->rank != 0)
         return;
     s->photons = counts[0];
@@ -248,8 +248,8 @@ static int write_shared(propagate_mpi *m, int i, void *buf, size_t chunk_rows)
     MPI_Bcast(temp, (int)sizeof temp, MPI_CHAR, 0, MPI_COMM_WORLD);
     MPI_Bcast(&header, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     MPI_File f = MPI_FILE_NULL;
-    if (all && MPI_File_open(MPI_COMM_WORLD, temp, MPI_MODE_WRONLY, MPI_INFO_NULL, &f) !=
-                   MPI_SUCCESS) {
+    if (all &&
+        MPI_File_open(MPI_COMM_WORLD, temp, MPI_MODE_WRONLY, MPI_INFO_NULL, &f) != MPI_SUCCESS) {
         fprintf(stderr, "prism-propagate: rank %d: cannot open %s with MPI-IO\n", m->rank, temp);
         ok = 0;
     }

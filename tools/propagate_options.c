@@ -7,96 +7,96 @@
 
 void propagate_options_usage(FILE *out)
 {
-    fputs(
-        "usage: prism-propagate DETECTOR.dae [options]\n"
-        "\n"
-        "Propagates optical photons through a COLLADA (G4DAE) detector and keeps\n"
-        "the result as NumPy .npy files: the photons that were detected (hits),\n"
-        "every final photon, and step records. Prints a summary: photons per\n"
-        "history flag, how they ended, detections per detecting solid, photons/s.\n"
-        "\n"
-        "photons in (one of):\n"
-        "  --photons in.npy        photons from a file: float32, shape (N,4,4), the\n"
-        "                          layout below (pos, time, dir, wavelength, pol are\n"
-        "                          read; dir is normalised, pol made perpendicular)\n"
-        "  --source point:x,y,z    isotropic point (metres); the default is a point\n"
-        "                          at the detector's centre\n"
-        "  --source beam:x,y,z,dx,dy,dz[,radius[,divergence]]\n"
-        "                          a disc of radius (m) at x,y,z shining along\n"
-        "                          dx,dy,dz, divergence a half-angle in degrees\n"
-        "  --count N               photons (default 1000000; with --photons the\n"
-        "                          file's first N, default all; 1e9 is fine)\n"
-        "\n"
-        "outputs (written atomically: nothing appears unless the run succeeds;\n"
-        "checked before the detector is loaded: each can be created where it is\n"
-        "named, and the disk has room for --out and --records):\n"
-        "  --hits hits.npy         photons that ended with SURFACE_DETECT, (H,4,4)\n"
-        "  --out photons.npy       every final photon, (N,4,4)\n"
-        "  --records rec.npy       step records, (N,K,8) float32 (prism_step_record:\n"
-        "                          x, y, z, t, history, wavelength, photon, step)\n"
-        "  --record-steps K        records per photon (default 16, at most 1024)\n"
-        "  --json                  the summary as one JSON object on stdout\n"
-        "\n"
-        "propagation:\n"
-        "  --seed S                random seed (default 0); the same seed and input\n"
-        "                          give the same files, byte for byte, whatever the\n"
-        "                          batch size and (with --math exact) the backend\n"
-        "  --max-steps N           interactions per photon (default 100)\n"
-        "  --backend auto|cuda|host  engine backend (default auto: CUDA if a device)\n"
-        "  --placement auto|device|mapped|chroma\n"
-        "                          where the geometry arrays go (default auto)\n"
-        "  --bvh auto|host|cuda    who builds the BVH (default auto: the device)\n"
-        "  --unit m|cm|mm|auto     the unit of the file's lengths (default auto: its\n"
-        "                          <unit>; without one, mm for a Geant4 export, else m)\n"
-        "  --math exact|fast       CUDA arithmetic: exact (default) is the host's,\n"
-        "                          bit for bit; fast uses the GPU's approximate\n"
-        "                          functions and agrees only statistically\n"
-        "  --batch N               photons a batch (default: what the device memory\n"
-        "                          left by the geometry holds, at most 8388608 on\n"
-        "                          CUDA and 1048576 on the host); host memory grows\n"
-        "                          with the batch, not with the run\n"
-        "  --devices all|0,1       spread the batches over several CUDA devices, a\n"
-        "                          context each (a device may repeat: two contexts\n"
-        "                          on one); the same files as one device, byte for\n"
-        "                          byte. Default: $PRISM_DEVICE when it holds a list,\n"
-        "                          else one device. With --backend host, as many\n"
-        "                          host contexts as the list names (for tests)\n"
-        "  --quiet                 no progress and no notes; errors and warnings\n"
-        "                          stay. Progress is a bar on stderr when it is a\n"
-        "                          terminal, else a line every 5 s of a long run\n"
-        "                          (PRISM_PROGRESS_INTERVAL=S: every S seconds); after\n"
-        "                          the first batch of a long run, the time left and\n"
-        "                          the hits file's size, extrapolated\n"
-        "  --validate              run --count photons (default 100000) on the host\n"
-        "                          backend and on CUDA and compare them photon by\n"
-        "                          photon; exit 3 when under 99.9% end alike (same\n"
-        "                          history, solid and steps) or the detected\n"
-        "                          fractions are more than 5 sigma apart, 4 without\n"
-        "                          a CUDA device\n"
-        "  --help                  this text\n"
-        "\n"
-        "photon layout (prism_photon, 16 float32 per photon, 64 bytes):\n"
-        "  [0:3] pos (m)  [3] time (ns)  [4:7] dir  [7] wavelength (nm)\n"
-        "  [8:11] pol  [11] history  [12] solid  [13] triangle  [14] steps  [15] -\n"
-        "The integer fields (history bits, solid, triangle, steps) are stored bit\n"
-        "for bit in their float32 words, as Opticks does. In NumPy:\n"
-        "  h = np.load('hits.npy'); u = h.view(np.uint32)\n"
-        "  t = h[:, 0, 3]; solid = u[:, 3, 0]; history = u[:, 2, 3]\n"
-        "Records: u = r.view(np.uint32); history = u[:, :, 4]; photon = u[:, :, 6].\n"
-        "\n"
-        "exit status: 0 success, 1 failure (file, engine, output), 2 bad command\n"
-        "line, 3 --validate found the backends apart, 4 --validate without CUDA\n",
-        out);
+    fputs("usage: prism-propagate DETECTOR.dae [options]\n"
+          "\n"
+          "Propagates optical photons through a COLLADA (G4DAE) detector and keeps\n"
+          "the result as NumPy .npy files: the photons that were detected (hits),\n"
+          "every final photon, and step records. Prints a summary: photons per\n"
+          "history flag, how they ended, detections per detecting solid, photons/s.\n"
+          "\n"
+          "photons in (one of):\n"
+          "  --photons in.npy        photons from a file: float32, shape (N,4,4), the\n"
+          "                          layout below (pos, time, dir, wavelength, pol are\n"
+          "                          read; dir is normalised, pol made perpendicular)\n"
+          "  --source point:x,y,z    isotropic point (metres); the default is a point\n"
+          "                          at the detector's centre\n"
+          "  --source beam:x,y,z,dx,dy,dz[,radius[,divergence]]\n"
+          "                          a disc of radius (m) at x,y,z shining along\n"
+          "                          dx,dy,dz, divergence a half-angle in degrees\n"
+          "  --count N               photons (default 1000000; with --photons the\n"
+          "                          file's first N, default all; 1e9 is fine)\n"
+          "\n"
+          "outputs (written atomically: nothing appears unless the run succeeds;\n"
+          "checked before the detector is loaded: each can be created where it is\n"
+          "named, and the disk has room for --out and --records):\n"
+          "  --hits hits.npy         photons that ended with SURFACE_DETECT, (H,4,4)\n"
+          "  --out photons.npy       every final photon, (N,4,4)\n"
+          "  --records rec.npy       step records, (N,K,8) float32 (prism_step_record:\n"
+          "                          x, y, z, t, history, wavelength, photon, step)\n"
+          "  --record-steps K        records per photon (default 16, at most 1024)\n"
+          "  --json                  the summary as one JSON object on stdout\n"
+          "\n"
+          "propagation:\n"
+          "  --seed S                random seed (default 0); the same seed and input\n"
+          "                          give the same files, byte for byte, whatever the\n"
+          "                          batch size and (with --math exact) the backend\n"
+          "  --max-steps N           interactions per photon (default 100)\n"
+          "  --backend auto|cuda|host  engine backend (default auto: CUDA if a device)\n"
+          "  --placement auto|device|mapped|chroma\n"
+          "                          where the geometry arrays go (default auto)\n"
+          "  --bvh auto|host|cuda    who builds the BVH (default auto: the device)\n"
+          "  --unit m|cm|mm|auto     the unit of the file's lengths (default auto: its\n"
+          "                          <unit>; without one, mm for a Geant4 export, else m)\n"
+          "  --math exact|fast       CUDA arithmetic: exact (default) is the host's,\n"
+          "                          bit for bit; fast uses the GPU's approximate\n"
+          "                          functions and agrees only statistically\n"
+          "  --batch N               photons a batch (default: what the device memory\n"
+          "                          left by the geometry holds, at most 8388608 on\n"
+          "                          CUDA and 1048576 on the host); host memory grows\n"
+          "                          with the batch, not with the run\n"
+          "  --devices all|0,1       spread the batches over several CUDA devices, a\n"
+          "                          context each (a device may repeat: two contexts\n"
+          "                          on one); the same files as one device, byte for\n"
+          "                          byte. Default: $PRISM_DEVICE when it holds a list,\n"
+          "                          else one device. With --backend host, as many\n"
+          "                          host contexts as the list names (for tests)\n"
+          "  --quiet                 no progress and no notes; errors and warnings\n"
+          "                          stay. Progress is a bar on stderr when it is a\n"
+          "                          terminal, else a line every 5 s of a long run\n"
+          "                          (PRISM_PROGRESS_INTERVAL=S: every S seconds); after\n"
+          "                          the first batch of a long run, the time left and\n"
+          "                          the hits file's size, extrapolated\n"
+          "  --validate              run --count photons (default 100000) on the host\n"
+          "                          backend and on CUDA and compare them photon by\n"
+          "                          photon; exit 3 when under 99.9% end alike (same\n"
+          "                          history, solid and steps) or the detected\n"
+          "                          fractions are more than 5 sigma apart, 4 without\n"
+          "                          a CUDA device\n"
+          "  --help                  this text\n"
+          "\n"
+          "photon layout (prism_photon, 16 float32 per photon, 64 bytes):\n"
+          "  [0:3] pos (m)  [3] time (ns)  [4:7] dir  [7] wavelength (nm)\n"
+          "  [8:11] pol  [11] history  [12] solid  [13] triangle  [14] steps  [15] -\n"
+          "The integer fields (history bits, solid, triangle, steps) are stored bit\n"
+          "for bit in their float32 words, as Opticks does. In NumPy:\n"
+          "  h = np.load('hits.npy'); u = h.view(np.uint32)\n"
+          "  t = h[:, 0, 3]; solid = u[:, 3, 0]; history = u[:, 2, 3]\n"
+          "Records: u = r.view(np.uint32); history = u[:, :, 4]; photon = u[:, :, 6].\n"
+          "\n"
+          "exit status: 0 success, 1 failure (file, engine, output), 2 bad command\n"
+          "line, 3 --validate found the backends apart, 4 --validate without CUDA\n",
+          out);
 }
 
-static const char *const VALUED[] = {"--photons", "--source", "--count", "--hits", "--out",
-    "--records", "--record-steps", "--seed", "--max-steps", "--backend", "--placement", "--bvh",
-    "--math", "--batch", "--unit", "--devices", NULL};
+static const char *const VALUED[] = {"--photons",   "--source",  "--count",        "--hits",
+                                     "--out",       "--records", "--record-steps", "--seed",
+                                     "--max-steps", "--backend", "--placement",    "--bvh",
+                                     "--math",      "--batch",   "--unit",         "--devices",
+                                     NULL};
 static const char *const MATH_NAMES[] = {"default", "exact", "fast", NULL};
 
 /* The options that name a file or a count. Returns 1 for none of them. */
-static int parse_io(propagate_options *o, const char *opt, const char *val, char *err,
-                    size_t size)
+static int parse_io(propagate_options *o, const char *opt, const char *val, char *err, size_t size)
 {
     uint64_t v;
     if (!strcmp(opt, "--photons"))
@@ -111,8 +111,10 @@ static int parse_io(propagate_options *o, const char *opt, const char *val, char
         o->devices = val;
     else if (!strcmp(opt, "--count")) {
         if (tool_parse_count(val, 1, PRISM_PROPAGATE_MAX_PHOTON_INDEX, &o->count))
-            return tool_fail(err, size, "--count: expected a number of photons (1 to 2^56), "
-                             "got '%s'", val);
+            return tool_fail(err, size,
+                             "--count: expected a number of photons (1 to 2^56), "
+                             "got '%s'",
+                             val);
     } else if (!strcmp(opt, "--batch")) {
         if (tool_parse_count(val, 1, UINT32_MAX, &o->batch))
             return tool_fail(err, size, "--batch: expected photons a batch (1 to 2^32-1), got '%s'",
@@ -129,8 +131,7 @@ static int parse_io(propagate_options *o, const char *opt, const char *val, char
 
 /* One option that takes a value. Returns 0, 1 for an unknown option, or
  * -1 with the message set. */
-static int parse_valued(void *user, const char *opt, const char *val, char *err,
-                        size_t size)
+static int parse_valued(void *user, const char *opt, const char *val, char *err, size_t size)
 {
     propagate_options *o = user;
     uint64_t v;
@@ -181,12 +182,14 @@ static int check(const propagate_options *o, char *err, size_t size)
     if (o->record_steps && !o->records)
         return tool_fail(err, size, "--record-steps goes with --records");
     if (o->validate && (o->hits || o->out || o->records))
-        return tool_fail(err, size, "--validate writes no files: leave out --hits, --out and "
+        return tool_fail(err, size,
+                         "--validate writes no files: leave out --hits, --out and "
                          "--records");
     if (o->validate && o->devices)
         return tool_fail(err, size, "--validate runs on one device: leave out --devices");
     if (o->validate && o->engine.backend == PRISM_BACKEND_HOST)
-        return tool_fail(err, size, "--validate compares CUDA with the host backend: leave out "
+        return tool_fail(err, size,
+                         "--validate compares CUDA with the host backend: leave out "
                          "--backend host");
     const char *paths[3] = {o->hits, o->out, o->records};
     for (int i = 0; i < 3; i++)
@@ -196,8 +199,7 @@ static int check(const propagate_options *o, char *err, size_t size)
     return 0;
 }
 
-int propagate_options_parse(int argc, char **argv, propagate_options *o, char *err,
-                            size_t size)
+int propagate_options_parse(int argc, char **argv, propagate_options *o, char *err, size_t size)
 {
     memset(o, 0, sizeof *o);
     o->local_rank = -1;

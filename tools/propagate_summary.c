@@ -68,9 +68,8 @@ static void source_words(const prism_photon_source *src, const propagate_options
     if (src->kind == PRISM_SOURCE_PHOTONS)
         snprintf(out, size, "photons from %s", o->photons);
     else if (src->kind == PRISM_SOURCE_BEAM)
-        snprintf(out, size, "beam at %g,%g,%g along %g,%g,%g", src->position[0],
-                 src->position[1], src->position[2], src->direction[0], src->direction[1],
-                 src->direction[2]);
+        snprintf(out, size, "beam at %g,%g,%g along %g,%g,%g", src->position[0], src->position[1],
+                 src->position[2], src->direction[0], src->direction[1], src->direction[2]);
     else
         snprintf(out, size, "point at %g,%g,%g", src->position[0], src->position[1],
                  src->position[2]);
@@ -87,7 +86,8 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
     char src[256];
     source_words(run->source, o, src, sizeof src);
     printf("prism-propagate %s: %llu photons (%s), seed %llu, %s backend, %u batch%s of up to "
-           "%llu\n", o->file, (unsigned long long)s->photons, src, (unsigned long long)o->seed,
+           "%llu\n",
+           o->file, (unsigned long long)s->photons, src, (unsigned long long)o->seed,
            prism_backend_name(prism_context_backend(run->ctx)), s->batches,
            s->batches == 1 ? "" : "es", (unsigned long long)s->batch);
     if (run->contexts_n > 1 || run->ranks > 1) {
@@ -101,8 +101,8 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
         printf("\n");
     }
     printf("  lengths: %s\n", run->scene->unit_rule);
-    printf("  %-18s %12s %9s   %-14s %12s %9s\n", "history bit", "photons", "fraction",
-           "ended by", "photons", "fraction");
+    printf("  %-18s %12s %9s   %-14s %12s %9s\n", "history bit", "photons", "fraction", "ended by",
+           "photons", "fraction");
     int rows[32], ends[32], nr = 0, ne = 0;
     for (int b = 0; b < 32; b++) {
         if (s->flagged[b])
@@ -136,8 +136,8 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
             printf("a solid outside the scene's list\n");
     }
     printf("  %.3f s propagating: %.3f M photons/s, %.3f M steps/s; %.3f s in all with reading "
-           "and writing (%.3f M photons/s)\n", s->propagate_seconds,
-           rate(s, s->propagate_seconds) / 1e6,
+           "and writing (%.3f M photons/s)\n",
+           s->propagate_seconds, rate(s, s->propagate_seconds) / 1e6,
            s->propagate_seconds > 0 ? (double)s->steps / s->propagate_seconds / 1e6 : 0.0,
            s->seconds, rate(s, s->seconds) / 1e6);
     printf("  %.3f s writing (overlapped with the devices), %.3f s of device time waiting for "
@@ -145,12 +145,13 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            s->write_seconds, s->wait_seconds, s->commit_seconds, run->setup_seconds);
     if (prism_context_backend(run->ctx) == PRISM_BACKEND_HOST) /* its "device" is the heap */
         printf("  memory: a batch %.1f MB for the kernels and %.1f MB of outputs, in host "
-               "memory; the process's resident peak %.1f MB\n", s->device_batch_bytes / 1e6,
-               s->host_batch_bytes / 1e6, s->host_peak_bytes / 1e6);
+               "memory; the process's resident peak %.1f MB\n",
+               s->device_batch_bytes / 1e6, s->host_batch_bytes / 1e6, s->host_peak_bytes / 1e6);
     else
         printf("  memory: a batch %.1f MB on the device, %.1f MB on the host; the engine's peak "
-               "%.1f MB, the process's resident peak %.1f MB\n", s->device_batch_bytes / 1e6,
-               s->host_batch_bytes / 1e6, s->engine_peak_bytes / 1e6, s->host_peak_bytes / 1e6);
+               "%.1f MB, the process's resident peak %.1f MB\n",
+               s->device_batch_bytes / 1e6, s->host_batch_bytes / 1e6, s->engine_peak_bytes / 1e6,
+               s->host_peak_bytes / 1e6);
     const char *paths[3] = {o->hits, o->out, o->records};
     const uint64_t counts[3] = {s->hits, s->out_rows, s->record_rows};
     const char *what[3] = {"hits", "final photons", "photons' step records"};
@@ -253,8 +254,8 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
     printf(",\"photons_per_second\":%.6g,\"photons_per_second_overall\":%.6g",
            rate(s, s->propagate_seconds), rate(s, s->seconds));
     printf(",\"memory\":{\"device_batch_bytes\":%zu,\"host_batch_bytes\":%zu,"
-           "\"engine_peak_bytes\":%zu,\"host_peak_bytes\":%zu}", s->device_batch_bytes,
-           s->host_batch_bytes, s->engine_peak_bytes, s->host_peak_bytes);
+           "\"engine_peak_bytes\":%zu,\"host_peak_bytes\":%zu}",
+           s->device_batch_bytes, s->host_batch_bytes, s->engine_peak_bytes, s->host_peak_bytes);
     json_outputs(s, o);
     printf("}\n");
 }

@@ -21,10 +21,10 @@
 /* Exit statuses. */
 enum {
     PROPAGATE_OK = 0,
-    PROPAGATE_FAILED = 1,        /* a file, the engine, an output */
-    PROPAGATE_USAGE = 2,         /* a bad command line */
-    PROPAGATE_DISAGREE = 3,      /* --validate: the backends agree less than asked */
-    PROPAGATE_NO_CUDA = 4        /* --validate: no CUDA device to compare with */
+    PROPAGATE_FAILED = 1,   /* a file, the engine, an output */
+    PROPAGATE_USAGE = 2,    /* a bad command line */
+    PROPAGATE_DISAGREE = 3, /* --validate: the backends agree less than asked */
+    PROPAGATE_NO_CUDA = 4   /* --validate: no CUDA device to compare with */
 };
 
 /* Automatic batches: what the engine says fits the device, at most this
@@ -39,21 +39,21 @@ enum {
 
 typedef struct propagate_options {
     const char *file;
-    const char *photons;          /* --photons in.npy */
-    tool_engine_options engine;   /* --source (else the scene's centre), --backend,
+    const char *photons;        /* --photons in.npy */
+    tool_engine_options engine; /* --source (else the scene's centre), --backend,
                                      --placement, --bvh */
-    uint64_t count;               /* 0 = default (the file's rows, 1M, or 100k to validate) */
+    uint64_t count;             /* 0 = default (the file's rows, 1M, or 100k to validate) */
     const char *hits, *out, *records;
-    uint32_t record_steps;        /* K; 0 = PROPAGATE_DEFAULT_RECORD_STEPS */
+    uint32_t record_steps; /* K; 0 = PROPAGATE_DEFAULT_RECORD_STEPS */
     uint64_t seed;
-    uint32_t max_steps;           /* 0 = the engine's 100 */
+    uint32_t max_steps; /* 0 = the engine's 100 */
     prism_propagate_math math;
-    uint64_t batch;               /* 0 = automatic */
-    int local_rank;               /* an MPI rank's place on its node, -1 without MPI */
-    const char *devices;          /* --devices all|0,1: several contexts (NULL: one, or
+    uint64_t batch;      /* 0 = automatic */
+    int local_rank;      /* an MPI rank's place on its node, -1 without MPI */
+    const char *devices; /* --devices all|0,1: several contexts (NULL: one, or
                                      $PRISM_DEVICE's list) */
     bool json, quiet, validate, help;
-    bool scratch_outputs;         /* the outputs are an MPI rank's own, read back once the
+    bool scratch_outputs; /* the outputs are an MPI rank's own, read back once the
                                      ranks are done: not worth an fsync */
 } propagate_options;
 
@@ -66,21 +66,21 @@ void propagate_options_usage(FILE *out);
  * per solid, rates. */
 typedef struct propagate_summary {
     uint64_t photons, steps;
-    uint64_t flagged[32];         /* photons with history bit b */
-    uint64_t ended[32];           /* photons whose walk ended with terminal bit b */
-    uint64_t *detected_by_solid;  /* [solids + 1]: the last counts unknown solids */
+    uint64_t flagged[32];        /* photons with history bit b */
+    uint64_t ended[32];          /* photons whose walk ended with terminal bit b */
+    uint64_t *detected_by_solid; /* [solids + 1]: the last counts unknown solids */
     size_t solids;
-    uint64_t batch;               /* photons a batch */
+    uint64_t batch; /* photons a batch */
     unsigned batches;
-    double propagate_seconds;     /* inside prism_propagate (the busiest context's) */
-    double seconds;               /* the batch loop, reading and writing included */
-    double write_seconds;         /* appending to the files (the sink) */
-    double wait_seconds;          /* contexts waiting for the writer to free a buffer */
-    double commit_seconds;        /* the files' headers, fsync and renames after the run */
-    size_t device_batch_bytes;    /* device memory of one batch (photons, queues, records) */
-    size_t host_batch_bytes;      /* host memory of one batch */
-    size_t engine_peak_bytes;     /* the context's ledger at its peak (device, pinned, mapped) */
-    size_t host_peak_bytes;       /* the process's peak resident memory (getrusage) */
+    double propagate_seconds;  /* inside prism_propagate (the busiest context's) */
+    double seconds;            /* the batch loop, reading and writing included */
+    double write_seconds;      /* appending to the files (the sink) */
+    double wait_seconds;       /* contexts waiting for the writer to free a buffer */
+    double commit_seconds;     /* the files' headers, fsync and renames after the run */
+    size_t device_batch_bytes; /* device memory of one batch (photons, queues, records) */
+    size_t host_batch_bytes;   /* host memory of one batch */
+    size_t engine_peak_bytes;  /* the context's ledger at its peak (device, pinned, mapped) */
+    size_t host_peak_bytes;    /* the process's peak resident memory (getrusage) */
     uint64_t hits, out_rows, record_rows;
     /* under MPI, on rank 0: each rank's bytes read and written when the
      * outputs were put together (rank_io[2 r], rank_io[2 r + 1]) and its
@@ -96,10 +96,10 @@ void propagate_summary_free(propagate_summary *s);
 /* The run's setting, for the summary's header and JSON. */
 typedef struct propagate_run_info {
     const propagate_options *opt;
-    npy_reader *photons;              /* --photons, opened (propagate_open_photons) */
+    npy_reader *photons; /* --photons, opened (propagate_open_photons) */
     const prism_scene *scene;
-    prism_context *ctx;               /* contexts[0] */
-    const prism_geometry *geometry;   /* geometries[0] */
+    prism_context *ctx;             /* contexts[0] */
+    const prism_geometry *geometry; /* geometries[0] */
     /* --devices: the contexts the batches are spread over (one without) */
     prism_context *contexts[PROPAGATE_MAX_CONTEXTS];
     const prism_geometry *geometries[PROPAGATE_MAX_CONTEXTS];
@@ -113,8 +113,8 @@ typedef struct propagate_run_info {
     prism_result (*join)(void *user, size_t i, prism_context **ctx,
                          const prism_geometry **geometry);
     void *join_user;
-    double started;                      /* tool_now() when the program started */
-    double setup_seconds;                /* from then to the run's start */
+    double started;       /* tool_now() when the program started */
+    double setup_seconds; /* from then to the run's start */
     /* The photons of the run this process propagates: [begin, end) of the
      * source's count (an MPI rank's share; the whole run otherwise). */
     uint64_t begin, end;
@@ -130,12 +130,11 @@ prism_photon_source propagate_source(const propagate_options *o, const prism_sce
                                      uint64_t count);
 /* Open --photons, checking its shape and dtype against --count; its
  * photon count in in->rows. */
-int propagate_open_photons(const propagate_options *o, npy_reader *in, char *err,
-                           size_t err_size);
+int propagate_open_photons(const propagate_options *o, npy_reader *in, char *err, size_t err_size);
 /* The next n photons of --photons into `photons`, their positions checked
  * (first = their index in the file, for the message). */
-int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n,
-                           uint64_t first, char *err, size_t err_size);
+int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n, uint64_t first,
+                           char *err, size_t err_size);
 
 /* The contexts `--devices` (else $PRISM_DEVICE's list, else one) asks
  * for: their number into *n with the desc each is created with. Returns an

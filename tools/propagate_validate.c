@@ -79,16 +79,16 @@ static void report(const propagate_options *o, const agreement *a, const char *d
         return;
     }
     printf("prism-propagate --validate %s: %llu photons, seed %llu, CUDA (%s, %s math) against "
-           "the host backend\n", o->file, (unsigned long long)a->photons,
-           (unsigned long long)o->seed, device, math);
+           "the host backend\n",
+           o->file, (unsigned long long)a->photons, (unsigned long long)o->seed, device, math);
     printf("  bit-identical photons              %12llu (%.4f%%)\n",
            (unsigned long long)a->identical, 100.0 * a->identical / n);
-    printf("  same history, solid and steps      %12llu (%.4f%%)\n",
-           (unsigned long long)a->alike, 100.0 * a->alike / n);
+    printf("  same history, solid and steps      %12llu (%.4f%%)\n", (unsigned long long)a->alike,
+           100.0 * a->alike / n);
     printf("  largest position difference        %12.3g m (%.3g m where they end alike)\n",
            a->max_distance, a->max_distance_alike);
-    printf("  detected fraction: host %.6f, CUDA %.6f (%.2f sigma apart)\n",
-           a->detected[0] / n, a->detected[1] / n, detected_sigma(a));
+    printf("  detected fraction: host %.6f, CUDA %.6f (%.2f sigma apart)\n", a->detected[0] / n,
+           a->detected[1] / n, detected_sigma(a));
     printf("  seconds: host %.3f, CUDA %.3f\n", a->seconds[0], a->seconds[1]);
     printf("  %s: needs %.1f%% ending alike and detected fractions within %.0f sigma\n",
            passes(a) ? "agree" : "DISAGREE", 100.0 * VALIDATE_ALIKE, VALIDATE_SIGMA);
@@ -96,9 +96,8 @@ static void report(const propagate_options *o, const agreement *a, const char *d
 
 /* Upload and propagate the sample on `backend` into `out`; NULL, or what
  * went wrong. */
-static const char *run_on(const propagate_options *o, const prism_scene *scene,
-                          prism_context *ctx, const prism_photon_source *src, prism_photon *out,
-                          double *seconds)
+static const char *run_on(const propagate_options *o, const prism_scene *scene, prism_context *ctx,
+                          const prism_photon_source *src, prism_photon *out, double *seconds)
 {
     const bool host = prism_context_backend(ctx) == PRISM_BACKEND_HOST;
     prism_geometry_desc gd = {.policy = o->engine.placement,

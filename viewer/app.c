@@ -58,8 +58,7 @@ static int open_headless(viewer_app *app)
         fprintf(stderr, "prism-view: headless: no %dx%d framebuffer\n", app->width, app->height);
         return -1;
     }
-    snprintf(app->display_name, sizeof app->display_name, "%s",
-             viewer_egl_platform(app->egl));
+    snprintf(app->display_name, sizeof app->display_name, "%s", viewer_egl_platform(app->egl));
     return 0;
 }
 
@@ -76,8 +75,8 @@ static int open_display(viewer_app *app)
         char err[512], title[300];
         const char *base = strrchr(app->opt.file, '/');
         snprintf(title, sizeof title, "prism-view: %s", base ? base + 1 : app->opt.file);
-        if (viewer_window_create(app->width, app->height, title, &app->input,
-                                 &app->window, err, sizeof err) == 0) {
+        if (viewer_window_create(app->width, app->height, title, &app->input, &app->window, err,
+                                 sizeof err) == 0) {
             viewer_window_framebuffer_size(app->window, &app->width, &app->height);
             snprintf(app->display_name, sizeof app->display_name, "GLFW window");
             r = 0;
@@ -96,10 +95,11 @@ static int open_display(viewer_app *app)
 
 static prism_context_desc engine_desc(const viewer_app *app, tool_log *log)
 {
-    prism_context_desc d = {.backend = app->opt.engine.backend, .log = on_engine_log,
+    prism_context_desc d = {.backend = app->opt.engine.backend,
+                            .log = on_engine_log,
                             .log_user = log,
                             .log_level = getenv("PRISM_VIEW_VERBOSE") ? PRISM_LOG_INFO
-                                                                  : PRISM_LOG_WARNING,
+                                                                      : PRISM_LOG_WARNING,
                             .share_gl = app->opt.engine.backend != PRISM_BACKEND_HOST};
     tool_env_context(&d);
     return d;
@@ -165,7 +165,7 @@ static int open_engine(viewer_app *app)
         r = prism_context_create(&desc, &app->ctx);
         if (r == PRISM_SUCCESS)
             fprintf(stderr, "prism-view: the GL context is not on a CUDA device: "
-                    "no interop, images and photons go through the copy path\n");
+                            "no interop, images and photons go through the copy path\n");
     }
     if (r != PRISM_SUCCESS) {
         fprintf(stderr, "prism-view: engine: %s\n",
@@ -175,7 +175,7 @@ static int open_engine(viewer_app *app)
     if (prism_context_backend(app->ctx) == PRISM_BACKEND_HOST &&
         app->opt.engine.backend != PRISM_BACKEND_HOST)
         fprintf(stderr, "prism-view: no CUDA device: host backend, images and photons go "
-                "through the copy path\n");
+                        "through the copy path\n");
     return 0;
 }
 
@@ -196,7 +196,8 @@ static void shown_box(viewer_app *app)
     for (size_t i = 0; i < app->world_count && blocks < MAX_HIDDEN; i++) {
         const prism_solid *so = &s->solids[app->world[i]];
         size_t lo = SIZE_MAX, hi = 0;
-        for (size_t t = so->first_triangle; t < (size_t)so->first_triangle + so->triangle_count; t++)
+        for (size_t t = so->first_triangle; t < (size_t)so->first_triangle + so->triangle_count;
+             t++)
             for (int v = 0; v < 3; v++) {
                 const size_t x = s->indices[3 * t + v];
                 lo = x < lo ? x : lo;
@@ -210,7 +211,9 @@ static void shown_box(viewer_app *app)
     float lo0 = INFINITY, lo1 = INFINITY, lo2 = INFINITY, hi0 = -INFINITY, hi1 = -INFINITY,
           hi2 = -INFINITY;
     const long nv = (long)s->vertices_count;
-#pragma omp parallel for schedule(static) reduction(min : lo0, lo1, lo2) reduction(max : hi0, hi1, hi2)
+#pragma omp parallel for schedule(static) reduction(min                                            \
+                                                    : lo0, lo1, lo2) reduction(max                 \
+                                                                               : hi0, hi1, hi2)
     for (long v = 0; v < nv; v++) {
         bool hidden = false;
         for (size_t b = 0; b < blocks; b++)
@@ -344,7 +347,8 @@ static int make_raster(viewer_app *app)
                                 .triangle_count = s->triangles_count,
                                 .palette = (const uint8_t(*)[4])palette,
                                 .palette_count = s->materials_count + 1,
-                                .hidden_solids = hidden, .solid_count = s->solids_count};
+                                .hidden_solids = hidden,
+                                .solid_count = s->solids_count};
         r = viewer_raster_create(&app->raster, &d);
         if (r)
             fprintf(stderr, "prism-view: raster view: GL failure\n");
@@ -476,16 +480,16 @@ static int start(viewer_app *app)
     const double raster_early = raster ? app->startup.raster : 0;
     r = r || open_engine(app) || make_gl_views(app);
     prewarm_join(app); /* when the display failed first */
-    app->startup.engine =
-        viewer_clock() - t0 - app->startup.gl - app->startup.views - raster_early;
+    app->startup.engine = viewer_clock() - t0 - app->startup.gl - app->startup.views - raster_early;
     app->startup.raster_early = raster;
     /* The host builds the BVH only for the host backend or when asked;
      * otherwise the upload builds it on the device (or, short of device
      * memory, on the host after all, which it says). */
     const prism_bvh_builder bvh = app->opt.engine.bvh;
-    viewer_scene_job_decide(app->job, r == 0 && (bvh == PRISM_BVH_BUILDER_HOST ||
-                                                 (bvh == PRISM_BVH_BUILDER_AUTO &&
-                                                  prism_context_backend(app->ctx) == PRISM_BACKEND_HOST)));
+    viewer_scene_job_decide(app->job,
+                            r == 0 && (bvh == PRISM_BVH_BUILDER_HOST ||
+                                       (bvh == PRISM_BVH_BUILDER_AUTO &&
+                                        prism_context_backend(app->ctx) == PRISM_BACKEND_HOST)));
     if (r == 0)
         r = viewer_scene_job_wait_loaded(app->job);
     /* Said once, on the HUD too, so that nobody takes straight lines for physics. */
@@ -551,12 +555,13 @@ int viewer_app_ready(viewer_app *app)
         fprintf(stderr, "prism-view: %s", report);
     }
     if (getenv("PRISM_VIEW_VERBOSE"))
-        fprintf(stderr, "prism-view: interop: ray-traced image %s, photons %s (%s mode), "
+        fprintf(stderr,
+                "prism-view: interop: ray-traced image %s, photons %s (%s mode), "
                 "geometry %s\n",
                 app->raytrace.interop ? "yes" : "no", app->photons.gl_buffer ? "yes" : "no",
                 viewer_photon_mode_name(app->photons.mode),
-                prism_geometry_vertices_shared(app->geometry)
-                    ? "stored once (GL buffer shared)" : "uploaded twice (GL and engine)");
+                prism_geometry_vertices_shared(app->geometry) ? "stored once (GL buffer shared)"
+                                                              : "uploaded twice (GL and engine)");
     return 0;
 }
 

@@ -30,11 +30,11 @@
  * for the BVH. total: viewer_app_init, start to ready for the first frame. */
 typedef struct viewer_startup {
     double load, bvh, gl, engine, views, raster, wait_bvh, upload, photons, total;
-    double prewarm;    /* CUDA's start on the warm-up thread (0: not run) */
-    bool raster_early; /* the raster view was made before the engine opened */
-    double engine_create;             /* of engine: prism_context_create alone */
-    double hud, raytrace_view;        /* of views: the HUD, the ray-traced view's PBO */
-    int bvh_threads;   /* OpenMP threads the BVH build had (host build) */
+    double prewarm;              /* CUDA's start on the warm-up thread (0: not run) */
+    bool raster_early;           /* the raster view was made before the engine opened */
+    double engine_create;        /* of engine: prism_context_create alone */
+    double hud, raytrace_view;   /* of views: the HUD, the ray-traced view's PBO */
+    int bvh_threads;             /* OpenMP threads the BVH build had (host build) */
     prism_bvh_builder bvh_where; /* AUTO: on the scene thread; CUDA or HOST: inside
                                   * the upload (HOST when the device lacked memory) */
 } viewer_startup;
@@ -43,17 +43,17 @@ typedef struct viewer_app {
     viewer_options opt;
     prism_scene *scene;
     prism_bvh *bvh;
-    bool gl_by_engine;  /* the upload writes the raster view's vertex and index buffers */
+    bool gl_by_engine; /* the upload writes the raster view's vertex and index buffers */
     prism_context *ctx;
-    tool_log engine_log;          /* ctx's (tools/cli.h) */
-    prism_geometry *geometry;     /* NULL until viewer_app_ready */
-    struct viewer_scene_job *job; /* load + BVH thread, until joined */
+    tool_log engine_log;            /* ctx's (tools/cli.h) */
+    prism_geometry *geometry;       /* NULL until viewer_app_ready */
+    struct viewer_scene_job *job;   /* load + BVH thread, until joined */
     struct viewer_prewarm *prewarm; /* CUDA start-up thread, until joined */
 
-    viewer_window *window;  /* NULL when headless */
-    viewer_egl *egl;        /* headless */
-    viewer_fbo fbo;         /* headless render target */
-    char display_name[96];  /* "GLFW window (llvmpipe ...)" */
+    viewer_window *window; /* NULL when headless */
+    viewer_egl *egl;       /* headless */
+    viewer_fbo fbo;        /* headless render target */
+    char display_name[96]; /* "GLFW window (llvmpipe ...)" */
     int width, height;
 
     viewer_camera camera;
@@ -70,15 +70,15 @@ typedef struct viewer_app {
     size_t world_count;
     bool show_world;
     float shown_min[3], shown_max[3]; /* box of the vertices not in the world volumes */
-    bool photons_pending;     /* not propagated yet (viewer_app_first_photons) */
+    bool photons_pending;             /* not propagated yet (viewer_app_first_photons) */
 
     viewer_view view;
     bool paused, help, screenshot_wanted;
-    double sim_time;          /* ns */
+    double sim_time; /* ns */
     double last_frame_seconds, fps;
     long frame;
     int screenshot_count;
-    char status[640];         /* a transient line on the HUD (screenshot written...) */
+    char status[640]; /* a transient line on the HUD (screenshot written...) */
     viewer_startup startup;
 } viewer_app;
 

@@ -39,15 +39,15 @@ typedef struct mode_times {
 typedef struct bench_result {
     double first_frame, first_photons, render, raster;
     double render_engine, render_kernel; /* medians: prism_render, and its launches alone */
-    double gl_draw;   /* median: the draw that shows the image, with no render before it */
-    double in_flight; /* a frame when frames follow each other with no glFinish between */
-    double no_interop; /* render into device memory (no GL buffer), then the same draw */
-    double render_alone; /* prism_render with no GL work between frames */
+    double gl_draw;       /* median: the draw that shows the image, with no render before it */
+    double in_flight;     /* a frame when frames follow each other with no glFinish between */
+    double no_interop;    /* render into device memory (no GL buffer), then the same draw */
+    double render_alone;  /* prism_render with no GL work between frames */
     double render_finish; /* prism_render, then glFinish with nothing drawn */
     double render_pixel;  /* prism_render, then a 1-pixel clear and glFinish: the switch */
     double via_unpack, via_array; /* render + texture, buffer made as PBO / as VBO */
     bool render_ok;
-    mode_times modes[2];   /* PHOTONS_VBO, PHOTONS_COPY */
+    mode_times modes[2]; /* PHOTONS_VBO, PHOTONS_COPY */
     long frames;
 } bench_result;
 
@@ -312,8 +312,8 @@ static void print_table(const viewer_app *app, const bench_result *b)
 {
     const prism_device_info *dev = prism_context_device(app->ctx);
     printf("prism-view --bench %s  (%dx%d, %zu triangles, %zu photons, %ld frames)\n",
-           app->opt.file, app->width, app->height, app->scene->triangles_count,
-           app->photons.count, b->frames);
+           app->opt.file, app->width, app->height, app->scene->triangles_count, app->photons.count,
+           b->frames);
     printf("backend %s, device %s, display %s\n\n",
            prism_backend_name(prism_context_backend(app->ctx)), dev ? dev->name : "?",
            app->display_name);
@@ -332,7 +332,8 @@ static void print_table(const viewer_app *app, const bench_result *b)
                s->prewarm * 1e3);
     printf("%-34s %12.3f  (main thread, meanwhile%s)\n", "engine context", s->engine * 1e3,
            s->prewarm > 0 ? ", after the warm-up" : "");
-    printf("%-34s %12.3f  (prism_context_create)\n", "  of which creating it", s->engine_create * 1e3);
+    printf("%-34s %12.3f  (prism_context_create)\n", "  of which creating it",
+           s->engine_create * 1e3);
     printf("%-34s %12.3f  (main thread, meanwhile)\n", "views (HUD, PBO, photon buffers)",
            s->views * 1e3);
     printf("%-34s %12.3f\n", "  of which the HUD", s->hud * 1e3);
@@ -342,8 +343,7 @@ static void print_table(const viewer_app *app, const bench_result *b)
            app->gl_by_engine ? "its buffers written by the upload" : "buffers from host memory");
     printf("%-34s %12.3f  (raster, the BVH may still build)\n", "start to first frame",
            b->first_frame * 1e3);
-    printf("%-34s %12.3f  (after the first frame)\n", "then waited for the BVH",
-           s->wait_bvh * 1e3);
+    printf("%-34s %12.3f  (after the first frame)\n", "then waited for the BVH", s->wait_bvh * 1e3);
     printf("%-34s %12.3f\n", "upload", s->upload * 1e3);
     printf("%-34s %12.3f\n", "first propagate", s->photons * 1e3);
     printf("%-34s %12.3f  (BVH, upload, photons)\n", "start to first complete frame",
@@ -362,8 +362,7 @@ static void print_table(const viewer_app *app, const bench_result *b)
                b->gl_draw * 1e3);
         printf("%-34s %12.3f  (no GL work between renders)\n", "render alone",
                b->render_alone * 1e3);
-        printf("%-34s %12.3f  (nothing drawn)\n", "render, then glFinish",
-               b->render_finish * 1e3);
+        printf("%-34s %12.3f  (nothing drawn)\n", "render, then glFinish", b->render_finish * 1e3);
         printf("%-34s %12.3f  (%.2fx the kernel: the CUDA-GL switch)\n",
                "render, then one pixel cleared", b->render_pixel * 1e3,
                b->render_pixel / b->render_kernel);
@@ -401,8 +400,9 @@ static void print_mode_json(const char *name, const mode_times *t, bool comma)
         printf("\"%s\":null%s", name, comma ? "," : "");
     else
         printf("\"%s\":{\"propagate_ms\":%.4f,\"copy_ms\":%.4f,\"draw_ms\":%.4f,"
-               "\"frame_ms\":%.4f}%s", name, t->propagate * 1e3, t->copy * 1e3, t->draw * 1e3,
-               t->frame * 1e3, comma ? "," : "");
+               "\"frame_ms\":%.4f}%s",
+               name, t->propagate * 1e3, t->copy * 1e3, t->draw * 1e3, t->frame * 1e3,
+               comma ? "," : "");
 }
 
 /* File names and device names are plain here; quotes and backslashes are
@@ -421,8 +421,8 @@ static void print_json(const viewer_app *app, const bench_result *b)
     printf("{\"file\":");
     json_string(app->opt.file);
     printf(",\"width\":%d,\"height\":%d,\"triangles\":%zu,\"photons\":%zu,\"frames\":%ld,"
-           "\"backend\":\"%s\",\"device\":", app->width, app->height,
-           app->scene->triangles_count, app->photons.count, b->frames,
+           "\"backend\":\"%s\",\"device\":",
+           app->width, app->height, app->scene->triangles_count, app->photons.count, b->frames,
            prism_backend_name(prism_context_backend(app->ctx)));
     json_string(dev ? dev->name : "?");
     printf(",\"display\":");
@@ -434,22 +434,22 @@ static void print_json(const viewer_app *app, const bench_result *b)
                                                   : prism_bvh_builder_name(s->bvh_where));
     printf(",\"prewarm_ms\":%.4f", s->prewarm * 1e3);
     printf(",\"engine_ms\":%.4f,\"views_ms\":%.4f,\"raster_view_ms\":%.4f,\"wait_bvh_ms\":%.4f,"
-           "\"first_propagate_ms\":%.4f,\"first_complete_frame_ms\":%.4f", s->engine * 1e3,
-           s->views * 1e3, s->raster * 1e3, s->wait_bvh * 1e3, s->photons * 1e3,
+           "\"first_propagate_ms\":%.4f,\"first_complete_frame_ms\":%.4f",
+           s->engine * 1e3, s->views * 1e3, s->raster * 1e3, s->wait_bvh * 1e3, s->photons * 1e3,
            b->first_photons * 1e3);
     printf(",\"render_alone_ms\":%.4f,\"render_finish_ms\":%.4f,\"render_pixel_ms\":%.4f,"
            "\"render_no_interop_ms\":%.4f",
            b->render_alone * 1e3, b->render_finish * 1e3, b->render_pixel * 1e3,
            b->no_interop * 1e3);
-    printf(",\"interop\":%s,\"load_ms\":%.4f,\"bvh_ms\":%.4f,\"gl_ms\":%.4f,\"upload_ms\":%.4f,"
-           "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_engine_ms\":%.4f,\"render_kernel_ms\":%.4f,\"render_gl_draw_ms\":%.4f,\"render_in_flight_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,"
-           "\"render_texture_unpack_ms\":%.4f,\"render_texture_array_ms\":%.4f,",
-           app->raytrace.interop ? "true" : "false", app->startup.load * 1e3,
-           app->startup.bvh * 1e3, app->startup.gl * 1e3, app->startup.upload * 1e3,
-           b->first_frame * 1e3, b->render * 1e3, b->render_engine * 1e3,
-           b->render_kernel * 1e3, b->gl_draw * 1e3, b->in_flight * 1e3,
-           b->render > 0 ? 1 / b->render : 0,
-           b->raster * 1e3, b->via_unpack * 1e3, b->via_array * 1e3);
+    printf(
+        ",\"interop\":%s,\"load_ms\":%.4f,\"bvh_ms\":%.4f,\"gl_ms\":%.4f,\"upload_ms\":%.4f,"
+        "\"first_frame_ms\":%.4f,\"render_ms\":%.4f,\"render_engine_ms\":%.4f,\"render_kernel_ms\":%.4f,\"render_gl_draw_ms\":%.4f,\"render_in_flight_ms\":%.4f,\"render_fps\":%.2f,\"raster_ms\":%.4f,"
+        "\"render_texture_unpack_ms\":%.4f,\"render_texture_array_ms\":%.4f,",
+        app->raytrace.interop ? "true" : "false", app->startup.load * 1e3, app->startup.bvh * 1e3,
+        app->startup.gl * 1e3, app->startup.upload * 1e3, b->first_frame * 1e3, b->render * 1e3,
+        b->render_engine * 1e3, b->render_kernel * 1e3, b->gl_draw * 1e3, b->in_flight * 1e3,
+        b->render > 0 ? 1 / b->render : 0, b->raster * 1e3, b->via_unpack * 1e3,
+        b->via_array * 1e3);
     print_mode_json("vbo", &b->modes[PHOTONS_VBO], true);
     print_mode_json("copy", &b->modes[PHOTONS_COPY], false);
     printf("}\n");

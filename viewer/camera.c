@@ -145,8 +145,22 @@ void viewer_camera_view(const viewer_camera *cam, float m[16])
 {
     float f[3], r[3], u[3];
     basis(cam, f, r, u);
-    float t[16] = {r[0], u[0], -f[0], 0, r[1], u[1], -f[1], 0, r[2], u[2], -f[2], 0,
-                   -dot(r, cam->eye), -dot(u, cam->eye), dot(f, cam->eye), 1};
+    float t[16] = {r[0],
+                   u[0],
+                   -f[0],
+                   0,
+                   r[1],
+                   u[1],
+                   -f[1],
+                   0,
+                   r[2],
+                   u[2],
+                   -f[2],
+                   0,
+                   -dot(r, cam->eye),
+                   -dot(u, cam->eye),
+                   dot(f, cam->eye),
+                   1};
     memcpy(m, t, sizeof t);
 }
 

@@ -7,8 +7,8 @@
 
 typedef struct viewer_camera {
     float eye[3], target[3], up[3];
-    float fov_deg;       /* vertical */
-    float scene_size;    /* bbox diagonal: sets speeds and clip planes */
+    float fov_deg;    /* vertical */
+    float scene_size; /* bbox diagonal: sets speeds and clip planes */
 } viewer_camera;
 
 /* Look at the box from a three-quarter view with `up_axis` (0 x, 1 y, 2 z)

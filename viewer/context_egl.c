@@ -81,9 +81,13 @@ static EGLDisplay open_display(viewer_egl *egl)
 
 static EGLContext make_context(viewer_egl *egl, EGLConfig config)
 {
-    static const EGLint attrs[] = {
-        EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 3,
-        EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+    static const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION,
+                                   3,
+                                   EGL_CONTEXT_MINOR_VERSION,
+                                   3,
+                                   EGL_CONTEXT_OPENGL_PROFILE_MASK,
+                                   EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                                   EGL_NONE};
     return eglCreateContext(egl->display, config, EGL_NO_CONTEXT, attrs);
 }
 
@@ -91,9 +95,17 @@ static EGLContext make_context(viewer_egl *egl, EGLConfig config)
  * the display allows it, else on a 1x1 pbuffer. */
 static int make_current(viewer_egl *egl, char *err, size_t err_size)
 {
-    static const EGLint config_attrs[] = {
-        EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
-        EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_NONE};
+    static const EGLint config_attrs[] = {EGL_SURFACE_TYPE,
+                                          EGL_PBUFFER_BIT,
+                                          EGL_RENDERABLE_TYPE,
+                                          EGL_OPENGL_BIT,
+                                          EGL_RED_SIZE,
+                                          8,
+                                          EGL_GREEN_SIZE,
+                                          8,
+                                          EGL_BLUE_SIZE,
+                                          8,
+                                          EGL_NONE};
     EGLConfig config;
     EGLint n = 0;
     if (!eglBindAPI(EGL_OPENGL_API) ||
@@ -104,8 +116,8 @@ static int make_current(viewer_egl *egl, char *err, size_t err_size)
     }
     egl->context = make_context(egl, config);
     if (egl->context == EGL_NO_CONTEXT) {
-        snprintf(err, err_size, "EGL: no OpenGL 3.3 core context on %s (error 0x%x)",
-                 egl->platform, eglGetError());
+        snprintf(err, err_size, "EGL: no OpenGL 3.3 core context on %s (error 0x%x)", egl->platform,
+                 eglGetError());
         return -1;
     }
     if (eglMakeCurrent(egl->display, EGL_NO_SURFACE, EGL_NO_SURFACE, egl->context))
@@ -130,8 +142,10 @@ int viewer_egl_create(viewer_egl **out, char *err, size_t err_size)
     egl->display = open_display(egl);
     EGLint major, minor;
     if (egl->display == EGL_NO_DISPLAY || !eglInitialize(egl->display, &major, &minor)) {
-        snprintf(err, err_size, "EGL: neither an NVIDIA device nor Mesa's surfaceless "
-                 "platform is available (error 0x%x)", eglGetError());
+        snprintf(err, err_size,
+                 "EGL: neither an NVIDIA device nor Mesa's surfaceless "
+                 "platform is available (error 0x%x)",
+                 eglGetError());
         free(egl);
         return -1;
     }

@@ -20,21 +20,20 @@ const uint8_t viewer_background[4] = {26, 31, 41, 255};
 /* The help overlay (H): every key, in two columns. */
 static const char *HELP_KEYS =
     "left drag\nright drag\nwheel\nW A S D\nR\nV\nP\nspace\n[  ]\nF\nG\nH\nS\nEsc";
-static const char *HELP_WHAT =
-    "orbit\n"
-    "pan (middle drag too)\n"
-    "zoom\n"
-    "fly (shift: faster)\n"
-    "raster / ray-traced / x-ray view\n"
-    "VBO / copy photon mode\n"
-    "propagate again (new seed)\n"
-    "pause\n"
-    "scrub time back / forward\n"
-    "filter photons by history flag\n"
-    "show / hide the world volume\n"
-    "this help\n"
-    "screenshot (tap; hold: fly back)\n"
-    "quit";
+static const char *HELP_WHAT = "orbit\n"
+                               "pan (middle drag too)\n"
+                               "zoom\n"
+                               "fly (shift: faster)\n"
+                               "raster / ray-traced / x-ray view\n"
+                               "VBO / copy photon mode\n"
+                               "propagate again (new seed)\n"
+                               "pause\n"
+                               "scrub time back / forward\n"
+                               "filter photons by history flag\n"
+                               "show / hide the world volume\n"
+                               "this help\n"
+                               "screenshot (tap; hold: fly back)\n"
+                               "quit";
 
 static void switch_mode(viewer_app *app)
 {
@@ -75,21 +74,35 @@ static void on_key(viewer_app *app, int key, bool *screenshot)
             snprintf(app->status, sizeof app->status, "no ray-traced view (see stderr)");
         break;
     case 'V': switch_mode(app); break;
-    case 'P': app->photons.seed++; viewer_app_propagate(app); app->sim_time = 0; break;
+    case 'P':
+        app->photons.seed++;
+        viewer_app_propagate(app);
+        app->sim_time = 0;
+        break;
     case ' ': app->paused = !app->paused; break;
-    case '[': app->paused = true; app->sim_time = app->sim_time > step ? app->sim_time - step : 0;
-              break;
-    case ']': app->paused = true; app->sim_time += step; break;
+    case '[':
+        app->paused = true;
+        app->sim_time = app->sim_time > step ? app->sim_time - step : 0;
+        break;
+    case ']':
+        app->paused = true;
+        app->sim_time += step;
+        break;
     case 'F': app->photons.filter = (app->photons.filter + 1) % VIEWER_FILTER_COUNT; break;
     case 'G':
         app->show_world = !app->show_world;
         viewer_app_sync_world(app);
         snprintf(app->status, sizeof app->status, "world volume %s",
-                 !app->world_count ? "(none in this scene)" : app->show_world ? "shown" : "hidden");
+                 !app->world_count ? "(none in this scene)"
+                 : app->show_world ? "shown"
+                                   : "hidden");
         break;
     case 'H': app->help = !app->help; break;
     case 'S': *screenshot = true; break;
-    case VIEWER_KEY_ESCAPE: if (app->window) viewer_window_close(app->window); break;
+    case VIEWER_KEY_ESCAPE:
+        if (app->window)
+            viewer_window_close(app->window);
+        break;
     default: break;
     }
 }
@@ -106,7 +119,8 @@ static void move_camera(viewer_app *app, double dt)
     if (in->scroll)
         viewer_camera_zoom(&app->camera, powf(0.9f, (float)in->scroll));
     float speed = app->camera.scene_size * 0.25f * (in->shift ? 4.0f : 1.0f) * (float)dt;
-    float fwd = (float)(in->fly_forward - in->fly_back), right = (float)(in->fly_right - in->fly_left);
+    float fwd = (float)(in->fly_forward - in->fly_back),
+          right = (float)(in->fly_right - in->fly_left);
     if (fwd || right)
         viewer_camera_fly(&app->camera, fwd * speed, right * speed);
 }
@@ -150,11 +164,11 @@ static int placement_summary(const viewer_app *app, char *out, size_t size)
                             prism_placement_policy_name(rep->policy), dev, map);
     for (size_t i = 0; i < rep->array_count && n >= 0 && (size_t)n < size; i++) {
         const prism_upload_entry *e = &rep->arrays[i];
-        const char *where = e->gl_shared        ? "GL buffer"
-                            : host              ? "host"
-                            : !e->mapped_bytes  ? "device"
-                            : !e->device_bytes  ? "mapped"
-                                                : "split";
+        const char *where = e->gl_shared       ? "GL buffer"
+                            : host             ? "host"
+                            : !e->mapped_bytes ? "device"
+                            : !e->device_bytes ? "mapped"
+                                               : "split";
         n += snprintf(out + n, size - (size_t)n, "%s %s %s", i ? "," : "", e->name, where);
     }
     return n;
@@ -170,26 +184,36 @@ static void hud_text(const viewer_app *app, char *t, size_t size)
         snprintf(rate, sizeof rate, "%.1f fps  %.2f ms/frame", app->fps,
                  app->last_frame_seconds * 1e3);
     int n = snprintf(t, size,
-        "%s\n"
-        "view %s%s   photons: %s\n"
-        "%zu photons  t = %.2f / %.2f ns  filter %s%s\n"
-        "backend %s  device %s  (%s)\n",
-        rate, app->view == VIEW_RASTER ? "raster" : app->raytrace.xray ? "ray-traced x-ray"
-                                                                        : "ray-traced",
-        !app->world_count ? "" : app->show_world ? ", world shown (G)" : ", world hidden (G)",
-        !ph->count ? "none" : ph->mode == PHOTONS_VBO ? "VBO mode" : "copy mode",
-        ph->count, app->sim_time, ph->time_max, viewer_photons_filter_name(ph->filter),
-        app->paused ? "  [paused]" : "", prism_backend_name(prism_context_backend(app->ctx)),
-        dev ? dev->name : "?", app->display_name);
+                     "%s\n"
+                     "view %s%s   photons: %s\n"
+                     "%zu photons  t = %.2f / %.2f ns  filter %s%s\n"
+                     "backend %s  device %s  (%s)\n",
+                     rate,
+                     app->view == VIEW_RASTER ? "raster"
+                     : app->raytrace.xray     ? "ray-traced x-ray"
+                                              : "ray-traced",
+                     !app->world_count ? ""
+                     : app->show_world ? ", world shown (G)"
+                                       : ", world hidden (G)",
+                     !ph->count                ? "none"
+                     : ph->mode == PHOTONS_VBO ? "VBO mode"
+                                               : "copy mode",
+                     ph->count, app->sim_time, ph->time_max, viewer_photons_filter_name(ph->filter),
+                     app->paused ? "  [paused]" : "",
+                     prism_backend_name(prism_context_backend(app->ctx)), dev ? dev->name : "?",
+                     app->display_name);
     n += placement_summary(app, t + n, size - (size_t)n);
     /* The kernels read the raster view's vertex buffer when it was shared
      * (with interop, unless PRISM_VIEW_SHARE_GEOMETRY=0: see app.c); else the
      * engine holds its own copy. */
     bool shared = prism_geometry_vertices_shared(app->geometry);
     interop = interop || shared;
-    snprintf(t + n, size - (size_t)n, "\ninterop %s: image %s, photons %s; geometry %s\n%s%sH: help",
+    snprintf(t + n, size - (size_t)n,
+             "\ninterop %s: image %s, photons %s; geometry %s\n%s%sH: help",
              interop ? "active" : "off (copy path)", app->raytrace.interop ? "in place" : "copied",
-             !ph->count ? "none" : ph->gl_buffer ? "in place" : "copied",
+             !ph->count      ? "none"
+             : ph->gl_buffer ? "in place"
+                             : "copied",
              shared ? "stored once (GL buffer shared)" : "in GL and engine (2 copies)", app->status,
              app->status[0] ? "\n" : "");
 }
@@ -313,7 +337,8 @@ int viewer_app_run(viewer_app *app)
             app->screenshot_wanted = false;
         }
         bool last = frames && app->frame + 1 == frames;
-        if (app->opt.screenshot && (last || (app->window && viewer_window_should_close(app->window))))
+        if (app->opt.screenshot &&
+            (last || (app->window && viewer_window_should_close(app->window))))
             take_screenshot(app, app->opt.screenshot);
         viewer_frame_present(app);
     }

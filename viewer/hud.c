@@ -25,23 +25,21 @@ static int stb_easy_font_height(char *text)
 }
 #endif
 
-static const char *VERTEX =
-    "#version 330 core\n"
-    "layout(location = 0) in vec2 position;\n"
-    "layout(location = 1) in vec4 colour_in;\n"
-    "uniform vec2 viewport;\n"
-    "out vec4 colour_v;\n"
-    "void main() {\n"
-    "  vec2 p = position / viewport * 2.0 - 1.0;\n"
-    "  gl_Position = vec4(p.x, -p.y, 0.0, 1.0);\n"
-    "  colour_v = colour_in;\n"
-    "}\n";
+static const char *VERTEX = "#version 330 core\n"
+                            "layout(location = 0) in vec2 position;\n"
+                            "layout(location = 1) in vec4 colour_in;\n"
+                            "uniform vec2 viewport;\n"
+                            "out vec4 colour_v;\n"
+                            "void main() {\n"
+                            "  vec2 p = position / viewport * 2.0 - 1.0;\n"
+                            "  gl_Position = vec4(p.x, -p.y, 0.0, 1.0);\n"
+                            "  colour_v = colour_in;\n"
+                            "}\n";
 
-static const char *FRAGMENT =
-    "#version 330 core\n"
-    "in vec4 colour_v;\n"
-    "out vec4 colour;\n"
-    "void main() { colour = colour_v; }\n";
+static const char *FRAGMENT = "#version 330 core\n"
+                              "in vec4 colour_v;\n"
+                              "out vec4 colour;\n"
+                              "void main() { colour = colour_v; }\n";
 
 int viewer_hud_create(viewer_hud *hud)
 {
@@ -85,8 +83,7 @@ static int reserve(viewer_hud *hud, size_t quads)
             idx[q * 6 + k] = q * 4 + pattern[k];
     }
     glBindVertexArray(hud->vao);
-    glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)(cap * 6 * sizeof *idx), idx,
-                 GL_STATIC_DRAW);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)(cap * 6 * sizeof *idx), idx, GL_STATIC_DRAW);
     glBindVertexArray(0);
     free(idx);
     hud->capacity = cap;
@@ -134,8 +131,8 @@ static void flush(viewer_hud *hud, int quads, int w, int h)
     glDisable(GL_BLEND);
 }
 
-void viewer_hud_draw_columns(viewer_hud *hud, const char *left, const char *right, float x,
-                             float y, float scale, int w, int h)
+void viewer_hud_draw_columns(viewer_hud *hud, const char *left, const char *right, float x, float y,
+                             float scale, int w, int h)
 {
     size_t len = strlen(left) + (right ? strlen(right) : 0);
     if (!len || reserve(hud, len * 70 + 1)) /* stb_easy_font: < 70 quads a glyph */
@@ -156,8 +153,7 @@ void viewer_hud_draw_columns(viewer_hud *hud, const char *left, const char *righ
     flush(hud, quads, w, h);
 }
 
-void viewer_hud_draw(viewer_hud *hud, const char *text, float x, float y, float scale, int w,
-                     int h)
+void viewer_hud_draw(viewer_hud *hud, const char *text, float x, float y, float scale, int w, int h)
 {
     viewer_hud_draw_columns(hud, text, NULL, x, y, scale, w, h);
 }

@@ -8,8 +8,8 @@
 typedef struct viewer_hud {
     GLuint program, vao, vbo, ibo;
     GLint u_viewport;
-    float *vertices;     /* scratch for stb_easy_font: 4 floats per vertex */
-    size_t capacity;     /* in quads */
+    float *vertices; /* scratch for stb_easy_font: 4 floats per vertex */
+    size_t capacity; /* in quads */
 } viewer_hud;
 
 int viewer_hud_create(viewer_hud *hud);
@@ -18,8 +18,8 @@ int viewer_hud_create(viewer_hud *hud);
 void viewer_hud_draw(viewer_hud *hud, const char *text, float x, float y, float scale, int w,
                      int h);
 /* Two columns side by side (keys and what they do); x < 0 centres them. */
-void viewer_hud_draw_columns(viewer_hud *hud, const char *left, const char *right, float x,
-                             float y, float scale, int w, int h);
+void viewer_hud_draw_columns(viewer_hud *hud, const char *left, const char *right, float x, float y,
+                             float scale, int w, int h);
 void viewer_hud_destroy(viewer_hud *hud);
 
 #endif

@@ -16,7 +16,7 @@ typedef struct viewer_input {
     int keys[VIEWER_MAX_KEYS]; /* pressed this frame: 'R', 'V', ' ', '[', ... */
     int key_count;
     bool fly_forward, fly_back, fly_left, fly_right; /* W S A D held */
-    bool shift;                /* held: fly faster */
+    bool shift;                                      /* held: fly faster */
 } viewer_input;
 
 /* Forget this frame's events (held keys stay). */

@@ -10,83 +10,82 @@
 
 void viewer_options_usage(FILE *out)
 {
-    fputs(
-        "usage: prism-view [options] FILE.dae\n"
-        "\n"
-        "Shows a COLLADA (G4DAE) detector and the optical photons propagated\n"
-        "through it: a raster or ray-traced view in a window, or headless.\n"
-        "\n"
-        "options:\n"
-        "  --headless              no window: an EGL context rendering into an\n"
-        "                          offscreen framebuffer (the default when there is\n"
-        "                          no display)\n"
-        "  --size WxH              image size in pixels (default 1024x768)\n"
-        "  --frames N              stop after N frames (headless default 1)\n"
-        "  --screenshot out.png    write the last frame to a PNG file\n"
-        "  --photons N             photons to propagate (default 10000, 0 = none)\n"
-        "  --source point:x,y,z    isotropic point source (metres)\n"
-        "  --source beam:x,y,z,dx,dy,dz[,radius[,divergence]]\n"
-        "                          a disc of radius (m) at x,y,z shining along\n"
-        "                          dx,dy,dz with a half-angle divergence (degrees)\n"
-        "                          (default: a point at the scene's centre)\n"
-        "  --mode vbo|copy         photons written straight into the GL vertex\n"
-        "                          buffer (vbo, needs interop) or copied through\n"
-        "                          host memory (copy); default vbo when interop\n"
-        "                          works, else copy\n"
-        "  --view raster|raytrace  start in this view (default raster)\n"
-        "  --camera ex,ey,ez,tx,ty,tz,ux,uy,uz,fov\n"
-        "                          eye, target, up and vertical field of view\n"
-        "                          (degrees); default: framed on the scene\n"
-        "  --backend auto|cuda|host  engine backend (default auto)\n"
-        "  --placement auto|device|mapped|chroma\n"
-        "                          where the geometry arrays go (default auto)\n"
-        "  --reserve MB            device memory left free by placement\n"
-        "                          (default: the engine's, 300 MB)\n"
-        "  --bvh auto|host|cuda    who builds the BVH: auto (default) builds it on\n"
-        "                          the CUDA device from the uploaded triangles, or\n"
-        "                          on the host (all cores) with the host backend or\n"
-        "                          too little device memory\n"
-        "  --unit m|cm|mm|auto     the unit of the file's lengths (default auto:\n"
-        "                          its <unit>; without one, mm for a Geant4\n"
-        "                          export, else m); the rule that decided is\n"
-        "                          printed at load\n"
-        "  --show-world            draw the world volume too: the outermost solid\n"
-        "                          that encloses the others (a closed box around\n"
-        "                          the detector), hidden by default in both views\n"
-        "  --bench                 headless benchmark: median time of each stage\n"
-        "  --json                  with --bench: one JSON object on stdout\n"
-        "  --help                  this text\n"
-        "\n"
-        "keys (window):\n"
-        "  left drag orbit, right/middle drag pan, wheel zoom, W A S D fly,\n"
-        "  R raster / ray-traced / ray-traced x-ray, V VBO/copy photons,\n"
-        "  P propagate again,\n"
-        "  space pause, [ ] scrub time, F filter photons by history flag,\n"
-        "  G show / hide the world volume,\n"
-        "  H help overlay, S screenshot (tap; held, S flies back), Esc quit\n"
-        "\n"
-        "environment:\n"
-        "  PRISM_VIEW_HUD=0        no HUD text (pictures to compare)\n"
-        "  PRISM_VIEW_KEYS=RF      press these keys, one a frame from the second\n"
-        "                          frame on (scripted runs, tests)\n"
-        "  PRISM_VIEW_VERBOSE=1    say which GL context and interop are in use\n"
-        "  PRISM_VIEW_SHARE_GEOMETRY=0  keep the engine's own copy of the vertices\n"
-        "  PRISM_VIEW_PREWARM=0    do not start CUDA on its own thread at start-up\n"
-        "  PRISM_VIEW_PBO_COPY=1   copy the ray-traced image into a texture before drawing\n"
-        "                          instead of reading the raster view's GL buffer\n"
-        "                          (faster launches, 12 bytes a vertex more)\n"
-        "  PRISM_VIEW_BVH_THREADS=N  threads of the load and BVH build (default:\n"
-        "                          from 4 cores, all but one, left to GL and CUDA)\n"
-        "  PRISM_EGL_PLATFORM=device|surfaceless  force the headless EGL platform\n"
-        "  PRISM_TRAVERSAL=wide|binary  the tree the kernels walk (default: wide where\n"
-        "                          faster); PRISM_WIDE_COLLAPSE=host, PRISM_BVH_VALIDATE=1,\n"
-        "                          PRISM_BVH_RADIUS=8, PRISM_BVH_TAIL=N: the engine's\n"
-        "                          debugging and tuning settings (README)\n"
-        "  PRISM_LOAD_TRACE=1, PRISM_UPLOAD_TRACE=1, PRISM_BVH_TRACE=1  each stage's\n"
-        "                          time of the load, the upload, the GPU BVH build\n"
-        "\n"
-        "exit status: 0 success, 1 failure (file, GL, engine), 2 bad command line\n",
-        out);
+    fputs("usage: prism-view [options] FILE.dae\n"
+          "\n"
+          "Shows a COLLADA (G4DAE) detector and the optical photons propagated\n"
+          "through it: a raster or ray-traced view in a window, or headless.\n"
+          "\n"
+          "options:\n"
+          "  --headless              no window: an EGL context rendering into an\n"
+          "                          offscreen framebuffer (the default when there is\n"
+          "                          no display)\n"
+          "  --size WxH              image size in pixels (default 1024x768)\n"
+          "  --frames N              stop after N frames (headless default 1)\n"
+          "  --screenshot out.png    write the last frame to a PNG file\n"
+          "  --photons N             photons to propagate (default 10000, 0 = none)\n"
+          "  --source point:x,y,z    isotropic point source (metres)\n"
+          "  --source beam:x,y,z,dx,dy,dz[,radius[,divergence]]\n"
+          "                          a disc of radius (m) at x,y,z shining along\n"
+          "                          dx,dy,dz with a half-angle divergence (degrees)\n"
+          "                          (default: a point at the scene's centre)\n"
+          "  --mode vbo|copy         photons written straight into the GL vertex\n"
+          "                          buffer (vbo, needs interop) or copied through\n"
+          "                          host memory (copy); default vbo when interop\n"
+          "                          works, else copy\n"
+          "  --view raster|raytrace  start in this view (default raster)\n"
+          "  --camera ex,ey,ez,tx,ty,tz,ux,uy,uz,fov\n"
+          "                          eye, target, up and vertical field of view\n"
+          "                          (degrees); default: framed on the scene\n"
+          "  --backend auto|cuda|host  engine backend (default auto)\n"
+          "  --placement auto|device|mapped|chroma\n"
+          "                          where the geometry arrays go (default auto)\n"
+          "  --reserve MB            device memory left free by placement\n"
+          "                          (default: the engine's, 300 MB)\n"
+          "  --bvh auto|host|cuda    who builds the BVH: auto (default) builds it on\n"
+          "                          the CUDA device from the uploaded triangles, or\n"
+          "                          on the host (all cores) with the host backend or\n"
+          "                          too little device memory\n"
+          "  --unit m|cm|mm|auto     the unit of the file's lengths (default auto:\n"
+          "                          its <unit>; without one, mm for a Geant4\n"
+          "                          export, else m); the rule that decided is\n"
+          "                          printed at load\n"
+          "  --show-world            draw the world volume too: the outermost solid\n"
+          "                          that encloses the others (a closed box around\n"
+          "                          the detector), hidden by default in both views\n"
+          "  --bench                 headless benchmark: median time of each stage\n"
+          "  --json                  with --bench: one JSON object on stdout\n"
+          "  --help                  this text\n"
+          "\n"
+          "keys (window):\n"
+          "  left drag orbit, right/middle drag pan, wheel zoom, W A S D fly,\n"
+          "  R raster / ray-traced / ray-traced x-ray, V VBO/copy photons,\n"
+          "  P propagate again,\n"
+          "  space pause, [ ] scrub time, F filter photons by history flag,\n"
+          "  G show / hide the world volume,\n"
+          "  H help overlay, S screenshot (tap; held, S flies back), Esc quit\n"
+          "\n"
+          "environment:\n"
+          "  PRISM_VIEW_HUD=0        no HUD text (pictures to compare)\n"
+          "  PRISM_VIEW_KEYS=RF      press these keys, one a frame from the second\n"
+          "                          frame on (scripted runs, tests)\n"
+          "  PRISM_VIEW_VERBOSE=1    say which GL context and interop are in use\n"
+          "  PRISM_VIEW_SHARE_GEOMETRY=0  keep the engine's own copy of the vertices\n"
+          "  PRISM_VIEW_PREWARM=0    do not start CUDA on its own thread at start-up\n"
+          "  PRISM_VIEW_PBO_COPY=1   copy the ray-traced image into a texture before drawing\n"
+          "                          instead of reading the raster view's GL buffer\n"
+          "                          (faster launches, 12 bytes a vertex more)\n"
+          "  PRISM_VIEW_BVH_THREADS=N  threads of the load and BVH build (default:\n"
+          "                          from 4 cores, all but one, left to GL and CUDA)\n"
+          "  PRISM_EGL_PLATFORM=device|surfaceless  force the headless EGL platform\n"
+          "  PRISM_TRAVERSAL=wide|binary  the tree the kernels walk (default: wide where\n"
+          "                          faster); PRISM_WIDE_COLLAPSE=host, PRISM_BVH_VALIDATE=1,\n"
+          "                          PRISM_BVH_RADIUS=8, PRISM_BVH_TAIL=N: the engine's\n"
+          "                          debugging and tuning settings (README)\n"
+          "  PRISM_LOAD_TRACE=1, PRISM_UPLOAD_TRACE=1, PRISM_BVH_TRACE=1  each stage's\n"
+          "                          time of the load, the upload, the GPU BVH build\n"
+          "\n"
+          "exit status: 0 success, 1 failure (file, GL, engine), 2 bad command line\n",
+          out);
 }
 
 static int parse_size(const char *s, int *w, int *h)
@@ -120,13 +119,13 @@ static int parse_camera(const char *s, viewer_options *o)
 
 static const char *const VIEW_NAMES[] = {"raster", "raytrace", NULL};
 static const char *const MODE_NAMES[] = {"vbo", "copy", NULL};
-static const char *const VALUED[] = {"--size", "--frames", "--screenshot", "--photons",
-    "--source", "--mode", "--view", "--camera", "--backend", "--placement", "--reserve", "--bvh",
-    "--unit", NULL};
+static const char *const VALUED[] = {"--size",    "--frames",    "--screenshot", "--photons",
+                                     "--source",  "--mode",      "--view",       "--camera",
+                                     "--backend", "--placement", "--reserve",    "--bvh",
+                                     "--unit",    NULL};
 
 /* One option that takes a value. Returns 0, or -1 with the message set. */
-static int parse_valued(void *user, const char *opt, const char *val, char *err,
-                        size_t size)
+static int parse_valued(void *user, const char *opt, const char *val, char *err, size_t size)
 {
     viewer_options *o = user;
     int c = tool_parse_engine_option(&o->engine, opt, val, err, size);
@@ -154,8 +153,10 @@ static int parse_valued(void *user, const char *opt, const char *val, char *err,
         o->view = (viewer_view)c;
     } else if (!strcmp(opt, "--camera")) {
         if (parse_camera(val, o))
-            return tool_fail(err, size, "--camera: expected ten numbers "
-                             "eye(3),target(3),up(3),fov(0..180), got '%s'", val);
+            return tool_fail(err, size,
+                             "--camera: expected ten numbers "
+                             "eye(3),target(3),up(3),fov(0..180), got '%s'",
+                             val);
     } else if (!strcmp(opt, "--reserve")) {
         char *end;
         errno = 0;

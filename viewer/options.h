@@ -15,11 +15,11 @@ typedef enum viewer_photon_mode { PHOTONS_VBO = 0, PHOTONS_COPY } viewer_photon_
 typedef struct viewer_options {
     const char *file;
     bool headless;
-    bool headless_forced;      /* --headless given (not just no display) */
-    int width, height;         /* default 1024x768 */
-    long frames;               /* 0 = run until the window closes (headless: 1) */
+    bool headless_forced; /* --headless given (not just no display) */
+    int width, height;    /* default 1024x768 */
+    long frames;          /* 0 = run until the window closes (headless: 1) */
     const char *screenshot;
-    long photons;              /* default 10000; 0 = none */
+    long photons; /* default 10000; 0 = none */
     viewer_photon_mode mode;
     bool mode_given;
     viewer_view view;
@@ -31,12 +31,12 @@ typedef struct viewer_options {
      * on the scene thread), or cuda; --unit: the file's length unit (AUTO:
      * the loader's rule). */
     tool_engine_options engine;
-    double reserve_mb;         /* <0 = engine default */
-    bool show_world;           /* draw the outermost volume(s) (hidden by default) */
+    double reserve_mb; /* <0 = engine default */
+    bool show_world;   /* draw the outermost volume(s) (hidden by default) */
     bool bench;
     bool json;
     bool help;
-    double start_clock;        /* viewer_clock() when main began (not an option) */
+    double start_clock; /* viewer_clock() when main began (not an option) */
 } viewer_options;
 
 /* Fill `opts` from argv. Returns 0 on success, -1 on a mistake with the

@@ -54,11 +54,10 @@ static const char *VERTEX =
     "  gl_Position = mvp * vec4(pos, 1.0);\n"
     "}\n";
 
-static const char *FRAGMENT =
-    "#version 330 core\n"
-    "in vec4 colour_v;\n"
-    "out vec4 colour;\n"
-    "void main() { colour = colour_v; }\n";
+static const char *FRAGMENT = "#version 330 core\n"
+                              "in vec4 colour_v;\n"
+                              "out vec4 colour;\n"
+                              "void main() { colour = colour_v; }\n";
 
 static const struct {
     const char *name;
@@ -111,10 +110,10 @@ static int gl_objects(viewer_photons *ph)
     ph->program = viewer_gl_program("photons", VERTEX, FRAGMENT);
     if (!ph->program)
         return -1;
-    const char *names[] = {"mvp", "records", "steps", "time", "track", "filter_bits",
-                           "per_photon", "point_size"};
-    GLint *locs[] = {&ph->u_mvp, &ph->u_records, &ph->u_steps, &ph->u_time, &ph->u_track,
-                     &ph->u_filter, &ph->u_per_photon, &ph->u_point};
+    const char *names[] = {"mvp",   "records",     "steps",      "time",
+                           "track", "filter_bits", "per_photon", "point_size"};
+    GLint *locs[] = {&ph->u_mvp,   &ph->u_records, &ph->u_steps,      &ph->u_time,
+                     &ph->u_track, &ph->u_filter,  &ph->u_per_photon, &ph->u_point};
     for (int i = 0; i < 8; i++)
         *locs[i] = glGetUniformLocation(ph->program, names[i]);
     glGenVertexArrays(1, &ph->vao);
@@ -143,17 +142,15 @@ static void release_mode_buffers(viewer_photons *ph)
 
 static int fail(prism_context *ctx, prism_result r, const char *what, char *err, size_t size)
 {
-    snprintf(err, size, "%s: %s (%s)", what, prism_context_last_error(ctx),
-             prism_result_string(r));
+    snprintf(err, size, "%s: %s (%s)", what, prism_context_last_error(ctx), prism_result_string(r));
     return -1;
 }
 
 /* VBO mode: wrap the VBO; without interop say why once and use copy mode. */
 static int use_vbo(viewer_photons *ph, prism_context *ctx, char *err, size_t size)
 {
-    prism_result r = prism_buffer_create_gl(ctx, ph->vbo, records_bytes(ph),
-                                            PRISM_GL_WRITE_DISCARD, ph->loader,
-                                            "photons.vbo", &ph->gl_buffer);
+    prism_result r = prism_buffer_create_gl(ctx, ph->vbo, records_bytes(ph), PRISM_GL_WRITE_DISCARD,
+                                            ph->loader, "photons.vbo", &ph->gl_buffer);
     if (r != PRISM_SUCCESS && r != PRISM_ERROR_INTEROP_UNAVAILABLE)
         return fail(ctx, r, "photon VBO", err, size);
     if (r == PRISM_SUCCESS && prism_buffer_gl_interop(ph->gl_buffer)) {
@@ -163,7 +160,8 @@ static int use_vbo(viewer_photons *ph, prism_context *ctx, char *err, size_t siz
     prism_buffer_release(ph->gl_buffer);
     ph->gl_buffer = NULL;
     if (!ph->fallback_said)
-        fprintf(stderr, "prism-view: VBO mode needs CUDA-GL interop, which this GL context "
+        fprintf(stderr,
+                "prism-view: VBO mode needs CUDA-GL interop, which this GL context "
                 "does not have (%s backend%s): photons use the copy path\n",
                 prism_backend_name(prism_context_backend(ctx)),
                 prism_context_gl_shared(ctx) ? "" : ", GL not shared");
@@ -237,9 +235,8 @@ static int copy_to_gl(viewer_photons *ph, prism_context *ctx, char *err, size_t 
     return 0;
 }
 
-int viewer_photons_propagate(viewer_photons *ph, prism_context *ctx,
-                             const prism_geometry *geometry, const prism_photon_source *source,
-                             char *err, size_t err_size)
+int viewer_photons_propagate(viewer_photons *ph, prism_context *ctx, const prism_geometry *geometry,
+                             const prism_photon_source *source, char *err, size_t err_size)
 {
     if (!ph->count)
         return 0;

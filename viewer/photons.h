@@ -26,21 +26,21 @@
 typedef struct viewer_photons {
     GLuint vbo, texture, program, vao;
     GLint u_mvp, u_records, u_steps, u_time, u_track, u_filter, u_per_photon, u_point;
-    size_t count;              /* photons */
-    unsigned steps;            /* records per photon (K) */
-    viewer_photon_mode mode;   /* the mode in use */
+    size_t count;            /* photons */
+    unsigned steps;          /* records per photon (K) */
+    viewer_photon_mode mode; /* the mode in use */
     bool fallback_said;
-    prism_buffer *gl_buffer;   /* VBO mode: the VBO as the engine sees it */
-    prism_buffer *device;      /* copy mode: records in device memory */
-    void *staging;             /* copy mode: their host copy (pinned when it can be) */
-    prism_buffer *pinned;      /* the pinned buffer holding `staging`, or NULL (heap) */
+    prism_buffer *gl_buffer; /* VBO mode: the VBO as the engine sees it */
+    prism_buffer *device;    /* copy mode: records in device memory */
+    void *staging;           /* copy mode: their host copy (pinned when it can be) */
+    prism_buffer *pinned;    /* the pinned buffer holding `staging`, or NULL (heap) */
     prism_gl_get_proc_address_fn loader;
     uint64_t seed;
-    double time_max;           /* ns: the last photon's end */
-    int filter;                /* index into the filter list, 0 = all */
+    double time_max; /* ns: the last photon's end */
+    int filter;      /* index into the filter list, 0 = all */
     prism_propagate_stats stats;
-    double propagate_seconds;  /* prism_propagate */
-    double copy_seconds;       /* copy mode: device -> host -> GL */
+    double propagate_seconds; /* prism_propagate */
+    double copy_seconds;      /* copy mode: device -> host -> GL */
 } viewer_photons;
 
 /* GL objects for `count` photons (0: nothing is drawn): GL only, so it
@@ -52,9 +52,8 @@ int viewer_photons_create(viewer_photons *ph, size_t count, prism_gl_get_proc_ad
 int viewer_photons_set_mode(viewer_photons *ph, prism_context *ctx, viewer_photon_mode mode,
                             char *err, size_t err_size);
 /* Propagate from `source` and fill the GL buffer. */
-int viewer_photons_propagate(viewer_photons *ph, prism_context *ctx,
-                             const prism_geometry *geometry, const prism_photon_source *source,
-                             char *err, size_t err_size);
+int viewer_photons_propagate(viewer_photons *ph, prism_context *ctx, const prism_geometry *geometry,
+                             const prism_photon_source *source, char *err, size_t err_size);
 /* Draw at simulation time `time` (ns). */
 void viewer_photons_draw(const viewer_photons *ph, const float view[16], const float proj[16],
                          double time);

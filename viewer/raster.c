@@ -13,15 +13,14 @@
  * the colour is the palette's entry for the inner material (the last
  * entry for none), and a triangle of a hidden solid (the world volume's)
  * is discarded unless shown. */
-static const char *VERTEX =
-    "#version 330 core\n"
-    "layout(location = 0) in vec3 position;\n"
-    "uniform mat4 mvp, modelview;\n"
-    "out vec3 view_pos;\n"
-    "void main() {\n"
-    "  view_pos = (modelview * vec4(position, 1.0)).xyz;\n"
-    "  gl_Position = mvp * vec4(position, 1.0);\n"
-    "}\n";
+static const char *VERTEX = "#version 330 core\n"
+                            "layout(location = 0) in vec3 position;\n"
+                            "uniform mat4 mvp, modelview;\n"
+                            "out vec3 view_pos;\n"
+                            "void main() {\n"
+                            "  view_pos = (modelview * vec4(position, 1.0)).xyz;\n"
+                            "  gl_Position = mvp * vec4(position, 1.0);\n"
+                            "}\n";
 
 static const char *FRAGMENT =
     "#version 330 core\n"

@@ -18,7 +18,7 @@ typedef struct viewer_raster {
     GLuint hidden_buffer, hidden_texture;   /* per solid, R8UI: 1 hides its triangles */
     GLsizei index_count;
     GLint u_mvp, u_modelview, u_show_hidden;
-    bool show_hidden;      /* draw the hidden solids' triangles too */
+    bool show_hidden; /* draw the hidden solids' triangles too */
 } viewer_raster;
 
 /* What the raster view is made of. positions (3 floats each) and
@@ -32,8 +32,8 @@ typedef struct viewer_raster_desc {
     size_t vertex_count;
     const uint32_t *triangles;
     size_t triangle_count;
-    const uint8_t (*palette)[4]; /* colour of material i; the last entry for none */
-    size_t palette_count;        /* materials + 1, at least 1 */
+    const uint8_t (*palette)[4];  /* colour of material i; the last entry for none */
+    size_t palette_count;         /* materials + 1, at least 1 */
     const uint8_t *hidden_solids; /* per solid: 1 = hidden (NULL: none) */
     size_t solid_count;
 } viewer_raster_desc;

@@ -11,21 +11,19 @@
 #include <string.h>
 
 /* One triangle covering the viewport, from gl_VertexID alone. */
-static const char *VERTEX =
-    "#version 330 core\n"
-    "out vec2 uv;\n"
-    "void main() {\n"
-    "  vec2 p = vec2((gl_VertexID << 1) & 2, gl_VertexID & 2);\n"
-    "  uv = p;\n"
-    "  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
-    "}\n";
+static const char *VERTEX = "#version 330 core\n"
+                            "out vec2 uv;\n"
+                            "void main() {\n"
+                            "  vec2 p = vec2((gl_VertexID << 1) & 2, gl_VertexID & 2);\n"
+                            "  uv = p;\n"
+                            "  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
+                            "}\n";
 
-static const char *FRAGMENT =
-    "#version 330 core\n"
-    "in vec2 uv;\n"
-    "uniform sampler2D image;\n"
-    "out vec4 colour;\n"
-    "void main() { colour = vec4(texture(image, uv).rgb, 1.0); }\n";
+static const char *FRAGMENT = "#version 330 core\n"
+                              "in vec2 uv;\n"
+                              "uniform sampler2D image;\n"
+                              "out vec4 colour;\n"
+                              "void main() { colour = vec4(texture(image, uv).rgb, 1.0); }\n";
 
 /* The PBO itself, one texel per pixel, bottom row first as rendered. */
 static const char *FRAGMENT_BUFFER =
@@ -58,8 +56,8 @@ static int gl_objects(viewer_raytrace *rt)
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
     glGenTextures(1, &rt->texture);
     glBindTexture(GL_TEXTURE_2D, rt->texture);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, rt->width, rt->height, 0, GL_RGBA,
-                 GL_UNSIGNED_BYTE, NULL);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, rt->width, rt->height, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                 NULL);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glBindTexture(GL_TEXTURE_2D, 0);
@@ -104,9 +102,11 @@ void viewer_raytrace_setup(const viewer_raytrace *rt, const viewer_camera *cam,
     memcpy(camera->eye, cam->eye, sizeof camera->eye);
     memcpy(camera->look_at, cam->target, sizeof camera->look_at);
     memcpy(camera->up, cam->up, sizeof camera->up);
-    *desc = (prism_render_desc){.width = (uint32_t)rt->width, .height = (uint32_t)rt->height,
+    *desc = (prism_render_desc){.width = (uint32_t)rt->width,
+                                .height = (uint32_t)rt->height,
                                 .mode = rt->xray ? PRISM_RENDER_XRAY : PRISM_RENDER_SHADED,
-                                .bottom_row_first = true, .hidden_solids = rt->hidden,
+                                .bottom_row_first = true,
+                                .hidden_solids = rt->hidden,
                                 .hidden_solids_count = rt->hidden_count};
     memcpy(desc->background, background, 4);
 }
@@ -135,8 +135,7 @@ int viewer_raytrace_render(viewer_raytrace *rt, prism_context *ctx, const prism_
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, rt->pbo);
     glBindTexture(GL_TEXTURE_2D, rt->texture);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, rt->width, rt->height, GL_RGBA, GL_UNSIGNED_BYTE,
-                    NULL);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, rt->width, rt->height, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
     glBindTexture(GL_TEXTURE_2D, 0);
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
     return 0;

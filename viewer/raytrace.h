@@ -16,10 +16,10 @@
 
 typedef struct viewer_raytrace {
     GLuint pbo, texture, program, vao;
-    GLuint buffer_texture;  /* the PBO as a GL_TEXTURE_BUFFER (in_place) */
+    GLuint buffer_texture; /* the PBO as a GL_TEXTURE_BUFFER (in_place) */
     GLint u_image, u_size;
-    bool in_place;          /* the draw reads the PBO itself; else it is copied to `texture` */
-    prism_buffer *buffer;   /* the PBO as the engine sees it */
+    bool in_place;        /* the draw reads the PBO itself; else it is copied to `texture` */
+    prism_buffer *buffer; /* the PBO as the engine sees it */
     int width, height;
     bool interop;           /* written in place through CUDA-GL interop */
     bool xray;              /* a few layers blended: the inside of a closed detector shows */

@@ -41,9 +41,13 @@ static int load_scene(viewer_app *app)
     tool_progress progress;
     load_log log = {.count = 0};
     tool_progress_begin(&progress, "prism-view", "loading", NULL, true);
-    prism_load_desc desc = {.progress = tool_progress_update, .progress_user = &progress,
-                            .error = error, .error_size = sizeof error, .log = keep_log,
-                            .log_user = &log, .length_unit = app->opt.engine.unit};
+    prism_load_desc desc = {.progress = tool_progress_update,
+                            .progress_user = &progress,
+                            .error = error,
+                            .error_size = sizeof error,
+                            .log = keep_log,
+                            .log_user = &log,
+                            .length_unit = app->opt.engine.unit};
     tool_env_load(&desc);
     double t0 = viewer_clock();
     prism_result r = prism_scene_load(app->opt.file, &desc, &app->scene);

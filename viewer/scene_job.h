@@ -18,11 +18,11 @@ typedef struct viewer_scene_job {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    int loaded;             /* 0 pending, 1 scene ready, -1 failed */
-    int result;             /* the whole job: 0, or -1 (said on stderr) */
-    bool running;           /* a thread to join */
-    bool threaded;          /* the work runs on a thread of its own */
-    int host_bvh;           /* -1 undecided, 0 no host build, 1 build on the host */
+    int loaded;    /* 0 pending, 1 scene ready, -1 failed */
+    int result;    /* the whole job: 0, or -1 (said on stderr) */
+    bool running;  /* a thread to join */
+    bool threaded; /* the work runs on a thread of its own */
+    int host_bvh;  /* -1 undecided, 0 no host build, 1 build on the host */
 } viewer_scene_job;
 
 /* Start the job (or, if no thread can be made, run it here). Returns 0,

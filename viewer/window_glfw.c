@@ -33,7 +33,8 @@ static void on_key(GLFWwindow *w, int key, int scancode, int action, int mods)
     case GLFW_KEY_S: in->fly_back = down; break;
     case GLFW_KEY_A: in->fly_left = down; break;
     case GLFW_KEY_D: in->fly_right = down; break;
-    case GLFW_KEY_LEFT_SHIFT: case GLFW_KEY_RIGHT_SHIFT: in->shift = down; break;
+    case GLFW_KEY_LEFT_SHIFT:
+    case GLFW_KEY_RIGHT_SHIFT: in->shift = down; break;
     default: break;
     }
     /* S both flies back (held, as WASD) and takes a screenshot (tapped):
@@ -88,8 +89,8 @@ static GLFWwindow *open_window(int w, int h, const char *title)
     return glfwCreateWindow(w, h, title, NULL, NULL);
 }
 
-int viewer_window_create(int w, int h, const char *title, viewer_input *input,
-                         viewer_window **out, char *err, size_t err_size)
+int viewer_window_create(int w, int h, const char *title, viewer_input *input, viewer_window **out,
+                         char *err, size_t err_size)
 {
     *out = NULL;
     glfwSetErrorCallback(on_glfw_error);

@@ -22,7 +22,8 @@ int prism__cuda_count(prism_result *why, char *reason, size_t reason_size)
     cudaGetLastError(); /* the runtime keeps the error sticky otherwise */
     if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice) {
         *why = err == cudaErrorNoDevice ? PRISM_ERROR_NO_DEVICE : PRISM_ERROR_NO_DRIVER;
-        snprintf(reason, reason_size, "%s", err == cudaErrorNoDevice ? "no CUDA device" : "no CUDA driver");
+        snprintf(reason, reason_size, "%s",
+                 err == cudaErrorNoDevice ? "no CUDA device" : "no CUDA driver");
     } else if (err == cudaSuccess) {
         *why = PRISM_ERROR_NO_DEVICE;
         snprintf(reason, reason_size, "no CUDA device");
@@ -71,9 +72,11 @@ prism_result prism__cuda_query(int index, prism_device_info *info)
     info->register_allocation_unit = 256;
     info->warp_allocation_granularity = 4;
     info->max_registers_per_thread = 255;
-    info->shared_memory_per_block = (size_t)attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, index);
+    info->shared_memory_per_block = (size_t)attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                                      index);
     if (!info->shared_memory_per_block)
-        info->shared_memory_per_block = (size_t)attribute(cudaDevAttrMaxSharedMemoryPerBlock, index);
+        info->shared_memory_per_block = (size_t)attribute(cudaDevAttrMaxSharedMemoryPerBlock,
+                                                          index);
     info->shared_memory_per_multiprocessor =
         (size_t)attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, index);
     info->shared_memory_allocation_unit = 128;
@@ -129,7 +132,8 @@ static prism_result set_flags(prism_context *ctx, int index, const prism_context
         return prism__error(ctx, PRISM_ERROR_CUDA, "cuda:%d: cannot set device flags: %s", index,
                             cudaGetErrorString(err));
     }
-    if ((want & cudaDeviceMapHost) && !(have & cudaDeviceMapHost) && !ctx->device.unified_addressing)
+    if ((want & cudaDeviceMapHost) && !(have & cudaDeviceMapHost) &&
+        !ctx->device.unified_addressing)
         return prism__error(ctx, PRISM_ERROR_CUDA,
                             "cuda:%d: already active without mapped host memory", index);
     prism__log(ctx, PRISM_LOG_DEBUG, "cuda:%d: context already active, keeping its flags 0x%x",
@@ -150,7 +154,8 @@ static prism_result set_cache(prism_context *ctx, prism_cache_preference pref)
     cudaError_t err = cudaDeviceSetCacheConfig(c);
     if (err != cudaSuccess) {
         cudaGetLastError();
-        prism__log(ctx, PRISM_LOG_WARNING, "cache preference not applied: %s", cudaGetErrorString(err));
+        prism__log(ctx, PRISM_LOG_WARNING, "cache preference not applied: %s",
+                   cudaGetErrorString(err));
     }
     return PRISM_SUCCESS;
 }
@@ -175,7 +180,8 @@ prism_result prism__cuda_open(prism_context *ctx, int index, const prism_context
         prism_result why = err == cudaErrorDevicesUnavailable || err == cudaErrorDeviceAlreadyInUse
                                ? PRISM_ERROR_DEVICE_UNAVAILABLE
                                : PRISM_ERROR_CUDA;
-        return prism__error(ctx, why, "cuda:%d: no usable context: %s", index, cudaGetErrorString(err));
+        return prism__error(ctx, why, "cuda:%d: no usable context: %s", index,
+                            cudaGetErrorString(err));
     }
     ctx->cuda_device = index;
     ctx->mapped_allowed = !desc->deny_mapped_memory && ctx->device.can_map_host_memory;
@@ -264,8 +270,9 @@ static int egl_cuda_device(void)
         unsigned (*device_attrib)(void *, int, attrib *) =
             (unsigned (*)(void *, int, attrib *))get_proc("eglQueryDeviceAttribEXT");
         attrib egl_device = 0, cuda = -1;
-        if (display_attrib && device_attrib && display_attrib(display, EGL_DEVICE_EXT_, &egl_device) &&
-            egl_device && device_attrib((void *)egl_device, EGL_CUDA_DEVICE_NV_, &cuda))
+        if (display_attrib && device_attrib &&
+            display_attrib(display, EGL_DEVICE_EXT_, &egl_device) && egl_device &&
+            device_attrib((void *)egl_device, EGL_CUDA_DEVICE_NV_, &cuda))
             device = (int)cuda;
     }
     dlclose(lib);
@@ -292,7 +299,8 @@ prism_result prism__cuda_gl_device(int *device, char *message, size_t message_si
         snprintf(message, message_size, "share_gl: no OpenGL context is current on this thread");
         return PRISM_ERROR_NO_GL_CONTEXT;
     }
-    snprintf(message, message_size, "share_gl: the current OpenGL context is not on a CUDA device (%s)",
+    snprintf(message, message_size,
+             "share_gl: the current OpenGL context is not on a CUDA device (%s)",
              err != cudaSuccess ? cudaGetErrorString(err) : "no device listed");
     return PRISM_ERROR_GL_NOT_ON_CUDA_DEVICE;
 }

@@ -25,8 +25,8 @@ extern "C" {
 #define PRISM_RENDER_BLOCK 256
 
 /* The render kernel as first written: prism_render_one, the host's code. */
-__global__ void prism_render_kernel(prism_geometry_view g, prism_render_params p,
-                                    uint32_t *image, uint32_t y0, uint32_t rows, uint32_t count)
+__global__ void prism_render_kernel(prism_geometry_view g, prism_render_params p, uint32_t *image,
+                                    uint32_t y0, uint32_t rows, uint32_t count)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < count)
@@ -93,8 +93,8 @@ __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
  * SM idles on a slow tile while others wait in the launch queue. */
 template <int MINB, int BOX, bool PERSIST, int LOOP, int WIDE = 0>
 __global__ void __launch_bounds__(PRISM_RENDER_BLOCK, MINB)
-    prism_render_tuned(prism_geometry_view g, prism_render_params p, uint32_t *image,
-                       uint32_t y0, uint32_t rows, uint32_t count)
+    prism_render_tuned(prism_geometry_view g, prism_render_params p, uint32_t *image, uint32_t y0,
+                       uint32_t rows, uint32_t count)
 {
     if (!PERSIST) {
         uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -235,7 +235,8 @@ extern "C" prism_result prism__cuda_kernel_attributes(prism_context *ctx, const 
         strcmp(name, "propagate_fast") == 0    ? PRISM_PROPAGATE_MATH_FAST
         : strcmp(name, "propagate_exact") == 0 ? PRISM_PROPAGATE_MATH_EXACT
                                                : PRISM_PROPAGATE_MATH_DEFAULT);
-    const void *f = strcmp(name, "render") == 0     ? (const void *)prism_render_variants[render_variant_for(ctx, NULL, NULL)].f
+    const void *f = strcmp(name, "render") == 0
+                        ? (const void *)prism_render_variants[render_variant_for(ctx, NULL, NULL)].f
                     : strcmp(name, "generate") == 0 ? photon->generate_kernel
                                                     : photon->propagate_kernel;
     cudaFuncAttributes a;
@@ -326,8 +327,9 @@ extern "C" prism_result prism__cuda_tally(prism_context *ctx, const prism_photon
     cudaStream_t s = prism__cuda_stream_of(ctx);
     cudaError_t err = cudaMemsetAsync(sums, 0, 32, s);
     if (err == cudaSuccess) {
-        const unsigned grid = prism__cuda_blocks(count, 256);
-        prism_tally_kernel<<<grid < 1024 ? grid : 1024, 256, 0, s>>>(photons, count, sums, any, latest);
+        const unsigned blocks = prism__cuda_blocks(count, 256);
+        const unsigned grid = blocks < 1024 ? blocks : 1024;
+        prism_tally_kernel<<<grid, 256, 0, s>>>(photons, count, sums, any, latest);
         err = cudaGetLastError();
     }
     if (err == cudaSuccess)

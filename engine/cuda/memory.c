@@ -93,13 +93,11 @@ static prism_result cuda_alloc(prism_context *ctx, prism__allocation *a)
             cudaHostUnregister(a->host);
         return r;
     }
-    case PRISM_MEMORY_MANAGED:
-        return managed_alloc(ctx, a);
+    case PRISM_MEMORY_MANAGED: return managed_alloc(ctx, a);
     case PRISM_MEMORY_STAGING:
         CHECK(cudaMallocHost(&a->host, a->bytes), "cudaMallocHost", a);
         return PRISM_SUCCESS;
-    default: /* GL: registered by gl_register */
-        return PRISM_SUCCESS;
+    default: /* GL: registered by gl_register */ return PRISM_SUCCESS;
     }
 }
 
@@ -110,23 +108,16 @@ static void cuda_free(prism_context *ctx, prism__allocation *a)
     switch (a->kind) {
     case PRISM_MEMORY_DEVICE:
     case PRISM_MEMORY_ASYNC:
-    case PRISM_MEMORY_MANAGED:
-        cudaFree(a->device);
-        break;
+    case PRISM_MEMORY_MANAGED: cudaFree(a->device); break;
     case PRISM_MEMORY_PINNED:
-    case PRISM_MEMORY_STAGING:
-        cudaFreeHost(a->host);
-        break;
-    case PRISM_MEMORY_REGISTERED:
-        cudaHostUnregister(a->host);
-        break;
+    case PRISM_MEMORY_STAGING: cudaFreeHost(a->host); break;
+    case PRISM_MEMORY_REGISTERED: cudaHostUnregister(a->host); break;
     case PRISM_MEMORY_GL:
         if (a->handle)
             cudaGraphicsUnregisterResource((cudaGraphicsResource_t)a->handle);
         a->handle = NULL;
         break;
-    default:
-        break;
+    default: break;
     }
     cudaGetLastError();
 }
@@ -246,7 +237,8 @@ static prism_result cuda_stream_sync(prism_context *ctx, void *handle)
 static bool cuda_mempool_supported(prism_context *ctx)
 {
     int v = 0;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, ctx->cuda_device) != cudaSuccess)
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, ctx->cuda_device) !=
+        cudaSuccess)
         cudaGetLastError();
     return v != 0;
 }
@@ -306,7 +298,8 @@ static prism_result cuda_mempool_usage(prism_context *ctx, size_t *current, size
     if (r != PRISM_SUCCESS)
         return r;
     uint64_t cur = 0, hi = 0;
-    CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &cur), "UsedMemCurrent", NULL);
+    CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &cur), "UsedMemCurrent",
+          NULL);
     CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &hi), "UsedMemHigh", NULL);
     *current = (size_t)cur;
     *high = (size_t)hi;
@@ -362,7 +355,8 @@ static prism_result cuda_gl_unmap(prism_context *ctx, prism__allocation *a, void
     if (r != PRISM_SUCCESS)
         return r;
     cudaGraphicsResource_t res = (cudaGraphicsResource_t)a->handle;
-    CHECK(cudaGraphicsUnmapResources(1, &res, (cudaStream_t)stream), "cudaGraphicsUnmapResources", a);
+    CHECK(cudaGraphicsUnmapResources(1, &res, (cudaStream_t)stream), "cudaGraphicsUnmapResources",
+          a);
     return PRISM_SUCCESS;
 }
 

@@ -27,19 +27,19 @@
 #define PRISM_NVRTC_SONAME "libnvrtc.so"
 #endif
 
-#define NVRTC_FUNCTIONS(X)                                                                      \
-    X(nvrtcVersion)                                                                             \
-    X(nvrtcGetNumSupportedArchs)                                                                \
-    X(nvrtcGetSupportedArchs)                                                                   \
-    X(nvrtcGetErrorString)                                                                      \
-    X(nvrtcCreateProgram)                                                                       \
-    X(nvrtcDestroyProgram)                                                                      \
-    X(nvrtcCompileProgram)                                                                      \
-    X(nvrtcGetProgramLogSize)                                                                   \
-    X(nvrtcGetProgramLog)                                                                       \
-    X(nvrtcGetPTXSize)                                                                          \
-    X(nvrtcGetPTX)                                                                              \
-    X(nvrtcGetCUBINSize)                                                                        \
+#define NVRTC_FUNCTIONS(X)                                                                         \
+    X(nvrtcVersion)                                                                                \
+    X(nvrtcGetNumSupportedArchs)                                                                   \
+    X(nvrtcGetSupportedArchs)                                                                      \
+    X(nvrtcGetErrorString)                                                                         \
+    X(nvrtcCreateProgram)                                                                          \
+    X(nvrtcDestroyProgram)                                                                         \
+    X(nvrtcCompileProgram)                                                                         \
+    X(nvrtcGetProgramLogSize)                                                                      \
+    X(nvrtcGetProgramLog)                                                                          \
+    X(nvrtcGetPTXSize)                                                                             \
+    X(nvrtcGetPTX)                                                                                 \
+    X(nvrtcGetCUBINSize)                                                                           \
     X(nvrtcGetCUBIN)
 
 struct prism__nvrtc {
@@ -153,8 +153,8 @@ prism_result prism__nvrtc_load(prism_context *ctx, prism__nvrtc **out)
     }
     n->library = h;
     const char *missing = NULL;
-#define LOAD(f)                                                                                 \
-    if ((n->f = (__typeof__(&f))dlsym(h, #f)) == NULL && missing == NULL)                       \
+#define LOAD(f)                                                                                    \
+    if ((n->f = (__typeof__(&f))dlsym(h, #f)) == NULL && missing == NULL)                          \
         missing = #f;
     NVRTC_FUNCTIONS(LOAD)
 #undef LOAD
@@ -279,8 +279,9 @@ prism_result prism__nvrtc_compile(prism_context *ctx, const prism__nvrtc *n, con
     nvrtcResult e = n->nvrtcCreateProgram(&p, source, name, (int)hc, texts, names);
     prism_result r = PRISM_SUCCESS;
     if (e != NVRTC_SUCCESS) {
-        r = prism__error(ctx, e == NVRTC_ERROR_OUT_OF_MEMORY ? PRISM_ERROR_OUT_OF_MEMORY
-                                                             : PRISM_ERROR_CUDA,
+        r = prism__error(ctx,
+                         e == NVRTC_ERROR_OUT_OF_MEMORY ? PRISM_ERROR_OUT_OF_MEMORY
+                                                        : PRISM_ERROR_CUDA,
                          "module \"%s\": nvrtcCreateProgram: %s", name, n->nvrtcGetErrorString(e));
     } else {
         e = n->nvrtcCompileProgram(p, (int)(option_count + 1), opts);

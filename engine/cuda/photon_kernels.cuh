@@ -39,9 +39,8 @@ static __global__ void prism_generate_kernel(prism_source_params s, prism_propag
 
 static __global__ void prism_propagate_kernel(prism_geometry_view g, prism_optics_view o,
                                               prism_propagate_params q, prism_photon *photons,
-                                              prism_step_record *records,
-                                              const uint32_t *queue_in, uint32_t n_in,
-                                              uint32_t *queue_out, uint32_t *counter,
+                                              prism_step_record *records, const uint32_t *queue_in,
+                                              uint32_t n_in, uint32_t *queue_out, uint32_t *counter,
                                               uint32_t budget)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;

@@ -47,9 +47,9 @@ static prism_result cuda_failed(prism_context *ctx, cudaError_t err)
     return prism__error(ctx, PRISM_ERROR_CUDA, "photons_select: %s", cudaGetErrorString(err));
 }
 
-extern "C" prism_result prism__cuda_select(prism_context *ctx, const prism_photon *in,
-                                           size_t count, uint32_t any_of, prism_photon *out,
-                                           size_t capacity, size_t *selected)
+extern "C" prism_result prism__cuda_select(prism_context *ctx, const prism_photon *in, size_t count,
+                                           uint32_t any_of, prism_photon *out, size_t capacity,
+                                           size_t *selected)
 {
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS || count == 0)
@@ -57,8 +57,8 @@ extern "C" prism_result prism__cuda_select(prism_context *ctx, const prism_photo
     cudaStream_t s = stream_of(ctx);
     size_t chunk = count < SELECT_CHUNK ? count : SELECT_CHUNK, temp_bytes = 0;
     prism_select_op op = {any_of};
-    cudaError_t err = cub::DeviceSelect::If(NULL, temp_bytes, in, out, (int *)NULL, (int)chunk,
-                                            op, s);
+    cudaError_t err = cub::DeviceSelect::If(NULL, temp_bytes, in, out, (int *)NULL, (int)chunk, op,
+                                            s);
     if (err != cudaSuccess)
         return cuda_failed(ctx, err);
     /* [0, 8): the count; [8, 16): DeviceSelect's int; then its temporaries */
@@ -90,8 +90,8 @@ extern "C" prism_result prism__cuda_select(prism_context *ctx, const prism_photo
          at += chunk) {
         int n = (int)(count - at < chunk ? count - at : chunk), k = 0;
         size_t bytes = temp_bytes;
-        err = cub::DeviceSelect::If(base + 16, bytes, in + at, out + written, chunk_selected, n,
-                                    op, s);
+        err = cub::DeviceSelect::If(base + 16, bytes, in + at, out + written, chunk_selected, n, op,
+                                    s);
         if (err == cudaSuccess)
             err = cudaMemcpyAsync(&k, chunk_selected, sizeof k, cudaMemcpyDeviceToHost, s);
         if (err == cudaSuccess)

@@ -21,8 +21,14 @@ extern "C" {
 
 /* The device's counters: [0, 32) flagged, [32, 64) ended, 64 steps, 65 timed,
  * 66 the two float keys (min as ~key, so both are atomicMax). */
-enum { SUM_FLAGGED = 0, SUM_ENDED = 32, SUM_STEPS = 64, SUM_TIMED = 65, SUM_KEYS = 66,
-       SUM_WORDS = 67 };
+enum {
+    SUM_FLAGGED = 0,
+    SUM_ENDED = 32,
+    SUM_STEPS = 64,
+    SUM_TIMED = 65,
+    SUM_KEYS = 66,
+    SUM_WORDS = 67
+};
 
 __global__ void prism_summary_kernel(const prism_photon *p, size_t n, unsigned long long *sums,
                                      unsigned long long *by_solid, uint32_t solids)
@@ -97,9 +103,10 @@ extern "C" prism_result prism__cuda_summary(prism_context *ctx, const prism_phot
     cudaStream_t st = prism__cuda_stream_of(ctx);
     cudaError_t err = got != NULL ? cudaMemsetAsync(sums, 0, bytes, st) : cudaErrorMemoryAllocation;
     if (err == cudaSuccess) {
-        const unsigned grid = prism__cuda_blocks(count, SUMMARY_BLOCK);
-        prism_summary_kernel<<<grid < 1024 ? grid : 1024, SUMMARY_BLOCK, 0, st>>>(
-            photons, count, sums, by_solid, (uint32_t)(solids ? s->solids : 0));
+        const unsigned blocks = prism__cuda_blocks(count, SUMMARY_BLOCK);
+        const unsigned grid = blocks < 1024 ? blocks : 1024;
+        prism_summary_kernel<<<grid, SUMMARY_BLOCK, 0, st>>>(photons, count, sums, by_solid,
+                                                             (uint32_t)(solids ? s->solids : 0));
         err = cudaGetLastError();
     }
     if (err == cudaSuccess)

@@ -26,7 +26,7 @@ static __global__ void k_pack_info(const uint32_t *solid, const uint32_t *inner,
 }
 
 extern "C" prism_result prism__cuda_pack_info(prism_context *ctx, const uint32_t *codes, uint32_t n,
-                                            void *dst, prism_stream *stream)
+                                              void *dst, prism_stream *stream)
 {
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS || n == 0)
@@ -48,7 +48,7 @@ static __global__ void k_gl_codes(const uint4 *info, uint32_t n, uint2 *out)
 }
 
 extern "C" prism_result prism__cuda_gl_codes(prism_context *ctx, const void *info, uint32_t n,
-                                            void *dst)
+                                             void *dst)
 {
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS || n == 0)

@@ -28,9 +28,7 @@ static prism_result host_alloc(prism_context *ctx, prism__allocation *a)
     }
     switch (a->kind) {
     case PRISM_MEMORY_DEVICE:
-    case PRISM_MEMORY_ASYNC:
-        a->device = p;
-        break;
+    case PRISM_MEMORY_ASYNC: a->device = p; break;
     case PRISM_MEMORY_PINNED:
         a->host = p;
         a->device = (a->flags & PRISM_HOST_MAPPED) ? p : NULL;
@@ -89,9 +87,7 @@ static prism_result host_stream_create(prism_context *ctx, void **handle)
     return PRISM_SUCCESS;
 }
 
-static void host_stream_destroy(prism_context *ctx, void *handle)
-{
-}
+static void host_stream_destroy(prism_context *ctx, void *handle) {}
 
 static prism_result host_stream_sync(prism_context *ctx, void *handle)
 {

@@ -28,8 +28,8 @@ prism_result prism__host_select(prism_context *ctx, const prism_photon *in, size
         return PRISM_SUCCESS;
     if (*selected > capacity)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_RANGE,
-                            "photons_select: %zu photons selected, the output holds %zu",
-                            *selected, capacity);
+                            "photons_select: %zu photons selected, the output holds %zu", *selected,
+                            capacity);
     host_copy(in, count, any_of, out);
     return PRISM_SUCCESS;
 }

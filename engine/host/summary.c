@@ -11,7 +11,7 @@ prism_result prism__host_summary(prism_context *ctx, const prism_photon *photons
                                  prism_propagate_summary *s)
 {
     const int threads = ctx != NULL && ctx->host_threads > 0 ? ctx->host_threads
-                                                            : omp_get_max_threads();
+                                                             : omp_get_max_threads();
     const size_t solids = s->solids;
 #pragma omp parallel num_threads(threads)
     {

@@ -53,7 +53,8 @@ prism_result prism_kernel_resources(prism_context *ctx, const char *kernel_name,
                                     int *registers_per_thread, size_t *shared_bytes)
 {
     if (ctx == NULL || !known_kernel(kernel_name))
-        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "kernel_occupancy: unknown kernel \"%s\"",
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "kernel_occupancy: unknown kernel \"%s\"",
                             kernel_name != NULL ? kernel_name : "(null)");
     if (ctx->be->kernel_attributes == NULL)
         return prism__error(ctx, PRISM_ERROR_UNSUPPORTED,

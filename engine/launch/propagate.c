@@ -172,8 +172,8 @@ static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
 {
     struct prism_kernel_state *k = ctx->kernels;
     const bool known = k->slice_geometry == g->nodes_head && k->slice > 0;
-    uint32_t n = count, slice = next_slice(ctx, known ? k->slice : PRISM_PROPAGATE_FIRST_SLICE,
-                                           0, 0.0);
+    uint32_t n = count,
+             slice = next_slice(ctx, known ? k->slice : PRISM_PROPAGATE_FIRST_SLICE, 0, 0.0);
     uint32_t grown = 0; /* the largest slice a full launch measured */
     int cur = 0;
     prism_result r = PRISM_SUCCESS;
@@ -354,7 +354,8 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
                 r = u;
         }
     }
-    prism_result e1 = want_records ? prism__target_end(ctx, &rec, r == PRISM_SUCCESS) : PRISM_SUCCESS;
+    prism_result e1 = want_records ? prism__target_end(ctx, &rec, r == PRISM_SUCCESS)
+                                   : PRISM_SUCCESS;
     prism_result e0 = prism__target_end(ctx, &ph, r == PRISM_SUCCESS);
     return r != PRISM_SUCCESS ? r : (e1 != PRISM_SUCCESS ? e1 : e0);
 }

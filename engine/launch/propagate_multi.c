@@ -26,10 +26,10 @@ typedef struct multi_worker {
     multi_run *run;
     prism_context *ctx;
     const prism_geometry *geometry;
-    size_t limit;                 /* photons a call */
-    double rate;                  /* photons per second so far, 0 = unknown */
+    size_t limit; /* photons a call */
+    double rate;  /* photons per second so far, 0 = unknown */
     prism_propagate_share share;
-    prism_propagate_stats stats;  /* sums over its calls */
+    prism_propagate_stats stats; /* sums over its calls */
     prism_result result;
     pthread_t thread;
     bool started;
@@ -37,7 +37,7 @@ typedef struct multi_worker {
 
 struct multi_run {
     pthread_mutex_t lock;
-    size_t next, total;           /* the cursor over the call's photons */
+    size_t next, total; /* the cursor over the call's photons */
     bool failed;
     size_t n;
     multi_worker *workers;
@@ -135,19 +135,22 @@ prism_result prism__multi_check(const char *what, prism_context *const *ctxs,
     if (ctxs == NULL || gs == NULL || n == 0 || n > MULTI_MAX_CONTEXTS || source == NULL)
         return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
                             "%s: NULL contexts, geometries, source or outputs, or %zu contexts "
-                            "(1 to %d)", what, n, MULTI_MAX_CONTEXTS);
+                            "(1 to %d)",
+                            what, n, MULTI_MAX_CONTEXTS);
     for (size_t i = 0; i < n; i++) {
         if (late && i > 0 && ctxs[i] == NULL)
             continue;
         if (ctxs[i] == NULL || gs[i] == NULL || prism__geometry_context(gs[i]) != ctxs[i])
             return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
                                 "%s: context %zu: NULL, or its geometry is NULL or another "
-                                "context's", what, i);
+                                "context's",
+                                what, i);
         for (size_t j = 0; j < i; j++)
             if (ctxs[j] == ctxs[i])
                 return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
                                     "%s: contexts %zu and %zu are the same (one context per "
-                                    "thread: create one for each)", what, j, i);
+                                    "thread: create one for each)",
+                                    what, j, i);
     }
     if (source->count == 0)
         return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT, "%s: photon count 0", what);
@@ -220,8 +223,8 @@ static prism_result limits(multi_run *run, prism_context *const *ctxs, size_t *f
 static prism_result run_workers(multi_run *run, size_t *failed)
 {
     for (size_t i = 1; i < run->n; i++)
-        run->workers[i].started =
-            pthread_create(&run->workers[i].thread, NULL, work, &run->workers[i]) == 0;
+        run->workers[i].started = pthread_create(&run->workers[i].thread, NULL, work,
+                                                 &run->workers[i]) == 0;
     /* A thread that could not start leaves its share to the others. */
     work(&run->workers[0]);
     for (size_t i = 1; i < run->n; i++)
@@ -275,8 +278,12 @@ prism_result prism_propagate_multi(prism_context *const *contexts,
         return r;
     multi_worker workers[MULTI_MAX_CONTEXTS];
     memset(workers, 0, n * sizeof *workers);
-    multi_run run = {.total = source->count, .n = n, .workers = workers, .source = source,
-                     .desc = desc, .outputs = outputs};
+    multi_run run = {.total = source->count,
+                     .n = n,
+                     .workers = workers,
+                     .source = source,
+                     .desc = desc,
+                     .outputs = outputs};
     for (size_t i = 0; i < n; i++)
         workers[i] = (multi_worker){.run = &run, .ctx = contexts[i], .geometry = geometries[i]};
     size_t failed = 0;

@@ -30,8 +30,8 @@ typedef struct stream_slot {
     prism_step_record *records;
     prism_propagate_batch batch;
     uint64_t seq;
-    bool busy;                     /* taken by its worker, or queued for the sink */
-    bool ready;                    /* queued for the sink */
+    bool busy;  /* taken by its worker, or queued for the sink */
+    bool ready; /* queued for the sink */
 } stream_slot;
 
 typedef struct stream_worker {
@@ -46,14 +46,14 @@ typedef struct stream_worker {
     prism_result result;
     pthread_t thread;
     bool started;
-    bool late;                       /* joins on its thread (stream->join) */
+    bool late; /* joins on its thread (stream->join) */
 } stream_worker;
 
 struct stream_run {
     pthread_mutex_t lock;
     pthread_cond_t changed;
-    uint64_t next_first;           /* the cursor, relative to the run's start */
-    uint64_t next_seq, delivered;  /* batches taken; batches the sink has had */
+    uint64_t next_first;          /* the cursor, relative to the run's start */
+    uint64_t next_seq, delivered; /* batches taken; batches the sink has had */
     uint64_t delivered_photons;
     uint64_t total;
     size_t batch, n, running;
@@ -105,7 +105,8 @@ static stream_slot *take(stream_worker *w)
         slot = NULL;
     if (slot != NULL) {
         slot->batch = (prism_propagate_batch){.first = run->desc->first_photon + run->next_first,
-                                              .count = next_count(run), .context = w->index};
+                                              .count = next_count(run),
+                                              .context = w->index};
         slot->seq = run->next_seq++;
         slot->busy = true;
         slot->ready = false;
@@ -134,9 +135,9 @@ static prism_result one_batch(stream_worker *w, stream_slot *slot)
     prism_photon_source src = *run->source;
     src.count = slot->batch.count;
     if (src.kind == PRISM_SOURCE_PHOTONS)
-        src.photons = s->fill != NULL ? slot->input
-                                      : run->source->photons + (slot->batch.first -
-                                                                run->desc->first_photon);
+        src.photons = s->fill != NULL
+                          ? slot->input
+                          : run->source->photons + (slot->batch.first - run->desc->first_photon);
     prism_propagate_desc d = *run->desc;
     d.first_photon = slot->batch.first;
     prism_propagate_outputs out = {.hits = {.kind = PRISM_TARGET_HOST, .host = slot->hits},
@@ -329,7 +330,9 @@ static prism_result batch_size(stream_run *run, prism_context *const *ctxs,
         }
         const uint64_t share = run->total / (4 * run->n);
         if (share < b)
-            b = share > STREAM_MIN_BATCH ? (size_t)share : STREAM_MIN_BATCH < b ? STREAM_MIN_BATCH : b;
+            b = share > STREAM_MIN_BATCH ? (size_t)share
+                : STREAM_MIN_BATCH < b   ? STREAM_MIN_BATCH
+                                         : b;
     }
     run->batch = (uint64_t)b < run->total ? b : (size_t)run->total;
     return PRISM_SUCCESS;
@@ -387,11 +390,18 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     stream_worker *workers = calloc(n, sizeof *workers);
     if (workers == NULL)
         return prism__error(c0, PRISM_ERROR_OUT_OF_MEMORY, "propagate_stream: no memory");
-    stream_run run = {.total = source->count, .n = n, .workers = workers, .source = source,
-                      .desc = desc, .s = stream};
+    stream_run run = {.total = source->count,
+                      .n = n,
+                      .workers = workers,
+                      .source = source,
+                      .desc = desc,
+                      .s = stream};
     for (size_t i = 0; i < n; i++)
-        workers[i] = (stream_worker){.run = &run, .index = i, .ctx = contexts[i],
-                                     .geometry = geometries[i], .late = contexts[i] == NULL};
+        workers[i] = (stream_worker){.run = &run,
+                                     .index = i,
+                                     .ctx = contexts[i],
+                                     .geometry = geometries[i],
+                                     .late = contexts[i] == NULL};
     size_t failed = 0;
     r = batch_size(&run, contexts, geometries, &failed);
     if (r != PRISM_SUCCESS) {
@@ -404,8 +414,10 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
         for (size_t i = 0; i < n; i++)
             free_slots(&workers[i]);
         free(workers);
-        return prism__error(c0, r, "propagate_stream: no host memory for two batches of %zu "
-                            "photons a context", run.batch);
+        return prism__error(c0, r,
+                            "propagate_stream: no host memory for two batches of %zu "
+                            "photons a context",
+                            run.batch);
     }
     pthread_mutex_init(&run.lock, NULL);
     pthread_cond_init(&run.changed, NULL);

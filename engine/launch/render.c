@@ -170,8 +170,7 @@ void prism_render_palette_color(uint32_t index, uint8_t rgba[4])
 }
 
 prism_result prism__render_launch(prism_context *ctx, const prism_geometry_view *g,
-                                  const prism_render_params *p, uint32_t *image,
-                                  unsigned *launches)
+                                  const prism_render_params *p, uint32_t *image, unsigned *launches)
 {
     /* Whole 8x4 tiles per band, so no tile is cut between launches. */
     uint32_t band_rows = PRISM_RENDER_PIXELS_PER_LAUNCH / p->width / PRISM_TILE_H * PRISM_TILE_H;
@@ -199,7 +198,8 @@ static prism_result place_colors(prism_context *ctx, const prism_geometry *geome
     const prism_optics_view *o = prism__optics_view(prism__geometry_optics(geometry));
     uint32_t count = o != NULL ? o->material_count : 0;
     if (desc->material_colors_count > count)
-        count = desc->material_colors_count > 65535u ? 65535u : (uint32_t)desc->material_colors_count;
+        count = desc->material_colors_count > 65535u ? 65535u
+                                                     : (uint32_t)desc->material_colors_count;
     if (count < 64)
         count = 64;
     uint32_t words = prism__render_hidden_words(desc), total = count + words + 1u;

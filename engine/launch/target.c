@@ -8,15 +8,17 @@
 
 #include "kernel_state.h"
 
-static bool on_cuda(const prism_context *ctx) { return ctx->backend == PRISM_BACKEND_CUDA; }
+static bool on_cuda(const prism_context *ctx)
+{
+    return ctx->backend == PRISM_BACKEND_CUDA;
+}
 
 static prism_result scratch_new(prism_context *ctx, prism__scratch *s, size_t size,
                                 const char *tag);
 
 /* A held block of `tag` for `size` bytes, made or grown as needed; NULL
  * when the context holds none now or all its places are taken. */
-static prism__kept *kept_block(prism_context *ctx, size_t size, const char *tag,
-                               prism_result *r)
+static prism__kept *kept_block(prism_context *ctx, size_t size, const char *tag, prism_result *r)
 {
     struct prism_kernel_state *k = ctx->kernels;
     *r = PRISM_SUCCESS;
@@ -88,8 +90,7 @@ prism_result prism__scratch_alloc(prism_context *ctx, prism__scratch *s, size_t 
     return scratch_new(ctx, s, size, tag);
 }
 
-static prism_result scratch_new(prism_context *ctx, prism__scratch *s, size_t size,
-                                const char *tag)
+static prism_result scratch_new(prism_context *ctx, prism__scratch *s, size_t size, const char *tag)
 {
     memset(s, 0, sizeof *s);
     if (!on_cuda(ctx)) {
@@ -181,8 +182,8 @@ static prism_result begin_buffer(prism_context *ctx, prism__target_map *m, const
     size_t need = m->row_bytes * (m->rows - 1) + m->width_bytes;
     if (m->row_bytes < m->width_bytes || m->row_bytes % 4 != 0 || t->offset % 4 != 0)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
-                            "%s: row_bytes %zu or offset %zu: rows need %zu bytes, 4-aligned",
-                            what, m->row_bytes, t->offset, m->width_bytes);
+                            "%s: row_bytes %zu or offset %zu: rows need %zu bytes, 4-aligned", what,
+                            m->row_bytes, t->offset, m->width_bytes);
     if (t->offset > info.size || need > info.size - t->offset)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_RANGE,
                             "%s: %zu bytes at offset %zu do not fit a buffer of %zu bytes", what,

@@ -49,9 +49,9 @@ prism_result prism__scratch_read(prism_context *ctx, const prism__scratch *s, si
 void prism__scratch_release(prism__scratch *s);
 
 typedef struct prism__target_map {
-    void *pointer;        /* what the kernels write */
-    size_t row_bytes;     /* distance between rows at `pointer` */
-    bool interop;         /* a GL buffer written in place */
+    void *pointer;    /* what the kernels write */
+    size_t row_bytes; /* distance between rows at `pointer` */
+    bool interop;     /* a GL buffer written in place */
     /* private */
     prism_target target;
     size_t width_bytes, rows;

@@ -133,8 +133,12 @@ prism_result prism_buffer_view(prism_buffer *parent, size_t offset, size_t size,
     if (!v)
         return prism__error(parent->ctx, PRISM_ERROR_OUT_OF_MEMORY, "view: out of host memory");
     struct prism_memory_state *m = parent->ctx->memory;
-    *v = (prism_buffer){.ctx = parent->ctx, .parent = parent, .alloc = parent->alloc,
-                        .offset = parent->offset + offset, .size = size, .refs = 1,
+    *v = (prism_buffer){.ctx = parent->ctx,
+                        .parent = parent,
+                        .alloc = parent->alloc,
+                        .offset = parent->offset + offset,
+                        .size = size,
+                        .refs = 1,
                         .gl = parent->gl};
     parent->refs++;
     v->next = m->buffers;
@@ -246,12 +250,8 @@ void *prism__buffer_address(const prism_buffer *b, size_t offset)
     case PRISM_MEMORY_DEVICE:
     case PRISM_MEMORY_ASYNC:
     case PRISM_MEMORY_MANAGED:
-    case PRISM_MEMORY_GL:
-        base = a->device;
-        break;
-    default:
-        base = a->host;
-        break;
+    case PRISM_MEMORY_GL: base = a->device; break;
+    default: base = a->host; break;
     }
     return base ? base + b->offset + offset : NULL;
 }

@@ -52,8 +52,8 @@ static prism_result load_gl(prism_context *ctx, prism__gl_state *g,
                         "glGetIntegerv or glGetError (is a GL context current?)");
 }
 
-static prism_result copy_path(prism_context *ctx, prism__gl_state *g, size_t size,
-                              const char *tag, prism_gl_get_proc_address_fn gpa, const char *why)
+static prism_result copy_path(prism_context *ctx, prism__gl_state *g, size_t size, const char *tag,
+                              prism_gl_get_proc_address_fn gpa, const char *why)
 {
     if (!gpa)
         return prism__error(ctx, PRISM_ERROR_INTEROP_UNAVAILABLE,
@@ -110,7 +110,7 @@ static prism_result create_gl(prism_context *ctx, unsigned gl_buffer, size_t siz
     prism__copy_tag(a->tag, tag);
     g->name = gl_buffer;
     g->interop = prism__mem(ctx)->gl_register(ctx, a, gl_buffer, why, why_size) == PRISM_SUCCESS;
-    prism_result r = g->interop  ? PRISM_SUCCESS
+    prism_result r = g->interop     ? PRISM_SUCCESS
                      : interop_only ? PRISM_ERROR_INTEROP_UNAVAILABLE
                                     : copy_path(ctx, g, size, tag, gpa, why);
     if (r != PRISM_SUCCESS) {

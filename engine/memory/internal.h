@@ -18,11 +18,11 @@
 typedef struct prism__allocation {
     struct prism__allocation *prev, *next;
     prism_memory_kind kind;
-    unsigned flags;        /* prism_host_flags or prism_gl_flags */
-    size_t bytes;          /* bytes held (a pool block's size class) */
-    void *host;            /* host pointer, NULL for device memory */
-    void *device;          /* kernel pointer, NULL when none */
-    void *handle;          /* backend object: cudaGraphicsResource, ... */
+    unsigned flags; /* prism_host_flags or prism_gl_flags */
+    size_t bytes;   /* bytes held (a pool block's size class) */
+    void *host;     /* host pointer, NULL for device memory */
+    void *device;   /* kernel pointer, NULL when none */
+    void *handle;   /* backend object: cudaGraphicsResource, ... */
     uint64_t id;
     char tag[PRISM__TAG_SIZE];
 } prism__allocation;
@@ -31,23 +31,23 @@ typedef struct prism__gl_state prism__gl_state; /* engine/memory/gl_buffer.c */
 
 struct prism_buffer {
     prism_context *ctx;
-    prism_buffer *prev, *next;  /* the context's live buffers */
-    prism_buffer *parent;       /* a view keeps its parent alive */
-    prism__allocation *alloc;   /* the root allocation, shared by views */
+    prism_buffer *prev, *next; /* the context's live buffers */
+    prism_buffer *parent;      /* a view keeps its parent alive */
+    prism__allocation *alloc;  /* the root allocation, shared by views */
     size_t offset, size;
-    unsigned refs;              /* the caller's + one per view */
-    prism_pool *pool;           /* where the block returns, or NULL */
+    unsigned refs;    /* the caller's + one per view */
+    prism_pool *pool; /* where the block returns, or NULL */
     /* prism_buffer_map of device memory: the host copy */
     bool mapped;
     prism_map_flags map_flags;
     prism__allocation *map_copy;
-    prism__gl_state *gl;        /* GL buffers only */
+    prism__gl_state *gl; /* GL buffers only */
 };
 
 struct prism_stream {
     prism_context *ctx;
     prism_stream *prev, *next;
-    void *handle;               /* cudaStream_t; NULL on the host backend */
+    void *handle; /* cudaStream_t; NULL on the host backend */
 };
 
 /* A cached block of a pool. */
@@ -65,8 +65,8 @@ struct prism_pool {
     char held_tag[PRISM__TAG_SIZE];
     prism__block *held;
     prism_pool_stats stats;
-    bool holding;               /* false after stop_holding */
-    bool destroyed;             /* freed when the last active block returns */
+    bool holding;   /* false after stop_holding */
+    bool destroyed; /* freed when the last active block returns */
 };
 
 /* The backend: every call that touches memory outside the C heap. Pointers
@@ -79,8 +79,8 @@ typedef struct prism__memory_backend {
      * REGISTERED: a->host is the caller's memory. */
     prism_result (*alloc)(prism_context *ctx, prism__allocation *a);
     void (*free)(prism_context *ctx, prism__allocation *a);
-    prism_result (*copy)(prism_context *ctx, void *dst, const void *src, size_t size,
-                         void *stream, bool async);
+    prism_result (*copy)(prism_context *ctx, void *dst, const void *src, size_t size, void *stream,
+                         bool async);
     prism_result (*fill)(prism_context *ctx, void *dst, size_t size, const void *pattern,
                          size_t pattern_size, void *stream, bool async);
     prism_result (*mem_info)(prism_context *ctx, size_t *free_bytes, size_t *total_bytes);
@@ -129,9 +129,9 @@ struct prism_memory_state {
     bool gl_fallback_logged;
     /* stream-ordered allocator */
     bool mempool_enabled;
-    size_t async_current, async_high;   /* host backend's figures */
-    unsigned inject_device_failures; /* tests: fail the next N device allocations */
-    prism_pool *staging_pool;  /* pinned chunks the uploads reuse */
+    size_t async_current, async_high; /* host backend's figures */
+    unsigned inject_device_failures;  /* tests: fail the next N device allocations */
+    prism_pool *staging_pool;         /* pinned chunks the uploads reuse */
     /* Staged-copy tuning (prism-bench upload sets them; zero = default):
      * buffers in the ring, fill threads, no chunk ramp, how fills store. */
     unsigned staging_buffers;
@@ -202,13 +202,13 @@ typedef void (*prism__fill_fn)(void *user, size_t first, size_t n, void *dst, bo
 #define PRISM__STAGING_BUFFERS 4 /* default; ctx->memory->staging_buffers */
 #define PRISM__STAGING_MAX 8
 typedef struct prism__staging {
-    prism_buffer *buf[PRISM__STAGING_MAX];   /* pinned, `chunk` bytes each */
+    prism_buffer *buf[PRISM__STAGING_MAX];    /* pinned, `chunk` bytes each */
     prism_stream *stream[PRISM__STAGING_MAX]; /* one per buffer */
-    unsigned count;            /* buffers in use */
-    size_t chunk;              /* the largest chunk */
-    bool ramp;                 /* first chunks small, doubling up to `chunk` */
+    unsigned count;                           /* buffers in use */
+    size_t chunk;                             /* the largest chunk */
+    bool ramp;                                /* first chunks small, doubling up to `chunk` */
     prism__stores stores;
-    unsigned threads;          /* fill threads; 0 = OpenMP's default */
+    unsigned threads; /* fill threads; 0 = OpenMP's default */
 } prism__staging;
 prism_result prism__staging_open(prism_context *ctx, size_t chunk, prism__staging *st);
 void prism__staging_close(prism__staging *st);

@@ -115,8 +115,7 @@ static prism_result inject(prism_context *ctx, const prism__allocation *a)
 }
 
 prism_result prism__ledger_alloc(prism_context *ctx, prism_memory_kind kind, unsigned flags,
-                                 size_t bytes, const char *tag, void *host,
-                                 prism__allocation **out)
+                                 size_t bytes, const char *tag, void *host, prism__allocation **out)
 {
     *out = NULL;
     prism__allocation *a = calloc(1, sizeof *a);
@@ -236,8 +235,9 @@ size_t prism_memory_report_format(const prism_memory_report *r, char *buf, size_
 
 const char *prism_memory_kind_name(prism_memory_kind kind)
 {
-    static const char *const names[PRISM_MEMORY_KIND_COUNT] = {
-        "device", "pinned", "registered", "gl", "managed", "async", "staging"};
+    static const char *const names[PRISM_MEMORY_KIND_COUNT] = {"device", "pinned",  "registered",
+                                                               "gl",     "managed", "async",
+                                                               "staging"};
     return (unsigned)kind < PRISM_MEMORY_KIND_COUNT ? names[kind] : "?";
 }
 

@@ -131,7 +131,8 @@ static prism__allocation *take_held(prism_pool *p, size_t block)
 
 static prism_result new_block(prism_pool *p, size_t block, const char *tag, prism__allocation **a)
 {
-    prism_memory_kind kind = p->kind == PRISM_POOL_DEVICE ? PRISM_MEMORY_DEVICE : PRISM_MEMORY_PINNED;
+    prism_memory_kind kind = p->kind == PRISM_POOL_DEVICE ? PRISM_MEMORY_DEVICE
+                                                          : PRISM_MEMORY_PINNED;
     prism_result r = prism__ledger_alloc(p->ctx, kind, p->host_flags, block, tag, NULL, a);
     if (r == PRISM_SUCCESS || p->stats.held_blocks == 0 ||
         (r != PRISM_ERROR_OUT_OF_DEVICE_MEMORY && r != PRISM_ERROR_OUT_OF_MEMORY))

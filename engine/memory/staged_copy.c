@@ -106,23 +106,18 @@ typedef struct chunk_stores {
 static chunk_stores stores_for(const prism__staging *st, bool ramp_chunk)
 {
     switch (st->stores) {
-    case PRISM__STORES_PLAIN:
-        return (chunk_stores){true, false};
-    case PRISM__STORES_PLAIN_DEMOTE:
-        return (chunk_stores){true, true};
-    case PRISM__STORES_HYBRID:
-        return (chunk_stores){!ramp_chunk, false};
-    case PRISM__STORES_HYBRID_DEMOTE:
-        return (chunk_stores){!ramp_chunk, !ramp_chunk};
-    default:
-        return (chunk_stores){false, false};
+    case PRISM__STORES_PLAIN: return (chunk_stores){true, false};
+    case PRISM__STORES_PLAIN_DEMOTE: return (chunk_stores){true, true};
+    case PRISM__STORES_HYBRID: return (chunk_stores){!ramp_chunk, false};
+    case PRISM__STORES_HYBRID_DEMOTE: return (chunk_stores){!ramp_chunk, !ramp_chunk};
+    default: return (chunk_stores){false, false};
     }
 }
 
 /* Thread t of nt fills its slice of the chunk [off, off+len): whole
  * granules, slice starts on a cache line where the granule allows. */
-static void fill_slice(prism__fill_fn fill, void *user, size_t off, size_t len, size_t unit,
-                       int t, int nt, unsigned char *host, chunk_stores how)
+static void fill_slice(prism__fill_fn fill, void *user, size_t off, size_t len, size_t unit, int t,
+                       int nt, unsigned char *host, chunk_stores how)
 {
     size_t units = len / unit;
     size_t a = units * (size_t)t / (size_t)nt * unit;

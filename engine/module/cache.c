@@ -127,8 +127,8 @@ static bool set(const char *s)
     return s != NULL && s[0] != 0;
 }
 
-bool prism__kc_directory(const char *given, const char *prism_cache_dir,
-                         const char *xdg_cache_home, const char *home, char *out, size_t size)
+bool prism__kc_directory(const char *given, const char *prism_cache_dir, const char *xdg_cache_home,
+                         const char *home, char *out, size_t size)
 {
     int n;
     if (set(given))

@@ -18,9 +18,9 @@ typedef struct prism__kc_inputs {
     const char *name;
     const char *const *options;
     size_t option_count;
-    const char *arch;           /* the device's: "sm_90" */
-    const char *nvrtc;          /* NVRTC's identity (prism__nvrtc_identify) */
-    int driver_version;         /* cudaDriverGetVersion's */
+    const char *arch;   /* the device's: "sm_90" */
+    const char *nvrtc;  /* NVRTC's identity (prism__nvrtc_identify) */
+    int driver_version; /* cudaDriverGetVersion's */
     const char *prism_version;
     const char *headers_digest; /* prism__device_headers_digest */
 } prism__kc_inputs;
@@ -49,8 +49,8 @@ uint64_t prism__kc_hash(const void *data, size_t size, uint64_t seed);
  * The environment's values are arguments, so the rule is testable. Empty
  * strings count as unset. Returns false when none applies or the path does
  * not fit `size` (the disk cache is then off). */
-bool prism__kc_directory(const char *given, const char *prism_cache_dir,
-                         const char *xdg_cache_home, const char *home, char *out, size_t size);
+bool prism__kc_directory(const char *given, const char *prism_cache_dir, const char *xdg_cache_home,
+                         const char *home, char *out, size_t size);
 /* dir/<16 hex digits of the hash>.prismkc; false when it does not fit. */
 bool prism__kc_path(const char *dir, uint64_t hash, char *out, size_t size);
 
@@ -79,7 +79,7 @@ prism__kc_check prism__kc_decode(const void *entry, size_t size, const prism__kc
 typedef enum prism__kc_lookup {
     PRISM__KC_MISS = 0, /* no entry (or none readable: the log says why) */
     PRISM__KC_HIT,
-    PRISM__KC_REJECTED  /* an entry was corrupt or foreign: removed, with a warning */
+    PRISM__KC_REJECTED /* an entry was corrupt or foreign: removed, with a warning */
 } prism__kc_lookup;
 
 /* Read key's entry from `dir`. On a hit *payload is malloc'd (the caller

@@ -55,8 +55,8 @@ static prism_result check_options(prism_context *ctx, const prism_module_options
 {
     const char *name = module_name(o);
     if ((unsigned)o->cache > PRISM_MODULE_CACHE_NONE)
-        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "module \"%s\": cache mode %d",
-                            name, (int)o->cache);
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "module \"%s\": cache mode %d", name,
+                            (int)o->cache);
     if (o->compiler_option_count > 0 && o->compiler_options == NULL)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "module \"%s\": %zu compiler options but no array", name,
@@ -139,8 +139,8 @@ prism_result prism__modules_shutdown(prism_context *ctx)
     if (live == 0)
         return PRISM_SUCCESS;
     return prism__error(ctx, PRISM_ERROR_LIVE_ALLOCATIONS,
-                        "context destroyed with %zu module%s still held: release them first",
-                        live, live == 1 ? "" : "s");
+                        "context destroyed with %zu module%s still held: release them first", live,
+                        live == 1 ? "" : "s");
 }
 
 prism_result prism_module_cache_stats(const prism_context *ctx, prism_module_stats *out)
@@ -358,8 +358,8 @@ static void from_disk(prism_context *ctx, const char *dir, const prism__kc_key *
     if (ctx->be->library_load(ctx, payload, library) == PRISM_SUCCESS) {
         s->stats.disk_hits++;
         prism__log(ctx, PRISM_LOG_DEBUG,
-                   "module: %zu bytes from the disk cache: read in %.2f ms, loaded in %.2f ms", size,
-                   1e3 * (t0 - t_read), 1e3 * (now() - t0));
+                   "module: %zu bytes from the disk cache: read in %.2f ms, loaded in %.2f ms",
+                   size, 1e3 * (t0 - t_read), 1e3 * (now() - t0));
     } else {
         ctx->last_error[0] = 0;
         s->stats.disk_rejected++;
@@ -369,15 +369,15 @@ static void from_disk(prism_context *ctx, const char *dir, const prism__kc_key *
 }
 
 static prism_result compile_and_load(prism_context *ctx, const prism_module_options *o,
-                                     const char *source, const char *dir,
-                                     const prism__kc_key *key, void **library)
+                                     const char *source, const char *dir, const prism__kc_key *key,
+                                     void **library)
 {
     struct prism_module_state *s = ctx->modules;
     const char *name = module_name(o);
     char arch[64];
     bool cubin = false;
-    prism_result r = prism__nvrtc_target(ctx, s->nvrtc, ctx->device.cc_major,
-                                         ctx->device.cc_minor, arch, sizeof arch, &cubin);
+    prism_result r = prism__nvrtc_target(ctx, s->nvrtc, ctx->device.cc_major, ctx->device.cc_minor,
+                                         arch, sizeof arch, &cubin);
     if (r != PRISM_SUCCESS)
         return r;
     void *binary = NULL;
@@ -404,8 +404,9 @@ static prism_result compile_and_load(prism_context *ctx, const prism_module_opti
                             sizeof why) == PRISM_SUCCESS)
             s->stats.disk_writes++;
         else
-            disk_warning(ctx, "kernel cache: not written (%s); compiling each new context's "
-                              "modules",
+            disk_warning(ctx,
+                         "kernel cache: not written (%s); compiling each new context's "
+                         "modules",
                          why);
     }
     r = ctx->be->library_load(ctx, binary, library);

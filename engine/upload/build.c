@@ -37,9 +37,10 @@ static prism_result debug_validate(prism_context *ctx, const prism_geometry_desc
                                         b->triangles, b->triangle_ids, b->triangle_count, max_leaf,
                                         msg, sizeof msg);
     if (r != PRISM_SUCCESS)
-        return prism__error(ctx, r, "geometry upload: the %s builder's tree is invalid: %s", builder,
-                            msg);
-    prism__log(ctx, PRISM_LOG_INFO, "bvh: the %s builder's tree passed prism_bvh_validate", builder);
+        return prism__error(ctx, r, "geometry upload: the %s builder's tree is invalid: %s",
+                            builder, msg);
+    prism__log(ctx, PRISM_LOG_INFO, "bvh: the %s builder's tree passed prism_bvh_validate",
+               builder);
     return PRISM_SUCCESS;
 }
 
@@ -84,7 +85,8 @@ static prism_result upload_host_built(prism_context *ctx, const prism_scene *sce
         prism_bvh_free(bvh);
         return r;
     }
-    prism_bvh_build_report built = {.builder = PRISM_BVH_BUILDER_HOST, .seconds = bvh->stats.build_seconds,
+    prism_bvh_build_report built = {.builder = PRISM_BVH_BUILDER_HOST,
+                                    .seconds = bvh->stats.build_seconds,
                                     .stats = bvh->stats};
     snprintf(built.why, sizeof built.why, "%s", why);
     r = prism__up_given(ctx, scene, bvh, d, &built, t0, out);
@@ -94,8 +96,8 @@ static prism_result upload_host_built(prism_context *ctx, const prism_scene *sce
 
 /* Which builder, and why (one sentence for the log and the report).
  * True: the device's. */
-static bool choose_device(prism_context *ctx, const prism_scene *scene, const prism_geometry_desc *d,
-                          char *why, size_t size)
+static bool choose_device(prism_context *ctx, const prism_scene *scene,
+                          const prism_geometry_desc *d, char *why, size_t size)
 {
     if (d->builder == PRISM_BVH_BUILDER_HOST) {
         snprintf(why, size, "the host builder was asked for");
@@ -113,13 +115,15 @@ static bool choose_device(prism_context *ctx, const prism_scene *scene, const pr
     }
     const size_t n = scene->triangles_count;
     const size_t reserve = d->reserve == 0 ? PRISM_PLACEMENT_DEFAULT_RESERVE
-                           : d->reserve == PRISM_PLACEMENT_NO_RESERVE ? 0 : d->reserve;
+                           : d->reserve == PRISM_PLACEMENT_NO_RESERVE ? 0
+                                                                      : d->reserve;
     /* the builder, its scene-order inputs, and the vertices */
     const size_t need = ctx->be->bvh_bytes(n) + 28 * n + 12 * scene->vertices_count;
     if (free_b < reserve || free_b - reserve < need) {
-        snprintf(why, size, "the device builder needs %.1f MB of device memory, %.1f MB are free "
-                 "above the %.1f MB reserve", need / 1e6, free_b > reserve ? (free_b - reserve) / 1e6 : 0.0,
-                 reserve / 1e6);
+        snprintf(why, size,
+                 "the device builder needs %.1f MB of device memory, %.1f MB are free "
+                 "above the %.1f MB reserve",
+                 need / 1e6, free_b > reserve ? (free_b - reserve) / 1e6 : 0.0, reserve / 1e6);
         return false;
     }
     snprintf(why, size, "built on the device (%.1f MB of temporaries fit)", need / 1e6);
@@ -204,8 +208,8 @@ static prism_result upload_pinned(prism_geometry *g, const prism_scene *sc, size
     const double t0 = prism__up_now();
     if (r == PRISM_SUCCESS && !g->gl_vertices && g->report.arrays[VERTICES].bytes)
         r = prism_buffer_write_async(g->device[VERTICES] ? g->device[VERTICES] /* else demoted */
-                                                         : g->mapped[VERTICES], 0, sc->positions,
-                                     g->report.arrays[VERTICES].bytes, st[0]);
+                                                         : g->mapped[VERTICES],
+                                     0, sc->positions, g->report.arrays[VERTICES].bytes, st[0]);
     if (r == PRISM_SUCCESS)
         r = prism_buffer_write_async(in->triangles, 0, sc->indices, n * 12, st[1]);
     const uint32_t *arrays[4] = {sc->triangle_solid, sc->triangle_material_inner,
@@ -223,7 +227,7 @@ static prism_result upload_pinned(prism_geometry *g, const prism_scene *sc, size
     const double t1 = prism__up_now();
     if (r == PRISM_SUCCESS)
         r = ctx->be->pack_info(ctx, prism_buffer_device_pointer(codes), (uint32_t)n,
-                                  prism_buffer_device_pointer(in->info), st[2]);
+                               prism_buffer_device_pointer(in->info), st[2]);
     prism_upload_entry *v = &g->report.arrays[VERTICES];
     if (!g->gl_vertices) {
         v->seconds = t1 - t0;
@@ -317,7 +321,8 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
         return PRISM_ERROR_OUT_OF_MEMORY;
     /* planned with the most nodes a tree can have (2n: 2n-1 and the
      * padding node); the nodes' device part is trimmed to the real count */
-    prism_bvh bound = {.node_count = 2 * (n ? n : 1), .triangle_count = n,
+    prism_bvh bound = {.node_count = 2 * (n ? n : 1),
+                       .triangle_count = n,
                        .vertex_count = scene->vertices_count};
     source s = {scene, NULL, scene->positions, scene->indices, NULL};
     build_inputs in = {0};
@@ -351,8 +356,8 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
         r = prism__up_allocate(g, INFO);
     if (r == PRISM_SUCCESS && n)
         r = ctx->be->gather_info(ctx, prism_buffer_device_pointer(in.info),
-                                    prism_buffer_device_pointer(db.ids), (uint32_t)n,
-                                    (void *)prism__up_whole(g, INFO));
+                                 prism_buffer_device_pointer(db.ids), (uint32_t)n,
+                                 (void *)prism__up_whole(g, INFO));
     prism__up_trace(g, "adopted, codes gathered", t0);
     prism_buffer_release(in.info);
     prism_buffer_release(db.nodes);
@@ -382,13 +387,14 @@ static prism_result upload_device_built(prism_context *ctx, const prism_scene *s
 }
 
 prism_result prism__up_built(prism_context *ctx, const prism_scene *scene,
-                                 const prism_geometry_desc *d, double t0, prism_geometry **out)
+                             const prism_geometry_desc *d, double t0, prism_geometry **out)
 {
     char why[256];
     bool device = choose_device(ctx, scene, d, why, sizeof why);
     if (!device && d->builder == PRISM_BVH_BUILDER_CUDA)
-        return prism__error(ctx, ctx->be->bvh_build != NULL ? PRISM_ERROR_OUT_OF_DEVICE_MEMORY
-                                                            : PRISM_ERROR_UNSUPPORTED,
+        return prism__error(ctx,
+                            ctx->be->bvh_build != NULL ? PRISM_ERROR_OUT_OF_DEVICE_MEMORY
+                                                       : PRISM_ERROR_UNSUPPORTED,
                             "geometry upload: the CUDA BVH builder was asked for, but %s", why);
     if (scene->materials_count >= 0xFFFF)
         return prism__error(ctx, PRISM_ERROR_LIMIT,
@@ -405,4 +411,3 @@ prism_result prism__up_built(prism_context *ctx, const prism_scene *scene,
                "bvh: built on the host: %s", why);
     return upload_host_built(ctx, scene, d, why, t0, out);
 }
-

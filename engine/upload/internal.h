@@ -23,7 +23,7 @@ struct prism_geometry {
     unsigned wide_depth;
     const prism_bvh *host_bvh; /* during prism__up_given: the tree to collapse */
     /* the desc's settings that later steps read */
-    uint32_t trace;            /* PRISM_GEOMETRY_TRACE_* */
+    uint32_t trace; /* PRISM_GEOMETRY_TRACE_* */
     prism_traversal traversal;
     bool wide_collapse_on_host;
 };
@@ -48,8 +48,8 @@ double prism__up_now(void);
 /* desc.trace's UPLOAD bit: one line per stage of the upload, with the
  * milliseconds since `since` (what the report's totals hide). */
 void prism__up_trace(const prism_geometry *g, const char *stage, double since);
-prism_result prism__up_memory_figures(prism_context *ctx, const prism_geometry_desc *d, size_t *free_b,
-                                      size_t *total_b);
+prism_result prism__up_memory_figures(prism_context *ctx, const prism_geometry_desc *d,
+                                      size_t *free_b, size_t *total_b);
 /* The placement of the arrays of a BVH of b's counts into g->report. */
 prism_result prism__up_plan(prism_geometry *g, const prism_bvh *b, const prism_geometry_desc *d);
 /* Array `which`'s memory (device, demoted to mapped when that runs out,
@@ -64,7 +64,8 @@ prism_result prism__up_open_staging(prism_geometry *g, const prism_geometry_desc
                                     const size_t *bytes, int count, prism__staging *st);
 /* desc.gl_vertex_buffer registered for the kernels (fill: the upload
  * writes it); without interop the vertices are uploaded as usual. */
-void prism__up_share_vertices(prism_geometry *g, size_t vertex_count, unsigned gl_buffer, bool fill);
+void prism__up_share_vertices(prism_geometry *g, size_t vertex_count, unsigned gl_buffer,
+                              bool fill);
 /* desc.gl_fill: the vertices into the shared GL buffer, and the
  * scene-order triangles into desc.gl_index_buffer (from their device copy
  * when the device build made one, else from the host), each mapped for
@@ -77,8 +78,9 @@ void prism__up_fill_view(prism_geometry *g, const shape *b);
 /* An empty geometry keeping d's settings (trace, traversal, collapse). */
 prism_geometry *prism__up_new(prism_context *ctx, const prism_geometry_desc *d);
 /* The last steps, whoever built the BVH: optics, view, totals, *out. */
-prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const prism_geometry_desc *d,
-                              const shape *sh, double t0, prism_geometry **out);
+prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene,
+                              const prism_geometry_desc *d, const shape *sh, double t0,
+                              prism_geometry **out);
 /* Upload a BVH built by the caller or by the host builder. */
 prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
                              const prism_geometry_desc *d, const prism_bvh_build_report *built,
@@ -88,7 +90,7 @@ prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const
  * placed as the binary nodes are, into g->view. */
 prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given);
 /* engine/upload/build.c: build the BVH (desc->builder) and upload. */
-prism_result prism__up_built(prism_context *ctx, const prism_scene *scene, const prism_geometry_desc *d,
-                             double t0, prism_geometry **out);
+prism_result prism__up_built(prism_context *ctx, const prism_scene *scene,
+                             const prism_geometry_desc *d, double t0, prism_geometry **out);
 
 #endif

@@ -70,7 +70,10 @@ void prism__optics_resample_material(const prism_material *m, float *table)
              table + PRISM_MAT_RAYLEIGH * n);
 }
 
-static float clamp01(float v) { return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v); }
+static float clamp01(float v)
+{
+    return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+}
 
 /* Chroma's own names, when a file carries them: taken as given. */
 static bool resample_chroma_surface(const prism_surface *s, float *table)
@@ -120,8 +123,8 @@ static prism_result build_host(prism_context *ctx, const prism_scene *scene, pri
     size_t mats = scene->materials_count, surfs = scene->surfaces_count;
     if (mats >= PRISM_NO_MATERIAL || surfs >= UINT32_MAX)
         return prism__error(ctx, PRISM_ERROR_LIMIT,
-                            "optics: %zu materials, %zu surfaces: at most 65534 materials",
-                            mats, surfs);
+                            "optics: %zu materials, %zu surfaces: at most 65534 materials", mats,
+                            surfs);
     o->host_floats = (mats * PRISM_MAT_COUNT_ + surfs * PRISM_SURF_COUNT_) * n;
     o->host = calloc(o->host_floats > 0 ? o->host_floats : 1, sizeof(float));
     if (o->host == NULL)

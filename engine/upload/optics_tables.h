@@ -13,10 +13,10 @@
 #define PRISM_OPTICS_WAVELENGTH_COUNT 38u
 
 struct prism_optics {
-    prism_optics_view view;   /* pointers the kernels read (device or host) */
-    float *host;              /* materials then surfaces, on the heap */
+    prism_optics_view view; /* pointers the kernels read (device or host) */
+    float *host;            /* materials then surfaces, on the heap */
     size_t host_floats;
-    void *device_buffer;      /* prism_buffer * holding them on CUDA, else NULL */
+    void *device_buffer; /* prism_buffer * holding them on CUDA, else NULL */
 };
 
 /* The view the kernels get; NULL optics gives NULL (vacuum everywhere). */

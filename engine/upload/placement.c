@@ -114,7 +114,8 @@ static prism_result plan_device(const prism_placement_desc *d, prism_placement *
     for (size_t i = 0; i < d->array_count; i++) {
         set(&plan[i], fits ? plan[i].bytes : 0);
         snprintf(plan[i].reason, sizeof plan[i].reason, "%s",
-                 fits ? "device: policy device" : "policy device: not placed, the arrays do not fit");
+                 fits ? "device: policy device"
+                      : "policy device: not placed, the arrays do not fit");
     }
     if (fits)
         return PRISM_SUCCESS;
@@ -183,8 +184,9 @@ static void chroma_promote(const prism_placement_array *a, prism_placement *p, l
     if ((long long)a->bytes < room) {
         set(p, a->bytes);
         *gpu_free -= (long long)a->bytes;
-        snprintf(p->reason, sizeof p->reason, "device: promoted as Chroma, %s < free - reserve = %s",
-                 FMT(a->bytes, 0), FMT((size_t)room, 1));
+        snprintf(p->reason, sizeof p->reason,
+                 "device: promoted as Chroma, %s < free - reserve = %s", FMT(a->bytes, 0),
+                 FMT((size_t)room, 1));
     } else {
         set(p, 0);
         snprintf(p->reason, sizeof p->reason,
@@ -253,17 +255,17 @@ prism_result prism_placement_plan(const prism_placement_desc *d, prism_placement
     if (!d || (!plan && d->array_count) || (!d->arrays && d->array_count) ||
         (unsigned)d->policy >= PRISM_PLACEMENT_POLICY_COUNT_) {
         snprintf(message, message_size, "placement: %s",
-                 !d ? "NULL descriptor" : (unsigned)d->policy >= PRISM_PLACEMENT_POLICY_COUNT_
-                                              ? "unknown policy"
-                                              : "NULL arrays or plan with a nonzero count");
+                 !d ? "NULL descriptor"
+                 : (unsigned)d->policy >= PRISM_PLACEMENT_POLICY_COUNT_
+                     ? "unknown policy"
+                     : "NULL arrays or plan with a nonzero count");
         return PRISM_ERROR_INVALID_ARGUMENT;
     }
     init_plan(d, plan);
     size_t reserve = reserve_of(d);
     size_t avail = d->free_bytes > reserve ? d->free_bytes - reserve : 0;
     switch (d->policy) {
-    case PRISM_PLACEMENT_DEVICE:
-        return plan_device(d, plan, avail, reserve, message, message_size);
+    case PRISM_PLACEMENT_DEVICE: return plan_device(d, plan, avail, reserve, message, message_size);
     case PRISM_PLACEMENT_MAPPED:
         plan_mapped(d, plan);
         if (d->deny_mapped) {
@@ -272,18 +274,14 @@ prism_result prism_placement_plan(const prism_placement_desc *d, prism_placement
             return PRISM_ERROR_MAPPED_NOT_ALLOWED;
         }
         return PRISM_SUCCESS;
-    case PRISM_PLACEMENT_CHROMA:
-        plan_chroma(d, plan, reserve);
-        break;
-    default:
-        plan_auto(d, plan, avail);
-        break;
+    case PRISM_PLACEMENT_CHROMA: plan_chroma(d, plan, reserve); break;
+    default: plan_auto(d, plan, avail); break;
     }
     return d->deny_mapped ? check_mapped(d, plan, message, message_size) : PRISM_SUCCESS;
 }
 
 static const char *const policy_names[PRISM_PLACEMENT_POLICY_COUNT_] = {"auto", "device", "mapped",
-                                                                         "chroma"};
+                                                                        "chroma"};
 
 const char *prism_placement_policy_name(prism_placement_policy policy)
 {

@@ -54,8 +54,10 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
             prism_triangle_info t = {id, PRISM_NONE, 0xFFFFFFFFu, PRISM_NONE};
             if (sc) {
                 t.solid = sc->triangle_solid ? sc->triangle_solid[id] : PRISM_NONE;
-                uint32_t inner = sc->triangle_material_inner ? sc->triangle_material_inner[id] : PRISM_NONE;
-                uint32_t outer = sc->triangle_material_outer ? sc->triangle_material_outer[id] : PRISM_NONE;
+                uint32_t inner = sc->triangle_material_inner ? sc->triangle_material_inner[id]
+                                                             : PRISM_NONE;
+                uint32_t outer = sc->triangle_material_outer ? sc->triangle_material_outer[id]
+                                                             : PRISM_NONE;
                 t.materials = prism_materials_pack(inner, outer);
                 t.surface = sc->triangle_surface ? sc->triangle_surface[id] : PRISM_NONE;
             }
@@ -72,18 +74,10 @@ static void convert_info(const source *s, size_t first, size_t n, unsigned char 
 static void convert(const source *s, int which, size_t first, size_t n, void *dst, bool plain)
 {
     switch (which) {
-    case NODES:
-        prism__fill_store(dst, (const char *)s->nodes + first, n, plain);
-        break;
-    case TRIANGLES:
-        prism__fill_store(dst, (const char *)s->triangles + first, n, plain);
-        break;
-    case VERTICES:
-        prism__fill_store(dst, (const char *)s->vertices + first, n, plain);
-        break;
-    default:
-        convert_info(s, first, n, dst, plain);
-        break;
+    case NODES: prism__fill_store(dst, (const char *)s->nodes + first, n, plain); break;
+    case TRIANGLES: prism__fill_store(dst, (const char *)s->triangles + first, n, plain); break;
+    case VERTICES: prism__fill_store(dst, (const char *)s->vertices + first, n, plain); break;
+    default: convert_info(s, first, n, dst, plain); break;
     }
 }
 
@@ -93,18 +87,19 @@ static void arrays_of(const prism_bvh *b, prism_placement_array a[PRISM_GEOMETRY
 {
     /* Heat: reads per byte in a traversal. Every step reads nodes; leaves
      * read triangles, then their vertices; a hit reads one info entry. */
-    a[NODES] = (prism_placement_array){"bvh.nodes", b->node_count * sizeof(prism_bvh_node), 8.0,
-                                       true, sizeof(prism_bvh_node), PRISM_ARRAY_NODES};
-    a[TRIANGLES] = (prism_placement_array){"triangles", b->triangle_count * 12, 2.0, false, 12,
-                                           PRISM_ARRAY_TRIANGLES};
-    a[VERTICES] = (prism_placement_array){"vertices", b->vertex_count * 12, 1.0, false, 12,
-                                          PRISM_ARRAY_VERTICES};
-    a[INFO] = (prism_placement_array){"triangle_info", b->triangle_count * 16, 0.25, false, 16,
+    a[NODES] = (prism_placement_array){
+        "bvh.nodes",      b->node_count * sizeof(prism_bvh_node), 8.0, true, sizeof(prism_bvh_node),
+        PRISM_ARRAY_NODES};
+    a[TRIANGLES] = (prism_placement_array){"triangles", b->triangle_count * 12, 2.0, false,
+                                           12,          PRISM_ARRAY_TRIANGLES};
+    a[VERTICES] = (prism_placement_array){"vertices", b->vertex_count * 12, 1.0, false,
+                                          12,         PRISM_ARRAY_VERTICES};
+    a[INFO] = (prism_placement_array){"triangle_info",  b->triangle_count * 16, 0.25, false, 16,
                                       PRISM_ARRAY_OTHER};
 }
 
-prism_result prism__up_memory_figures(prism_context *ctx, const prism_geometry_desc *d, size_t *free_b,
-                                   size_t *total_b)
+prism_result prism__up_memory_figures(prism_context *ctx, const prism_geometry_desc *d,
+                                      size_t *free_b, size_t *total_b)
 {
     prism_result r = prism_device_memory_info(ctx, free_b, total_b);
     if (r != PRISM_SUCCESS)
@@ -122,7 +117,8 @@ static prism_result validate(prism_context *ctx, const prism_scene *sc, const pr
 {
     if (b->node_count == 0 || !b->nodes || b->node_count > UINT32_MAX ||
         b->triangle_count > UINT32_MAX || b->vertex_count > UINT32_MAX ||
-        (b->triangle_count && (!b->triangles || !b->triangle_ids)) || (b->vertex_count && !b->vertices))
+        (b->triangle_count && (!b->triangles || !b->triangle_ids)) ||
+        (b->vertex_count && !b->vertices))
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "geometry upload: BVH with %zu nodes, %zu triangles, %zu vertices: "
                             "missing arrays or counts beyond 2^32",
@@ -165,7 +161,7 @@ static void fill_part(void *user, size_t first, size_t n, void *dst, bool plain)
 #define PRISM__UPLOAD_CHUNK_MAX ((size_t)8 << 20)
 
 prism_result prism__up_staged(const source *s, int which, prism_buffer *dst, size_t n,
-                                  prism__staging *st)
+                              prism__staging *st)
 {
     array_source a = {s, which, 0};
     return prism__staged_copy(st, dst, n, fill_part, &a, GRANULE);
@@ -190,7 +186,8 @@ static void demote(prism_geometry *g, prism_upload_entry *e)
     e->device_bytes = 0;
     e->mapped_bytes = e->bytes;
     size_t len = strlen(e->reason);
-    snprintf(e->reason + len, sizeof e->reason - len, "; demoted to mapped: device allocation failed");
+    snprintf(e->reason + len, sizeof e->reason - len,
+             "; demoted to mapped: device allocation failed");
 }
 
 /* The array's memory: device (demoted to mapped when that runs out) and
@@ -265,7 +262,8 @@ void prism__up_fill_view(prism_geometry *g, const shape *b)
         v->nodes_split = v->node_count;
     }
     v->triangles = prism__up_whole(g, TRIANGLES);
-    v->vertices = g->gl_vertices ? NULL : prism__up_whole(g, VERTICES); /* NULL: mapped per launch */
+    v->vertices = g->gl_vertices ? NULL
+                                 : prism__up_whole(g, VERTICES); /* NULL: mapped per launch */
     v->triangle_info = prism__up_whole(g, INFO);
     v->triangle_count = (uint32_t)b->triangle_count;
     v->vertex_count = (uint32_t)b->vertex_count;
@@ -348,11 +346,13 @@ prism_result prism__up_plan(prism_geometry *g, const prism_bvh *b, const prism_g
     prism_result r = prism__up_memory_figures(g->ctx, d, &rep->free_bytes, &rep->total_bytes);
     if (r != PRISM_SUCCESS)
         return r;
-    prism_placement_desc pd = {arrays, PRISM_GEOMETRY_ARRAYS, rep->free_bytes, rep->total_bytes,
-                               d->reserve, d->policy, !g->ctx->mapped_allowed};
+    prism_placement_desc pd = {
+        arrays,    PRISM_GEOMETRY_ARRAYS,  rep->free_bytes, rep->total_bytes, d->reserve,
+        d->policy, !g->ctx->mapped_allowed};
     rep->policy = d->policy;
-    rep->reserve = d->reserve == 0 ? PRISM_PLACEMENT_DEFAULT_RESERVE
-                   : d->reserve == PRISM_PLACEMENT_NO_RESERVE ? 0 : d->reserve;
+    rep->reserve = d->reserve == 0                            ? PRISM_PLACEMENT_DEFAULT_RESERVE
+                   : d->reserve == PRISM_PLACEMENT_NO_RESERVE ? 0
+                                                              : d->reserve;
     char message[512];
     r = prism_placement_plan(&pd, placed, message, sizeof message);
     if (r != PRISM_SUCCESS)
@@ -371,8 +371,8 @@ prism_result prism__up_plan(prism_geometry *g, const prism_bvh *b, const prism_g
 
 /* Staging buffers sized for the largest device part among `which` (or
  * none when nothing goes to the device). */
-prism_result prism__up_open_staging(prism_geometry *g, const prism_geometry_desc *d, const size_t *bytes,
-                                 int count, prism__staging *st)
+prism_result prism__up_open_staging(prism_geometry *g, const prism_geometry_desc *d,
+                                    const size_t *bytes, int count, prism__staging *st)
 {
     size_t largest = 0;
     for (int i = 0; i < count; i++)
@@ -451,7 +451,7 @@ static prism_buffer *gl_target(prism_geometry *g, unsigned name, size_t bytes, c
 }
 
 prism_result prism__up_gl(prism_geometry *g, const source *s, const prism_geometry_desc *d,
-                              const prism_buffer *device_triangles)
+                          const prism_buffer *device_triangles)
 {
     if (!d->gl_fill || !g->gl_vertices)
         return PRISM_SUCCESS;
@@ -532,8 +532,9 @@ prism_geometry *prism__up_new(prism_context *ctx, const prism_geometry_desc *d)
 }
 
 /* The upload's last steps, whoever built the BVH: optics, view, totals. */
-prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const prism_geometry_desc *d,
-                           const shape *sh, double t0, prism_geometry **out)
+prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene,
+                              const prism_geometry_desc *d, const shape *sh, double t0,
+                              prism_geometry **out)
 {
     prism_result r = PRISM_SUCCESS;
     if (d->gl_fill && d->gl_triangle_buffer && g->report.gl_filled) {
@@ -571,8 +572,8 @@ prism_result prism__up_finish(prism_geometry *g, const prism_scene *scene, const
 
 /* Upload a BVH built by the caller or by the host builder. */
 prism_result prism__up_given(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
-                                 const prism_geometry_desc *d, const prism_bvh_build_report *built,
-                                 double t0, prism_geometry **out)
+                             const prism_geometry_desc *d, const prism_bvh_build_report *built,
+                             double t0, prism_geometry **out)
 {
     prism_result r = validate(ctx, scene, bvh);
     if (r != PRISM_SUCCESS)
@@ -623,8 +624,9 @@ static prism_result check_settings(prism_context *ctx, const prism_geometry_desc
     return PRISM_SUCCESS;
 }
 
-prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene, const prism_bvh *bvh,
-                                   const prism_geometry_desc *desc, prism_geometry **out)
+prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
+                                   const prism_bvh *bvh, const prism_geometry_desc *desc,
+                                   prism_geometry **out)
 {
     if (!ctx || !out || (!bvh && !scene))
         return ctx ? prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
@@ -633,8 +635,9 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
     *out = NULL;
     prism_geometry_desc d = desc ? *desc : (prism_geometry_desc){0};
     if (d.gl_fill && d.gl_index_buffer && !scene)
-        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
-                            "geometry upload: gl_index_buffer is filled from a scene, and none was given");
+        return prism__error(
+            ctx, PRISM_ERROR_INVALID_ARGUMENT,
+            "geometry upload: gl_index_buffer is filled from a scene, and none was given");
     if ((unsigned)d.builder > PRISM_BVH_BUILDER_CUDA)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "geometry upload: builder %d is not a prism_bvh_builder to ask for",
@@ -645,7 +648,8 @@ prism_result prism_geometry_upload(prism_context *ctx, const prism_scene *scene,
     double t0 = prism__up_now();
     if (!bvh)
         return prism__up_built(ctx, scene, &d, t0, out);
-    prism_bvh_build_report given = {.builder = PRISM_BVH_BUILDER_GIVEN, .stats = bvh->stats,
+    prism_bvh_build_report given = {.builder = PRISM_BVH_BUILDER_GIVEN,
+                                    .stats = bvh->stats,
                                     .seconds = bvh->stats.build_seconds};
     snprintf(given.why, sizeof given.why, "the caller's BVH");
     return prism__up_given(ctx, scene, bvh, &d, &given, t0, out);
@@ -695,7 +699,8 @@ prism_result prism__geometry_download(const prism_geometry *g, prism_bvh **out)
     b->vertices = malloc((b->vertex_count ? b->vertex_count : 1) * 12);
     prism_triangle_info *info = malloc((b->triangle_count ? b->triangle_count : 1) * 16);
     prism_result r = b->nodes && b->triangles && b->triangle_ids && b->vertices && info
-                     ? PRISM_SUCCESS : PRISM_ERROR_OUT_OF_MEMORY;
+                         ? PRISM_SUCCESS
+                         : PRISM_ERROR_OUT_OF_MEMORY;
     if (r == PRISM_SUCCESS)
         r = read_array(g, NODES, b->nodes);
     if (r == PRISM_SUCCESS && b->triangle_count)

@@ -39,10 +39,10 @@ static prism_result place(prism_geometry *g, const void *src, size_t n, const ch
                           prism_buffer **out)
 {
     const bool mapped = g->mapped[NODES] != NULL;
-    prism_result r = mapped ? prism_buffer_create_pinned(g->ctx, n ? n : 16,
-                                                         PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED,
-                                                         tag, out)
-                            : prism_buffer_create_device(g->ctx, n ? n : 16, tag, out);
+    prism_result r =
+        mapped ? prism_buffer_create_pinned(g->ctx, n ? n : 16,
+                                            PRISM_HOST_MAPPED | PRISM_HOST_WRITE_COMBINED, tag, out)
+               : prism_buffer_create_device(g->ctx, n ? n : 16, tag, out);
     if (r == PRISM_SUCCESS && n && src)
         r = prism_buffer_write(*out, 0, src, n);
     return r;
@@ -88,7 +88,8 @@ static void adopt(prism_geometry *g, size_t nodes, unsigned depth, bool on_devic
 static prism_result place_device(void *user, size_t nodes, size_t triangles, void **pn, void **pt)
 {
     prism_geometry *g = user;
-    prism_result r = place(g, NULL, nodes * sizeof(prism_wide_node), "bvh.wide_nodes", &g->wide_nodes);
+    prism_result r = place(g, NULL, nodes * sizeof(prism_wide_node), "bvh.wide_nodes",
+                           &g->wide_nodes);
     if (r == PRISM_SUCCESS)
         r = place(g, NULL, triangles * sizeof(prism_wide_triangle), "bvh.wide_triangles",
                   &g->wide_triangles);
@@ -167,7 +168,8 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
     if (out_of_memory(r)) {
         /* an optimisation, never a requirement: the binary walk still works */
         prism__log(g->ctx, PRISM_LOG_WARNING,
-                   "upload: no memory for the wide BVH (%s); binary traversal", prism_result_string(r));
+                   "upload: no memory for the wide BVH (%s); binary traversal",
+                   prism_result_string(r));
         g->ctx->last_error[0] = 0;
         drop(g);
         r = PRISM_SUCCESS;

@@ -43,7 +43,8 @@ static void frame_camera(ao_frame *f)
     const float *d = f->forward;
     float r[3] = {-d[2], 0.0f, d[0]}; /* forward x (0, 1, 0) */
     normalize(r);
-    const float u[3] = {r[1] * d[2] - r[2] * d[1], r[2] * d[0] - r[0] * d[2], r[0] * d[1] - r[1] * d[0]};
+    const float u[3] = {r[1] * d[2] - r[2] * d[1], r[2] * d[0] - r[0] * d[2],
+                        r[0] * d[1] - r[1] * d[0]};
     const float t = tanf(0.5f * 45.0f * 3.14159265f / 180.0f);
     for (int i = 0; i < 3; i++) {
         f->right[i] = r[i] * t * (float)f->width / (float)f->height;
@@ -71,9 +72,10 @@ int ao_open(int argc, char **argv, const char *default_output, ao_frame *f)
     f->height = argc > 4 ? (unsigned)atoi(argv[4]) : 600;
     f->samples = argc > 5 ? (unsigned)atoi(argv[5]) : 32;
     f->peel = argc > 6 ? (unsigned)atoi(argv[6]) : 2;
-    if (f->width == 0 || f->height == 0 || f->width > 16384 || f->height > 16384 || f->samples > 4096) {
-        fprintf(stderr, "%s: size %ux%u or %u samples out of range\n", argv[0], f->width,
-                f->height, f->samples);
+    if (f->width == 0 || f->height == 0 || f->width > 16384 || f->height > 16384 ||
+        f->samples > 4096) {
+        fprintf(stderr, "%s: size %ux%u or %u samples out of range\n", argv[0], f->width, f->height,
+                f->samples);
         return 1;
     }
     if (prism_cuda_device_count() == 0) {

@@ -20,8 +20,8 @@ typedef struct ao_frame {
     prism_scene *scene;
     prism_geometry *geometry;
     prism_device_view view;
-    prism_buffer *image;       /* width x height RGBA8, device memory */
-    const char *output;        /* the PNG's path */
+    prism_buffer *image; /* width x height RGBA8, device memory */
+    const char *output;  /* the PNG's path */
     unsigned width, height, peel, samples;
     float radius;
     float eye[3], forward[3], right[3], up[3]; /* right and up scaled by the field of view */

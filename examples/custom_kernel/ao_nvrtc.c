@@ -70,8 +70,8 @@ int main(int argc, char **argv)
      * is three floats */
     void *image = prism_buffer_device_pointer(f.image);
     unsigned long long seed = 1;
-    void *args[] = {&f.view, f.eye, f.forward, f.right, f.up, &f.width, &f.height,
-                    &f.peel, &f.samples, &f.radius, &seed, &image};
+    void *args[] = {&f.view,   f.eye,   f.forward,  f.right,   f.up,  &f.width,
+                    &f.height, &f.peel, &f.samples, &f.radius, &seed, &image};
     prism_launch launch = {.grid = {(f.width + 15) / 16, (f.height + 15) / 16}, .block = {16, 16}};
     const double t1 = ao_now();
     pr = prism_function_launch(kernel, &launch, args);
@@ -80,7 +80,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", argv[0], prism_context_last_error(f.ctx));
     printf("ao_nvrtc: %ux%u, %u samples, compile call %.4f s (%s), render %.1f ms, %s\n", f.width,
            f.height, f.samples, compile_seconds,
-           st.disk_hits ? "from the disk cache" : st.compiles ? "compiled by NVRTC" : "from memory",
+           st.disk_hits  ? "from the disk cache"
+           : st.compiles ? "compiled by NVRTC"
+                         : "from memory",
            1e3 * render_seconds, f.output);
     r = pr != PRISM_SUCCESS || ao_finish(&f);
     prism_module_release(module);

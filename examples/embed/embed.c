@@ -31,31 +31,29 @@
 
 static const char *VERTEX =
     "#version 330 core\n"
-    "layout(location = 0) in vec4 pos_time;\n"   /* offset 0, 4 floats */
-    "layout(location = 1) in uint history;\n"    /* offset 16, 1 uint */
+    "layout(location = 0) in vec4 pos_time;\n" /* offset 0, 4 floats */
+    "layout(location = 1) in uint history;\n"  /* offset 16, 1 uint */
     "uniform mat4 mvp;\n"
     "out vec3 colour_v;\n"
     "void main() {\n"
-    "  colour_v = (history & 4u) != 0u ? vec3(0.2, 1.0, 0.3)\n"  /* SURFACE_DETECT */
-    "           : (history & 2u) != 0u ? vec3(1.0, 0.3, 0.2)\n"  /* BULK_ABSORB */
-    "           : (history & 8u) != 0u ? vec3(1.0, 0.6, 0.1)\n"  /* SURFACE_ABSORB */
+    "  colour_v = (history & 4u) != 0u ? vec3(0.2, 1.0, 0.3)\n" /* SURFACE_DETECT */
+    "           : (history & 2u) != 0u ? vec3(1.0, 0.3, 0.2)\n" /* BULK_ABSORB */
+    "           : (history & 8u) != 0u ? vec3(1.0, 0.6, 0.1)\n" /* SURFACE_ABSORB */
     "           : vec3(0.6, 0.7, 1.0);\n"
     "  gl_Position = mvp * vec4(pos_time.xyz, 1.0);\n"
     "}\n";
-static const char *FRAGMENT =
-    "#version 330 core\n"
-    "in vec3 colour_v;\n"
-    "out vec4 colour;\n"
-    "void main() { colour = vec4(colour_v, 1.0); }\n";
+static const char *FRAGMENT = "#version 330 core\n"
+                              "in vec3 colour_v;\n"
+                              "out vec4 colour;\n"
+                              "void main() { colour = vec4(colour_v, 1.0); }\n";
 
 /* The detector: each triangle coloured by its solid, read from the
  * per-triangle codes buffer (gl_triangle_buffer's layout: solid, then
  * materials) by gl_PrimitiveID, the scene's triangle. */
-static const char *GEO_VERTEX =
-    "#version 330 core\n"
-    "layout(location = 0) in vec3 position;\n"
-    "uniform mat4 mvp;\n"
-    "void main() { gl_Position = mvp * vec4(position, 1.0); }\n";
+static const char *GEO_VERTEX = "#version 330 core\n"
+                                "layout(location = 0) in vec3 position;\n"
+                                "uniform mat4 mvp;\n"
+                                "void main() { gl_Position = mvp * vec4(position, 1.0); }\n";
 static const char *GEO_FRAGMENT =
     "#version 330 core\n"
     "uniform usamplerBuffer codes;\n"
@@ -193,8 +191,10 @@ int main(int argc, char **argv)
     glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 12, (void *)0);
     glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, geo[1]);
     glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)tbytes, NULL, GL_STATIC_DRAW);
-    prism_geometry_desc gdesc = {.gl_vertex_buffer = geo[0], .gl_index_buffer = geo[1],
-                                 .gl_triangle_buffer = geo[2], .gl_fill = true};
+    prism_geometry_desc gdesc = {.gl_vertex_buffer = geo[0],
+                                 .gl_index_buffer = geo[1],
+                                 .gl_triangle_buffer = geo[2],
+                                 .gl_fill = true};
     if ((r = prism_geometry_upload(ctx, scene, NULL, &gdesc, &geometry)) != PRISM_SUCCESS) {
         fail(argv[1], ctx, r);
         goto done;
@@ -205,9 +205,11 @@ int main(int argc, char **argv)
         glBufferSubData(GL_ELEMENT_ARRAY_BUFFER, 0, (GLsizeiptr)tbytes, scene->indices);
         uint32_t *codes = malloc(cbytes ? cbytes : 8);
         for (size_t t = 0; codes && t < n; t++) {
-            uint32_t in = scene->triangle_material_inner[t], out = scene->triangle_material_outer[t];
+            uint32_t in = scene->triangle_material_inner[t],
+                     out = scene->triangle_material_outer[t];
             codes[2 * t] = scene->triangle_solid[t];
-            codes[2 * t + 1] = (in == PRISM_NONE ? 0xFFFFu : in) | (out == PRISM_NONE ? 0xFFFFu : out) << 16;
+            codes[2 * t + 1] = (in == PRISM_NONE ? 0xFFFFu : in) |
+                               (out == PRISM_NONE ? 0xFFFFu : out) << 16;
         }
         if (codes)
             glBufferSubData(GL_TEXTURE_BUFFER, 0, (GLsizeiptr)cbytes, codes);
@@ -215,7 +217,8 @@ int main(int argc, char **argv)
     }
     glBindVertexArray(0);
     printf("embed: %zu triangles, BVH built by %s, GL buffers written by %s\n",
-           scene->triangles_count, prism_bvh_builder_name(prism_geometry_report(geometry)->bvh.builder),
+           scene->triangles_count,
+           prism_bvh_builder_name(prism_geometry_report(geometry)->bvh.builder),
            written ? "the upload (interop)" : "the program");
 
     /* Step 4: the renderer's own vertex buffer for the photons, and its layout. */
@@ -268,7 +271,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "embed: a shader did not build\n");
         goto done;
     }
-    GLint u_mvp = glGetUniformLocation(prog, "mvp"), u_geo_mvp = glGetUniformLocation(geo_prog, "mvp");
+    GLint u_mvp = glGetUniformLocation(prog, "mvp"),
+          u_geo_mvp = glGetUniformLocation(geo_prog, "mvp");
     glUseProgram(geo_prog);
     glUniform1i(glGetUniformLocation(geo_prog, "codes"), 0);
     for (long f = 0; !glfwWindowShouldClose(window) && (!frames || f < frames); f++) {

@@ -49,7 +49,8 @@ static prism_result check_desc(const prism_bvh_desc *d)
         return PRISM_ERROR_INVALID_ARGUMENT;
     }
     if (d->bins == 1 || d->bins > PRISM__BVH_MAX_BINS) {
-        build_log(d, PRISM_LOG_ERROR, "bvh: bins %u is outside 2..%d", d->bins, PRISM__BVH_MAX_BINS);
+        build_log(d, PRISM_LOG_ERROR, "bvh: bins %u is outside 2..%d", d->bins,
+                  PRISM__BVH_MAX_BINS);
         return PRISM_ERROR_INVALID_ARGUMENT;
     }
     if (d->bfs_levels > PRISM_BVH_MAX_DEPTH) {
@@ -90,8 +91,10 @@ static prism_result check_arrays(const float *positions, size_t vertex_count,
         return PRISM_ERROR_INVALID_ARGUMENT;
     }
     if (triangle_count > PRISM__BVH_MAX_TRIANGLES || vertex_count >= UINT32_MAX) {
-        build_log(desc, PRISM_LOG_ERROR, "bvh: %zu triangles on %zu vertices is beyond the limits "
-                  "(2^31 triangles, 2^32-1 vertices)", triangle_count, vertex_count);
+        build_log(desc, PRISM_LOG_ERROR,
+                  "bvh: %zu triangles on %zu vertices is beyond the limits "
+                  "(2^31 triangles, 2^32-1 vertices)",
+                  triangle_count, vertex_count);
         return PRISM_ERROR_LIMIT;
     }
     /* The first bad triangle, found in parallel, then named. */
@@ -104,13 +107,14 @@ static prism_result check_arrays(const float *positions, size_t vertex_count,
     for (int k = 0; bad != LONG_MAX && k < 3; k++) {
         uint32_t i = indices[3 * bad + k];
         if (i >= vertex_count) {
-            build_log(desc, PRISM_LOG_ERROR, "bvh: triangle %ld: vertex index %u >= vertex count %zu",
-                      bad, i, vertex_count);
+            build_log(desc, PRISM_LOG_ERROR,
+                      "bvh: triangle %ld: vertex index %u >= vertex count %zu", bad, i,
+                      vertex_count);
             return PRISM_ERROR_INVALID_ARGUMENT;
         }
         if (bad_triangle(positions, vertex_count, (const uint32_t[3]){i, i, i})) {
-            build_log(desc, PRISM_LOG_ERROR, "bvh: triangle %ld: vertex %u has a non-finite coordinate",
-                      bad, i);
+            build_log(desc, PRISM_LOG_ERROR,
+                      "bvh: triangle %ld: vertex %u has a non-finite coordinate", bad, i);
             return PRISM_ERROR_INVALID_ARGUMENT;
         }
     }
@@ -126,7 +130,8 @@ static void resolve_desc(const prism_bvh_desc *d, prism__bvh_builder *b)
     b->sample = quality != PRISM_BVH_QUALITY_HIGH;
     b->threads = d && d->threads > 0 ? d->threads : omp_get_max_threads();
     b->bfs_levels = !d || d->order != PRISM_BVH_ORDER_DFS ? UINT_MAX
-                    : d->bfs_levels ? d->bfs_levels : PRISM_BVH_DFS_BFS_LEVELS;
+                    : d->bfs_levels                       ? d->bfs_levels
+                                                          : PRISM_BVH_DFS_BFS_LEVELS;
     b->progress = d ? d->progress : NULL;
     b->progress_user = d ? d->progress_user : NULL;
 }
@@ -179,7 +184,8 @@ static void copy_vertices(prism_bvh *bvh, const float *positions, int threads)
     const long chunks = (long)((floats + COPY_CHUNK - 1) / COPY_CHUNK);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (long c = 0; c < chunks; c++) {
-        size_t at = (size_t)c * COPY_CHUNK, len = floats - at < COPY_CHUNK ? floats - at : COPY_CHUNK;
+        size_t at = (size_t)c * COPY_CHUNK,
+               len = floats - at < COPY_CHUNK ? floats - at : COPY_CHUNK;
         memcpy(bvh->vertices + at, positions + at, len * sizeof(float));
     }
 }
@@ -400,9 +406,10 @@ static void reorder(prism_bvh *bvh, const prism_bvh_node *tmp, unsigned bfs_leve
     layout l = {bvh->nodes, tmp, 1 + pad};
     l.out[0] = tmp[0];
     if (pad)
-        l.out[1] = (prism_bvh_node){{FLT_MAX, FLT_MAX, FLT_MAX}, 0, {-FLT_MAX, -FLT_MAX, -FLT_MAX}, 0};
+        l.out[1] =
+            (prism_bvh_node){{FLT_MAX, FLT_MAX, FLT_MAX}, 0, {-FLT_MAX, -FLT_MAX, -FLT_MAX}, 0};
     size_t lb = 0, le = pad ? 1 : 0; /* the current level; nothing to place without a pad */
-    unsigned d = 0, deepest = 0;      /* d: the current level's depth */
+    unsigned d = 0, deepest = 0;     /* d: the current level's depth */
     for (; lb < le && d < bfs_levels; d++) {
         deepest = d;
         place_level(&l, lb, le, threads);
@@ -451,7 +458,8 @@ static prism_result build_tree(prism__bvh_builder *b, prism_bvh *bvh, const floa
      * build touches 2n slots fewer than with separate arrays. 64-byte
      * aligned, so that each pair of siblings (at an even index) is one
      * cache line. */
-    _Static_assert(sizeof(prism__bvh_ref) == sizeof(prism_bvh_node), "a reference fits a node slot");
+    _Static_assert(sizeof(prism__bvh_ref) == sizeof(prism_bvh_node),
+                   "a reference fits a node slot");
     b->refs = prism__big_alloc((n ? 2 * n : 1) * sizeof *b->refs);
     b->nodes = prism__big_alloc(prism__bvh_nodes_capacity(n, b->threads) * sizeof *b->nodes);
     b->blocks = calloc((size_t)b->threads, sizeof *b->blocks);
@@ -504,7 +512,8 @@ prism_result prism_bvh_build(const float *positions, size_t vertex_count, const 
         if (r == PRISM_ERROR_IO)
             cancelled(desc);
         else
-            build_log(desc, PRISM_LOG_ERROR, "bvh: out of memory for %zu triangles", triangle_count);
+            build_log(desc, PRISM_LOG_ERROR, "bvh: out of memory for %zu triangles",
+                      triangle_count);
         prism_bvh_free(bvh);
         return r;
     }
@@ -512,8 +521,9 @@ prism_result prism_bvh_build(const float *positions, size_t vertex_count, const 
     const prism_bvh_stats *s = &bvh->stats;
     build_log(desc, PRISM_LOG_INFO,
               "bvh: %zu triangles, %zu nodes, %zu leaves, depth %u, %.2f tri/leaf (max %u), "
-              "SAH %.2f, %.3f s", triangle_count, s->nodes, s->leaves, s->max_depth,
-              s->mean_leaf_triangles, s->max_leaf_triangles, s->sah_cost, s->build_seconds);
+              "SAH %.2f, %.3f s",
+              triangle_count, s->nodes, s->leaves, s->max_depth, s->mean_leaf_triangles,
+              s->max_leaf_triangles, s->sah_cost, s->build_seconds);
     *out = bvh;
     return PRISM_SUCCESS;
 }

@@ -46,10 +46,10 @@ typedef struct prism__bvh_block {
 #define PRISM__BVH_NODE_BLOCK ((size_t)1024)
 
 typedef struct prism__bvh_builder {
-    prism__bvh_ref *refs;   /* n references, partitioned in place into leaf order (2n slots) */
-    prism_bvh_node *nodes;  /* see prism__bvh_nodes_capacity; inner: children first, first+1 */
+    prism__bvh_ref *refs;     /* n references, partitioned in place into leaf order (2n slots) */
+    prism_bvh_node *nodes;    /* see prism__bvh_nodes_capacity; inner: children first, first+1 */
     prism__bvh_block *blocks; /* one per thread */
-    size_t node_next;       /* slots handed out in blocks so far (atomic) */
+    size_t node_next;         /* slots handed out in blocks so far (atomic) */
     size_t n;
     /* Each leaf writes its triangles (indices[3 id..]) and ids to the
      * output at its position as it is made, while its references are in
@@ -57,8 +57,8 @@ typedef struct prism__bvh_builder {
     const uint32_t *indices;
     uint32_t *out_triangles, *out_ids;
     unsigned leaf, bins;
-    int sample;             /* bin a sample of very large nodes (not at quality HIGH) */
-    unsigned bfs_levels;    /* node order: breadth-first above this depth, depth-first below */
+    int sample;          /* bin a sample of very large nodes (not at quality HIGH) */
+    unsigned bfs_levels; /* node order: breadth-first above this depth, depth-first below */
     int threads;
     /* Progress (desc->progress; NULL: none of this is touched). Threads add
      * their blocks' placed counts to `placed` every `report_step`
@@ -67,10 +67,10 @@ typedef struct prism__bvh_builder {
      * `cancelled`, which turns every node still to build into a leaf. */
     prism_progress_fn progress;
     void *progress_user;
-    size_t placed;          /* atomic */
+    size_t placed; /* atomic */
     size_t report_step;
-    size_t next_report;     /* thread 0 only */
-    int cancelled;          /* atomic */
+    size_t next_report; /* thread 0 only */
+    int cancelled;      /* atomic */
 } prism__bvh_builder;
 
 /* Surface area (up to the factor 2 that cancels in the SAH); 0 for an empty box. */

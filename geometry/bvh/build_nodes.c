@@ -30,7 +30,6 @@
 #define PRISM__BVH_SSE 1
 #endif
 
-
 typedef struct box3 {
     float lo[3], hi[3];
 } box3;
@@ -54,10 +53,10 @@ typedef struct mapping {
 } mapping;
 
 typedef struct split {
-    int axis, pos;  /* left = bins [0, pos) of axis; axis SMALL_SPLIT: see mask */
-    unsigned mask;  /* SMALL_SPLIT: bit i set = reference begin+i goes left */
-    int sampled;    /* binned from a sample: l and r are the partition's to fill */
-    double cost;    /* sum of area * count over both sides */
+    int axis, pos; /* left = bins [0, pos) of axis; axis SMALL_SPLIT: see mask */
+    unsigned mask; /* SMALL_SPLIT: bit i set = reference begin+i goes left */
+    int sampled;   /* binned from a sample: l and r are the partition's to fill */
+    double cost;   /* sum of area * count over both sides */
     box3 l, r;
     size_t nl;
 } split;
@@ -288,8 +287,8 @@ static int chunk_count(const prism__bvh_builder *b, size_t n)
  * nothing). No allocation in the parallel part of the build: a malloc of
  * the chunks' bins (1.7 MB at 64 chunks) was an mmap and a munmap per
  * node. */
-static void bins_fill_parallel(binning *bn, const mapping *m, const prism__bvh_ref *refs,
-                               size_t n, size_t step, const prism__bvh_builder *b)
+static void bins_fill_parallel(binning *bn, const mapping *m, const prism__bvh_ref *refs, size_t n,
+                               size_t step, const prism__bvh_builder *b)
 {
     const int k = chunk_count(b, n);
     omp_lock_t lock;
@@ -367,8 +366,8 @@ static int find_split(const prism__bvh_builder *b, size_t begin, size_t end, con
 
 /* Hoare partition by the split's bin; grows the children's centroid boxes
  * and, for a split found on a sample, their boxes (s->l, s->r). */
-static size_t partition(prism__bvh_ref *r, size_t begin, size_t end, const mapping *m,
-                        split *s, box3 *lc, box3 *rc)
+static size_t partition(prism__bvh_ref *r, size_t begin, size_t end, const mapping *m, split *s,
+                        box3 *lc, box3 *rc)
 {
     size_t i = begin, j = end;
     const int boxes = s->sampled;
@@ -451,8 +450,8 @@ static void swap_spans(prism__bvh_ref *r, const span *a, const span *b, size_t f
  * than none at all; this one makes them pay. The
  * order inside each side depends on the chunks, so on the thread count;
  * nothing downstream depends on it. */
-static size_t partition_parallel(prism__bvh_builder *b, size_t begin, size_t end,
-                                 const mapping *m, split *s, box3 *lc, box3 *rc)
+static size_t partition_parallel(prism__bvh_builder *b, size_t begin, size_t end, const mapping *m,
+                                 split *s, box3 *lc, box3 *rc)
 {
     const size_t n = end - begin;
     const int k = chunk_count(b, n);
@@ -672,9 +671,8 @@ static int choose(prism__bvh_builder *b, size_t begin, size_t end, const box3 *b
     int ok = n <= SMALL_MAX ? small_split(b, begin, end, s) : find_split(b, begin, end, cb, s);
     if (n <= b->leaf) {
         double area = prism__bvh_area(bounds->lo, bounds->hi);
-        double cost = ok && area > 0.0
-                          ? PRISM_BVH_SAH_TRAV + PRISM_BVH_SAH_ISECT * s->cost / area
-                          : PRISM_BVH_SAH_TRAV + PRISM_BVH_SAH_ISECT * (double)n;
+        double cost = ok && area > 0.0 ? PRISM_BVH_SAH_TRAV + PRISM_BVH_SAH_ISECT * s->cost / area
+                                       : PRISM_BVH_SAH_TRAV + PRISM_BVH_SAH_ISECT * (double)n;
         if (!ok || PRISM_BVH_SAH_ISECT * (double)n <= cost)
             return 1;
     }
@@ -787,9 +785,8 @@ static void build_node(prism__bvh_builder *b, size_t idx, size_t begin, size_t e
     } else {
         mapping m;
         make_mapping(&m, &cb, bins_for(b, end - begin));
-        mid = par_node(b, end - begin)
-                  ? partition_parallel(b, begin, end, &m, &s, &lc, &rc)
-                  : partition(b->refs, begin, end, &m, &s, &lc, &rc);
+        mid = par_node(b, end - begin) ? partition_parallel(b, begin, end, &m, &s, &lc, &rc)
+                                       : partition(b->refs, begin, end, &m, &s, &lc, &rc);
     }
     const size_t left = alloc_pair(b), right = left + 1;
     node->first = (uint32_t)left;

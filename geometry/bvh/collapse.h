@@ -37,7 +37,8 @@ typedef struct prism__wide_source {
     uint32_t split, count;
 } prism__wide_source;
 
-PRISM_HD prism__wide_item prism__wide_item_of(const prism__wide_source *b, uint32_t i, uint32_t depth)
+PRISM_HD prism__wide_item prism__wide_item_of(const prism__wide_source *b, uint32_t i,
+                                              uint32_t depth)
 {
     const prism_bvh_node *n = i < b->split ? &b->head[i] : &b->tail[i - b->split];
     prism__wide_item it;
@@ -132,8 +133,8 @@ PRISM_HD int prism__wide_open(const prism__wide_source *b, const prism__wide_ite
 
 /* Slot of each item: the item whose centre lies furthest towards octant s
  * (sign bits of s) goes to slot s, greedily, best pair first. */
-PRISM_HD void prism__wide_slots(const prism__wide_item *list, int n, const float lo[3], const float hi[3],
-                                int by_slot[8])
+PRISM_HD void prism__wide_slots(const prism__wide_item *list, int n, const float lo[3],
+                                const float hi[3], int by_slot[8])
 {
     float score[8][8];
     for (int i = 0; i < n; i++)
@@ -183,7 +184,8 @@ PRISM_HD uint32_t prism__wide_exponent(float lo, float hi)
 
 /* The bytes of [clo, chi] on an axis: the largest plane <= clo and the
  * smallest >= chi, as the traversal decodes them (monotone in q). */
-PRISM_HD void prism__wide_quantise(float p, uint32_t e, float clo, float chi, uint8_t *qlo, uint8_t *qhi)
+PRISM_HD void prism__wide_quantise(float p, uint32_t e, float clo, float chi, uint8_t *qlo,
+                                   uint8_t *qhi)
 {
     const double s = (double)prism__wide_scale(e);
     const double fl = floor(((double)clo - p) / s), fh = ceil(((double)chi - p) / s);
@@ -221,7 +223,8 @@ PRISM_HD int prism__wide_node(const prism__wide_source *b, const prism__wide_ite
         lo[k] = start->lo[k];
         hi[k] = start->hi[k];
     }
-    for (int i = 0; i < n; i++) /* the start box holds them; this also covers a given tree's slack */
+    for (int i = 0; i < n;
+         i++) /* the start box holds them; this also covers a given tree's slack */
         for (int k = 0; k < 3; k++) {
             lo[k] = list[i].lo[k] < lo[k] ? list[i].lo[k] : lo[k];
             hi[k] = list[i].hi[k] > hi[k] ? list[i].hi[k] : hi[k];

@@ -26,9 +26,9 @@ typedef struct checker {
     const uint32_t *triangles, *ids;
     size_t triangle_count;
     unsigned max_leaf;
-    int padded;        /* node 1 is the padding node (the root is inner) */
-    uint8_t *depth;    /* per node: depth + 1 once a parent claimed it, 0 before */
-    uint64_t *bits;    /* per triangle: in a leaf already (later: id seen) */
+    int padded;     /* node 1 is the padding node (the root is inner) */
+    uint8_t *depth; /* per node: depth + 1 once a parent claimed it, 0 before */
+    uint64_t *bits; /* per triangle: in a leaf already (later: id seen) */
     char *message;
     size_t message_size;
 } checker;
@@ -108,8 +108,9 @@ static prism_result check_empty_bvh(checker *c)
 {
     const prism_bvh_node *root = &c->nodes[0];
     if (root->count != 0 || root->first != 0)
-        return fail(c, "node 0: triangle_count is 0 but the root is not the empty root "
-                       "(count %" PRIu32 ", first %" PRIu32 "; expected 0, 0)",
+        return fail(c,
+                    "node 0: triangle_count is 0 but the root is not the empty root "
+                    "(count %" PRIu32 ", first %" PRIu32 "; expected 0, 0)",
                     root->count, root->first);
     if (c->node_count != 1)
         return fail(c, "node 0: the empty BVH has %zu nodes (expected 1)", c->node_count);
@@ -122,8 +123,10 @@ static prism_result check_padding(checker *c)
 {
     const prism_bvh_node *n = &c->nodes[1];
     if (n->count != 0 || n->first != 0)
-        return fail(c, "node 1: the padding node (the root is inner) has count %" PRIu32
-                       ", first %" PRIu32 " (expected 0, 0)", n->count, n->first);
+        return fail(c,
+                    "node 1: the padding node (the root is inner) has count %" PRIu32
+                    ", first %" PRIu32 " (expected 0, 0)",
+                    n->count, n->first);
     return check_empty_box(c, 1, "padding node");
 }
 
@@ -138,9 +141,10 @@ static prism_result check_vertex(checker *c, size_t i, size_t tri, uint32_t v)
     const float *p = c->vertices + 3 * (size_t)v;
     for (int a = 0; a < 3; a++)
         if (!(p[a] >= n->lo[a] && p[a] <= n->hi[a])) /* also catches NaN */
-            return fail(c, "node %zu: triangle %zu: vertex %" PRIu32 " is outside the leaf's box "
-                           "(axis %c: %.9g not in [%.9g, %.9g])", i, tri, v, axis_name[a], p[a],
-                        n->lo[a], n->hi[a]);
+            return fail(c,
+                        "node %zu: triangle %zu: vertex %" PRIu32 " is outside the leaf's box "
+                        "(axis %c: %.9g not in [%.9g, %.9g])",
+                        i, tri, v, axis_name[a], p[a], n->lo[a], n->hi[a]);
     return PRISM_SUCCESS;
 }
 
@@ -152,8 +156,10 @@ static prism_result check_leaf(checker *c, size_t i)
                     n->count, c->max_leaf);
     const uint64_t end = (uint64_t)n->first + n->count;
     if (end > c->triangle_count)
-        return fail(c, "node %zu: leaf triangles [%" PRIu32 ", %" PRIu64 ") run past "
-                       "triangle_count %zu", i, n->first, end, c->triangle_count);
+        return fail(c,
+                    "node %zu: leaf triangles [%" PRIu32 ", %" PRIu64 ") run past "
+                    "triangle_count %zu",
+                    i, n->first, end, c->triangle_count);
     for (size_t t = n->first; t < end; t++) {
         if (bit_test_set(c->bits, t))
             return fail(c, "node %zu: triangle %zu is also in leaf %zu (leaves must not overlap)",
@@ -172,11 +178,13 @@ static prism_result check_child_box(checker *c, size_t i, size_t child)
     const prism_bvh_node *p = &c->nodes[i], *n = &c->nodes[child];
     for (int a = 0; a < 3; a++) {
         if (!(n->lo[a] >= p->lo[a]))
-            return fail(c, "node %zu: child %zu's box is not inside its parent's (axis %c: %.9g < %.9g)",
-                        i, child, axis_name[a], n->lo[a], p->lo[a]);
+            return fail(
+                c, "node %zu: child %zu's box is not inside its parent's (axis %c: %.9g < %.9g)", i,
+                child, axis_name[a], n->lo[a], p->lo[a]);
         if (!(n->hi[a] <= p->hi[a]))
-            return fail(c, "node %zu: child %zu's box is not inside its parent's (axis %c: %.9g > %.9g)",
-                        i, child, axis_name[a], n->hi[a], p->hi[a]);
+            return fail(
+                c, "node %zu: child %zu's box is not inside its parent's (axis %c: %.9g > %.9g)", i,
+                child, axis_name[a], n->hi[a], p->hi[a]);
     }
     return PRISM_SUCCESS;
 }
@@ -195,8 +203,10 @@ static prism_result check_inner(checker *c, size_t i)
     if (c->padded && f == 1)
         return fail(c, "node %zu: child 1 is the padding node", i);
     if (f % 2)
-        return fail(c, "node %zu: children start at odd index %zu (sibling pairs start at even "
-                       "indices)", i, f);
+        return fail(c,
+                    "node %zu: children start at odd index %zu (sibling pairs start at even "
+                    "indices)",
+                    i, f);
     if (f <= i)
         return fail(c, "node %zu: child %zu is not after its parent", i, f);
     for (size_t child = f; child <= f + 1; child++) {
@@ -216,8 +226,10 @@ static prism_result check_node(checker *c, size_t i)
     if (i == 1 && c->padded)
         return check_padding(c);
     if (!c->depth[i])
-        return fail(c, "node %zu: no parent before it (unreachable from the root, or its parent "
-                       "comes after it)", i);
+        return fail(c,
+                    "node %zu: no parent before it (unreachable from the root, or its parent "
+                    "comes after it)",
+                    i);
     if (c->depth[i] - 1 > PRISM_BVH_MAX_DEPTH)
         return fail(c, "node %zu: depth %d exceeds PRISM_BVH_MAX_DEPTH (%d)", i, c->depth[i] - 1,
                     PRISM_BVH_MAX_DEPTH);
@@ -249,7 +261,8 @@ static prism_result check_ids(checker *c)
             return fail(c, "triangle %zu: id %" PRIu32 " >= triangle_count %zu", t, id,
                         c->triangle_count);
         if (bit_test_set(c->bits, id))
-            return fail(c, "triangle %zu: id %" PRIu32 " repeats (ids must be a permutation)", t, id);
+            return fail(c, "triangle %zu: id %" PRIu32 " repeats (ids must be a permutation)", t,
+                        id);
     }
     return PRISM_SUCCESS;
 }
@@ -274,12 +287,14 @@ prism_result prism_bvh_validate(const prism_bvh_node *nodes, size_t node_count,
                                 size_t triangle_count, unsigned max_leaf_size, char *message,
                                 size_t message_size)
 {
-    checker c = {nodes, node_count, vertices, vertex_count, triangles, triangle_ids,
-                 triangle_count, max_leaf_size, 0, NULL, NULL, message, message_size};
+    checker c = {nodes,          node_count,    vertices, vertex_count, triangles, triangle_ids,
+                 triangle_count, max_leaf_size, 0,        NULL,         NULL,      message,
+                 message_size};
     if (message && message_size)
         message[0] = '\0';
     if (!nodes || node_count == 0)
-        return fail(&c, "%s", !nodes ? "nodes is NULL" : "no nodes (even an empty BVH has its root)");
+        return fail(&c, "%s",
+                    !nodes ? "nodes is NULL" : "no nodes (even an empty BVH has its root)");
     if (triangle_count == 0)
         return check_empty_bvh(&c);
     if (nodes[0].count == 0 && nodes[0].first == 0) /* before its box: that is empty too */

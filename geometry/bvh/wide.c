@@ -98,7 +98,8 @@ prism_result prism__bvh_collapse(const prism_bvh *bvh, prism_bvh_wide **out)
     prism_result r = w ? PRISM_SUCCESS : PRISM_ERROR_OUT_OF_MEMORY;
     if (r == PRISM_SUCCESS) {
         w->triangle_count = bvh->triangle_count;
-        w->triangles = malloc((bvh->triangle_count ? bvh->triangle_count : 1) * sizeof *w->triangles);
+        w->triangles =
+            malloc((bvh->triangle_count ? bvh->triangle_count : 1) * sizeof *w->triangles);
         const prism__wide_source src = {bvh->nodes, NULL, (uint32_t)bvh->node_count,
                                         (uint32_t)bvh->node_count};
         const prism__wide_item root = prism__wide_item_of(&src, 0, 0);

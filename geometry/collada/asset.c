@@ -32,8 +32,7 @@ static int asset_holder(const prism__cl *L)
     if (prism__cl_up(L, 1) != CL_T_ASSET)
         return CL_ASSET_NONE;
     switch (prism__cl_up(L, 2)) {
-    case CL_T_COLLADA:
-        return CL_ASSET_ROOT;
+    case CL_T_COLLADA: return CL_ASSET_ROOT;
     case CL_T_LIBRARY_GEOMETRIES:
     case CL_T_LIBRARY_NODES:
     case CL_T_LIBRARY_VISUAL_SCENES:
@@ -42,8 +41,7 @@ static int asset_holder(const prism__cl *L)
     case CL_T_NODE:
     case CL_T_VISUAL_SCENE: /* only where a stage took the element up */
         return L->stack[L->depth - 3].active ? CL_ASSET_NESTED : CL_ASSET_NONE;
-    default:
-        return CL_ASSET_NONE;
+    default: return CL_ASSET_NONE;
     }
 }
 
@@ -182,7 +180,7 @@ static void conjugate(double m[16], const double c[9])
     double k2 = c[0] * c[0] + c[3] * c[3] + c[6] * c[6]; /* a column's length, squared */
     double s[16] = {c[0], c[1], c[2], 0, c[3], c[4], c[5], 0, c[6], c[7], c[8], 0, 0, 0, 0, 1};
     double inv[16] = {c[0] / k2, c[3] / k2, c[6] / k2, 0, c[1] / k2, c[4] / k2, c[7] / k2, 0,
-                      c[2] / k2, c[5] / k2, c[8] / k2, 0, 0, 0, 0, 1};
+                      c[2] / k2, c[5] / k2, c[8] / k2, 0, 0,         0,         0,         1};
     prism__cl_mat_mul(s, m, m);
     prism__cl_mat_mul(m, inv, m);
 }

@@ -11,7 +11,7 @@
 
 #include "internal.h"
 
-#define CL_MAX_VISITS (UINT64_C(1) << 26) /* nodes the scene may place, in all */
+#define CL_MAX_VISITS (UINT64_C(1) << 26)   /* nodes the scene may place, in all */
 #define CL_MAX_NAME_BYTES ((size_t)1 << 30) /* solid names and paths, in all */
 
 /* A node's visit in the walk: its path is its parent visit's, '/', and
@@ -238,8 +238,7 @@ static void write_vertices(prism_scene *S, const cl_geometry *g, cl_job *j)
 
 /* The box grows per vertex when every vertex is used (the usual case), else
  * per triangle corner: unused or non-finite vertices must not stretch it. */
-static void write_triangles(prism_scene *S, const cl_geometry *g, const uint32_t *mats,
-                            cl_job *j)
+static void write_triangles(prism_scene *S, const cl_geometry *g, const uint32_t *mats, cl_job *j)
 {
     uint32_t base = (uint32_t)j->vert;
     const int corner[2][3] = {{0, 1, 2}, {0, 2, 1}};
@@ -440,8 +439,7 @@ static bool check_totals(prism__cl *L, const cl_node *root)
     cl_pos at = root->pos;
     if (root->sub_visits > CL_MAX_VISITS)
         prism__cl_fail(L, PRISM_ERROR_LIMIT, at, "visual_scene",
-                       "the scene places more than %llu nodes",
-                       (unsigned long long)CL_MAX_VISITS);
+                       "the scene places more than %llu nodes", (unsigned long long)CL_MAX_VISITS);
     else if (root->sub_triangles > max)
         prism__cl_fail(L, PRISM_ERROR_LIMIT, at, "visual_scene",
                        "the scene places %llu world triangles, more than the limit %llu",

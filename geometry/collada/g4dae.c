@@ -137,7 +137,8 @@ void prism__cl_g4dae_start(prism__cl *L, unsigned tag, const XML_Char **atts)
     } else if (tag == CL_T_PROPERTY && parent == CL_T_OPTICALSURFACE && L->cur_optical != CL_NONE) {
         prop_start(L, atts, true);
     } else if ((tag == CL_T_OPTICALSURFACE || tag == CL_T_SKINSURFACE ||
-                tag == CL_T_BORDERSURFACE) && under_nodes_extra(L)) {
+                tag == CL_T_BORDERSURFACE) &&
+               under_nodes_extra(L)) {
         surface_start(L, tag, atts);
     } else if (((tag == CL_T_VOLUMEREF && parent == CL_T_SKINSURFACE) ||
                 (tag == CL_T_PHYSVOLREF && parent == CL_T_BORDERSURFACE)) &&
@@ -171,8 +172,7 @@ void prism__cl_g4dae_end(prism__cl *L, unsigned tag)
 
 static bool is_length(const char *name)
 {
-    return strstr(name, "LENGTH") || strcmp(name, "RAYLEIGH") == 0 ||
-           strcmp(name, "MIEHG") == 0;
+    return strstr(name, "LENGTH") || strcmp(name, "RAYLEIGH") == 0 || strcmp(name, "MIEHG") == 0;
 }
 
 static char *dup(const char *s)

@@ -124,9 +124,9 @@ typedef struct cl_source {
      * streaming is kept here (err, message in the pool, at err_pos) and
      * the rest of the text skipped; the chunked parse keeps a long text as
      * its span of the document (lazy) and converts it only then. */
-    cl_pos fa_pos;       /* the float_array's start tag */
-    bool has_array;      /* a float_array was read into data */
-    bool settled;        /* converted and its count compared */
+    cl_pos fa_pos;  /* the float_array's start tag */
+    bool has_array; /* a float_array was read into data */
+    bool settled;   /* converted and its count compared */
     cl_str err;
     cl_pos err_pos;
     const char *lazy;
@@ -187,7 +187,7 @@ typedef struct cl_geometry {
     uint32_t triangles;
     cl_group *groups;
     uint32_t groups_count;
-    bool all_used; /* every vertex is in a triangle: the box can come from vertices */
+    bool all_used;  /* every vertex is in a triangle: the box can come from vertices */
     uint32_t scope; /* the nested <asset> scope of its positions, CL_NONE: the root's */
 } cl_geometry;
 
@@ -227,7 +227,7 @@ typedef struct cl_table {
 } cl_table;
 
 typedef struct cl_prop {
-    bool optical;   /* owner is an opticalsurface, else a material */
+    bool optical; /* owner is an opticalsurface, else a material */
     uint32_t owner;
     cl_str name, ref;
     cl_pos pos;
@@ -296,8 +296,8 @@ typedef struct prism__cl {
     size_t trees_replayed; /* by the chunked parse: all its chunks', once merged */
     size_t plan_scanned;   /* bytes the chunk planner's cut searches read (at most the size) */
     uint32_t doc_lines, doc_lines0; /* line of doc_at, of the chunk's first byte */
-    bool doc_cr;        /* the chunk holds a CR: line ends need the slow count */
-    prism__vec *log_buf; /* chunks buffer their log lines (char: level, text, NUL) */
+    bool doc_cr;                    /* the chunk holds a CR: line ends need the slow count */
+    prism__vec *log_buf;            /* chunks buffer their log lines (char: level, text, NUL) */
 
     cl_frame *stack;
     size_t depth, stack_cap;
@@ -388,8 +388,8 @@ void prism__cl_log(prism__cl *L, prism_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A forgiven quirk at pos: counted, and "FILE:LINE:COL: <element>: what"
  * logged as a warning while fewer than CL_QUIRK_LOG_MAX of its kind were. */
-void prism__cl_quirk(prism__cl *L, cl_quirk kind, cl_pos pos, const char *element,
-                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void prism__cl_quirk(prism__cl *L, cl_quirk kind, cl_pos pos, const char *element, const char *fmt,
+                     ...) __attribute__((format(printf, 5, 6)));
 /* After the load: one line for the quirks of each kind not logged one by one. */
 void prism__cl_quirk_summary(prism__cl *L);
 /* A chunk's kept log line of `level` (as kept, kind bits included): whether

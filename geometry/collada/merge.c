@@ -31,12 +31,13 @@ typedef struct cl_base {
     uint32_t *outer; /* per prefix element: the scope inside it, in L */
 } cl_base;
 
-#define CL_VECS(X)                                                                                \
-    X(pool, 1) X(nodes, sizeof(cl_node)) X(items, sizeof(cl_item))                                 \
-    X(bindings, sizeof(cl_binding)) X(geometries, sizeof(cl_geometry))                             \
-    X(materials, sizeof(cl_material)) X(tables, sizeof(cl_table)) X(table_data, sizeof(float))     \
-    X(props, sizeof(cl_prop)) X(opticals, sizeof(cl_optical)) X(surfrefs, sizeof(cl_surfref))      \
-    X(scenes, sizeof(uint32_t)) X(scopes, sizeof(cl_scope))
+#define CL_VECS(X)                                                                                 \
+    X(pool, 1)                                                                                     \
+    X(nodes, sizeof(cl_node)) X(items, sizeof(cl_item)) X(bindings, sizeof(cl_binding))            \
+        X(geometries, sizeof(cl_geometry)) X(materials, sizeof(cl_material))                       \
+            X(tables, sizeof(cl_table)) X(table_data, sizeof(float)) X(props, sizeof(cl_prop))     \
+                X(opticals, sizeof(cl_optical)) X(surfrefs, sizeof(cl_surfref))                    \
+                    X(scenes, sizeof(uint32_t)) X(scopes, sizeof(cl_scope))
 
 static uint32_t node_of(const cl_base *b, size_t proxies, uint32_t local)
 {
@@ -77,10 +78,20 @@ static bool plan_merge(prism__cl *L, cl_chunk *ch, size_t n, cl_base *base)
              open_sc.count == depth && scopes + C->scopes.count < CL_SCOPE_OUTER;
         if (!ok)
             break;
-        at = (cl_base){(uint32_t)pool, (uint32_t)nodes, (uint32_t)items, (uint32_t)bindings,
-                       (uint32_t)geometries, (uint32_t)materials, (uint32_t)tables,
-                       (uint32_t)props, (uint32_t)opticals, (uint32_t)surfrefs, (uint32_t)scenes,
-                       table_data, malloc((px + 1) * sizeof(uint32_t)), (uint32_t)scopes,
+        at = (cl_base){(uint32_t)pool,
+                       (uint32_t)nodes,
+                       (uint32_t)items,
+                       (uint32_t)bindings,
+                       (uint32_t)geometries,
+                       (uint32_t)materials,
+                       (uint32_t)tables,
+                       (uint32_t)props,
+                       (uint32_t)opticals,
+                       (uint32_t)surfrefs,
+                       (uint32_t)scenes,
+                       table_data,
+                       malloc((px + 1) * sizeof(uint32_t)),
+                       (uint32_t)scopes,
                        malloc((depth + 1) * sizeof(uint32_t))};
         ok = at.open != NULL && at.outer != NULL;
         if (ok) {
@@ -92,8 +103,8 @@ static bool plan_merge(prism__cl *L, cl_chunk *ch, size_t n, cl_base *base)
         open_sc.count = 0;
         ok = ok && prism__vec_grow(&open_sc, sizeof(uint32_t), ch[i].open_scopes.count + 1);
         for (size_t k = 0; ok && k < ch[i].open_scopes.count; k++)
-            CL_AT(open_sc, uint32_t, open_sc.count++) =
-                scope_of(&at, CL_AT(ch[i].open_scopes, uint32_t, k));
+            CL_AT(open_sc, uint32_t,
+                  open_sc.count++) = scope_of(&at, CL_AT(ch[i].open_scopes, uint32_t, k));
         open.count = 0;
         for (size_t k = 0; ok && k < C->node_stack.count; k++) {
             uint32_t *slot = prism__vec_push(&open, sizeof *slot);
@@ -253,7 +264,8 @@ bool prism__cl_merge_all(prism__cl *L, cl_chunk *ch, size_t n)
     prism__cl_trace(L, "merge: plan");
     if (ok) {
         size_t last = 0;
-#define X(v, elem) last = L->v.count;                                                             \
+#define X(v, elem)                                                                                 \
+    last = L->v.count;                                                                             \
     for (size_t i = 1; i < n; i++)                                                                 \
         last += ch[i].L->v.count - (&L->v == &L->nodes ? ch[i].proxies : 0);                       \
     L->v.count = last;

@@ -254,7 +254,8 @@ void prism__cl_mesh_start(prism__cl *L, unsigned tag, const XML_Char **atts)
         L->mesh.has_vertices = true;
         L->mesh.vertices_id = id ? prism__cl_str(L, id, strlen(id)) : 0;
         L->mesh.vertices_pos = prism__cl_top_pos(L);
-    } else if (tag == CL_T_INPUT && grand == CL_T_MESH && (parent == CL_T_VERTICES || is_prim(parent)))
+    } else if (tag == CL_T_INPUT && grand == CL_T_MESH &&
+               (parent == CL_T_VERTICES || is_prim(parent)))
         input_start(L, atts, parent);
     else if (is_prim(tag) && parent == CL_T_MESH)
         prim_start(L, tag, atts);

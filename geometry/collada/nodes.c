@@ -92,8 +92,8 @@ static void node_start(prism__cl *L, unsigned tag, const XML_Char **atts, unsign
 
 static void instance_start(prism__cl *L, unsigned tag, const XML_Char **atts)
 {
-    cl_item *it = add_item(L, top_node(L), tag == CL_T_INSTANCE_GEOMETRY ? CL_ITEM_GEOMETRY
-                                                                          : CL_ITEM_NODE);
+    cl_item *it = add_item(L, top_node(L),
+                           tag == CL_T_INSTANCE_GEOMETRY ? CL_ITEM_GEOMETRY : CL_ITEM_NODE);
     if (!it)
         return;
     it->url = prism__cl_url(L, prism__cl_attr(atts, "url"), it->pos, prism__cl_tag_name(tag));
@@ -131,8 +131,12 @@ void prism__cl_node_start(prism__cl *L, unsigned tag, const XML_Char **atts)
             (parent == CL_T_LIBRARY_NODES && prism__cl_up(L, 2) == CL_T_COLLADA))
             node_start(L, tag, atts, parent);
         return;
-    case CL_T_MATRIX: case CL_T_TRANSLATE: case CL_T_ROTATE: case CL_T_SCALE:
-    case CL_T_LOOKAT: case CL_T_SKEW:
+    case CL_T_MATRIX:
+    case CL_T_TRANSLATE:
+    case CL_T_ROTATE:
+    case CL_T_SCALE:
+    case CL_T_LOOKAT:
+    case CL_T_SKEW:
         if (parent == CL_T_NODE && prism__cl_parent_active(L)) {
             prism__cl_text_doubles(L);
             prism__cl_activate(L);
@@ -155,8 +159,7 @@ void prism__cl_node_start(prism__cl *L, unsigned tag, const XML_Char **atts)
                                          "instance_visual_scene");
         }
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
@@ -195,10 +198,22 @@ static void rotation(const double *d, double m[16])
     double a[3] = {d[0], d[1], d[2]}, t = d[3] * (CL_PI / 180.0);
     normalize(a);
     double c = cos(t), s = sin(t), k = 1 - c;
-    double r[16] = {c + a[0] * a[0] * k,        a[0] * a[1] * k - a[2] * s, a[0] * a[2] * k + a[1] * s, 0,
-                    a[1] * a[0] * k + a[2] * s, c + a[1] * a[1] * k,        a[1] * a[2] * k - a[0] * s, 0,
-                    a[2] * a[0] * k - a[1] * s, a[2] * a[1] * k + a[0] * s, c + a[2] * a[2] * k,        0,
-                    0, 0, 0, 1};
+    double r[16] = {c + a[0] * a[0] * k,
+                    a[0] * a[1] * k - a[2] * s,
+                    a[0] * a[2] * k + a[1] * s,
+                    0,
+                    a[1] * a[0] * k + a[2] * s,
+                    c + a[1] * a[1] * k,
+                    a[1] * a[2] * k - a[0] * s,
+                    0,
+                    a[2] * a[0] * k - a[1] * s,
+                    a[2] * a[1] * k + a[0] * s,
+                    c + a[2] * a[2] * k,
+                    0,
+                    0,
+                    0,
+                    0,
+                    1};
     memcpy(m, r, sizeof r);
 }
 
@@ -277,12 +292,15 @@ static void lookat_warn(prism__cl *L, unsigned made_up, const double *d)
         return;
     char view[128] = "", side[128] = "";
     if (made_up & CL_LOOKAT_NO_VIEW)
-        snprintf(view, sizeof view, "the eye (%g %g %g) is the interest point: the view is "
-                 "taken down -Z%s", d[0], d[1], d[2], made_up & CL_LOOKAT_NO_SIDE ? "; " : "");
+        snprintf(view, sizeof view,
+                 "the eye (%g %g %g) is the interest point: the view is "
+                 "taken down -Z%s",
+                 d[0], d[1], d[2], made_up & CL_LOOKAT_NO_SIDE ? "; " : "");
     if (made_up & CL_LOOKAT_NO_SIDE)
-        snprintf(side, sizeof side, "the up vector (%g %g %g) is %s: %s is taken as the "
-                 "sideways axis", d[6], d[7], d[8],
-                 d[6] || d[7] || d[8] ? "along the view" : "zero",
+        snprintf(side, sizeof side,
+                 "the up vector (%g %g %g) is %s: %s is taken as the "
+                 "sideways axis",
+                 d[6], d[7], d[8], d[6] || d[7] || d[8] ? "along the view" : "zero",
                  made_up & CL_LOOKAT_SIDE_Z ? "Z" : "X");
     prism__cl_quirk(L, CL_QUIRK_LOOKAT, prism__cl_top_pos(L), "lookat", "%s%s", view, side);
 }
@@ -328,16 +346,17 @@ void prism__cl_node_end(prism__cl *L, unsigned tag)
         if (tag == CL_T_NODE)
             L->node_depth--;
         return;
-    case CL_T_MATRIX: case CL_T_TRANSLATE: case CL_T_ROTATE: case CL_T_SCALE:
-    case CL_T_LOOKAT: case CL_T_SKEW:
+    case CL_T_MATRIX:
+    case CL_T_TRANSLATE:
+    case CL_T_ROTATE:
+    case CL_T_SCALE:
+    case CL_T_LOOKAT:
+    case CL_T_SKEW:
         if (prism__cl_up(L, 1) == CL_T_NODE) /* G4DAE tables are <matrix> too */
             transform_end(L, tag);
         return;
-    case CL_T_INSTANCE_GEOMETRY:
-        L->cur_item = CL_NONE;
-        return;
-    default:
-        return;
+    case CL_T_INSTANCE_GEOMETRY: L->cur_item = CL_NONE; return;
+    default: return;
     }
 }
 

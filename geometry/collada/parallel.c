@@ -156,8 +156,7 @@ static bool feed_range(cl_chunk *c, cl_par *P, const char *p, size_t n, bool fin
  * stage reads their names (two-component positions). */
 static bool params_read(const prism__cl *L)
 {
-    if (!L->mesh.active || !L->mesh.sources.count ||
-        L->stack[L->depth - 1].tag != CL_T_ACCESSOR)
+    if (!L->mesh.active || !L->mesh.sources.count || L->stack[L->depth - 1].tag != CL_T_ACCESSOR)
         return false;
     const cl_source *s = &CL_AT(L->mesh.sources, cl_source, L->mesh.sources.count - 1);
     return s->has_accessor && s->acc_stride < 3;
@@ -195,7 +194,8 @@ static size_t span_lfs(const cl_span *sp)
 
 static bool take_span(cl_chunk *c, cl_par *P, const cl_span *sp, uint64_t tag_at)
 {
-    static const char lfs[] = "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n";
+    static const char lfs[] =
+        "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n";
     prism__cl *L = c->L;
     size_t n = (size_t)(sp->end - sp->begin), lf = span_lfs(sp);
     if (!span_skips(L, sp, tag_at)) /* expat reads it */
@@ -255,8 +255,8 @@ static void parse_chunk(cl_chunk *c, const cl_seg *seg, bool last, cl_par *P)
         for (size_t i = 0; ok && i < seg[k].spans.count; i++) {
             const cl_span *sp = &CL_AT(seg[k].spans, cl_span, i);
             ok = feed_range(c, P, at, (size_t)(sp->begin - at), false);
-            uint64_t tag_at =
-                sp->tag ? c->prefix_len + (uint64_t)(sp->tag - c->begin) - removed : 0;
+            uint64_t tag_at = sp->tag ? c->prefix_len + (uint64_t)(sp->tag - c->begin) - removed
+                                      : 0;
             bool skip = ok && span_skips(L, sp, tag_at);
             ok = ok && take_span(c, P, sp, tag_at);
             if (skip)

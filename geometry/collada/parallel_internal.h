@@ -15,11 +15,11 @@ typedef struct cl_name {
 /* The scan of one segment of the document, between two candidate cuts. */
 typedef struct cl_seg {
     const char *begin, *end;
-    bool ok;           /* ended outside any tag, comment, CDATA or PI */
-    prism__vec pops;   /* cl_name: end tags of elements opened before the segment */
-    prism__vec opens;  /* cl_name: elements still open at its end */
-    prism__vec spans;  /* cl_span: number texts expat need not see */
-    size_t lines;      /* line ends in it, as expat counts them */
+    bool ok;          /* ended outside any tag, comment, CDATA or PI */
+    prism__vec pops;  /* cl_name: end tags of elements opened before the segment */
+    prism__vec opens; /* cl_name: elements still open at its end */
+    prism__vec spans; /* cl_span: number texts expat need not see */
+    size_t lines;     /* line ends in it, as expat counts them */
     bool has_cr;
 } cl_seg;
 
@@ -39,7 +39,7 @@ typedef struct cl_span {
     const char *tag, *begin, *end;
     size_t lf; /* line ends in it */
     bool plain;
-    bool meta; /* an <extra> holding <meta> (a mark of a Geant4 export) */
+    bool meta;           /* an <extra> holding <meta> (a mark of a Geant4 export) */
     uint8_t kind, depth; /* depth: of the markup's deepest element below its parent */
 } cl_span;
 
@@ -48,14 +48,14 @@ typedef struct cl_chunk {
     const char *begin, *end;
     char *prefix, *suffix;
     size_t prefix_len, suffix_len, depth, proxies;
-    uint32_t line0; /* lines before it */
-    size_t col0;    /* bytes before it on its first line */
+    uint32_t line0;            /* lines before it */
+    size_t col0;               /* bytes before it on its first line */
     size_t seg_first, seg_end; /* its segments, for their spans */
     prism__cl *L;
     bool xml_error; /* expat refused it: the serial parse will say why */
     prism__vec log;
-    size_t pending; /* bytes parsed, not yet told */
-    prism__vec names; /* char: a replayed tag's names and values, NUL-ended */
+    size_t pending;         /* bytes parsed, not yet told */
+    prism__vec names;       /* char: a replayed tag's names and values, NUL-ended */
     prism__vec open_scopes; /* uint32: the scope inside each element open at its end */
 } cl_chunk;
 

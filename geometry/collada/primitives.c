@@ -35,8 +35,8 @@ static cl_source *find_source(prism__cl *L, cl_str id)
  * X and Y, as some exporters write a flat mesh. */
 static bool flat_xy(const cl_source *s)
 {
-    return s->has_accessor && s->acc_stride == 2 && s->acc_params == 2 &&
-           s->acc_names[0] == 'X' && s->acc_names[1] == 'Y';
+    return s->has_accessor && s->acc_stride == 2 && s->acc_params == 2 && s->acc_names[0] == 'X' &&
+           s->acc_names[1] == 'Y';
 }
 
 static bool check_accessor(prism__cl *L, const cl_source *s, size_t count, size_t stride,
@@ -45,8 +45,7 @@ static bool check_accessor(prism__cl *L, const cl_source *s, size_t count, size_
     size_t n = s->data.count;
     if (stride < comps) {
         prism__cl_fail(L, PRISM_ERROR_PARSE, s->acc_pos, "accessor",
-                       "stride=%zu: a position needs 3 values (or 2, with params X and Y)",
-                       stride);
+                       "stride=%zu: a position needs 3 values (or 2, with params X and Y)", stride);
         return false;
     }
     if (count && (n < comps || off > n - comps || count - 1 > (n - comps - off) / stride)) {
@@ -197,9 +196,9 @@ static bool strip_or_fan(build *b, const uint32_t *v, uint32_t n, bool fan)
         return true;
     }
     for (uint32_t i = 0; i + 2 < n; i++) {
-        bool ok = fan      ? emit(b, v[0], v[i + 1], v[i + 2])
+        bool ok = fan     ? emit(b, v[0], v[i + 1], v[i + 2])
                   : i & 1 ? emit(b, v[i + 1], v[i], v[i + 2])
-                           : emit(b, v[i], v[i + 1], v[i + 2]);
+                          : emit(b, v[i], v[i + 1], v[i + 2]);
         if (!ok)
             return false;
     }
@@ -246,16 +245,14 @@ static bool check_prim(prism__cl *L, const cl_prim *pr, uint32_t nverts)
     for (size_t i = 0; i < pr->idx_count; i++) {
         if (idx[i] >= nverts) {
             prism__cl_fail(L, PRISM_ERROR_PARSE, pr->p_pos, "p",
-                           "index %u is out of range: the mesh has %u vertices", idx[i],
-                           nverts);
+                           "index %u is out of range: the mesh has %u vertices", idx[i], nverts);
             return false;
         }
     }
     return true;
 }
 
-static bool add_group(prism__cl *L, prism__vec *groups, cl_str material, size_t first,
-                      size_t end)
+static bool add_group(prism__cl *L, prism__vec *groups, cl_str material, size_t first, size_t end)
 {
     if (end == first)
         return true;

@@ -46,8 +46,7 @@ static bool number_text_tag(const char *name, size_t n)
  * many, and its children are tried in turn. */
 static bool tree_tag(const char *name, size_t n)
 {
-    return (n == 4 && memcmp(name, "node", 4) == 0) ||
-           (n == 8 && memcmp(name, "geometry", 8) == 0);
+    return (n == 4 && memcmp(name, "node", 4) == 0) || (n == 8 && memcmp(name, "geometry", 8) == 0);
 }
 
 /* Line ends (LF) in [p, p+n), and whether the bytes are text that expat
@@ -60,7 +59,8 @@ static bool tree_tag(const char *name, size_t n)
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
 #endif
-static size_t count_text(const char *p, size_t n, bool *plain)
+static size_t
+count_text(const char *p, size_t n, bool *plain)
 {
     const unsigned char *u = (const unsigned char *)p;
     size_t lf = 0;
@@ -88,14 +88,14 @@ static size_t count_text(const char *p, size_t n, bool *plain)
  * out, simple_tag was a large part of a G4DAE load). */
 enum { CL_NAME_START = 1, CL_NAME = 2, CL_SPACE = 4, CL_VALUE = 8 };
 static const unsigned char char_class[256] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 0, 0, 0, 0, 0, /* 00: tab, LF */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 10 */
-    12, 8, 8, 8, 8, 8, 0, 8, 8, 8, 8, 8, 8, 10, 10, 8, /* 20: ' ' to '/', not '&' */
-    10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 11, 8, 0, 8, 8, 8, /* 30: digits, ':', not '<' */
-    8, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, /* 40 */
-    11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 8, 8, 8, 8, 11, /* 50: '_' */
-    8, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, /* 60 */
-    11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 8, 8, 8, 8, 0, /* 70 */
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  4,  4,  0,  0,  0,  0,  0,  /* 00: tab, LF */
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  /* 10 */
+    12, 8,  8,  8,  8,  8,  0,  8,  8,  8,  8,  8,  8,  10, 10, 8,  /* 20: ' ' to '/', not '&' */
+    10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 11, 8,  0,  8,  8,  8,  /* 30: digits, ':', not '<' */
+    8,  11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, /* 40 */
+    11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 8,  8,  8,  8,  11, /* 50: '_' */
+    8,  11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, /* 60 */
+    11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 11, 8,  8,  8,  8,  0,  /* 70 */
 };
 
 static bool char_is(char c, unsigned what)
@@ -129,7 +129,7 @@ static const char *plain_value(const char *p, const char *end, char q)
     const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
     const uint64_t lt = ones * '<', amp = ones * '&', quote = ones * (unsigned char)q,
                    del = ones * 0x7F;
-#define CL_ZERO_BYTE(v) (((v) - ones) & ~(v) & highs)
+#define CL_ZERO_BYTE(v) (((v)-ones) & ~(v)&highs)
     while (end - p >= 8) {
         uint64_t x;
         memcpy(&x, p, 8);
@@ -216,8 +216,7 @@ static bool simple_param(const char *p, const char *end)
     cl_name nm;
     bool close, empty;
     return simple_tag(p, end, &nm, &close, &empty, NULL, NULL) == end && !close && empty &&
-           nm.n == 5 &&
-           memcmp(nm.p, "param", 5) == 0;
+           nm.n == 5 && memcmp(nm.p, "param", 5) == 0;
 }
 
 /* The element at p and all it holds, its tags in the simple form above and

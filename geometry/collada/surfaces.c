@@ -168,7 +168,8 @@ prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32
         o->kind = r->kind;
         copy_model(&CL_AT(L->opticals, cl_optical, k), o);
         o->name = dup(r->name ? prism__cl_s(L, r->name) : "");
-        bool ok = o->name && (first[k] == (uint32_t)i || copy_properties(&S->surfaces[first[k]], o));
+        bool ok = o->name &&
+                  (first[k] == (uint32_t)i || copy_properties(&S->surfaces[first[k]], o));
         if (!ok) {
 #pragma omp atomic write
             failed = 1;
@@ -182,11 +183,14 @@ prism_result prism__cl_build_surfaces(prism__cl *L, prism_scene *S, const uint32
     }
     for (size_t i = 0; i < n; i++) {
         const cl_surfref *r = &CL_AT(L->surfrefs, cl_surfref, i);
-        if (ends[2 * i] == CL_NONE || (r->kind == PRISM_SURFACE_BORDER && ends[2 * i + 1] == CL_NONE)) {
-            prism__cl_log(L, PRISM_LOG_WARNING, "%s:%u:%u: <%s name=\"%s\">: names a volume the file does not hold; not assigned",
-                          L->file, r->pos.line, r->pos.col,
-                          r->kind == PRISM_SURFACE_SKIN ? "skinsurface" : "bordersurface",
-                          S->surfaces[i].name);
+        if (ends[2 * i] == CL_NONE ||
+            (r->kind == PRISM_SURFACE_BORDER && ends[2 * i + 1] == CL_NONE)) {
+            prism__cl_log(
+                L, PRISM_LOG_WARNING,
+                "%s:%u:%u: <%s name=\"%s\">: names a volume the file does not hold; not assigned",
+                L->file, r->pos.line, r->pos.col,
+                r->kind == PRISM_SURFACE_SKIN ? "skinsurface" : "bordersurface",
+                S->surfaces[i].name);
             ends[2 * i] = CL_NONE;
         } else if (r->kind == PRISM_SURFACE_SKIN && skin[ends[2 * i]] == CL_NONE) {
             skin[ends[2 * i]] = (uint32_t)i;

@@ -326,4 +326,3 @@ size_t prism__triangulate(prism__tri_scratch *s, const float *pos, const uint32_
         bridge(n, &used, outer, s->holes[h], s->holes + h + 1, nholes - h - 1);
     return clip(n, outer, count, out);
 }
-

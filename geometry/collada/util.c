@@ -172,8 +172,8 @@ bool prism__cl_build_ids(prism__cl *L)
     for (size_t i = 0; i < L->nodes.count; i++)
         scenes += CL_AT(L->nodes, cl_node, i).is_scene;
     if (!map_reserve(&L->geometry_ids, L->geometries.count) ||
-        !map_reserve(&L->node_ids, L->nodes.count - scenes) || !map_reserve(&L->scene_ids, scenes) ||
-        !map_reserve(&L->material_ids, L->materials.count)) {
+        !map_reserve(&L->node_ids, L->nodes.count - scenes) ||
+        !map_reserve(&L->scene_ids, scenes) || !map_reserve(&L->material_ids, L->materials.count)) {
         prism__cl_oom(L);
         return false;
     }
@@ -189,8 +189,8 @@ bool prism__cl_build_ids(prism__cl *L)
 #pragma omp for schedule(static) nowait reduction(+ : cn, cs)
         for (long long i = 0; i < nn; i++) {
             const cl_node *n = &CL_AT(L->nodes, cl_node, i);
-            bool added =
-                map_put_shared(L, n->is_scene ? &L->scene_ids : &L->node_ids, n->id, (uint32_t)i);
+            bool added = map_put_shared(L, n->is_scene ? &L->scene_ids : &L->node_ids, n->id,
+                                        (uint32_t)i);
             cs += added && n->is_scene;
             cn += added && !n->is_scene;
         }
@@ -275,8 +275,7 @@ cl_pos prism__cl_here(const prism__cl *L)
     if (L->xp && L->doc) {
         XML_Index idx = XML_GetCurrentByteIndex(L->xp);
         if (L->phase == CL_PHASE_BODY && idx >= (XML_Index)L->stream0)
-            p = doc_here((prism__cl *)L,
-                         L->doc + (idx - (XML_Index)L->stream0) + L->removed);
+            p = doc_here((prism__cl *)L, L->doc + (idx - (XML_Index)L->stream0) + L->removed);
         return p;
     }
     if (L->xp) {
@@ -320,8 +319,8 @@ static size_t *quirk_count(prism__cl *L, cl_quirk kind)
 /* A chunk (geometry/collada/parallel.c) keeps its first CL_QUIRK_LOG_MAX of each
  * kind, marked with the kind, and the merge tells them against the one
  * limit of the whole document: the log reads as the serial parse's. */
-void prism__cl_quirk(prism__cl *L, cl_quirk kind, cl_pos pos, const char *element,
-                     const char *fmt, ...)
+void prism__cl_quirk(prism__cl *L, cl_quirk kind, cl_pos pos, const char *element, const char *fmt,
+                     ...)
 {
     ++*quirk_count(L, kind);
     size_t *told = L->log_buf ? &L->quirks_kept[kind] : &L->quirks_logged[kind];
@@ -355,15 +354,15 @@ void prism__cl_quirk_summary(prism__cl *L)
     for (int k = 0; k < CL_QUIRK_KINDS; k++) {
         size_t n = *quirk_count(L, (cl_quirk)k), told = L->quirks_logged[k];
         if (n > told && L->desc && L->desc->log)
-            prism__cl_log(L, PRISM_LOG_WARNING, "%s: %zu more %s (not listed one by one)",
-                          L->file, n - told, what[k]);
+            prism__cl_log(L, PRISM_LOG_WARNING, "%s: %zu more %s (not listed one by one)", L->file,
+                          n - told, what[k]);
     }
 }
 
 /* Record the first error ("FILE:LINE:COL: <element>: what") and stop the
  * parser; later errors are consequences of the first and are dropped. */
-void prism__cl_fail(prism__cl *L, prism_result r, cl_pos pos, const char *element,
-                    const char *fmt, ...)
+void prism__cl_fail(prism__cl *L, prism_result r, cl_pos pos, const char *element, const char *fmt,
+                    ...)
 {
     if (L->result != PRISM_SUCCESS)
         return;

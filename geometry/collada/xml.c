@@ -40,7 +40,10 @@ static void text_fail(prism__cl *L, const char *what, const char *p, size_t n)
         char msg[160];
         int k = snprintf(msg, sizeof msg, "%s: \"%.*s\"", what, (int)n, p);
         s->err_pos = prism__cl_here(L);
-        s->err = prism__cl_str(L, msg, k < 0 ? 0 : (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+        s->err = prism__cl_str(L, msg,
+                               k < 0                    ? 0
+                               : (size_t)k < sizeof msg ? (size_t)k
+                                                        : sizeof msg - 1);
         L->text = CL_TEXT_NONE;
         L->carry_len = 0;
         return;
@@ -158,10 +161,8 @@ static bool take_token(prism__cl *L, const char *p, const char *end)
         L->dbl[L->dbl_count++] = d;
         return true;
     case CL_TEXT_INDICES:
-    case CL_TEXT_COUNTS:
-        return take_index(L, p, end);
-    default:
-        return true;
+    case CL_TEXT_COUNTS: return take_index(L, p, end);
+    default: return true;
     }
     text_fail(L, "not a number", p, (size_t)(end - p));
     return false;
@@ -380,22 +381,31 @@ static void dispatch_start(prism__cl *L, unsigned tag, const char *name, const X
     unsigned parent = prism__cl_up(L, 1);
     switch (tag) {
     case CL_T_UNIT:
-    case CL_T_UP_AXIS:
-        prism__cl_asset_start(L, tag, atts);
-        return;
+    case CL_T_UP_AXIS: prism__cl_asset_start(L, tag, atts); return;
     case CL_T_MATRIX:
         if (parent == CL_T_NODE)
             prism__cl_node_start(L, tag, atts);
         else
             prism__cl_g4dae_start(L, tag, atts);
         return;
-    case CL_T_GEOMETRY: case CL_T_MESH: case CL_T_SOURCE: case CL_T_FLOAT_ARRAY:
-    case CL_T_ACCESSOR: case CL_T_VERTICES: case CL_T_INPUT: case CL_T_TRIANGLES:
-    case CL_T_POLYLIST: case CL_T_POLYGONS: case CL_T_TRISTRIPS: case CL_T_TRIFANS:
-    case CL_T_LINES: case CL_T_LINESTRIPS: case CL_T_P: case CL_T_PH: case CL_T_H:
-    case CL_T_VCOUNT:
-        prism__cl_mesh_start(L, tag, atts);
-        return;
+    case CL_T_GEOMETRY:
+    case CL_T_MESH:
+    case CL_T_SOURCE:
+    case CL_T_FLOAT_ARRAY:
+    case CL_T_ACCESSOR:
+    case CL_T_VERTICES:
+    case CL_T_INPUT:
+    case CL_T_TRIANGLES:
+    case CL_T_POLYLIST:
+    case CL_T_POLYGONS:
+    case CL_T_TRISTRIPS:
+    case CL_T_TRIFANS:
+    case CL_T_LINES:
+    case CL_T_LINESTRIPS:
+    case CL_T_P:
+    case CL_T_PH:
+    case CL_T_H:
+    case CL_T_VCOUNT: prism__cl_mesh_start(L, tag, atts); return;
     case CL_T_PARAM:
         if (parent == CL_T_COLLADA)
             L->skipped.unknown_elements++;
@@ -407,21 +417,29 @@ static void dispatch_start(prism__cl *L, unsigned tag, const char *name, const X
             L->skipped.unknown_elements++;
         L->g4_meta = L->g4_meta || parent == CL_T_EXTRA;
         return;
-    case CL_T_VISUAL_SCENE: case CL_T_NODE: case CL_T_TRANSLATE: case CL_T_ROTATE:
-    case CL_T_SCALE: case CL_T_LOOKAT: case CL_T_SKEW: case CL_T_INSTANCE_GEOMETRY:
-    case CL_T_INSTANCE_NODE: case CL_T_INSTANCE_MATERIAL: case CL_T_INSTANCE_VISUAL_SCENE:
-        prism__cl_node_start(L, tag, atts);
-        return;
-    case CL_T_MATERIAL: case CL_T_PROPERTY: case CL_T_OPTICALSURFACE: case CL_T_SKINSURFACE:
-    case CL_T_BORDERSURFACE: case CL_T_VOLUMEREF: case CL_T_PHYSVOLREF:
-        prism__cl_g4dae_start(L, tag, atts);
-        return;
+    case CL_T_VISUAL_SCENE:
+    case CL_T_NODE:
+    case CL_T_TRANSLATE:
+    case CL_T_ROTATE:
+    case CL_T_SCALE:
+    case CL_T_LOOKAT:
+    case CL_T_SKEW:
+    case CL_T_INSTANCE_GEOMETRY:
+    case CL_T_INSTANCE_NODE:
+    case CL_T_INSTANCE_MATERIAL:
+    case CL_T_INSTANCE_VISUAL_SCENE: prism__cl_node_start(L, tag, atts); return;
+    case CL_T_MATERIAL:
+    case CL_T_PROPERTY:
+    case CL_T_OPTICALSURFACE:
+    case CL_T_SKINSURFACE:
+    case CL_T_BORDERSURFACE:
+    case CL_T_VOLUMEREF:
+    case CL_T_PHYSVOLREF: prism__cl_g4dae_start(L, tag, atts); return;
     case CL_T_UNKNOWN:
         if (parent == CL_T_COLLADA && !ignored_top_level(name))
             L->skipped.unknown_elements++;
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
@@ -539,8 +557,7 @@ static void XMLCALL on_entity_decl(void *user, const XML_Char *name, int is_para
     prism__cl *L = user;
     prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_here(L), "!ENTITY",
                    "entity declarations are not allowed (%s entity \"%s\"%s)",
-                   system_id ? "external" : "internal", name,
-                   system_id ? ", never fetched" : "");
+                   system_id ? "external" : "internal", name, system_id ? ", never fetched" : "");
 }
 
 static void XMLCALL on_skipped_entity(void *user, const XML_Char *name, int is_param)
@@ -617,8 +634,8 @@ prism_result prism__cl_parse(prism__cl *L, const void *data, size_t size, void *
     }
     if (!feed(L, data, size, file) && !L->result) {
         enum XML_Error code = XML_GetErrorCode(L->xp);
-        prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_here(L), current_element(L),
-                       "XML error: %s", XML_ErrorString(code));
+        prism__cl_fail(L, PRISM_ERROR_PARSE, prism__cl_here(L), current_element(L), "XML error: %s",
+                       XML_ErrorString(code));
     }
     XML_ParserFree(L->xp);
     L->xp = NULL;

@@ -82,12 +82,12 @@ PRISM_STATIC_ASSERT(sizeof(prism_bvh_node) == 32, "prism_bvh_node is two 16-byte
  * max_leaf_size (where no SAH split exists, e.g. all centroids coincide, it
  * splits at the median). */
 typedef struct prism_bvh_desc {
-    unsigned max_leaf_size;   /* 1..64; 0 = 4 */
-    unsigned quality;         /* PRISM_BVH_QUALITY_*; 0 = MEDIUM */
-    unsigned bins;            /* SAH bins per axis, 2..256; 0 = from quality */
-    int threads;              /* 0 = OpenMP default */
-    unsigned order;           /* PRISM_BVH_ORDER_*; 0 = breadth-first */
-    unsigned bfs_levels;      /* ORDER_DFS: levels kept breadth-first, 1..64; 0 = 12. A
+    unsigned max_leaf_size; /* 1..64; 0 = 4 */
+    unsigned quality;       /* PRISM_BVH_QUALITY_*; 0 = MEDIUM */
+    unsigned bins;          /* SAH bins per axis, 2..256; 0 = from quality */
+    int threads;            /* 0 = OpenMP default */
+    unsigned order;         /* PRISM_BVH_ORDER_*; 0 = breadth-first */
+    unsigned bfs_levels;    /* ORDER_DFS: levels kept breadth-first, 1..64; 0 = 12. A
                                * placement can size them to its device-memory head */
     prism_log_fn log;
     void *log_user;
@@ -110,7 +110,7 @@ typedef struct prism_bvh_stats {
     unsigned max_depth;
     double mean_leaf_triangles;
     unsigned max_leaf_triangles;
-    double sah_cost;          /* with the constants above */
+    double sah_cost; /* with the constants above */
     size_t node_bytes, vertex_bytes, triangle_bytes, id_bytes;
     double build_seconds;
 } prism_bvh_stats;

@@ -61,12 +61,12 @@ typedef struct prism_context_desc {
 
 /** The C version of PyCUDA's DeviceData, plus what Prism needs to know. */
 typedef struct prism_device_info {
-    prism_backend backend;      /* CUDA or HOST */
-    int index;                  /* CUDA ordinal, -1 for the host */
+    prism_backend backend; /* CUDA or HOST */
+    int index;             /* CUDA ordinal, -1 for the host */
     char name[256];
     int cc_major, cc_minor;
-    size_t total_memory;        /* bytes (host: physical memory) */
-    int multiprocessors;        /* host: threads */
+    size_t total_memory; /* bytes (host: physical memory) */
+    int multiprocessors; /* host: threads */
     int max_threads_per_block;
     int max_threads_per_multiprocessor;
     int warp_size;
@@ -74,7 +74,7 @@ typedef struct prism_device_info {
     int max_blocks_per_multiprocessor;
     int registers_per_block;
     int registers_per_multiprocessor;
-    int register_allocation_unit;   /* registers, per warp */
+    int register_allocation_unit; /* registers, per warp */
     int warp_allocation_granularity;
     int max_registers_per_thread;
     size_t shared_memory_per_block;
@@ -85,8 +85,8 @@ typedef struct prism_device_info {
     bool unified_addressing;
     bool memory_pools_supported;
     bool integrated;
-    bool kernel_timeout;        /* a display GPU: long kernels are killed */
-    int host_threads;           /* host backend: OpenMP threads */
+    bool kernel_timeout; /* a display GPU: long kernels are killed */
+    int host_threads;    /* host backend: OpenMP threads */
 } prism_device_info;
 
 /** Create a context. On failure *out is NULL and nothing is left allocated;
@@ -207,7 +207,7 @@ PRISM_API const char *prism_version(void);
 /* ---- Occupancy: the C version of PyCUDA's OccupancyRecord ---- */
 
 typedef enum prism_occupancy_limit {
-    PRISM_LIMIT_DEVICE = 0,  /* max blocks per multiprocessor */
+    PRISM_LIMIT_DEVICE = 0, /* max blocks per multiprocessor */
     PRISM_LIMIT_WARPS,
     PRISM_LIMIT_REGISTERS,
     PRISM_LIMIT_SHARED_MEMORY
@@ -216,7 +216,7 @@ typedef enum prism_occupancy_limit {
 typedef struct prism_occupancy {
     int blocks_per_multiprocessor;
     int warps_per_multiprocessor;
-    double occupancy;              /* warps / max warps, 0..1 */
+    double occupancy; /* warps / max warps, 0..1 */
     prism_occupancy_limit limited_by;
 } prism_occupancy;
 
@@ -227,8 +227,7 @@ typedef struct prism_occupancy {
  * @thread_safety Any thread. */
 PRISM_API prism_result prism_occupancy_compute(const prism_device_info *device,
                                                int threads_per_block, int registers_per_thread,
-                                               size_t shared_bytes_per_block,
-                                               prism_occupancy *out);
+                                               size_t shared_bytes_per_block, prism_occupancy *out);
 
 /** "device", "warps", "registers" or "shared memory"; "unknown" otherwise.
  * @errors None.

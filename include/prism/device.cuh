@@ -32,7 +32,8 @@
 #define PRISM_DEVICE_CUH
 
 #if !defined(__CUDACC__)
-#error "prism/device.cuh is CUDA: build it with nvcc or prism_module_compile (C code: prism/device_view.h)"
+#error                                                                                             \
+    "prism/device.cuh is CUDA: build it with nvcc or prism_module_compile (C code: prism/device_view.h)"
 #endif
 
 #include "prism/device_view.h"

@@ -44,15 +44,15 @@ typedef enum prism_bvh_builder {
 #define PRISM_BVH_PHASES 5
 
 typedef struct prism_bvh_build_report {
-    prism_bvh_builder builder; /* HOST, CUDA or GIVEN */
-    char why[256];             /* why that builder (the fallback's reason) */
-    double seconds;            /* the build, wall clock (host: prism_bvh_build's) */
+    prism_bvh_builder builder;              /* HOST, CUDA or GIVEN */
+    char why[256];                          /* why that builder (the fallback's reason) */
+    double seconds;                         /* the build, wall clock (host: prism_bvh_build's) */
     double phase_seconds[PRISM_BVH_PHASES]; /* CUDA, GPU time of each phase */
-    unsigned iterations;       /* CUDA: clustering passes */
-    bool balanced;             /* CUDA: the clustered tree was deeper than PRISM_BVH_MAX_DEPTH,
+    unsigned iterations;                    /* CUDA: clustering passes */
+    bool balanced;            /* CUDA: the clustered tree was deeper than PRISM_BVH_MAX_DEPTH,
                                 * so a balanced tree over the Morton order was built instead */
-    size_t peak_device_bytes;  /* CUDA: temporaries and outputs at their peak */
-    bool nodes_moved;          /* CUDA: built in device memory, then (part) moved to mapped */
+    size_t peak_device_bytes; /* CUDA: temporaries and outputs at their peak */
+    bool nodes_moved;         /* CUDA: built in device memory, then (part) moved to mapped */
     prism_bvh_stats stats;
 } prism_bvh_build_report;
 
@@ -84,10 +84,7 @@ typedef enum prism_traversal {
  * DEBUG through. UPLOAD: each stage of the upload with the milliseconds
  * since it began (what the report's totals hide). BVH: where the CUDA
  * build's clustering time goes (its passes and its tail kernel). */
-enum {
-    PRISM_GEOMETRY_TRACE_UPLOAD = 1u << 0,
-    PRISM_GEOMETRY_TRACE_BVH = 1u << 1
-};
+enum { PRISM_GEOMETRY_TRACE_UPLOAD = 1u << 0, PRISM_GEOMETRY_TRACE_BVH = 1u << 1 };
 
 /* The CUDA builder's settings (prism_geometry_desc.cuda_bvh_radius and
  * cuda_bvh_tail): the nearest-neighbour window, +-radius clusters of the
@@ -172,7 +169,7 @@ enum {
  * trace: PRISM_GEOMETRY_TRACE_* bits (above); 0 = none. */
 typedef struct prism_geometry_desc {
     prism_placement_policy policy;
-    size_t reserve;            /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = none */
+    size_t reserve; /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = none */
     /* > 0: pretend free device memory is at most this many bytes, so that a
      * big GPU exercises mapped placement. */
     size_t budget;
@@ -180,21 +177,21 @@ typedef struct prism_geometry_desc {
      * (0 = the host's physical memory). Ignored on CUDA. */
     size_t host_free_memory;
     size_t host_total_memory;
-    size_t chunk_bytes;        /* staging chunk for promoted arrays; 0 = auto */
-    bool skip_optics;          /* do not build optics tables (geometry only) */
-    unsigned gl_vertex_buffer; /* 0 = none; see above */
-    bool gl_fill;              /* write the GL buffers; see above */
-    unsigned gl_index_buffer;  /* with gl_fill: 0 = none; see above */
-    bool gl_keep_mapped;       /* keep gl_vertex_buffer mapped between calls; see above */
+    size_t chunk_bytes;          /* staging chunk for promoted arrays; 0 = auto */
+    bool skip_optics;            /* do not build optics tables (geometry only) */
+    unsigned gl_vertex_buffer;   /* 0 = none; see above */
+    bool gl_fill;                /* write the GL buffers; see above */
+    unsigned gl_index_buffer;    /* with gl_fill: 0 = none; see above */
+    bool gl_keep_mapped;         /* keep gl_vertex_buffer mapped between calls; see above */
     unsigned gl_triangle_buffer; /* with gl_fill: 0 = none; solid and materials; see above */
-    prism_bvh_builder builder; /* AUTO; see above */
-    const prism_bvh_desc *bvh; /* NULL = defaults */
-    prism_traversal traversal; /* AUTO; see above */
-    bool wide_collapse_on_host; /* false = where the binary tree is; see above */
-    bool validate_bvh;         /* false = trust the builders; see above */
-    unsigned cuda_bvh_radius;  /* 0 = 16; see above */
-    unsigned cuda_bvh_tail;    /* 0 = 4096; see above */
-    uint32_t trace;            /* PRISM_GEOMETRY_TRACE_*; 0 = none */
+    prism_bvh_builder builder;   /* AUTO; see above */
+    const prism_bvh_desc *bvh;   /* NULL = defaults */
+    prism_traversal traversal;   /* AUTO; see above */
+    bool wide_collapse_on_host;  /* false = where the binary tree is; see above */
+    bool validate_bvh;           /* false = trust the builders; see above */
+    unsigned cuda_bvh_radius;    /* 0 = 16; see above */
+    unsigned cuda_bvh_tail;      /* 0 = 4096; see above */
+    uint32_t trace;              /* PRISM_GEOMETRY_TRACE_*; 0 = none */
 } prism_geometry_desc;
 
 /* Where one array went and how fast it got there. */
@@ -203,11 +200,11 @@ typedef struct prism_upload_entry {
     size_t bytes;
     size_t device_bytes;
     size_t mapped_bytes;
-    double seconds;            /* conversion + transfer of this array */
-    double gbps;               /* bytes / seconds / 1e9 */
-    bool demoted;              /* device allocation failed: moved to mapped memory */
-    char reason[256];          /* the plan's reason (+ the demotion) */
-    bool gl_shared;            /* read in place from desc.gl_vertex_buffer (no bytes placed) */
+    double seconds;   /* conversion + transfer of this array */
+    double gbps;      /* bytes / seconds / 1e9 */
+    bool demoted;     /* device allocation failed: moved to mapped memory */
+    char reason[256]; /* the plan's reason (+ the demotion) */
+    bool gl_shared;   /* read in place from desc.gl_vertex_buffer (no bytes placed) */
 } prism_upload_entry;
 
 typedef struct prism_upload_report {
@@ -216,10 +213,10 @@ typedef struct prism_upload_report {
     prism_upload_entry arrays[PRISM_GEOMETRY_ARRAYS];
     size_t array_count;
     size_t device_bytes, mapped_bytes;
-    double seconds;            /* the whole upload, optics included (and the BVH build) */
+    double seconds;             /* the whole upload, optics included (and the BVH build) */
     prism_bvh_build_report bvh; /* who built the BVH, how long, its figures */
-    bool gl_filled;            /* desc.gl_fill: the GL buffers were written through interop */
-    double gl_fill_seconds;    /* how long writing them took */
+    bool gl_filled;             /* desc.gl_fill: the GL buffers were written through interop */
+    double gl_fill_seconds;     /* how long writing them took */
     /* The device build's inputs (the scene's vertices unless GL holds them,
      * its triangles and its four per-triangle arrays): "pinned DMA" when the
      * scene's arrays were born pinned (prism_pinned_allocator), one copy

@@ -48,13 +48,13 @@ typedef struct prism_stream prism_stream;
 typedef struct prism_pool prism_pool;
 
 typedef enum prism_memory_kind {
-    PRISM_MEMORY_DEVICE = 0,  /* cudaMalloc */
-    PRISM_MEMORY_PINNED,      /* cudaHostAlloc, with prism_host_flags */
-    PRISM_MEMORY_REGISTERED,  /* caller's host memory, cudaHostRegister */
-    PRISM_MEMORY_GL,          /* an OpenGL buffer object (interop or copy path) */
-    PRISM_MEMORY_MANAGED,     /* cudaMallocManaged, never beyond free device memory */
-    PRISM_MEMORY_ASYNC,       /* cudaMallocAsync from the device's memory pool */
-    PRISM_MEMORY_STAGING,     /* internal host copies (map of device memory, GL copy path) */
+    PRISM_MEMORY_DEVICE = 0, /* cudaMalloc */
+    PRISM_MEMORY_PINNED,     /* cudaHostAlloc, with prism_host_flags */
+    PRISM_MEMORY_REGISTERED, /* caller's host memory, cudaHostRegister */
+    PRISM_MEMORY_GL,         /* an OpenGL buffer object (interop or copy path) */
+    PRISM_MEMORY_MANAGED,    /* cudaMallocManaged, never beyond free device memory */
+    PRISM_MEMORY_ASYNC,      /* cudaMallocAsync from the device's memory pool */
+    PRISM_MEMORY_STAGING,    /* internal host copies (map of device memory, GL copy path) */
     PRISM_MEMORY_KIND_COUNT
 } prism_memory_kind;
 
@@ -69,29 +69,29 @@ typedef enum prism_host_flags {
 
 /* How a GL buffer is used while mapped (cudaGraphicsRegisterFlags*). */
 typedef enum prism_gl_flags {
-    PRISM_GL_NONE = 0,          /* read and write */
-    PRISM_GL_READ_ONLY = 1,     /* kernels read it; unmap writes nothing back */
-    PRISM_GL_WRITE_DISCARD = 2  /* kernels overwrite it all; map reads nothing */
+    PRISM_GL_NONE = 0,         /* read and write */
+    PRISM_GL_READ_ONLY = 1,    /* kernels read it; unmap writes nothing back */
+    PRISM_GL_WRITE_DISCARD = 2 /* kernels overwrite it all; map reads nothing */
 } prism_gl_flags;
 
 /* prism_buffer_map: what the host does with the mapped range. */
 typedef enum prism_map_flags {
     PRISM_MAP_READ_WRITE = 0,
-    PRISM_MAP_READ = 1,          /* unmap writes nothing back */
-    PRISM_MAP_WRITE_DISCARD = 2  /* map reads nothing: the contents are undefined */
+    PRISM_MAP_READ = 1,         /* unmap writes nothing back */
+    PRISM_MAP_WRITE_DISCARD = 2 /* map reads nothing: the contents are undefined */
 } prism_map_flags;
 
 typedef struct prism_buffer_info {
     prism_memory_kind kind;
-    unsigned flags;          /* prism_host_flags for pinned/registered, prism_gl_flags for GL */
+    unsigned flags; /* prism_host_flags for pinned/registered, prism_gl_flags for GL */
     size_t size;
-    void *host_pointer;      /* NULL for device memory (map it) */
-    void *device_pointer;    /* what kernels use; NULL for unmapped pinned/registered
+    void *host_pointer;   /* NULL for device memory (map it) */
+    void *device_pointer; /* what kernels use; NULL for unmapped pinned/registered
                                 memory and for a GL buffer not mapped */
-    const char *tag;         /* "bvh.nodes"; the parent's for a view */
-    size_t offset;           /* a view's offset in its root allocation, else 0 */
+    const char *tag;      /* "bvh.nodes"; the parent's for a view */
+    size_t offset;        /* a view's offset in its root allocation, else 0 */
     bool is_view;
-    bool pooled;             /* from a prism_pool */
+    bool pooled; /* from a prism_pool */
 } prism_buffer_info;
 
 /* ---- Buffers ---------------------------------------------------------- */
@@ -309,16 +309,13 @@ PRISM_API bool prism_buffer_gl_interop(const prism_buffer *buffer);
 
 /* ---- Pools: PyCUDA's DeviceMemoryPool and PageLockedMemoryPool -------- */
 
-typedef enum prism_pool_kind {
-    PRISM_POOL_DEVICE = 0,
-    PRISM_POOL_PINNED
-} prism_pool_kind;
+typedef enum prism_pool_kind { PRISM_POOL_DEVICE = 0, PRISM_POOL_PINNED } prism_pool_kind;
 
 /* Defaults (all-zero): device pool, no host flags, tag "pool". */
 typedef struct prism_pool_desc {
     prism_pool_kind kind;
-    unsigned host_flags;   /* prism_host_flags, pinned pools */
-    const char *tag;       /* held blocks appear in the ledger as "<tag>.held" */
+    unsigned host_flags; /* prism_host_flags, pinned pools */
+    const char *tag;     /* held blocks appear in the ledger as "<tag>.held" */
 } prism_pool_desc;
 
 /* PyCUDA's statistics: managed = active + held block bytes; active_bytes are
@@ -445,9 +442,9 @@ typedef struct prism_memory_report {
     prism_memory_usage total;
     prism_memory_tag_usage tags[PRISM_MEMORY_REPORT_TAGS]; /* by (tag, kind), largest first */
     size_t tags_count;
-    bool tags_truncated;   /* more (tag, kind) pairs than fit */
+    bool tags_truncated; /* more (tag, kind) pairs than fit */
     size_t pool_held_bytes;
-    size_t peak_bytes;     /* high-water mark of total.bytes */
+    size_t peak_bytes;                /* high-water mark of total.bytes */
     size_t device_free, device_total; /* prism_device_memory_info at report time */
 } prism_memory_report;
 
@@ -456,7 +453,8 @@ typedef struct prism_memory_report {
  *   PRISM_ERROR_CUDA (the device's free memory could not be read; the rest
  *   of the report is filled).
  * @thread_safety As the context: one thread at a time. */
-PRISM_API prism_result prism_memory_report_get(const prism_context *ctx, prism_memory_report *report);
+PRISM_API prism_result prism_memory_report_get(const prism_context *ctx,
+                                               prism_memory_report *report);
 /** The report as a table humans read; snprintf semantics.
  * @errors None ("" for NULL report).
  * @thread_safety Any thread; reads the report only. */

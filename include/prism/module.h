@@ -60,21 +60,21 @@ typedef enum prism_module_cache {
  * cache's key: while they change, use PRISM_MODULE_CACHE_MEMORY (or put
  * their text in the source). */
 typedef struct prism_module_options {
-    const char *name;                    /* the source's name in NVRTC's log */
+    const char *name; /* the source's name in NVRTC's log */
     const char *const *compiler_options;
     size_t compiler_option_count;
     prism_module_cache cache;
-    const char *cache_dir;               /* NULL = from the environment, as above */
+    const char *cache_dir; /* NULL = from the environment, as above */
 } prism_module_options;
 
 /* What the caches did in this context. */
 typedef struct prism_module_stats {
-    uint64_t compiles;       /* NVRTC runs (failed ones too) */
-    uint64_t memo_hits;      /* modules given again by the context's memo */
-    uint64_t disk_hits;      /* modules loaded from the disk cache */
-    uint64_t disk_writes;    /* entries written */
-    uint64_t disk_rejected;  /* entries found corrupt or foreign, removed */
-    double compile_seconds;  /* in NVRTC, summed */
+    uint64_t compiles;      /* NVRTC runs (failed ones too) */
+    uint64_t memo_hits;     /* modules given again by the context's memo */
+    uint64_t disk_hits;     /* modules loaded from the disk cache */
+    uint64_t disk_writes;   /* entries written */
+    uint64_t disk_rejected; /* entries found corrupt or foreign, removed */
+    double compile_seconds; /* in NVRTC, summed */
 } prism_module_stats;
 
 /* A launch: a grid of blocks of threads, as CUDA's <<<grid, block,

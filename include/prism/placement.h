@@ -49,11 +49,11 @@ typedef enum prism_array_role {
  * the start: for BVH nodes in breadth-first order (prism/bvh.h) every prefix
  * is the top of the tree, so the device keeps the hottest nodes. */
 typedef struct prism_placement_array {
-    const char *name;     /* "bvh.nodes"; kept by pointer in the plan */
+    const char *name; /* "bvh.nodes"; kept by pointer in the plan */
     size_t bytes;
-    double heat;          /* expected reads per byte during traversal */
+    double heat; /* expected reads per byte during traversal */
     bool splittable;
-    size_t element_size;  /* split granularity in bytes; 0 = 1 */
+    size_t element_size; /* split granularity in bytes; 0 = 1 */
     prism_array_role role;
 } prism_placement_array;
 
@@ -70,9 +70,9 @@ typedef struct prism_placement_desc {
     size_t array_count;
     size_t free_bytes;
     size_t total_bytes;
-    size_t reserve;       /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = 0 bytes */
+    size_t reserve; /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = 0 bytes */
     prism_placement_policy policy;
-    bool deny_mapped;     /* the context refuses mapped memory: nothing may be mapped */
+    bool deny_mapped; /* the context refuses mapped memory: nothing may be mapped */
 } prism_placement_desc;
 
 /* Where one array goes. device_bytes + mapped_bytes == bytes. A split array
@@ -82,7 +82,7 @@ typedef struct prism_placement {
     size_t bytes;
     size_t device_bytes;
     size_t mapped_bytes;
-    char reason[200];     /* in words, with the figures that decided it */
+    char reason[200]; /* in words, with the figures that decided it */
 } prism_placement;
 
 /** Plan the placement: plan[i] is for desc->arrays[i]. Pure: no allocation,

@@ -29,7 +29,7 @@ extern "C" {
  * so histograms read alike. Fresnel reflection at a bare boundary sets
  * REFLECT_SPECULAR, as in Chroma; REFRACT and TOTAL_INTERNAL are Prism's. */
 enum {
-    PRISM_NO_HIT = 1u << 0,           /* left the geometry */
+    PRISM_NO_HIT = 1u << 0, /* left the geometry */
     PRISM_BULK_ABSORB = 1u << 1,
     PRISM_SURFACE_DETECT = 1u << 2,
     PRISM_SURFACE_ABSORB = 1u << 3,
@@ -46,8 +46,8 @@ enum {
 };
 
 /* A photon finished when one of these is set. */
-#define PRISM_TERMINAL_FLAGS                                                                  \
-    (PRISM_NO_HIT | PRISM_BULK_ABSORB | PRISM_SURFACE_DETECT | PRISM_SURFACE_ABSORB |         \
+#define PRISM_TERMINAL_FLAGS                                                                       \
+    (PRISM_NO_HIT | PRISM_BULK_ABSORB | PRISM_SURFACE_DETECT | PRISM_SURFACE_ABSORB |              \
      PRISM_STEP_LIMIT | PRISM_NAN_ABORT)
 
 /* A photon: 64 bytes, four 16-byte loads. As input (PRISM_SOURCE_PHOTONS)
@@ -60,12 +60,12 @@ typedef struct prism_photon {
     float dir[3];
     float wavelength;
     float pol[3];
-    uint32_t history;   /* PRISM_* bits of everything that happened */
-    uint32_t solid;     /* solid of the last boundary hit (for SURFACE_DETECT:
+    uint32_t history;  /* PRISM_* bits of everything that happened */
+    uint32_t solid;    /* solid of the last boundary hit (for SURFACE_DETECT:
                            the detecting solid); PRISM_NONE if none */
-    uint32_t triangle;  /* scene triangle of the last boundary hit, or PRISM_NONE */
-    uint32_t steps;     /* interactions taken (boundaries, scatterings) */
-    uint32_t reserved;  /* used during propagation; 0xFFFFFFFF when it ends */
+    uint32_t triangle; /* scene triangle of the last boundary hit, or PRISM_NONE */
+    uint32_t steps;    /* interactions taken (boundaries, scatterings) */
+    uint32_t reserved; /* used during propagation; 0xFFFFFFFF when it ends */
 } prism_photon;
 
 #ifndef __cplusplus
@@ -91,11 +91,11 @@ PRISM_STATIC_ASSERT(sizeof(prism_photon) == 64, "prism_photon is four 16-byte lo
 typedef struct prism_step_record {
     float pos[3];
     float time;
-    uint32_t history;   /* history bits up to and including this step */
+    uint32_t history; /* history bits up to and including this step */
     float wavelength;
-    uint32_t photon;    /* photon's index in the run (desc.first_photon + its
+    uint32_t photon; /* photon's index in the run (desc.first_photon + its
                            place in the call), its low 32 bits */
-    uint32_t step;      /* step number of this record */
+    uint32_t step;   /* step number of this record */
 } prism_step_record;
 
 #ifndef __cplusplus
@@ -121,12 +121,12 @@ typedef struct prism_photon_source {
     prism_source_kind kind;
     size_t count;
     float position[3];
-    float direction[3];       /* BEAM: need not be normalised; must not be zero */
-    float radius;             /* BEAM: disc radius, metres */
-    float divergence;         /* BEAM: cone half-angle, radians, in [0, pi] */
-    float wavelength_nm;      /* 0 = 420 */
-    float wavelength_max_nm;  /* > wavelength_nm: uniform spectrum */
-    float time;               /* ns */
+    float direction[3];      /* BEAM: need not be normalised; must not be zero */
+    float radius;            /* BEAM: disc radius, metres */
+    float divergence;        /* BEAM: cone half-angle, radians, in [0, pi] */
+    float wavelength_nm;     /* 0 = 420 */
+    float wavelength_max_nm; /* > wavelength_nm: uniform spectrum */
+    float time;              /* ns */
     /* PHOTONS: `count` of them, host memory; on the CUDA backend also memory of
      * the context's device (copied with cudaMemcpyDefault: the Python package
      * passes CuPy / PyTorch arrays this way) */
@@ -154,8 +154,8 @@ typedef enum prism_propagate_math {
  * call's photons are the run's first; exact arithmetic. */
 typedef struct prism_propagate_desc {
     uint64_t seed;
-    uint32_t max_steps;       /* 0 = 100; a photon still alive after them gets STEP_LIMIT */
-    uint32_t record_steps;    /* K records per photon; 0 = none; at most 1024 */
+    uint32_t max_steps;    /* 0 = 100; a photon still alive after them gets STEP_LIMIT */
+    uint32_t record_steps; /* K records per photon; 0 = none; at most 1024 */
     /* Steps each photon may take in one kernel launch before the survivors
      * are compacted into a queue for the next launch, as Chroma did.
      * 0 = automatic. Results do not depend on it. */
@@ -208,28 +208,28 @@ typedef struct prism_propagate_outputs {
 struct prism_propagate_summary {
     uint64_t photons;
     uint64_t steps;
-    uint64_t flagged[32];        /* photons with history bit b */
-    uint64_t ended[32];          /* photons whose walk ended with bit b
+    uint64_t flagged[32]; /* photons with history bit b */
+    uint64_t ended[32];   /* photons whose walk ended with bit b
                                     (prism_photon_end_bit) */
     /* photons with SURFACE_DETECT per detecting solid: the caller's array
      * of `solids` + 1 counters (the last for a solid outside [0, solids)),
      * or NULL */
     uint64_t *detected_by_solid;
     size_t solids;
-    uint64_t timed;              /* photons with a finite final time */
-    float time_min, time_max;    /* their range, ns (when timed > 0) */
+    uint64_t timed;           /* photons with a finite final time */
+    float time_min, time_max; /* their range, ns (when timed > 0) */
 };
 
 typedef struct prism_propagate_stats {
-    double seconds;           /* wall time of the call */
-    uint64_t steps;           /* interactions taken by all photons */
-    unsigned launches;        /* kernel launches of the step loop */
-    uint32_t history_or;      /* OR of every photon's history */
-    size_t detected;          /* photons with SURFACE_DETECT */
-    size_t step_limited;      /* photons with STEP_LIMIT */
-    float time_max;           /* the latest final time of any photon, ns (non-finite
+    double seconds;      /* wall time of the call */
+    uint64_t steps;      /* interactions taken by all photons */
+    unsigned launches;   /* kernel launches of the step loop */
+    uint32_t history_or; /* OR of every photon's history */
+    size_t detected;     /* photons with SURFACE_DETECT */
+    size_t step_limited; /* photons with STEP_LIMIT */
+    float time_max;      /* the latest final time of any photon, ns (non-finite
                                  times left out; 0 when none): an animation's end */
-    size_t hits;              /* photons written to outputs->hits */
+    size_t hits;         /* photons written to outputs->hits */
 } prism_propagate_stats;
 
 /** Generate the photons of `source` and propagate them through `geometry`
@@ -258,9 +258,9 @@ PRISM_API prism_result prism_propagate(prism_context *ctx, const prism_geometry 
 
 /* One context's part of a prism_propagate_multi call. */
 typedef struct prism_propagate_share {
-    size_t photons;     /* photons it propagated */
-    unsigned batches;   /* prism_propagate calls it made */
-    double seconds;     /* time inside them */
+    size_t photons;      /* photons it propagated */
+    unsigned batches;    /* prism_propagate calls it made */
+    double seconds;      /* time inside them */
     double wait_seconds; /* prism_propagate_stream: time it waited for the sink to free a
                             buffer (the sink, not the device, was the bound) */
 } prism_propagate_share;
@@ -300,9 +300,9 @@ PRISM_API prism_result prism_propagate_multi(prism_context *const *contexts,
 /* One batch of a prism_propagate_stream run, as the sink gets it. The
  * pointers are host memory the stream owns, valid during the call only. */
 typedef struct prism_propagate_batch {
-    uint64_t first;                   /* run index of its first photon */
-    size_t count;                     /* photons in it */
-    const prism_photon *hits;         /* its hits, in photon order */
+    uint64_t first;           /* run index of its first photon */
+    size_t count;             /* photons in it */
+    const prism_photon *hits; /* its hits, in photon order */
     size_t hits_count;
     const prism_photon *photons;      /* every final photon (stream->photons), else NULL */
     const prism_step_record *records; /* count * record_steps (desc->record_steps), else NULL */
@@ -383,8 +383,7 @@ PRISM_API prism_result prism_propagate_stream(prism_context *const *contexts,
 PRISM_API prism_result prism_propagate_batch_limit(prism_context *ctx,
                                                    const prism_geometry *geometry,
                                                    prism_source_kind kind,
-                                                   const prism_propagate_desc *desc,
-                                                   size_t *count);
+                                                   const prism_propagate_desc *desc, size_t *count);
 
 /** Select photons where they are: of the `count` prism_photon at the start
  * of `photons` (a buffer of ctx the kernels reach: device, mapped, managed

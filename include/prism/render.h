@@ -36,8 +36,8 @@ typedef struct prism_buffer prism_buffer;
 typedef struct prism_camera {
     float eye[3];
     float look_at[3];
-    float up[3];          /* all-zero = (0,1,0); need not be orthogonal to the view */
-    float vfov_degrees;   /* 0 = 45; must be in (0, 180) */
+    float up[3];        /* all-zero = (0,1,0); need not be orthogonal to the view */
+    float vfov_degrees; /* 0 = 45; must be in (0, 180) */
     bool use_matrix;
     float matrix[16];
 } prism_camera;
@@ -65,15 +65,15 @@ typedef enum prism_render_mode {
 typedef struct prism_render_desc {
     uint32_t width, height;
     prism_render_mode mode;
-    uint8_t background[4];          /* RGBA of pixels whose ray hits nothing */
+    uint8_t background[4]; /* RGBA of pixels whose ray hits nothing */
     /* RGBA per material index; materials at or above the count, and
      * triangles without a material, use the palette. Copied during the call. */
     const uint8_t (*material_colors)[4];
     size_t material_colors_count;
-    float ambient;                  /* 0 = 0.2; in [0, 1] */
-    unsigned xray_layers;           /* 0 = 4; at most 16 */
-    float xray_alpha;               /* 0 = 0.3; in (0, 1] */
-    float max_distance;             /* 0 = unlimited */
+    float ambient;        /* 0 = 0.2; in [0, 1] */
+    unsigned xray_layers; /* 0 = 4; at most 16 */
+    float xray_alpha;     /* 0 = 0.3; in (0, 1] */
+    float max_distance;   /* 0 = unlimited */
     /* Store the bottom row first, as glTexSubImage2D from a pixel-unpack
      * buffer expects, so a GL viewer draws the image without flipping. */
     bool bottom_row_first;
@@ -118,11 +118,11 @@ typedef struct prism_target {
 
 /* What a call did (optional out-parameter of prism_render). */
 typedef struct prism_render_stats {
-    double seconds;       /* wall time of the call, upload of the result included */
-    unsigned launches;    /* kernel launches (row bands: each kept short, see below) */
+    double seconds;        /* wall time of the call, upload of the result included */
+    unsigned launches;     /* kernel launches (row bands: each kept short, see below) */
     double launch_seconds; /* the launches alone (they are synchronous): `seconds`
                               less the mapping of GL buffers and the result's copy */
-    bool interop;         /* the target was written in place through GL interop */
+    bool interop;          /* the target was written in place through GL interop */
 } prism_render_stats;
 
 /** Render `geometry` seen by `camera` into `target`.

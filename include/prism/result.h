@@ -10,8 +10,8 @@ extern "C" {
 
 typedef enum prism_result {
     PRISM_SUCCESS = 0,
-    PRISM_ERROR_INVALID_ARGUMENT,   /* NULL where an object is needed, a bad size */
-    PRISM_ERROR_OUT_OF_MEMORY,      /* host heap */
+    PRISM_ERROR_INVALID_ARGUMENT, /* NULL where an object is needed, a bad size */
+    PRISM_ERROR_OUT_OF_MEMORY,    /* host heap */
     PRISM_ERROR_OUT_OF_DEVICE_MEMORY,
     PRISM_ERROR_IO,                 /* a file could not be opened or read */
     PRISM_ERROR_PARSE,              /* malformed input: the message names file, line, element */
@@ -24,13 +24,13 @@ typedef enum prism_result {
     PRISM_ERROR_NO_GL_CONTEXT,      /* GL sharing asked for, no GL context current */
     PRISM_ERROR_GL_NOT_ON_CUDA_DEVICE, /* the current GL context is not on a CUDA device */
     PRISM_ERROR_INTEROP_UNAVAILABLE,   /* a GL buffer could not be registered with CUDA */
-    PRISM_ERROR_MAPPED_NOT_ALLOWED, /* mapped host memory on a context created without it */
-    PRISM_ERROR_OUT_OF_RANGE,       /* an offset or size outside an object */
-    PRISM_ERROR_LIVE_ALLOCATIONS,   /* destroying a context that still owns memory */
-    PRISM_ERROR_CUDA,               /* any other CUDA failure; the message has CUDA's words */
-    PRISM_ERROR_GL,                 /* an OpenGL failure */
-    PRISM_ERROR_PLACEMENT,          /* a placement policy that cannot be met */
-    PRISM_ERROR_COMPILE,            /* runtime compilation failed; the message has the compiler's log */
+    PRISM_ERROR_MAPPED_NOT_ALLOWED,    /* mapped host memory on a context created without it */
+    PRISM_ERROR_OUT_OF_RANGE,          /* an offset or size outside an object */
+    PRISM_ERROR_LIVE_ALLOCATIONS,      /* destroying a context that still owns memory */
+    PRISM_ERROR_CUDA,                  /* any other CUDA failure; the message has CUDA's words */
+    PRISM_ERROR_GL,                    /* an OpenGL failure */
+    PRISM_ERROR_PLACEMENT,             /* a placement policy that cannot be met */
+    PRISM_ERROR_COMPILE, /* runtime compilation failed; the message has the compiler's log */
     PRISM_RESULT_COUNT_
 } prism_result;
 

@@ -27,7 +27,7 @@ typedef enum prism_up_axis {
  * pairs, sorted by increasing wavelength. Wavelengths in nm; lengths
  * (ABSLENGTH, RAYLEIGH, ...) in metres; other values as the file gave them. */
 typedef struct prism_property {
-    char *name;          /* "RINDEX", "ABSLENGTH", "RAYLEIGH", "EFFICIENCY", ... */
+    char *name; /* "RINDEX", "ABSLENGTH", "RAYLEIGH", "EFFICIENCY", ... */
     float *wavelength_nm;
     float *value;
     size_t count;
@@ -40,8 +40,8 @@ typedef struct prism_material {
 } prism_material;
 
 typedef enum prism_surface_kind {
-    PRISM_SURFACE_SKIN = 0,   /* on every triangle of one logical volume */
-    PRISM_SURFACE_BORDER      /* between two placed volumes, in that order */
+    PRISM_SURFACE_SKIN = 0, /* on every triangle of one logical volume */
+    PRISM_SURFACE_BORDER    /* between two placed volumes, in that order */
 } prism_surface_kind;
 
 /** A G4DAE optical surface (opticalsurface + skin/border surface). A skin
@@ -53,8 +53,8 @@ typedef enum prism_surface_kind {
 typedef struct prism_surface {
     char *name;
     prism_surface_kind kind;
-    int model, finish, type; /* Geant4's enum values, as written in the file */
-    double value;            /* sigma_alpha or polish */
+    int model, finish, type;    /* Geant4's enum values, as written in the file */
+    double value;               /* sigma_alpha or polish */
     prism_property *properties; /* REFLECTIVITY, EFFICIENCY, SPECULARLOBE, ... */
     size_t properties_count;
 } prism_surface;
@@ -63,21 +63,21 @@ typedef struct prism_surface {
  * files the name is the logical volume's node id and the path runs through
  * the physical volume nodes that placed it. */
 typedef struct prism_solid {
-    char *name;            /* node name (or id) of the placement */
-    char *path;            /* node names from the root, joined with '/' */
-    int copy_number;       /* n-th placement of the same node, from 0 */
-    uint32_t parent;       /* enclosing solid, or PRISM_NONE */
-    uint32_t material;     /* material inside it, or PRISM_NONE */
+    char *name;        /* node name (or id) of the placement */
+    char *path;        /* node names from the root, joined with '/' */
+    int copy_number;   /* n-th placement of the same node, from 0 */
+    uint32_t parent;   /* enclosing solid, or PRISM_NONE */
+    uint32_t material; /* material inside it, or PRISM_NONE */
     uint32_t first_triangle;
     uint32_t triangle_count;
 } prism_solid;
 
 /** What the loader left out, and why. */
 typedef struct prism_skip_counts {
-    size_t lines;              /* <lines>/<linestrips> primitives */
-    size_t degenerate_polygons;/* polygons with < 3 distinct vertices */
-    size_t nonfinite_vertices; /* NaN/inf coordinates: triangles using them are dropped */
-    size_t unknown_elements;   /* elements the loader does not read (e.g. <library_animations>) */
+    size_t lines;               /* <lines>/<linestrips> primitives */
+    size_t degenerate_polygons; /* polygons with < 3 distinct vertices */
+    size_t nonfinite_vertices;  /* NaN/inf coordinates: triangles using them are dropped */
+    size_t unknown_elements;    /* elements the loader does not read (e.g. <library_animations>) */
 } prism_skip_counts;
 
 /* What the loader read although the file broke a rule of COLLADA, as
@@ -117,13 +117,13 @@ enum {
 };
 
 typedef struct prism_load_stats {
-    size_t bytes;           /* bytes of the file read */
-    double seconds;         /* wall time of the load */
+    size_t bytes;   /* bytes of the file read */
+    double seconds; /* wall time of the load */
     double triangles_per_second;
-    size_t geometries;      /* <geometry> elements */
-    size_t nodes;           /* <node> elements */
-    size_t instances;       /* instance_geometry placements after flattening */
-    size_t unique_triangles;/* triangles before instancing */
+    size_t geometries;       /* <geometry> elements */
+    size_t nodes;            /* <node> elements */
+    size_t instances;        /* instance_geometry placements after flattening */
+    size_t unique_triangles; /* triangles before instancing */
     size_t unique_vertices;
 } prism_load_stats;
 
@@ -165,8 +165,8 @@ typedef struct prism_scene {
 
     float bbox_min[3], bbox_max[3]; /* metres; min > max when empty */
     prism_up_axis up_axis;
-    double unit_meter;     /* the unit the file's lengths were in */
-    bool g4dae;            /* the file carried G4DAE extras */
+    double unit_meter; /* the unit the file's lengths were in */
+    bool g4dae;        /* the file carried G4DAE extras */
     prism_unit_source unit_source;
     uint32_t geant4_marks; /* PRISM_GEANT4_* found in the file, whatever decided the unit */
     /* Which rule decided unit_meter, in words, e.g. "<unit meter=\"0.001\"> in
@@ -197,21 +197,21 @@ typedef bool (*prism_progress_fn)(void *user, size_t done, size_t total);
  * and minor page faults over it: where a stage on all cores scales badly,
  * they say whether the kernel's page handling is where the time goes. */
 typedef struct prism_load_desc {
-    double unit_meter;          /* >0 overrides the file's <unit> (length_unit wins when set) */
-    unsigned max_depth;         /* node/instance nesting limit; 0 = 256 */
+    double unit_meter;  /* >0 overrides the file's <unit> (length_unit wins when set) */
+    unsigned max_depth; /* node/instance nesting limit; 0 = 256 */
     prism_log_fn log;
     void *log_user;
     prism_progress_fn progress;
     void *progress_user;
-    char *error;                /* if set, the error message is written here */
+    char *error; /* if set, the error message is written here */
     size_t error_size;
-    size_t max_triangles;       /* >0: refuse files that place more world triangles
+    size_t max_triangles;          /* >0: refuse files that place more world triangles
                                    or solids (PRISM_ERROR_LIMIT) before allocating them */
     const prism_allocator *arrays; /* the world arrays' memory; NULL = malloc */
     prism_length_unit length_unit; /* not AUTO: overrides the file's <unit> and the
                                       Geant4 rule (PRISM_ERROR_INVALID_ARGUMENT when
                                       not a prism_length_unit) */
-    bool trace;                 /* log each stage's times (PRISM_LOG_DEBUG); see above */
+    bool trace;                    /* log each stage's times (PRISM_LOG_DEBUG); see above */
 } prism_load_desc;
 
 /** Read a unit as a command line gives it: "auto", "m", "cm" or "mm" (in

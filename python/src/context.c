@@ -17,8 +17,7 @@ prism_context *pyprism_context_get(pyprism_context *c)
 void pyprism_context_lock(pyprism_context *c)
 {
     if (!PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) {
-        Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(c->lock, WAIT_LOCK);
+        Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(c->lock, WAIT_LOCK);
         Py_END_ALLOW_THREADS
     }
 }
@@ -201,10 +200,9 @@ static int context_init(PyObject *self, PyObject *args, PyObject *kwargs)
     c->sink.last_error[0] = 0;
     prism_result r;
     prism_context *ctx = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    r = prism_context_create(&desc, &ctx);
-    Py_END_ALLOW_THREADS
-    if (r != PRISM_SUCCESS) {
+    Py_BEGIN_ALLOW_THREADS r = prism_context_create(&desc, &ctx);
+    Py_END_ALLOW_THREADS if (r != PRISM_SUCCESS)
+    {
         pyprism_raise(r, c->sink.last_error);
         return -1;
     }
@@ -281,10 +279,10 @@ static PyObject *context_memory_report(PyObject *self, PyObject *unused)
     pyprism_context_unlock(c);
     PyObject *kinds = PyDict_New(), *tags = PyList_New(0);
     for (int k = 0; kinds && k < PRISM_MEMORY_KIND_COUNT; k++) {
-        PyObject *v = Py_BuildValue("{s:n,s:n}", "bytes", (Py_ssize_t)rep.by_kind[k].bytes,
-                                    "count", (Py_ssize_t)rep.by_kind[k].count);
-        if (v == NULL || PyDict_SetItemString(kinds, prism_memory_kind_name((prism_memory_kind)k),
-                                              v) < 0)
+        PyObject *v = Py_BuildValue("{s:n,s:n}", "bytes", (Py_ssize_t)rep.by_kind[k].bytes, "count",
+                                    (Py_ssize_t)rep.by_kind[k].count);
+        if (v == NULL ||
+            PyDict_SetItemString(kinds, prism_memory_kind_name((prism_memory_kind)k), v) < 0)
             Py_CLEAR(kinds);
         Py_XDECREF(v);
     }
@@ -338,8 +336,8 @@ static int parse_builder(const char *name, prism_bvh_builder *out)
 
 static PyObject *context_upload(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"scene", "policy", "reserve", "budget", "builder", "skip_optics",
-                               "host_free_memory", "progress", NULL};
+    static char *keywords[] = {"scene",       "policy",           "reserve",  "budget", "builder",
+                               "skip_optics", "host_free_memory", "progress", NULL};
     pyprism_context *c = (pyprism_context *)self;
     PyObject *scene, *reserve = Py_None, *budget = Py_None, *host_free = Py_None;
     PyObject *progress = Py_None;
@@ -366,8 +364,9 @@ static PyObject *context_upload(PyObject *self, PyObject *args, PyObject *kwargs
         pyprism_size_arg(host_free, "host_free_memory", 0, &desc.host_free_memory) < 0)
         return NULL;
     /* Python's reserve=0 means none; the C zero means the default */
-    desc.reserve = reserve == Py_None ? 0 : reserve_bytes == 0 ? PRISM_PLACEMENT_NO_RESERVE
-                                                               : reserve_bytes;
+    desc.reserve = reserve == Py_None   ? 0
+                   : reserve_bytes == 0 ? PRISM_PLACEMENT_NO_RESERVE
+                                        : reserve_bytes;
     desc.skip_optics = skip_optics != 0;
     if (progress != Py_None && !PyCallable_Check(progress))
         return pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT,
@@ -384,10 +383,8 @@ static PyObject *context_upload(PyObject *self, PyObject *args, PyObject *kwargs
     const prism_scene *s = ((pyprism_scene *)scene)->scene;
     if (context_enter(c) < 0)
         return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    r = prism_geometry_upload(c->ctx, s, NULL, &desc, &g);
-    Py_END_ALLOW_THREADS
-    if (r != PRISM_SUCCESS)
+    Py_BEGIN_ALLOW_THREADS r = prism_geometry_upload(c->ctx, s, NULL, &desc, &g);
+    Py_END_ALLOW_THREADS if (r != PRISM_SUCCESS)
         snprintf(message, sizeof message, "%s", prism_context_last_error(c->ctx));
     pyprism_context_unlock(c);
     if (pyprism_progress_finish(&prog) == NULL) {
@@ -424,8 +421,7 @@ static PyMethodDef context_methods[] = {
 };
 
 PyTypeObject pyprism_context_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "prism._prism.Context",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "prism._prism.Context",
     .tp_basicsize = sizeof(pyprism_context),
     .tp_dealloc = context_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,

@@ -122,8 +122,8 @@ static void capsule_destructor(PyObject *capsule)
         pyprism_dl_managed *m = PyCapsule_GetPointer(capsule, PYPRISM_DL_CAPSULE);
         m->deleter(m);
     } else if (PyCapsule_IsValid(capsule, PYPRISM_DL_CAPSULE_VERSIONED)) {
-        pyprism_dl_managed_versioned *m =
-            PyCapsule_GetPointer(capsule, PYPRISM_DL_CAPSULE_VERSIONED);
+        pyprism_dl_managed_versioned *m = PyCapsule_GetPointer(capsule,
+                                                               PYPRISM_DL_CAPSULE_VERSIONED);
         m->deleter(m);
     }
 }
@@ -284,8 +284,7 @@ static void device_array_releasebuffer(PyObject *self, Py_buffer *b)
     pyprism_child_unexport((pyprism_child *)self);
 }
 
-static PyBufferProcs device_array_as_buffer = {device_array_getbuffer,
-                                               device_array_releasebuffer};
+static PyBufferProcs device_array_as_buffer = {device_array_getbuffer, device_array_releasebuffer};
 
 /* ---- Host copy --------------------------------------------------------- */
 
@@ -306,13 +305,10 @@ static PyObject *device_array_read_into(PyObject *self, PyObject *out)
         PyBuffer_Release(&b);
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS
-    if (bytes > 0)
-        r = prism_buffer_read(a->buffer, 0, b.buf, bytes);
+    Py_BEGIN_ALLOW_THREADS if (bytes > 0) r = prism_buffer_read(a->buffer, 0, b.buf, bytes);
     if (r != PRISM_SUCCESS)
         snprintf(message, sizeof message, "%s", prism_context_last_error(a->context->ctx));
-    Py_END_ALLOW_THREADS
-    pyprism_context_unlock(a->context);
+    Py_END_ALLOW_THREADS pyprism_context_unlock(a->context);
     PyBuffer_Release(&b);
     if (r != PRISM_SUCCESS)
         return pyprism_raise(r, message);
@@ -336,8 +332,7 @@ static PyObject *device_array_select(PyObject *self, PyObject *arg)
     char message[1024] = "";
     if (pyprism_child_enter((pyprism_child *)a) < 0)
         return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    if (a->buffer != NULL)
+    Py_BEGIN_ALLOW_THREADS if (a->buffer != NULL)
         r = prism_photons_select(c->ctx, a->buffer, n, (uint32_t)any_of, NULL, &selected);
     if (r == PRISM_SUCCESS && selected > 0)
         r = prism_buffer_create_device(c->ctx, selected * sizeof(prism_photon), "python.selected",
@@ -349,8 +344,7 @@ static PyObject *device_array_select(PyObject *self, PyObject *arg)
         prism_buffer_release(out);
         out = NULL;
     }
-    Py_END_ALLOW_THREADS
-    pyprism_context_unlock(c);
+    Py_END_ALLOW_THREADS pyprism_context_unlock(c);
     if (r != PRISM_SUCCESS)
         return pyprism_raise(r, message);
     Py_ssize_t shape[3] = {(Py_ssize_t)selected, 4, 4};
@@ -402,8 +396,7 @@ static PyGetSetDef device_array_getset[] = {
 };
 
 static PyMethodDef device_array_methods[] = {
-    {"__dlpack__", (PyCFunction)(void (*)(void))device_array_dlpack,
-     METH_VARARGS | METH_KEYWORDS,
+    {"__dlpack__", (PyCFunction)(void (*)(void))device_array_dlpack, METH_VARARGS | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) -> capsule"},
     {"__dlpack_device__", device_array_dlpack_device, METH_NOARGS,
      "__dlpack_device__() -> (device type, device id): (2, N) for CUDA, (1, 0) for the host."},
@@ -422,8 +415,7 @@ static PyMethodDef device_array_methods[] = {
 };
 
 PyTypeObject pyprism_device_array_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "prism._prism.DeviceArray",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "prism._prism.DeviceArray",
     .tp_basicsize = sizeof(pyprism_device_array),
     .tp_dealloc = device_array_dealloc,
     .tp_as_buffer = &device_array_as_buffer,

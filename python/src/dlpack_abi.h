@@ -12,16 +12,12 @@
 enum {
     PYPRISM_DL_CPU = 1,
     PYPRISM_DL_CUDA = 2,
-    PYPRISM_DL_CUDA_HOST = 3,    /* pinned host memory */
+    PYPRISM_DL_CUDA_HOST = 3, /* pinned host memory */
     PYPRISM_DL_CUDA_MANAGED = 13
 };
 
 /* Type codes (DLDataTypeCode). */
-enum {
-    PYPRISM_DL_INT = 0,
-    PYPRISM_DL_UINT = 1,
-    PYPRISM_DL_FLOAT = 2
-};
+enum { PYPRISM_DL_INT = 0, PYPRISM_DL_UINT = 1, PYPRISM_DL_FLOAT = 2 };
 
 typedef struct pyprism_dl_device {
     int32_t device_type;
@@ -40,7 +36,7 @@ typedef struct pyprism_dl_tensor {
     int32_t ndim;
     pyprism_dl_dtype dtype;
     int64_t *shape;
-    int64_t *strides;     /* in elements; NULL = C-contiguous */
+    int64_t *strides; /* in elements; NULL = C-contiguous */
     uint64_t byte_offset;
 } pyprism_dl_tensor;
 

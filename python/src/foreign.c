@@ -10,8 +10,7 @@
 #include "dlpack_abi.h"
 
 typedef struct pyprism_foreign {
-    PyObject_HEAD
-    pyprism_dl_managed *legacy;
+    PyObject_HEAD pyprism_dl_managed *legacy;
     pyprism_dl_managed_versioned *versioned;
     pyprism_dl_tensor *tensor;
 } pyprism_foreign;
@@ -71,9 +70,9 @@ static PyObject *foreign_describe(PyObject *self, PyObject *unused)
     PyObject *d = shape && strides
                       ? Py_BuildValue("{s:N,s:(ii),s:O,s:O,s:(iii),s:O}", "ptr",
                                       PyLong_FromVoidPtr((char *)t->data + t->byte_offset),
-                                      "device", t->device.device_type, t->device.device_id,
-                                      "shape", shape, "strides", strides, "dtype",
-                                      t->dtype.code, t->dtype.bits, t->dtype.lanes, "read_only",
+                                      "device", t->device.device_type, t->device.device_id, "shape",
+                                      shape, "strides", strides, "dtype", t->dtype.code,
+                                      t->dtype.bits, t->dtype.lanes, "read_only",
                                       ((pyprism_foreign *)self)->versioned &&
                                               (((pyprism_foreign *)self)->versioned->flags &
                                                PYPRISM_DL_FLAG_READ_ONLY)
@@ -92,8 +91,7 @@ static PyMethodDef foreign_methods[] = {
 };
 
 PyTypeObject pyprism_foreign_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "prism._prism.Foreign",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "prism._prism.Foreign",
     .tp_basicsize = sizeof(pyprism_foreign),
     .tp_dealloc = foreign_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,

@@ -48,9 +48,9 @@ static PyObject *entry_dict(const prism_upload_entry *e)
 {
     return Py_BuildValue("{s:s,s:n,s:n,s:n,s:d,s:d,s:O,s:s,s:O}", "name", e->name, "bytes",
                          (Py_ssize_t)e->bytes, "device_bytes", (Py_ssize_t)e->device_bytes,
-                         "mapped_bytes", (Py_ssize_t)e->mapped_bytes, "seconds", e->seconds,
-                         "gbps", e->gbps, "demoted", e->demoted ? Py_True : Py_False, "reason",
-                         e->reason, "gl_shared", e->gl_shared ? Py_True : Py_False);
+                         "mapped_bytes", (Py_ssize_t)e->mapped_bytes, "seconds", e->seconds, "gbps",
+                         e->gbps, "demoted", e->demoted ? Py_True : Py_False, "reason", e->reason,
+                         "gl_shared", e->gl_shared ? Py_True : Py_False);
 }
 
 static PyObject *geometry_report(PyObject *self, PyObject *unused)
@@ -77,26 +77,25 @@ static PyObject *geometry_report(PyObject *self, PyObject *unused)
                      b->balanced ? Py_True : Py_False, "peak_device_bytes",
                      (Py_ssize_t)b->peak_device_bytes, "nodes_moved",
                      b->nodes_moved ? Py_True : Py_False, "stats", "nodes",
-                     (Py_ssize_t)b->stats.nodes, "leaves", (Py_ssize_t)b->stats.leaves,
-                     "max_depth", b->stats.max_depth, "mean_leaf_triangles",
-                     b->stats.mean_leaf_triangles, "max_leaf_triangles",
-                     b->stats.max_leaf_triangles, "sah_cost", b->stats.sah_cost, "node_bytes",
-                     (Py_ssize_t)b->stats.node_bytes, "vertex_bytes",
-                     (Py_ssize_t)b->stats.vertex_bytes, "triangle_bytes",
+                     (Py_ssize_t)b->stats.nodes, "leaves", (Py_ssize_t)b->stats.leaves, "max_depth",
+                     b->stats.max_depth, "mean_leaf_triangles", b->stats.mean_leaf_triangles,
+                     "max_leaf_triangles", b->stats.max_leaf_triangles, "sah_cost",
+                     b->stats.sah_cost, "node_bytes", (Py_ssize_t)b->stats.node_bytes,
+                     "vertex_bytes", (Py_ssize_t)b->stats.vertex_bytes, "triangle_bytes",
                      (Py_ssize_t)b->stats.triangle_bytes)
                : NULL;
     char text[4096];
     prism_geometry_report_format(r, text, sizeof text);
     PyObject *d = arrays && bvh
-                      ? Py_BuildValue("{s:s,s:n,s:n,s:n,s:O,s:n,s:n,s:d,s:O,s:O,s:d,s:s}",
-                                      "policy", prism_placement_policy_name(r->policy),
-                                      "free_bytes", (Py_ssize_t)r->free_bytes, "total_bytes",
-                                      (Py_ssize_t)r->total_bytes, "reserve",
-                                      (Py_ssize_t)r->reserve, "arrays", arrays, "device_bytes",
-                                      (Py_ssize_t)r->device_bytes, "mapped_bytes",
-                                      (Py_ssize_t)r->mapped_bytes, "seconds", r->seconds, "bvh",
-                                      bvh, "gl_filled", r->gl_filled ? Py_True : Py_False,
-                                      "gl_fill_seconds", r->gl_fill_seconds, "text", text)
+                      ? Py_BuildValue("{s:s,s:n,s:n,s:n,s:O,s:n,s:n,s:d,s:O,s:O,s:d,s:s}", "policy",
+                                      prism_placement_policy_name(r->policy), "free_bytes",
+                                      (Py_ssize_t)r->free_bytes, "total_bytes",
+                                      (Py_ssize_t)r->total_bytes, "reserve", (Py_ssize_t)r->reserve,
+                                      "arrays", arrays, "device_bytes", (Py_ssize_t)r->device_bytes,
+                                      "mapped_bytes", (Py_ssize_t)r->mapped_bytes, "seconds",
+                                      r->seconds, "bvh", bvh, "gl_filled",
+                                      r->gl_filled ? Py_True : Py_False, "gl_fill_seconds",
+                                      r->gl_fill_seconds, "text", text)
                       : NULL;
     Py_XDECREF(arrays);
     Py_XDECREF(phases);
@@ -143,11 +142,13 @@ typedef struct propagate_args {
 
 static int parse_propagate(PyObject *args, PyObject *kwargs, propagate_args *a)
 {
-    static char *keywords[] = {"kind", "count", "position", "direction", "radius", "divergence",
-                               "wavelength", "wavelength_max", "time", "photons",
-                               "photons_device", "seed", "max_steps", "record_steps",
-                               "steps_per_launch", "out_photons", "out_records", "on_device",
-                               "math", "first_photon", NULL};
+    static char *keywords[] = {"kind",        "count",          "position",
+                               "direction",   "radius",         "divergence",
+                               "wavelength",  "wavelength_max", "time",
+                               "photons",     "photons_device", "seed",
+                               "max_steps",   "record_steps",   "steps_per_launch",
+                               "out_photons", "out_records",    "on_device",
+                               "math",        "first_photon",   NULL};
     memset(a, 0, sizeof *a);
     a->photons = a->out_photons = a->out_records = Py_None;
     int kind = 0, math = 0;
@@ -155,11 +156,11 @@ static int parse_propagate(PyObject *args, PyObject *kwargs, propagate_args *a)
     prism_photon_source *s = &a->source;
     if (!PyArg_ParseTupleAndKeywords(
             args, kwargs, "in|(fff)(fff)fffffOKKIIIOOpiK:propagate", keywords, &kind, &count,
-            &s->position[0], &s->position[1], &s->position[2], &s->direction[0],
-            &s->direction[1], &s->direction[2], &s->radius, &s->divergence, &s->wavelength_nm,
-            &s->wavelength_max_nm, &s->time, &a->photons, &a->photons_device, &a->desc.seed,
-            &a->desc.max_steps, &a->desc.record_steps, &a->desc.steps_per_launch,
-            &a->out_photons, &a->out_records, &a->on_device, &math, &a->desc.first_photon))
+            &s->position[0], &s->position[1], &s->position[2], &s->direction[0], &s->direction[1],
+            &s->direction[2], &s->radius, &s->divergence, &s->wavelength_nm, &s->wavelength_max_nm,
+            &s->time, &a->photons, &a->photons_device, &a->desc.seed, &a->desc.max_steps,
+            &a->desc.record_steps, &a->desc.steps_per_launch, &a->out_photons, &a->out_records,
+            &a->on_device, &math, &a->desc.first_photon))
         return -1;
     a->desc.math = (prism_propagate_math)math; /* prism_propagate checks it */
     if (kind < PRISM_SOURCE_POINT || kind > PRISM_SOURCE_PHOTONS || count < 0) {
@@ -222,17 +223,18 @@ static PyObject *geometry_propagate(PyObject *self, PyObject *args, PyObject *kw
     char message[1024] = "";
     if (pyprism_child_enter((pyprism_child *)g) < 0)
         goto done;
-    Py_BEGIN_ALLOW_THREADS
-    if (a.on_device) {
+    Py_BEGIN_ALLOW_THREADS if (a.on_device)
+    {
         r = device_output(c, n * sizeof(prism_photon), "python.photons", &dev_photons);
         if (r == PRISM_SUCCESS && k > 0)
-            r = device_output(c, n * k * sizeof(prism_step_record), "python.records",
-                              &dev_records);
+            r = device_output(c, n * k * sizeof(prism_step_record), "python.records", &dev_records);
         outputs.photons.kind = dev_photons ? PRISM_TARGET_BUFFER : PRISM_TARGET_HOST;
         outputs.photons.buffer = dev_photons;
         outputs.records.kind = dev_records ? PRISM_TARGET_BUFFER : PRISM_TARGET_HOST;
         outputs.records.buffer = dev_records;
-    } else {
+    }
+    else
+    {
         outputs.photons.host = have_op ? op.buf : NULL;
         outputs.records.host = have_orec ? orec.buf : NULL;
     }
@@ -244,8 +246,7 @@ static PyObject *geometry_propagate(PyObject *self, PyObject *args, PyObject *kw
         prism_buffer_release(dev_records);
         dev_photons = dev_records = NULL;
     }
-    Py_END_ALLOW_THREADS
-    pyprism_context_unlock(c);
+    Py_END_ALLOW_THREADS pyprism_context_unlock(c);
     if (r != PRISM_SUCCESS) {
         pyprism_raise(r, message);
         goto done;
@@ -289,10 +290,10 @@ done:
 
 static PyObject *geometry_render(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"out", "width", "height", "eye", "look_at", "up", "vfov",
-                               "matrix", "mode", "background", "material_colors",
-                               "hidden_solids", "ambient", "xray_layers", "xray_alpha",
-                               "max_distance", "bottom_row_first", NULL};
+    static char *keywords[] = {
+        "out",     "width",       "height",     "eye",          "look_at",          "up",
+        "vfov",    "matrix",      "mode",       "background",   "material_colors",  "hidden_solids",
+        "ambient", "xray_layers", "xray_alpha", "max_distance", "bottom_row_first", NULL};
     pyprism_geometry *g = (pyprism_geometry *)self;
     pyprism_context *c = g->context;
     PyObject *out, *matrix = Py_None, *colors = Py_None, *hidden = Py_None;
@@ -303,12 +304,13 @@ static PyObject *geometry_render(PyObject *self, PyObject *args, PyObject *kwarg
     unsigned width = 0, height = 0;
     int mode = 0, bottom_first = 0;
     unsigned char bg[4] = {0, 0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(
-            args, kwargs, "OII|(fff)(fff)(fff)fOi(bbbb)OOfIffp:render", keywords, &out, &width,
-            &height, &cam.eye[0], &cam.eye[1], &cam.eye[2], &cam.look_at[0], &cam.look_at[1],
-            &cam.look_at[2], &cam.up[0], &cam.up[1], &cam.up[2], &cam.vfov_degrees, &matrix,
-            &mode, &bg[0], &bg[1], &bg[2], &bg[3], &colors, &hidden, &d.ambient,
-            &d.xray_layers, &d.xray_alpha, &d.max_distance, &bottom_first))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OII|(fff)(fff)(fff)fOi(bbbb)OOfIffp:render",
+                                     keywords, &out, &width, &height, &cam.eye[0], &cam.eye[1],
+                                     &cam.eye[2], &cam.look_at[0], &cam.look_at[1], &cam.look_at[2],
+                                     &cam.up[0], &cam.up[1], &cam.up[2], &cam.vfov_degrees, &matrix,
+                                     &mode, &bg[0], &bg[1], &bg[2], &bg[3], &colors, &hidden,
+                                     &d.ambient, &d.xray_layers, &d.xray_alpha, &d.max_distance,
+                                     &bottom_first))
         return NULL;
     if (pyprism_child_check((pyprism_child *)g) < 0)
         return NULL;
@@ -367,12 +369,10 @@ static PyObject *geometry_render(PyObject *self, PyObject *args, PyObject *kwarg
     char message[1024] = "";
     if (pyprism_child_enter((pyprism_child *)g) < 0)
         goto done;
-    Py_BEGIN_ALLOW_THREADS
-    r = prism_render(c->ctx, g->geometry, &cam, &d, &target, &stats);
+    Py_BEGIN_ALLOW_THREADS r = prism_render(c->ctx, g->geometry, &cam, &d, &target, &stats);
     if (r != PRISM_SUCCESS)
         snprintf(message, sizeof message, "%s", prism_context_last_error(c->ctx));
-    Py_END_ALLOW_THREADS
-    pyprism_context_unlock(c);
+    Py_END_ALLOW_THREADS pyprism_context_unlock(c);
     if (r != PRISM_SUCCESS)
         pyprism_raise(r, message);
     else
@@ -441,15 +441,13 @@ static PyMethodDef geometry_methods[] = {
      "propagate(kind, count, ...) -> (device photons or None, device records or None, stats)"},
     {"render", (PyCFunction)(void (*)(void))geometry_render, METH_VARARGS | METH_KEYWORDS,
      "render(out, width, height, ...) -> stats"},
-    {"batch_limit", (PyCFunction)(void (*)(void))geometry_batch_limit,
-     METH_VARARGS | METH_KEYWORDS,
+    {"batch_limit", (PyCFunction)(void (*)(void))geometry_batch_limit, METH_VARARGS | METH_KEYWORDS,
      "batch_limit(kind=0, record_steps=0) -> photons one propagate call can take"},
     {NULL, NULL, 0, NULL},
 };
 
 PyTypeObject pyprism_geometry_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "prism._prism.Geometry",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "prism._prism.Geometry",
     .tp_basicsize = sizeof(pyprism_geometry),
     .tp_dealloc = geometry_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,

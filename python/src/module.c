@@ -52,7 +52,7 @@ static const struct error_spec {
 };
 #define ERROR_SPECS (sizeof error_specs / sizeof error_specs[0])
 
-static PyObject *error_base;                      /* prism.Error */
+static PyObject *error_base; /* prism.Error */
 static PyObject *error_classes[PRISM_RESULT_COUNT_];
 
 static PyObject *make_error(prism_result result, const char *message)
@@ -243,14 +243,11 @@ static PyObject *py_device_report(PyObject *self, PyObject *unused)
 {
     char *text = NULL;
     size_t need;
-    Py_BEGIN_ALLOW_THREADS
-    need = prism_device_report(NULL, 0);
+    Py_BEGIN_ALLOW_THREADS need = prism_device_report(NULL, 0);
     text = PyMem_RawMalloc(need + 1);
     if (text != NULL)
         prism_device_report(text, need + 1);
-    Py_END_ALLOW_THREADS
-    if (text == NULL)
-        return PyErr_NoMemory();
+    Py_END_ALLOW_THREADS if (text == NULL) return PyErr_NoMemory();
     PyObject *r = PyUnicode_FromString(text);
     PyMem_RawFree(text);
     return r;
@@ -259,26 +256,25 @@ static PyObject *py_device_report(PyObject *self, PyObject *unused)
 static PyObject *py_cuda_device_count(PyObject *self, PyObject *unused)
 {
     int n;
-    Py_BEGIN_ALLOW_THREADS
-    n = prism_cuda_device_count();
-    Py_END_ALLOW_THREADS
-    return PyLong_FromLong(n);
+    Py_BEGIN_ALLOW_THREADS n = prism_cuda_device_count();
+    Py_END_ALLOW_THREADS return PyLong_FromLong(n);
 }
 
 PyObject *pyprism_device_info_dict(const prism_device_info *d)
 {
-    return Py_BuildValue(
-        "{s:s,s:i,s:s,s:(ii),s:n,s:i,s:i,s:i,s:n,s:n,s:O,s:O,s:O,s:O,s:O,s:i}", "backend",
-        prism_backend_name(d->backend), "index", d->index, "name", d->name, "compute_capability",
-        d->cc_major, d->cc_minor, "total_memory", (Py_ssize_t)d->total_memory, "multiprocessors",
-        d->multiprocessors, "max_threads_per_block", d->max_threads_per_block, "warp_size",
-        d->warp_size, "shared_memory_per_block", (Py_ssize_t)d->shared_memory_per_block,
-        "shared_memory_per_multiprocessor", (Py_ssize_t)d->shared_memory_per_multiprocessor,
-        "can_map_host_memory", d->can_map_host_memory ? Py_True : Py_False, "unified_addressing",
-        d->unified_addressing ? Py_True : Py_False, "memory_pools_supported",
-        d->memory_pools_supported ? Py_True : Py_False, "integrated",
-        d->integrated ? Py_True : Py_False, "kernel_timeout",
-        d->kernel_timeout ? Py_True : Py_False, "host_threads", d->host_threads);
+    return Py_BuildValue("{s:s,s:i,s:s,s:(ii),s:n,s:i,s:i,s:i,s:n,s:n,s:O,s:O,s:O,s:O,s:O,s:i}",
+                         "backend", prism_backend_name(d->backend), "index", d->index, "name",
+                         d->name, "compute_capability", d->cc_major, d->cc_minor, "total_memory",
+                         (Py_ssize_t)d->total_memory, "multiprocessors", d->multiprocessors,
+                         "max_threads_per_block", d->max_threads_per_block, "warp_size",
+                         d->warp_size, "shared_memory_per_block",
+                         (Py_ssize_t)d->shared_memory_per_block, "shared_memory_per_multiprocessor",
+                         (Py_ssize_t)d->shared_memory_per_multiprocessor, "can_map_host_memory",
+                         d->can_map_host_memory ? Py_True : Py_False, "unified_addressing",
+                         d->unified_addressing ? Py_True : Py_False, "memory_pools_supported",
+                         d->memory_pools_supported ? Py_True : Py_False, "integrated",
+                         d->integrated ? Py_True : Py_False, "kernel_timeout",
+                         d->kernel_timeout ? Py_True : Py_False, "host_threads", d->host_threads);
 }
 
 static PyObject *py_device_query(PyObject *self, PyObject *args)
@@ -288,10 +284,9 @@ static PyObject *py_device_query(PyObject *self, PyObject *args)
         return NULL;
     prism_device_info info;
     prism_result r;
-    Py_BEGIN_ALLOW_THREADS
-    r = prism_device_query(index, &info);
-    Py_END_ALLOW_THREADS
-    if (r != PRISM_SUCCESS) {
+    Py_BEGIN_ALLOW_THREADS r = prism_device_query(index, &info);
+    Py_END_ALLOW_THREADS if (r != PRISM_SUCCESS)
+    {
         char msg[96];
         snprintf(msg, sizeof msg, "no device %d", index);
         return pyprism_raise(r, msg);
@@ -307,8 +302,9 @@ static PyObject *py_version(PyObject *self, PyObject *unused)
 static PyObject *py_history_flag_name(PyObject *self, PyObject *arg)
 {
     if (!PyLong_Check(arg))
-        return pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT,
-                             "history_flag_name: the flag must be an int (e.g. prism.SURFACE_DETECT)");
+        return pyprism_raise(
+            PRISM_ERROR_INVALID_ARGUMENT,
+            "history_flag_name: the flag must be an int (e.g. prism.SURFACE_DETECT)");
     unsigned long long flag = PyLong_AsUnsignedLongLong(arg);
     if (PyErr_Occurred() || flag > UINT32_MAX) {
         PyErr_Clear();
@@ -326,31 +322,34 @@ static PyObject *py_history_flag_name(PyObject *self, PyObject *arg)
  * Python package builds PHOTON_DTYPE and STEP_RECORD_DTYPE from these. */
 static PyObject *layouts(void)
 {
-    PyObject *photon = Py_BuildValue(
-        "([" "(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)" "]n)",
-        "pos", "3<f4", (Py_ssize_t)offsetof(prism_photon, pos),
-        "time", "<f4", (Py_ssize_t)offsetof(prism_photon, time),
-        "dir", "3<f4", (Py_ssize_t)offsetof(prism_photon, dir),
-        "wavelength", "<f4", (Py_ssize_t)offsetof(prism_photon, wavelength),
-        "pol", "3<f4", (Py_ssize_t)offsetof(prism_photon, pol),
-        "history", "<u4", (Py_ssize_t)offsetof(prism_photon, history),
-        "solid", "<u4", (Py_ssize_t)offsetof(prism_photon, solid),
-        "triangle", "<u4", (Py_ssize_t)offsetof(prism_photon, triangle),
-        "steps", "<u4", (Py_ssize_t)offsetof(prism_photon, steps),
-        "reserved", "<u4", (Py_ssize_t)offsetof(prism_photon, reserved),
-        (Py_ssize_t)sizeof(prism_photon));
-    PyObject *record = Py_BuildValue(
-        "([" "(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)" "]n)",
-        "pos", "3<f4", (Py_ssize_t)offsetof(prism_step_record, pos),
-        "time", "<f4", (Py_ssize_t)offsetof(prism_step_record, time),
-        "history", "<u4", (Py_ssize_t)offsetof(prism_step_record, history),
-        "wavelength", "<f4", (Py_ssize_t)offsetof(prism_step_record, wavelength),
-        "photon", "<u4", (Py_ssize_t)offsetof(prism_step_record, photon),
-        "step", "<u4", (Py_ssize_t)offsetof(prism_step_record, step),
-        (Py_ssize_t)sizeof(prism_step_record));
-    PyObject *r = photon && record ? Py_BuildValue("{s:O,s:O}", "photon", photon, "step_record",
-                                                   record)
-                                   : NULL;
+    PyObject *photon = Py_BuildValue("(["
+                                     "(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)"
+                                     "]n)",
+                                     "pos", "3<f4", (Py_ssize_t)offsetof(prism_photon, pos), "time",
+                                     "<f4", (Py_ssize_t)offsetof(prism_photon, time), "dir", "3<f4",
+                                     (Py_ssize_t)offsetof(prism_photon, dir), "wavelength", "<f4",
+                                     (Py_ssize_t)offsetof(prism_photon, wavelength), "pol", "3<f4",
+                                     (Py_ssize_t)offsetof(prism_photon, pol), "history", "<u4",
+                                     (Py_ssize_t)offsetof(prism_photon, history), "solid", "<u4",
+                                     (Py_ssize_t)offsetof(prism_photon, solid), "triangle", "<u4",
+                                     (Py_ssize_t)offsetof(prism_photon, triangle), "steps", "<u4",
+                                     (Py_ssize_t)offsetof(prism_photon, steps), "reserved", "<u4",
+                                     (Py_ssize_t)offsetof(prism_photon, reserved),
+                                     (Py_ssize_t)sizeof(prism_photon));
+    PyObject *record =
+        Py_BuildValue("(["
+                      "(ssn)(ssn)(ssn)(ssn)(ssn)(ssn)"
+                      "]n)",
+                      "pos", "3<f4", (Py_ssize_t)offsetof(prism_step_record, pos), "time", "<f4",
+                      (Py_ssize_t)offsetof(prism_step_record, time), "history", "<u4",
+                      (Py_ssize_t)offsetof(prism_step_record, history), "wavelength", "<f4",
+                      (Py_ssize_t)offsetof(prism_step_record, wavelength), "photon", "<u4",
+                      (Py_ssize_t)offsetof(prism_step_record, photon), "step", "<u4",
+                      (Py_ssize_t)offsetof(prism_step_record, step),
+                      (Py_ssize_t)sizeof(prism_step_record));
+    PyObject *r = photon && record
+                      ? Py_BuildValue("{s:O,s:O}", "photon", photon, "step_record", record)
+                      : NULL;
     Py_XDECREF(photon);
     Py_XDECREF(record);
     return r;
@@ -358,7 +357,10 @@ static PyObject *layouts(void)
 
 static int add_constants(PyObject *m)
 {
-    static const struct { const char *name; unsigned long value; } flags[] = {
+    static const struct {
+        const char *name;
+        unsigned long value;
+    } flags[] = {
         {"NO_HIT", PRISM_NO_HIT},
         {"BULK_ABSORB", PRISM_BULK_ABSORB},
         {"SURFACE_DETECT", PRISM_SURFACE_DETECT},
@@ -433,9 +435,9 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__prism(void)
 {
-    PyTypeObject *types[] = {&pyprism_view_type, &pyprism_scene_type, &pyprism_context_type,
-                             &pyprism_geometry_type, &pyprism_device_array_type,
-                             &pyprism_foreign_type};
+    PyTypeObject *types[] = {&pyprism_view_type,         &pyprism_scene_type,
+                             &pyprism_context_type,      &pyprism_geometry_type,
+                             &pyprism_device_array_type, &pyprism_foreign_type};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (PyType_Ready(types[i]) < 0)
             return NULL;

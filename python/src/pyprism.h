@@ -33,8 +33,8 @@ typedef struct pyprism_log_sink {
  * exception in the callable, False, or a pending KeyboardInterrupt cancels
  * the C work, and the exception is kept to be raised afterwards. */
 typedef struct pyprism_progress {
-    PyObject *callable;     /* borrowed; may be NULL (signals are still checked) */
-    PyObject *exc;          /* owned: the exception that cancelled */
+    PyObject *callable; /* borrowed; may be NULL (signals are still checked) */
+    PyObject *exc;      /* owned: the exception that cancelled */
 } pyprism_progress;
 bool pyprism_progress_call(void *user, size_t done, size_t total);
 /* After the C call, with the GIL: raise what cancelled it (returns NULL),
@@ -59,8 +59,7 @@ PyObject *pyprism_view_new(PyObject *owner, void *data, const char *format, Py_s
 /* ---- scene.c ---------------------------------------------------------- */
 
 typedef struct pyprism_scene {
-    PyObject_HEAD
-    prism_scene *scene;
+    PyObject_HEAD prism_scene *scene;
 } pyprism_scene;
 extern PyTypeObject pyprism_scene_type;
 PyObject *pyprism_load(PyObject *self, PyObject *args, PyObject *kwargs);
@@ -76,11 +75,10 @@ typedef struct pyprism_child pyprism_child;
  * (DLPack, the buffer protocol, __cuda_array_interface__), and comes when
  * the last such child is released. */
 typedef struct pyprism_context {
-    PyObject_HEAD
-    prism_context *ctx;     /* NULL once destroyed */
+    PyObject_HEAD prism_context *ctx; /* NULL once destroyed */
     PyThread_type_lock lock;
-    bool closed;            /* close() was called: no new use */
-    bool cuda;              /* the backend, kept for children made after close */
+    bool closed; /* close() was called: no new use */
+    bool cuda;   /* the backend, kept for children made after close */
     int device_index;
     pyprism_child *children; /* the live children (geometries, device arrays) */
     pyprism_log_sink sink;
@@ -99,14 +97,13 @@ PyObject *pyprism_context_raise(pyprism_context *c, prism_result r);
  * them. `exports` counts the views another library holds of the child's
  * memory (DLPack capsules, buffer exports; __cuda_array_interface__ counts
  * for good): a closed child with exports keeps its memory until they end. */
-#define PYPRISM_CHILD_HEAD                                                         \
-    PyObject_HEAD                                                                  \
-    pyprism_context *context; /* owned */                                          \
-    pyprism_child *prev, *next;                                                    \
-    void (*release)(pyprism_child *); /* frees the C object; the lock is held */   \
-    const char *kind;                 /* "geometry", "device array" */            \
-    Py_ssize_t exports;                                                            \
-    bool closed;   /* close() asked, by the child or by its context */             \
+#define PYPRISM_CHILD_HEAD                                                                         \
+    PyObject_HEAD pyprism_context *context; /* owned */                                            \
+    pyprism_child *prev, *next;                                                                    \
+    void (*release)(pyprism_child *); /* frees the C object; the lock is held */                   \
+    const char *kind;                 /* "geometry", "device array" */                             \
+    Py_ssize_t exports;                                                                            \
+    bool closed;   /* close() asked, by the child or by its context */                             \
     bool released; /* the C object is gone */
 struct pyprism_child {
     PYPRISM_CHILD_HEAD
@@ -141,14 +138,14 @@ PyObject *pyprism_geometry_new(pyprism_context *c, prism_geometry *g);
 typedef struct pyprism_device_array {
     PYPRISM_CHILD_HEAD
     prism_buffer *buffer;
-    void *data;               /* the buffer's device pointer */
-    bool cuda;                /* CUDA device memory; else host-backend memory */
-    bool cai_exported;        /* __cuda_array_interface__ was read: one export for good */
+    void *data;        /* the buffer's device pointer */
+    bool cuda;         /* CUDA device memory; else host-backend memory */
+    bool cai_exported; /* __cuda_array_interface__ was read: one export for good */
     int device_id;
     int ndim;
     Py_ssize_t shape[3];
-    Py_ssize_t strides[3];    /* bytes, C order */
-    char typestr[4];          /* "<f4" */
+    Py_ssize_t strides[3]; /* bytes, C order */
+    char typestr[4];       /* "<f4" */
 } pyprism_device_array;
 extern PyTypeObject pyprism_device_array_type;
 /* Take ownership of `buffer` (released with the object; NULL for an empty

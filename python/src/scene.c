@@ -43,8 +43,10 @@ static int parse_unit(PyObject *unit, prism_load_desc *desc)
     PyErr_Clear();
     PyObject *r = PyObject_Repr(unit);
     char msg[200];
-    snprintf(msg, sizeof msg, "unit %.80s is not one of auto, m, cm, mm or a positive number of "
-             "metres", r != NULL ? PyUnicode_AsUTF8(r) : "?");
+    snprintf(msg, sizeof msg,
+             "unit %.80s is not one of auto, m, cm, mm or a positive number of "
+             "metres",
+             r != NULL ? PyUnicode_AsUTF8(r) : "?");
     Py_XDECREF(r);
     pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, msg);
     return -1;
@@ -79,10 +81,9 @@ PyObject *pyprism_load(PyObject *self, PyObject *args, PyObject *kwargs)
     prism_scene *scene = NULL;
     prism_result r;
     const char *file = PyBytes_AS_STRING(path);
-    Py_BEGIN_ALLOW_THREADS
-    r = prism_scene_load(file, &desc, &scene);
-    Py_END_ALLOW_THREADS
-    if (pyprism_progress_finish(&prog) == NULL) {
+    Py_BEGIN_ALLOW_THREADS r = prism_scene_load(file, &desc, &scene);
+    Py_END_ALLOW_THREADS if (pyprism_progress_finish(&prog) == NULL)
+    {
         prism_scene_free(scene);
         goto done;
     }
@@ -131,7 +132,11 @@ static PyObject *scene_view(PyObject *self, PyObject *arg)
         return pyprism_view_new(self, s->bbox_min, "f", 4, 2, shape, strides, true);
     }
     /* the solids' numeric fields, strided over the prism_solid array */
-    static const struct { const char *name; size_t offset; const char *format; } solid_fields[] = {
+    static const struct {
+        const char *name;
+        size_t offset;
+        const char *format;
+    } solid_fields[] = {
         {"solid_parent", offsetof(prism_solid, parent), "I"},
         {"solid_material", offsetof(prism_solid, material), "I"},
         {"solid_first_triangle", offsetof(prism_solid, first_triangle), "I"},
@@ -193,12 +198,12 @@ static PyObject *scene_surfaces(PyObject *self, PyObject *unused)
     for (size_t i = 0; list != NULL && i < s->surfaces_count; i++) {
         const prism_surface *f = &s->surfaces[i];
         PyObject *props = properties_dict(self, f->properties, f->properties_count);
-        PyObject *item =
-            props ? Py_BuildValue("{s:s,s:s,s:i,s:i,s:i,s:d,s:O}", "name", f->name ? f->name : "",
-                                  "kind", f->kind == PRISM_SURFACE_SKIN ? "skin" : "border",
-                                  "model", f->model, "finish", f->finish, "type", f->type,
-                                  "value", f->value, "properties", props)
-                  : NULL;
+        PyObject *item = props ? Py_BuildValue("{s:s,s:s,s:i,s:i,s:i,s:d,s:O}", "name",
+                                               f->name ? f->name : "", "kind",
+                                               f->kind == PRISM_SURFACE_SKIN ? "skin" : "border",
+                                               "model", f->model, "finish", f->finish, "type",
+                                               f->type, "value", f->value, "properties", props)
+                               : NULL;
         Py_XDECREF(props);
         if (item == NULL)
             Py_CLEAR(list);
@@ -254,18 +259,18 @@ static PyObject *scene_info(PyObject *self, PyObject *unused)
         (Py_ssize_t)s->triangles_count, "solids_count", (Py_ssize_t)s->solids_count,
         "materials_count", (Py_ssize_t)s->materials_count, "surfaces_count",
         (Py_ssize_t)s->surfaces_count, "unit_meter", s->unit_meter, "unit_rule", s->unit_rule,
-        "unit_source", (unsigned)s->unit_source < 4 ? sources[s->unit_source] : "?",
-        "up_axis", (unsigned)s->up_axis < 3 ? axes[s->up_axis] : "?", "geant4_marks",
-        s->geant4_marks, "g4dae", s->g4dae ? Py_True : Py_False,
-        "stats", "bytes", (Py_ssize_t)st->bytes, "seconds", st->seconds, "triangles_per_second",
-        st->triangles_per_second, "geometries", (Py_ssize_t)st->geometries, "nodes",
-        (Py_ssize_t)st->nodes, "instances", (Py_ssize_t)st->instances, "unique_triangles",
-        (Py_ssize_t)st->unique_triangles, "unique_vertices", (Py_ssize_t)st->unique_vertices,
-        "skipped", "lines", (Py_ssize_t)k->lines, "degenerate_polygons",
-        (Py_ssize_t)k->degenerate_polygons, "nonfinite_vertices",
-        (Py_ssize_t)k->nonfinite_vertices, "unknown_elements", (Py_ssize_t)k->unknown_elements,
-        "quirks", "float_array_counts", (Py_ssize_t)s->quirks.float_array_counts,
-        "flat_positions", (Py_ssize_t)s->quirks.flat_positions);
+        "unit_source", (unsigned)s->unit_source < 4 ? sources[s->unit_source] : "?", "up_axis",
+        (unsigned)s->up_axis < 3 ? axes[s->up_axis] : "?", "geant4_marks", s->geant4_marks, "g4dae",
+        s->g4dae ? Py_True : Py_False, "stats", "bytes", (Py_ssize_t)st->bytes, "seconds",
+        st->seconds, "triangles_per_second", st->triangles_per_second, "geometries",
+        (Py_ssize_t)st->geometries, "nodes", (Py_ssize_t)st->nodes, "instances",
+        (Py_ssize_t)st->instances, "unique_triangles", (Py_ssize_t)st->unique_triangles,
+        "unique_vertices", (Py_ssize_t)st->unique_vertices, "skipped", "lines",
+        (Py_ssize_t)k->lines, "degenerate_polygons", (Py_ssize_t)k->degenerate_polygons,
+        "nonfinite_vertices", (Py_ssize_t)k->nonfinite_vertices, "unknown_elements",
+        (Py_ssize_t)k->unknown_elements, "quirks", "float_array_counts",
+        (Py_ssize_t)s->quirks.float_array_counts, "flat_positions",
+        (Py_ssize_t)s->quirks.flat_positions);
 }
 
 static PyObject *scene_find_material(PyObject *self, PyObject *arg)
@@ -292,8 +297,7 @@ static PyMethodDef scene_methods[] = {
 };
 
 PyTypeObject pyprism_scene_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "prism._prism.Scene",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "prism._prism.Scene",
     .tp_basicsize = sizeof(pyprism_scene),
     .tp_dealloc = scene_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,

@@ -8,8 +8,7 @@
 #include <string.h>
 
 typedef struct pyprism_view {
-    PyObject_HEAD
-    PyObject *owner;
+    PyObject_HEAD PyObject *owner;
     void *data;
     char format[8];
     Py_ssize_t itemsize;
@@ -124,8 +123,7 @@ static PyGetSetDef view_getset[] = {
 };
 
 PyTypeObject pyprism_view_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "prism._prism.View",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "prism._prism.View",
     .tp_basicsize = sizeof(pyprism_view),
     .tp_dealloc = view_dealloc,
     .tp_as_buffer = &view_as_buffer,

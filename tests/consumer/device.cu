@@ -11,19 +11,19 @@
 #include <prism/device.cuh>
 #include <prism/prism.h>
 
-#define DEPTH_KERNEL                                                                           \
-    extern "C" __global__ void depth(prism_device_view view, unsigned side, float *out)        \
-    {                                                                                          \
-        unsigned i = blockIdx.x * blockDim.x + threadIdx.x;                                    \
-        if (i >= side * side)                                                                  \
-            return;                                                                            \
-        float x = -0.9f + 1.8f * (i % side + 0.25f) / side;                                    \
-        float y = -0.9f + 1.8f * (i / side + 0.6f) / side;                                     \
-        prism_device_hit hit;                                                                  \
-        out[i] = prism_trace_closest(&view, make_float3(x, y, 5.0f), make_float3(0, 0, -1),    \
-                                     0.0f, 100.0f, PRISM_TRACE_NONE, &hit)                     \
-                     ? hit.distance                                                           \
-                     : -1.0f;                                                                  \
+#define DEPTH_KERNEL                                                                               \
+    extern "C" __global__ void depth(prism_device_view view, unsigned side, float *out)            \
+    {                                                                                              \
+        unsigned i = blockIdx.x * blockDim.x + threadIdx.x;                                        \
+        if (i >= side * side)                                                                      \
+            return;                                                                                \
+        float x = -0.9f + 1.8f * (i % side + 0.25f) / side;                                        \
+        float y = -0.9f + 1.8f * (i / side + 0.6f) / side;                                         \
+        prism_device_hit hit;                                                                      \
+        out[i] = prism_trace_closest(&view, make_float3(x, y, 5.0f), make_float3(0, 0, -1), 0.0f,  \
+                                     100.0f, PRISM_TRACE_NONE, &hit)                               \
+                     ? hit.distance                                                                \
+                     : -1.0f;                                                                      \
     }
 #define TEXT(...) #__VA_ARGS__
 #define EXPANDED_TEXT(...) TEXT(__VA_ARGS__)
@@ -106,7 +106,7 @@ int main()
     prism_geometry_destroy(g);
     prism_bvh_free(bvh);
     prism_result r = prism_context_destroy(ctx);
-    std::printf("consumer: cuda %s (%d of %d depths wrong)\n", wrong == 0 && r == PRISM_SUCCESS ? "ok" : "failed",
-                wrong, N);
+    std::printf("consumer: cuda %s (%d of %d depths wrong)\n",
+                wrong == 0 && r == PRISM_SUCCESS ? "ok" : "failed", wrong, N);
     return wrong == 0 && r == PRISM_SUCCESS ? 0 : 1;
 }

@@ -51,8 +51,8 @@ static int parse_source(const char *arg, prism_photon_source *src, void **given)
 {
     memset(src, 0, sizeof *src);
     unsigned long n = 0;
-    if (sscanf(arg, "point:%f,%f,%f,%lu", &src->position[0], &src->position[1],
-               &src->position[2], &n) == 4) {
+    if (sscanf(arg, "point:%f,%f,%f,%lu", &src->position[0], &src->position[1], &src->position[2],
+               &n) == 4) {
         src->kind = PRISM_SOURCE_POINT;
         src->count = n;
         src->wavelength_nm = 420.0f;

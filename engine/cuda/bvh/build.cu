@@ -134,7 +134,8 @@ __device__ __forceinline__ uint32_t pair_hash(uint32_t a, uint32_t b)
 __global__ void k_bounds(const float *V, uint32_t nv, const uint32_t *T, uint32_t n,
                          uint32_t *bounds, uint32_t *bad)
 {
-    float3 lo = make_float3(FLT_MAX, FLT_MAX, FLT_MAX), hi = make_float3(-FLT_MAX, -FLT_MAX, -FLT_MAX);
+    float3 lo = make_float3(FLT_MAX, FLT_MAX, FLT_MAX),
+           hi = make_float3(-FLT_MAX, -FLT_MAX, -FLT_MAX);
     uint32_t first_bad = UINT32_MAX;
     for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
         const uint32_t a = T[3 * (size_t)t], b = T[3 * (size_t)t + 1], c = T[3 * (size_t)t + 2];
@@ -238,10 +239,13 @@ __device__ __forceinline__ uint32_t nearest_of(const Boxes &box, uint32_t c, uin
             continue;
         float4 b_lo, b_hi;
         box((uint32_t)j, b_lo, b_hi);
-        const float3 lo = make_float3(fminf(a_lo.x, b_lo.x), fminf(a_lo.y, b_lo.y), fminf(a_lo.z, b_lo.z));
-        const float3 hi = make_float3(fmaxf(a_hi.x, b_hi.x), fmaxf(a_hi.y, b_hi.y), fmaxf(a_hi.z, b_hi.z));
+        const float3 lo = make_float3(fminf(a_lo.x, b_lo.x), fminf(a_lo.y, b_lo.y),
+                                      fminf(a_lo.z, b_lo.z));
+        const float3 hi = make_float3(fmaxf(a_hi.x, b_hi.x), fmaxf(a_hi.y, b_hi.y),
+                                      fmaxf(a_hi.z, b_hi.z));
         const uint32_t lo_id = d < 0 ? (uint32_t)j : i, hi_id = d < 0 ? i : (uint32_t)j;
-        const uint64_t key = (uint64_t)__float_as_uint(box_area(lo, hi)) << 32 | pair_hash(lo_id, hi_id);
+        const uint64_t key = (uint64_t)__float_as_uint(box_area(lo, hi)) << 32 |
+                             pair_hash(lo_id, hi_id);
         if (key < best) {
             best = key;
             best_j = (uint32_t)j;
@@ -323,9 +327,9 @@ __global__ void k_flags(const uint32_t *nn, const pass_state *st, uint32_t bound
 /* Cluster i into the next pass's array: copied, or merged with its mutual
  * neighbour into node next_id + (merges before it); `excl` is the
  * exclusive prefix of flag_of (merges, survivors). */
-__device__ __forceinline__ void merge_one(const float4 *cl, const uint32_t *nn, uint32_t i, uint64_t excl,
-                                          float4 *out, float4 *node, uint2 *child, uint8_t *leaf,
-                                          uint32_t next_id, uint32_t max_leaf)
+__device__ __forceinline__ void merge_one(const float4 *cl, const uint32_t *nn, uint32_t i,
+                                          uint64_t excl, float4 *out, float4 *node, uint2 *child,
+                                          uint8_t *leaf, uint32_t next_id, uint32_t max_leaf)
 {
     const uint32_t j = nn[i];
     const bool mutual = j != i && nn[j] == i;
@@ -341,8 +345,10 @@ __device__ __forceinline__ void merge_one(const float4 *cl, const uint32_t *nn, 
     const float4 b_lo = cl[2 * (size_t)j], b_hi = cl[2 * (size_t)j + 1];
     const uint32_t ia = __float_as_uint(a_lo.w), ib = __float_as_uint(b_lo.w);
     const uint32_t id = next_id + (uint32_t)(excl >> 32);
-    const float3 lo = make_float3(fminf(a_lo.x, b_lo.x), fminf(a_lo.y, b_lo.y), fminf(a_lo.z, b_lo.z));
-    const float3 hi = make_float3(fmaxf(a_hi.x, b_hi.x), fmaxf(a_hi.y, b_hi.y), fmaxf(a_hi.z, b_hi.z));
+    const float3 lo = make_float3(fminf(a_lo.x, b_lo.x), fminf(a_lo.y, b_lo.y),
+                                  fminf(a_lo.z, b_lo.z));
+    const float3 hi = make_float3(fmaxf(a_hi.x, b_hi.x), fmaxf(a_hi.y, b_hi.y),
+                                  fmaxf(a_hi.z, b_hi.z));
     const float4 na_lo = node[2 * (size_t)ia], na_hi = node[2 * (size_t)ia + 1];
     const float4 nb_lo = node[2 * (size_t)ib], nb_hi = node[2 * (size_t)ib + 1];
     const uint32_t count = __float_as_uint(na_lo.w) + __float_as_uint(nb_lo.w);
@@ -359,12 +365,13 @@ __device__ __forceinline__ void merge_one(const float4 *cl, const uint32_t *nn, 
 }
 
 __global__ void k_merge(const float4 *cl, const pass_state *st, const uint32_t *nn,
-                        const uint64_t *packed, float4 *out, float4 *node, uint2 *child, uint8_t *leaf,
-                        uint32_t max_leaf)
+                        const uint64_t *packed, float4 *out, float4 *node, uint2 *child,
+                        uint8_t *leaf, uint32_t max_leaf)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < st->c)
-        merge_one(cl, nn, i, packed[i] - flag_of(nn, i), out, node, child, leaf, st->next, max_leaf);
+        merge_one(cl, nn, i, packed[i] - flag_of(nn, i), out, node, child, leaf, st->next,
+                  max_leaf);
 }
 
 /* The pass's totals into the state, and its record (the nodes it made). A
@@ -388,9 +395,9 @@ __global__ void k_advance(const uint64_t *packed, pass_state *st, uint2 *records
 
 /* ---- optimisation: top-down over one pass's nodes [first, first + n) */
 
-__device__ __forceinline__ void down_one(const float4 *node, const uint2 *child, const uint8_t *leaf,
-                                         uint32_t *off, uint32_t *depth, uint8_t *live, uint32_t id,
-                                         uint32_t *max_depth)
+__device__ __forceinline__ void down_one(const float4 *node, const uint2 *child,
+                                         const uint8_t *leaf, uint32_t *off, uint32_t *depth,
+                                         uint8_t *live, uint32_t id, uint32_t *max_depth)
 {
     const uint2 ch = child[id];
     const uint32_t o = off[id], d = depth[id] + 1;
@@ -404,7 +411,8 @@ __device__ __forceinline__ void down_one(const float4 *node, const uint2 *child,
 }
 
 __global__ void k_down(const float4 *node, const uint2 *child, const uint8_t *leaf, uint32_t *off,
-                       uint32_t *depth, uint8_t *live, uint32_t first, uint32_t n, uint32_t *max_depth)
+                       uint32_t *depth, uint8_t *live, uint32_t first, uint32_t n,
+                       uint32_t *max_depth)
 {
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n)
@@ -432,9 +440,9 @@ typedef struct tail_out {
 
 template <int R>
 __global__ void __launch_bounds__(TAIL_THREADS)
-    k_tail(float4 *cl, float4 *spare, uint32_t c, uint32_t next, uint32_t *nn, float4 *node, uint2 *child,
-           uint8_t *leaf, uint32_t max_leaf, int pairs, uint2 *passes, uint32_t cap, uint32_t *off,
-           uint32_t *depth, uint8_t *live, uint32_t *max_depth, tail_out *out)
+    k_tail(float4 *cl, float4 *spare, uint32_t c, uint32_t next, uint32_t *nn, float4 *node,
+           uint2 *child, uint8_t *leaf, uint32_t max_leaf, int pairs, uint2 *passes, uint32_t cap,
+           uint32_t *off, uint32_t *depth, uint8_t *live, uint32_t *max_depth, tail_out *out)
 {
     typedef cub::BlockScan<unsigned long long, TAIL_THREADS> scan_t;
     __shared__ typename scan_t::TempStorage tmp;
@@ -495,8 +503,8 @@ __global__ void __launch_bounds__(TAIL_THREADS)
 
 /* ---- layout */
 
-__global__ void k_triangles(const uint32_t *T, const uint32_t *order, const uint32_t *off, uint32_t n,
-                            uint32_t *tri_out, uint32_t *ids)
+__global__ void k_triangles(const uint32_t *T, const uint32_t *order, const uint32_t *off,
+                            uint32_t n, uint32_t *tri_out, uint32_t *ids)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -573,7 +581,8 @@ __global__ void k_layout(const uint32_t *sorted, uint32_t m, uint32_t pad, const
             r.count = 0;
         }
         const float w = inv_root_area > 0.0f ? box_area(make_float3(lo.x, lo.y, lo.z),
-                                                        make_float3(hi.x, hi.y, hi.z)) * inv_root_area
+                                                        make_float3(hi.x, hi.y, hi.z)) *
+                                                   inv_root_area
                                              : 1.0f;
         term = (double)w * (leaf[id] ? (double)count : 1.0);
         out[out_index(p, pad)] = r;
@@ -619,7 +628,8 @@ __global__ void k_gather16(const uint4 *src, const uint32_t *ids, uint32_t n, ui
  * cluster double buffer (hierarchy) and the final nodes' sort keys
  * (layout); the window search's scratch and the layout's positions. */
 typedef struct arena {
-    size_t order[2], region_x, region_y, node, child, leaf, off, depth, live, tail, temp, small, total;
+    size_t order[2], region_x, region_y, node, child, leaf, off, depth, live, tail, temp, small,
+        total;
 } arena;
 
 static size_t cub_temp_bytes(size_t n, cudaStream_t s)
@@ -751,7 +761,8 @@ static prism_result phase_codes(builder *b, uint64_t *keys, uint32_t *vals)
                                     "bvh(cuda): triangle %u: vertex index %u >= vertex count %u", t,
                                     idx[k], b->nv);
         for (int k = 0; k < 3; k++)
-            CK(cudaMemcpy(v + 3 * k, b->V + 3 * (size_t)idx[k], 12, cudaMemcpyDefault), "input check");
+            CK(cudaMemcpy(v + 3 * k, b->V + 3 * (size_t)idx[k], 12, cudaMemcpyDefault),
+               "input check");
         for (int k = 0; k < 3; k++)
             if (!isfinite(v[3 * k]) || !isfinite(v[3 * k + 1]) || !isfinite(v[3 * k + 2]))
                 return prism__error(b->ctx, PRISM_ERROR_INVALID_ARGUMENT,
@@ -829,7 +840,8 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
                 k_nearest<PLOC_RADIUS><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn);
             k_flags<<<grid(bound), BLOCK, 0, b->s>>>(nn, st, bound, packed);
             size_t bytes = b->temp_bytes;
-            CK(cub::DeviceScan::InclusiveSum(b->temp, bytes, packed, packed, (int)bound, b->s), "scan");
+            CK(cub::DeviceScan::InclusiveSum(b->temp, bytes, packed, packed, (int)bound, b->s),
+               "scan");
             k_merge<<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn, packed, cl[cur ^ 1], b->node,
                                                      b->child, b->leaf, b->max_leaf);
             k_advance<<<1, 1, 0, b->s>>>(packed, st, records);
@@ -849,10 +861,10 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
     tail_out *to = (tail_out *)(b->small + 48), tail;
     const double t_tail = wall();
     CK(cudaMemsetAsync(b->small + 7, 0, 4, b->s), "tail"); /* the deepest live node */
-    (b->radius == PLOC_SMALL ? k_tail<PLOC_SMALL> : k_tail<PLOC_RADIUS>)<<<1, TAIL_THREADS, 0, b->s>>>(
-        cl[cur], cl[cur ^ 1], c, next, nn, b->node, b->child, b->leaf,
-                                         b->max_leaf, pairs, (uint2 *)(b->base + b->a.tail),
-                                         TAIL_PASSES, b->off, b->depth, b->live, b->small + 7, to);
+    (b->radius == PLOC_SMALL ? k_tail<PLOC_SMALL>
+                             : k_tail<PLOC_RADIUS>)<<<1, TAIL_THREADS, 0, b->s>>>(
+        cl[cur], cl[cur ^ 1], c, next, nn, b->node, b->child, b->leaf, b->max_leaf, pairs,
+        (uint2 *)(b->base + b->a.tail), TAIL_PASSES, b->off, b->depth, b->live, b->small + 7, to);
     CK(cudaMemcpyAsync(&tail, to, sizeof tail, cudaMemcpyDeviceToHost, b->s), "tail");
     CK(cudaStreamSynchronize(b->s), "tail");
     b->root = tail.root;
@@ -860,8 +872,9 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
     if (b->trace)
         prism__log(b->ctx, PRISM_LOG_DEBUG,
                    "bvh(cuda): %zu passes from %u clusters down to %u: %.3f ms; "
-                   "%u passes in the tail kernel: %.3f ms", b->pass_count, b->n, c,
-                   (t_tail - t_passes) * 1e3, tail.passes, (wall() - t_tail) * 1e3);
+                   "%u passes in the tail kernel: %.3f ms",
+                   b->pass_count, b->n, c, (t_tail - t_passes) * 1e3, tail.passes,
+                   (wall() - t_tail) * 1e3);
     return PRISM_SUCCESS;
 }
 
@@ -917,7 +930,8 @@ static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t ma
         return r;
     prism_bvh_node *nodes = (prism_bvh_node *)prism_buffer_device_pointer(out->nodes);
     float4 root[2];
-    CK(cudaMemcpyAsync(root, b->node + 2 * (size_t)b->root, sizeof root, cudaMemcpyDeviceToHost, b->s),
+    CK(cudaMemcpyAsync(root, b->node + 2 * (size_t)b->root, sizeof root, cudaMemcpyDeviceToHost,
+                       b->s),
        "layout");
     CK(cudaStreamSynchronize(b->s), "layout");
     out->bbox_lo[0] = root[0].x, out->bbox_lo[1] = root[0].y, out->bbox_lo[2] = root[0].z;
@@ -926,8 +940,9 @@ static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t ma
     const float root_area = dx * dy + dy * dz + dz * dx;
     layout_stats *st = (layout_stats *)(b->small + 40);
     CK(cudaMemsetAsync(st, 0, sizeof *st, b->s), "layout");
-    k_layout<<<grid(m), BLOCK, 0, b->s>>>(v.Current(), m, pad, b->node, b->child, b->leaf, b->off, pos,
-                                          root_area > 0.0f ? 1.0f / root_area : 0.0f, nodes, st);
+    k_layout<<<grid(m), BLOCK, 0, b->s>>>(v.Current(), m, pad, b->node, b->child, b->leaf, b->off,
+                                          pos, root_area > 0.0f ? 1.0f / root_area : 0.0f, nodes,
+                                          st);
     if (pad)
         k_pad<<<1, 1, 0, b->s>>>(nodes);
     layout_stats got;
@@ -974,7 +989,8 @@ static prism_result run(builder *b, prism__device_bvh *out)
             break;
         prism__log(b->ctx, PRISM_LOG_WARNING,
                    "bvh(cuda): the clustered tree is %u deep, beyond the traversal's %d: "
-                   "a balanced tree over the Morton order instead", max_depth, PRISM_BVH_MAX_DEPTH);
+                   "a balanced tree over the Morton order instead",
+                   max_depth, PRISM_BVH_MAX_DEPTH);
     }
     if ((r = phase_layout(b, out, max_depth)) != PRISM_SUCCESS)
         return r;
@@ -1076,8 +1092,8 @@ extern "C" prism_result prism__cuda_bvh_build(prism_context *ctx, const float *v
     return r;
 }
 
-extern "C" prism_result prism__cuda_gather_info(prism_context *ctx, const void *src, const uint32_t *ids,
-                                               uint32_t n, void *dst)
+extern "C" prism_result prism__cuda_gather_info(prism_context *ctx, const void *src,
+                                                const uint32_t *ids, uint32_t n, void *dst)
 {
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS || n == 0)

@@ -44,8 +44,8 @@ __global__ void k_root(prism__wide_source src, prism__wide_item *q)
     q[0] = prism__wide_item_of(&src, 0, 0);
 }
 
-__global__ void k_count(prism__wide_source src, const prism__wide_item *q, uint32_t first, uint32_t count,
-                        uint32_t triangles, unsigned long long *sums, uint32_t *bad)
+__global__ void k_count(prism__wide_source src, const prism__wide_item *q, uint32_t first,
+                        uint32_t count, uint32_t triangles, unsigned long long *sums, uint32_t *bad)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count)
@@ -120,7 +120,8 @@ __global__ void k_write(prism__wide_source src, const prism__wide_item *q, const
         const prism__wide_item it = list[by_slot[s]];
         for (uint32_t j = 0; j < it.count; j++) {
             const uint32_t t = it.ref + j;
-            const uint32_t v0 = T[3 * (size_t)t], v1 = T[3 * (size_t)t + 1], v2 = T[3 * (size_t)t + 2];
+            const uint32_t v0 = T[3 * (size_t)t], v1 = T[3 * (size_t)t + 1],
+                           v2 = T[3 * (size_t)t + 2];
             const float *a = V + 3 * (size_t)v0, *bb = V + 3 * (size_t)v1, *c = V + 3 * (size_t)v2;
             float4 *out = (float4 *)&tris[b.y + (w.n.meta[s] & 31u) + j];
             out[0] = make_float4(a[0], a[1], a[2], __uint_as_float(t));
@@ -169,7 +170,9 @@ static prism_result reserve(collapse *c, size_t cap, size_t keep)
     CK(cub::DeviceScan::InclusiveSum(NULL, temp, (unsigned long long *)NULL,
                                      (unsigned long long *)NULL, (int)cap, c->s),
        "scan size");
-    const size_t total = prism__cuda_align(cap * sizeof(prism__wide_item)) + prism__cuda_align(cap * 8) + prism__cuda_align(cap * 8) + prism__cuda_align(temp) + 256;
+    const size_t total = prism__cuda_align(cap * sizeof(prism__wide_item)) +
+                         prism__cuda_align(cap * 8) + prism__cuda_align(cap * 8) +
+                         prism__cuda_align(temp) + 256;
     prism_buffer *mem = NULL;
     prism_result r = prism_buffer_create_device(c->ctx, total, "bvh.wide_collapse", &mem);
     if (r != PRISM_SUCCESS)
@@ -221,9 +224,10 @@ static prism_result levels(collapse *c, const prism__wide_source *src, uint32_t 
     size_t first = 0, count = 1, tri_first = 0;
     for (unsigned level = 0;; level++) {
         k_count<<<grid(count), BLOCK, 0, c->s>>>(*src, c->q, (uint32_t)first, (uint32_t)count,
-                                                  triangles, c->sums, c->bad);
+                                                 triangles, c->sums, c->bad);
         size_t bytes = c->temp_bytes;
-        CK(cub::DeviceScan::InclusiveSum(c->temp, bytes, c->sums, c->sums, (int)count, c->s), "scan");
+        CK(cub::DeviceScan::InclusiveSum(c->temp, bytes, c->sums, c->sums, (int)count, c->s),
+           "scan");
         unsigned long long total = 0;
         uint32_t bad = 0;
         CK(cudaMemcpyAsync(&total, c->sums + count - 1, 8, cudaMemcpyDeviceToHost, c->s), "level");
@@ -240,15 +244,16 @@ static prism_result levels(collapse *c, const prism__wide_source *src, uint32_t 
                                 "wide bvh(cuda): the tree would be deeper than %d levels",
                                 PRISM_WIDE_MAX_DEPTH);
         if (next + inner > UINT32_MAX)
-            return prism__error(c->ctx, PRISM_ERROR_LIMIT, "wide bvh(cuda): more than 2^32-1 nodes");
+            return prism__error(c->ctx, PRISM_ERROR_LIMIT,
+                                "wide bvh(cuda): more than 2^32-1 nodes");
         if (next + inner > c->cap) {
             prism_result r = reserve(c, 2 * (next + inner), next);
             if (r != PRISM_SUCCESS)
                 return r;
         }
-        k_place<<<grid(count), BLOCK, 0, c->s>>>(*src, c->q, (uint32_t)first, (uint32_t)count, c->sums,
-                                                  (uint32_t)next, (uint32_t)tri_level,
-                                                  level, c->base);
+        k_place<<<grid(count), BLOCK, 0, c->s>>>(*src, c->q, (uint32_t)first, (uint32_t)count,
+                                                 c->sums, (uint32_t)next, (uint32_t)tri_level,
+                                                 level, c->base);
         CK(cudaGetLastError(), "level");
         if (!inner) {
             if (tri_first != triangles)
@@ -272,8 +277,7 @@ extern "C" prism_result prism__cuda_bvh_collapse(prism_context *ctx, const prism
         return r;
     if (v->node_count == 0 || (v->triangle_count && (!v->triangles || !v->vertices)))
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "wide bvh(cuda): no binary tree");
-    collapse cc = {ctx, prism__cuda_stream_of(ctx), NULL, 0, 0,
-                   NULL, NULL, NULL, NULL, NULL};
+    collapse cc = {ctx, prism__cuda_stream_of(ctx), NULL, 0, 0, NULL, NULL, NULL, NULL, NULL};
     collapse *c = &cc;
     const prism__wide_source src = {v->nodes_head, v->nodes_tail, v->nodes_split, v->node_count};
     /* about a sixth of the binary nodes on the detectors; grown if short */
@@ -287,7 +291,8 @@ extern "C" prism_result prism__cuda_bvh_collapse(prism_context *ctx, const prism
     if (r == PRISM_SUCCESS) {
         out->node_count = nodes;
         k_write<<<grid(nodes), BLOCK, 0, c->s>>>(src, c->q, c->base, (uint32_t)nodes, v->triangles,
-                                                 v->vertices, (uint4 *)wn, (prism_wide_triangle *)wt);
+                                                 v->vertices, (uint4 *)wn,
+                                                 (prism_wide_triangle *)wt);
         cudaError_t e = cudaStreamSynchronize(c->s);
         if (e == cudaSuccess)
             e = cudaGetLastError();

@@ -129,8 +129,8 @@ PRISM__TRAV_INLINE void prism__box_ray_init(prism__box_ray *b, const prism_ray_p
 /* Both children: bit 0 / bit 1 set where c0 / c1 is hit, entry distances in
  * *t0, *t1. */
 PRISM__TRAV_INLINE int prism__box2(const prism__box_ray *b, const prism_ray_pre *p,
-                                   const prism_bvh_node *c0, const prism_bvh_node *c1,
-                                   float tmin, float tmax, float *t0, float *t1)
+                                   const prism_bvh_node *c0, const prism_bvh_node *c1, float tmin,
+                                   float tmax, float *t0, float *t1)
 {
     (void)p;
     const __m128 tlo0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(c0->lo), b->org), b->inv_lo);
@@ -163,8 +163,8 @@ PRISM__TRAV_INLINE void prism__box_ray_init(prism__box_ray *b, const prism_ray_p
 }
 
 PRISM__TRAV_INLINE int prism__box2(const prism__box_ray *b, const prism_ray_pre *p,
-                                   const prism_bvh_node *c0, const prism_bvh_node *c1,
-                                   float tmin, float tmax, float *t0, float *t1)
+                                   const prism_bvh_node *c0, const prism_bvh_node *c1, float tmin,
+                                   float tmax, float *t0, float *t1)
 {
     (void)b;
     return prism_ray_box(p, c0, tmin, tmax, t0) | prism_ray_box(p, c1, tmin, tmax, t1) << 1;
@@ -193,9 +193,8 @@ typedef struct prism__trav_entry {
  * the nearer child hit (pushing the other if both are), else a popped entry
  * nearer than tmax. Returns 0 when the traversal is over. */
 PRISM__TRAV_INLINE int prism__trav_next(const prism_geometry_view *g, const prism_ray_pre *p,
-                                        const prism__box_ray *br, uint32_t *first,
-                                        uint32_t *count, float tmax, prism__trav_entry *stack,
-                                        int *sp)
+                                        const prism__box_ray *br, uint32_t *first, uint32_t *count,
+                                        float tmax, prism__trav_entry *stack, int *sp)
 {
     if (*count == 0) {
         const uint32_t i0 = *first;
@@ -214,8 +213,10 @@ PRISM__TRAV_INLINE int prism__trav_next(const prism_geometry_view *g, const pris
         /* Start fetching the grandchildren while the boxes are tested, with
          * no branch: for a leaf child (or a tail node) the line is a wasted
          * fetch, never a fault (the address is formed as an integer). */
-        _mm_prefetch((const char *)((uintptr_t)g->nodes_head + (uintptr_t)c0->first * 32u), _MM_HINT_T0);
-        _mm_prefetch((const char *)((uintptr_t)g->nodes_head + (uintptr_t)c1->first * 32u), _MM_HINT_T0);
+        _mm_prefetch((const char *)((uintptr_t)g->nodes_head + (uintptr_t)c0->first * 32u),
+                     _MM_HINT_T0);
+        _mm_prefetch((const char *)((uintptr_t)g->nodes_head + (uintptr_t)c1->first * 32u),
+                     _MM_HINT_T0);
 #endif
         float t0, t1;
         const int h = prism__box2(br, p, c0, c1, p->tmin, tmax, &t0, &t1);

@@ -65,7 +65,8 @@ typedef struct prism_wide_triangle {
     uint32_t pad1;
 } prism_wide_triangle;
 
-PRISM_STATIC_ASSERT(sizeof(prism_wide_triangle) == 48, "prism_wide_triangle is three 16-byte loads");
+PRISM_STATIC_ASSERT(sizeof(prism_wide_triangle) == 48,
+                    "prism_wide_triangle is three 16-byte loads");
 
 #define PRISM_WIDE_LEAF_MAX 4u
 /* The collapse never makes a tree deeper than this (root = 0), so a stack

@@ -138,9 +138,11 @@ PRISM_HD uint32_t prism__wide_boxes(const prism_ray_pre *p, const prism_wide_nod
 #ifdef PRISM__WIDE_SSE
     {
         const __m128 tn = _mm_set1_ps(tmin), tf = _mm_set1_ps(tmax * PRISM_RAY_BOX_WIDEN);
-        const __m128i m = _mm_cmpeq_epi8(_mm_loadl_epi64((const __m128i *)n->meta), _mm_setzero_si128());
+        const __m128i m = _mm_cmpeq_epi8(_mm_loadl_epi64((const __m128i *)n->meta),
+                                         _mm_setzero_si128());
         const uint32_t used = ~(uint32_t)_mm_movemask_epi8(m) & 0xFFu;
-        return (prism__wide_boxes4(p, n, 0, tn, tf) | prism__wide_boxes4(p, n, 1, tn, tf) << 4) & used;
+        return (prism__wide_boxes4(p, n, 0, tn, tf) | prism__wide_boxes4(p, n, 1, tn, tf) << 4) &
+               used;
     }
 #endif
 

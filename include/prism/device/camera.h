@@ -18,8 +18,8 @@ typedef struct prism_camera_basis {
 
 /* Direction (normalised) of the ray through the centre of pixel (x, y),
  * row 0 at the top of the picture. */
-PRISM_HD pv3 prism_camera_ray(const prism_camera_basis *c, uint32_t x, uint32_t y,
-                              uint32_t width, uint32_t height)
+PRISM_HD pv3 prism_camera_ray(const prism_camera_basis *c, uint32_t x, uint32_t y, uint32_t width,
+                              uint32_t height)
 {
     float sx = 2.0f * ((float)x + 0.5f) / (float)width - 1.0f;
     float sy = 1.0f - 2.0f * ((float)y + 0.5f) / (float)height;

@@ -67,8 +67,8 @@ typedef struct prism_geometry_view {
     uint32_t wide_split;
     uint32_t wide_count;
     const prism_wide_triangle *wide_triangles;
-    const float *vertices;            /* 3 floats per vertex */
-    const uint32_t *triangles;        /* 3 indices per triangle, leaf order */
+    const float *vertices;     /* 3 floats per vertex */
+    const uint32_t *triangles; /* 3 indices per triangle, leaf order */
     const prism_triangle_info *triangle_info;
     uint32_t vertex_count;
     uint32_t triangle_count;

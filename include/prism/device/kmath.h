@@ -81,8 +81,7 @@ PRISM_HD float prism_logf(float x)
     }
     const float f = m - 1.0f; /* exact: m is within a factor 2 of 1 */
     const float s = f / (2.0f + f), z = s * s;
-    const float series =
-        z * (0.66666667f + z * (0.4f + z * (0.28571429f + z * 0.22222222f)));
+    const float series = z * (0.66666667f + z * (0.4f + z * (0.28571429f + z * 0.22222222f)));
     const float ln2_head = 0.693115234f, ln2_tail = 3.19461833e-5f; /* head 0x3F317000 */
     return (float)e * ln2_head + ((2.0f * s + s * series) + (float)e * ln2_tail);
 #endif
@@ -100,17 +99,28 @@ PRISM_HD void prism_sincos_turn(float t, float *s, float *c)
     const int k = (int)(4.0f * t + 0.5f);
     const float x = (4.0f * t - (float)k) * 1.57079637f, x2 = x * x;
     const float sn =
-        x + x * x2 * (-0.16666667f + x2 * (8.3333333e-3f + x2 * (-1.9841270e-4f +
-                                                                 x2 * 2.7557319e-6f)));
-    const float cs =
-        1.0f + x2 * (-0.5f + x2 * (4.1666667e-2f + x2 * (-1.3888889e-3f +
-                                                         x2 * (2.4801587e-5f +
-                                                               x2 * -2.7557319e-7f))));
+        x +
+        x * x2 * (-0.16666667f + x2 * (8.3333333e-3f + x2 * (-1.9841270e-4f + x2 * 2.7557319e-6f)));
+    const float cs = 1.0f + x2 * (-0.5f + x2 * (4.1666667e-2f +
+                                                x2 * (-1.3888889e-3f +
+                                                      x2 * (2.4801587e-5f + x2 * -2.7557319e-7f))));
     switch (k & 3) {
-    case 0: *s = sn; *c = cs; break;
-    case 1: *s = cs; *c = -sn; break;
-    case 2: *s = -sn; *c = -cs; break;
-    default: *s = -cs; *c = sn; break;
+    case 0:
+        *s = sn;
+        *c = cs;
+        break;
+    case 1:
+        *s = cs;
+        *c = -sn;
+        break;
+    case 2:
+        *s = -sn;
+        *c = -cs;
+        break;
+    default:
+        *s = -cs;
+        *c = sn;
+        break;
     }
 #endif
 }

@@ -26,13 +26,13 @@ enum {
 #define PRISM_NO_MATERIAL 0xFFFFu
 
 typedef struct prism_optics_view {
-    float wavelength_start;  /* nm, grid point 0 */
-    float wavelength_step;   /* nm */
+    float wavelength_start; /* nm, grid point 0 */
+    float wavelength_step;  /* nm */
     uint32_t wavelength_count;
     uint32_t material_count;
     uint32_t surface_count;
-    const float *materials;  /* [material][PRISM_MAT_COUNT_][wavelength_count] */
-    const float *surfaces;   /* [surface][PRISM_SURF_COUNT_][wavelength_count] */
+    const float *materials; /* [material][PRISM_MAT_COUNT_][wavelength_count] */
+    const float *surfaces;  /* [surface][PRISM_SURF_COUNT_][wavelength_count] */
 } prism_optics_view;
 
 /* Linear interpolation of table `y` (n points on the grid), clamped at
@@ -65,10 +65,10 @@ PRISM_HD prism_material_sample prism_optics_material(const prism_optics_view *o,
         return s;
     const float *t = o->materials + (size_t)m * PRISM_MAT_COUNT_ * o->wavelength_count;
     s.rindex = prism_optics_sample(o, t + PRISM_MAT_RINDEX * o->wavelength_count, wavelength);
-    s.absorption_length =
-        prism_optics_sample(o, t + PRISM_MAT_ABSLENGTH * o->wavelength_count, wavelength);
-    s.scattering_length =
-        prism_optics_sample(o, t + PRISM_MAT_RAYLEIGH * o->wavelength_count, wavelength);
+    s.absorption_length = prism_optics_sample(o, t + PRISM_MAT_ABSLENGTH * o->wavelength_count,
+                                              wavelength);
+    s.scattering_length = prism_optics_sample(o, t + PRISM_MAT_RAYLEIGH * o->wavelength_count,
+                                              wavelength);
     return s;
 }
 

@@ -160,8 +160,7 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
         p->history |= PRISM_STEP_LIMIT;
         return 0;
     }
-    prism_rng r = prism_rng_make(q->seed, q->first_photon + id, p->steps + 1u,
-                                 PRISM_RNG_PROPAGATE);
+    prism_rng r = prism_rng_make(q->seed, q->first_photon + id, p->steps + 1u, PRISM_RNG_PROPAGATE);
     prism_trace_hit hit;
     pv3 org = prism_photon_origin(g, p->reserved, pos, st.dir);
     if (!prism_trace_closest(g, org, st.dir, prism_photon_tmin(org), INFINITY, p->reserved, &hit)) {
@@ -173,9 +172,8 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
     uint32_t mats = g->triangle_info[hit.index].materials;
     pv3 n = prism_triangle_normal(g, hit.index);
     int entering = pv3_dot(st.dir, n) < 0.0f;
-    prism_material_sample m =
-        prism_optics_material(o, entering ? prism_materials_outer(mats) : prism_materials_inner(mats),
-                              p->wavelength);
+    prism_material_sample m = prism_optics_material(
+        o, entering ? prism_materials_outer(mats) : prism_materials_inner(mats), p->wavelength);
     float d_abs = -m.absorption_length * prism_logf(prism_rng_uniform(&r));
     float d_sca = -m.scattering_length * prism_logf(prism_rng_uniform(&r));
     uint32_t what;

@@ -14,7 +14,10 @@ typedef struct prism_ray_state {
 } prism_ray_state;
 
 /* Specular reflection of unit d about unit n. */
-PRISM_HD pv3 prism_reflect(pv3 d, pv3 n) { return pv3_madd(d, n, -2.0f * pv3_dot(d, n)); }
+PRISM_HD pv3 prism_reflect(pv3 d, pv3 n)
+{
+    return pv3_madd(d, n, -2.0f * pv3_dot(d, n));
+}
 
 /* A boundary without a surface between indices n1 (photon's side) and n2.
  * `nn` is the unit normal pointing back into the photon's side. Chroma's

@@ -29,7 +29,7 @@
 typedef struct prism_ray_pre {
     float org[3];
     float dir[3];
-    float inv[3];  /* 1/dir, never -0 based: +inf for zero components; boxes handle that */
+    float inv[3]; /* 1/dir, never -0 based: +inf for zero components; boxes handle that */
     float inv_lo[3], inv_hi[3]; /* inv, times PRISM_RAY_BOX_WIDEN on the far plane's side */
     float tmin, tmax;
     int kx, ky, kz;
@@ -82,11 +82,11 @@ PRISM_HD void prism_ray_prepare(const prism_ray *r, prism_ray_pre *p)
     p->kx = kx;
     p->ky = ky;
     p->kz = kz;
-    p->sz = prism__comp(p->inv, kz); /* 1/dir[kz]: dir[kz] is the largest, so not 0 unless all are */
+    p->sz = prism__comp(p->inv,
+                        kz); /* 1/dir[kz]: dir[kz] is the largest, so not 0 unless all are */
     p->sx = r->dir[kx] * p->sz;
     p->sy = r->dir[ky] * p->sz;
 }
-
 
 /* A product rounded on its own on every compiler. nvcc would otherwise fuse
  * a*b - c*d into an fma where it likes, differently in each inlined copy of
@@ -115,8 +115,8 @@ PRISM_HD float prism__edge_double(float ax, float ay, float bx, float by, float 
  * On a hit writes t and the barycentrics u (weight of b) and v (weight of c)
  * and returns 1. Degenerate (zero-area) triangles never hit. */
 PRISM_HD int prism_ray_triangle(const prism_ray_pre *p, const float *a, const float *b,
-                                const float *c, float tmin, float tmax, float *t_out,
-                                float *u_out, float *v_out)
+                                const float *c, float tmin, float tmax, float *t_out, float *u_out,
+                                float *v_out)
 {
     const int kx = p->kx, ky = p->ky, kz = p->kz;
     const float az = a[kz] - p->oz, bz = b[kz] - p->oz, cz = c[kz] - p->oz;

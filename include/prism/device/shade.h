@@ -16,11 +16,11 @@ typedef struct prism_render_params {
     uint32_t mode;
     uint32_t layers;
     float alpha, ambient, max_distance;
-    uint32_t background;         /* packed RGBA */
-    const uint32_t *colors;      /* packed RGBA per material */
+    uint32_t background;    /* packed RGBA */
+    const uint32_t *colors; /* packed RGBA per material */
     uint32_t color_count;
     uint32_t bottom_row_first;
-    uint32_t row_pixels;         /* distance between rows, in pixels */
+    uint32_t row_pixels; /* distance between rows, in pixels */
     /* Solids rays pass through: bit s of hidden[s / 32] for solid s <
      * hidden_bits (hidden_bits 0: none, hidden may be NULL). */
     const uint32_t *hidden;
@@ -56,12 +56,36 @@ PRISM_HD uint32_t prism_palette(uint32_t m)
     float f = h - (float)sector, p = 0.25f, q = 0.25f + 0.7f * (1.0f - f), t = 0.25f + 0.7f * f;
     float r, g, b;
     switch (sector % 6) {
-    case 0: r = 0.95f; g = t; b = p; break;
-    case 1: r = q; g = 0.95f; b = p; break;
-    case 2: r = p; g = 0.95f; b = t; break;
-    case 3: r = p; g = q; b = 0.95f; break;
-    case 4: r = t; g = p; b = 0.95f; break;
-    default: r = 0.95f; g = p; b = q; break;
+    case 0:
+        r = 0.95f;
+        g = t;
+        b = p;
+        break;
+    case 1:
+        r = q;
+        g = 0.95f;
+        b = p;
+        break;
+    case 2:
+        r = p;
+        g = 0.95f;
+        b = t;
+        break;
+    case 3:
+        r = p;
+        g = q;
+        b = 0.95f;
+        break;
+    case 4:
+        r = t;
+        g = p;
+        b = 0.95f;
+        break;
+    default:
+        r = 0.95f;
+        g = p;
+        b = q;
+        break;
     }
     return prism_pack_rgba(r, g, b, 1.0f);
 }

@@ -13,7 +13,7 @@
 #include "vec.h"
 
 typedef struct prism_source_params {
-    uint32_t kind;          /* prism_source_kind */
+    uint32_t kind;           /* prism_source_kind */
     pv3 position, direction; /* direction normalised */
     float radius, cos_divergence;
     float wavelength_min, wavelength_max, time;
@@ -27,8 +27,7 @@ PRISM_HD pv3 prism_sample_cone(prism_rng *r, pv3 axis, float cos_max)
     float s = sqrtf(fmaxf(0.0f, 1.0f - c * c)), sin_phi, cos_phi;
     prism_sincos_turn(prism_rng_uniform(r), &sin_phi, &cos_phi);
     pv3 a = pv3_perpendicular(axis), b = pv3_cross(axis, a);
-    return pv3_normalize(
-        pv3_madd(pv3_madd(pv3_scale(axis, c), a, s * cos_phi), b, s * sin_phi));
+    return pv3_normalize(pv3_madd(pv3_madd(pv3_scale(axis, c), a, s * cos_phi), b, s * sin_phi));
 }
 
 /* A random unit vector perpendicular to unit d. */

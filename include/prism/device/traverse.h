@@ -32,8 +32,8 @@ PRISM_HD pv3 prism_trace_vertex(const prism_geometry_view *g, uint32_t v)
  * surface a photon stands on). Returns whether one was hit. The walk is the
  * BVH module's, on both backends: the wide tree's where the view has one
  * (the same hits), else the binary one's. */
-PRISM_HD int prism_trace_closest(const prism_geometry_view *g, pv3 o, pv3 d, float tmin,
-                                 float tmax, uint32_t skip, prism_trace_hit *hit)
+PRISM_HD int prism_trace_closest(const prism_geometry_view *g, pv3 o, pv3 d, float tmin, float tmax,
+                                 uint32_t skip, prism_trace_hit *hit)
 {
     prism_ray ray;
     pv3_store(o, ray.org);

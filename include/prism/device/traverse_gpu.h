@@ -65,8 +65,8 @@ __device__ __forceinline__ bool prism_gpu_box(const prism_ray_pre &p, float4 a, 
 
 /* prism_ray_triangle without the barycentrics: t of a hit in [tmin, tmax]. */
 __device__ __forceinline__ bool prism_gpu_triangle(const prism_geometry_view &g,
-                                                   const prism_ray_pre &p, uint32_t i,
-                                                   float tmin, float tmax, float &t_out)
+                                                   const prism_ray_pre &p, uint32_t i, float tmin,
+                                                   float tmax, float &t_out)
 {
     const uint32_t *tri = g.triangles + 3u * (size_t)i;
     const float *a = g.vertices + 3u * (size_t)__ldg(tri);
@@ -112,9 +112,8 @@ struct prism_gpu_entry {
  * other, if also hit, is pushed. Returns whether either was hit. */
 template <int BOX>
 __device__ __forceinline__ bool prism_gpu_inner(const prism_geometry_view &g,
-                                                const prism_ray_pre &p, float tmax,
-                                                uint32_t &first, uint32_t &count,
-                                                prism_gpu_entry *stack, int &sp)
+                                                const prism_ray_pre &p, float tmax, uint32_t &first,
+                                                uint32_t &count, prism_gpu_entry *stack, int &sp)
 {
     const float4 *c0 = prism_gpu_node(g, first);
     const float4 *c1 = first + 1 == g.nodes_split ? (const float4 *)g.nodes_tail : c0 + 2;
@@ -156,9 +155,8 @@ __device__ __forceinline__ bool prism_gpu_pop(prism_gpu_entry *stack, int &sp, f
 }
 
 /* A leaf's triangles but `skip` against the hit so far. */
-__device__ __forceinline__ void prism_gpu_leaf(const prism_geometry_view &g,
-                                               const prism_ray_pre &p, uint32_t first,
-                                               uint32_t count, uint32_t skip,
+__device__ __forceinline__ void prism_gpu_leaf(const prism_geometry_view &g, const prism_ray_pre &p,
+                                               uint32_t first, uint32_t count, uint32_t skip,
                                                prism_trace_hit &hit)
 {
     for (uint32_t i = first; i < first + count; i++) {
@@ -175,8 +173,8 @@ __device__ __forceinline__ void prism_gpu_leaf(const prism_geometry_view &g,
  * hit's t and index (u, v are not computed). */
 template <int BOX, int LOOP>
 __device__ __forceinline__ bool prism_gpu_closest(const prism_geometry_view &g,
-                                                  const prism_ray_pre &p, float tmax,
-                                                  uint32_t skip, prism_trace_hit &hit)
+                                                  const prism_ray_pre &p, float tmax, uint32_t skip,
+                                                  prism_trace_hit &hit)
 {
     hit.t = tmax;
     hit.index = PRISM_TRACE_NONE;
