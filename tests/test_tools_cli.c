@@ -100,9 +100,9 @@ static void test_bench_help(void **state)
         if (sscanf(line, " %31s", stage) != 1)
             continue;
         snprintf(usage, sizeof usage, "usage: prism-bench %s ", stage);
-        const char *forms[3][3] = {{stage, "--help", NULL},
+        const char *forms[3][4] = {{stage, "--help", NULL},
                                    {stage, "-h", NULL},
-                                   {stage, "no-such.dae", "--help"}};
+                                   {stage, "no-such.dae", "--help", NULL}};
         for (int f = 0; f < 3; f++) {
             static exec_run h;
             run(&h, "PRISM_BENCH", forms[f]);
