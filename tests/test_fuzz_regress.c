@@ -100,6 +100,22 @@ static void test_npy_descr_newline(void **state)
     assert_null(strchr(r.error, '\n'));
 }
 
+/* npy/fuzz_dtype_size_overflow.npy: the words for a dtype the reader
+ * refuses multiplied its size by 8 as an int (UBSan: signed overflow);
+ * past 32 bytes they now leave the size out. */
+static void test_npy_dtype_size_overflow(void **state)
+{
+    (void)state;
+    const uint64_t dims[2] = {4, 4};
+    npy_reader r;
+    const char *path = PRISM_TEST_DATA "/npy/fuzz_dtype_size_overflow.npy";
+    assert_int_equal(npy_reader_open(&r, path, dims, 2), -1);
+    npy_reader_close(&r);
+    assert_non_null(strstr(r.error, path));
+    assert_non_null(strstr(r.error, ": dtype '<f08888888888888888888' (little-endian float); "
+                                    "expected '<f4' (little-endian float32)"));
+}
+
 /* options/fuzz_count_space_minus.txt: " -7" read as a count was 2^64 - 7
  * (strtoull skips the space, then negates), so `--seed ' -7'` ran with
  * that seed where `--seed -7` is refused. A count is digits now. */
@@ -126,9 +142,9 @@ static void test_count_space_minus(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_replay_collada),    cmocka_unit_test(test_replay_npy),
-        cmocka_unit_test(test_replay_options),    cmocka_unit_test(test_npy_descr_newline),
-        cmocka_unit_test(test_count_space_minus),
+        cmocka_unit_test(test_replay_collada),          cmocka_unit_test(test_replay_npy),
+        cmocka_unit_test(test_replay_options),          cmocka_unit_test(test_npy_descr_newline),
+        cmocka_unit_test(test_npy_dtype_size_overflow), cmocka_unit_test(test_count_space_minus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

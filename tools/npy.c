@@ -199,11 +199,13 @@ static void dtype_words(const char *d, char *out, size_t size)
                            "bytes", "object", "void", "datetime", "timedelta"};
     const char *k = d[0] && strchr("<>|=", d[0]) ? d + 1 : d;
     const char *kind = k[0] ? strchr(kinds, k[0]) : NULL;
-    const int bytes = atoi(k + (k[0] ? 1 : 0));
+    /* strtol, not atoi: a size past int's range is no undefined behaviour;
+     * past NumPy's largest (c32, complex256) it is not turned into bits */
+    const long bytes = strtol(k + (k[0] ? 1 : 0), NULL, 10);
     if (kind == NULL)
         snprintf(out, size, "unknown");
-    else if (strchr("fiuc", k[0]) && bytes > 0)
-        snprintf(out, size, "%s%s%d", order, names[kind - kinds], 8 * bytes);
+    else if (strchr("fiuc", k[0]) && bytes > 0 && bytes <= 32)
+        snprintf(out, size, "%s%s%ld", order, names[kind - kinds], 8 * bytes);
     else
         snprintf(out, size, "%s%s", order, names[kind - kinds]);
 }
