@@ -27,10 +27,10 @@ enum {
     PROPAGATE_NO_CUDA = 4   /* --validate: no CUDA device to compare with */
 };
 
-/* Automatic batches: what the engine says fits the device, at most this
- * many photons (host memory: 64 bytes a photon for the final states, as
- * many again for --photons input, 32 K for records). */
-#define PROPAGATE_MAX_BATCH_CUDA ((uint64_t)1 << 23)
+/* Automatic batches on the host backend (on CUDA the engine sizes them to
+ * what fits the device): two a context held in host memory, 64 bytes a
+ * photon for each output, as many again for --photons input, 32 K for
+ * records. */
 #define PROPAGATE_MAX_BATCH_HOST ((uint64_t)1 << 20)
 #define PROPAGATE_DEFAULT_COUNT 1000000u
 #define PROPAGATE_VALIDATE_COUNT 100000u

@@ -348,9 +348,6 @@ extern "C" prism_result prism__cuda_tally(prism_context *ctx, const prism_photon
     memcpy(words, &got[3], sizeof words);
     st->history_or = words[0];
     const uint32_t key = words[1];
-    const uint32_t bits = (key & 0x80000000u) ? key & 0x7fffffffu : ~key;
-    float t;
-    memcpy(&t, &bits, sizeof t);
-    st->time_max = key ? t : 0.0f;
+    st->time_max = key ? prism__float_from_order(key) : 0.0f;
     return PRISM_SUCCESS;
 }

@@ -6,6 +6,7 @@
 #define PRISM_CUDA_LAUNCH_H
 
 #include <cuda_runtime_api.h>
+#include <string.h>
 
 static inline cudaStream_t prism__cuda_stream_of(prism_context *ctx)
 {
@@ -60,6 +61,15 @@ __device__ __forceinline__ uint32_t prism__float_order(float f)
 {
     const uint32_t u = __float_as_uint(f);
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/* The float a prism__float_order key stands for, on the host. */
+static inline float prism__float_from_order(uint32_t key)
+{
+    const uint32_t bits = (key & 0x80000000u) ? key & 0x7fffffffu : ~key;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
 }
 
 #endif

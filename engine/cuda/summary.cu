@@ -76,14 +76,6 @@ __global__ void prism_summary_kernel(const prism_photon *p, size_t n, unsigned l
     }
 }
 
-static float from_key(uint32_t key)
-{
-    const uint32_t bits = (key & 0x80000000u) ? key & 0x7fffffffu : ~key;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 extern "C" prism_result prism__cuda_summary(prism_context *ctx, const prism_photon *photons,
                                             size_t count, prism_propagate_summary *s)
 {
@@ -129,8 +121,8 @@ extern "C" prism_result prism__cuda_summary(prism_context *ctx, const prism_phot
     add.timed = got[SUM_TIMED];
     uint32_t keys[2];
     memcpy(keys, &got[SUM_KEYS], sizeof keys);
-    add.time_min = from_key(~keys[0]);
-    add.time_max = from_key(keys[1]);
+    add.time_min = prism__float_from_order(~keys[0]);
+    add.time_max = prism__float_from_order(keys[1]);
     add.detected_by_solid = solids ? (uint64_t *)(got + SUM_WORDS) : NULL;
     add.solids = s->solids;
     prism__summary_merge(s, &add);
