@@ -49,7 +49,7 @@ static prism_photon *run(kt_scene *s, const prism_photon_source *src, const pris
     assert_non_null(ph);
     prism_propagate_stats local;
     assert_int_equal(prism__propagate_view(ctx, &s->view, prism__optics_view(s->optics), src, d, ph,
-                                           records, true, st != NULL ? st : &local),
+                                           records, NULL, st != NULL ? st : &local),
                      PRISM_SUCCESS);
     return ph;
 }
@@ -463,7 +463,7 @@ static void test_first_photon_splits(void **state)
         prism_propagate_desc pd = d;
         pd.first_photon = at;
         assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &part,
-                                               &pd, ph + at, rec + at * K, true, NULL),
+                                               &pd, ph + at, rec + at * K, NULL, NULL),
                          PRISM_SUCCESS);
     }
     assert_memory_equal(ph, ref, N * sizeof *ph);
@@ -474,7 +474,7 @@ static void test_first_photon_splits(void **state)
     prism_propagate_desc high = d;
     high.first_photon = ((uint64_t)1 << 32) + 7;
     assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &few, &high,
-                                           ph, rec, true, NULL),
+                                           ph, rec, NULL, NULL),
                      PRISM_SUCCESS);
     for (uint32_t i = 0; i < 10; i++) {
         assert_memory_not_equal(&ph[i], &ref[7 + i], sizeof *ph);
@@ -732,40 +732,40 @@ static void test_errors(void **state)
     prism_photon ph[4];
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 0};
     const prism_optics_view *o = prism__optics_view(s.optics);
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "count"));
     src.count = 4;
     src.kind = PRISM_SOURCE_PHOTONS;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     src.kind = PRISM_SOURCE_BEAM;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "direction"));
     src.direction[2] = 1;
     src.divergence = 4.0f;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     src.divergence = 0.1f;
     prism_propagate_desc d = {.record_steps = 5000};
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     d = (prism_propagate_desc){.math = (prism_propagate_math)7};
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "math"));
     d = (prism_propagate_desc){.first_photon = PRISM_PROPAGATE_MAX_PHOTON_INDEX - 3};
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(prism_context_last_error(ctx), "2^56"));
     d.first_photon--; /* photons 2^56 - 4 .. 2^56 - 1: the last ones there are */
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
                      PRISM_SUCCESS);
-    assert_int_equal(prism__propagate_view(ctx, NULL, o, &src, NULL, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, NULL, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     /* No materials at all: vacuum; the beam leaves the box. */
-    assert_int_equal(prism__propagate_view(ctx, &s.view, NULL, &src, NULL, ph, NULL, true, NULL),
+    assert_int_equal(prism__propagate_view(ctx, &s.view, NULL, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_SUCCESS);
     for (int i = 0; i < 4; i++)
         assert_int_equal(ph[i].history, PRISM_REFRACT | PRISM_NO_HIT);

@@ -202,10 +202,34 @@ static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
     return r;
 }
 
+/* The call's summary, added to `into`, and the stats' photon figures taken
+ * from it: one pass over the photons where the tally would be a second. */
+static prism_result summarise(prism_context *ctx, const prism_photon *photons, uint32_t count,
+                              prism_propagate_summary *into, prism_propagate_stats *st)
+{
+    /* this call's counts alone; detections per solid go straight to the
+     * caller's array */
+    prism_propagate_summary call = {.detected_by_solid = into->detected_by_solid,
+                                    .solids = into->solids};
+    prism_result r = ctx->be->summary(ctx, photons, count, &call);
+    if (r != PRISM_SUCCESS)
+        return r;
+    st->steps = call.steps;
+    st->detected = (size_t)call.flagged[2];      /* SURFACE_DETECT */
+    st->step_limited = (size_t)call.flagged[30]; /* STEP_LIMIT */
+    st->history_or = 0;
+    for (int b = 0; b < 32; b++)
+        st->history_or |= call.flagged[b] != 0 ? 1u << b : 0u;
+    st->time_max = call.timed > 0 ? call.time_max : 0.0f;
+    call.detected_by_solid = NULL; /* already added */
+    prism__summary_merge(into, &call);
+    return PRISM_SUCCESS;
+}
+
 prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view *g,
                                    const prism_optics_view *o, const prism_photon_source *source,
                                    const prism_propagate_desc *desc, prism_photon *photons,
-                                   prism_step_record *records, bool photons_host,
+                                   prism_step_record *records, prism_propagate_summary *summary,
                                    prism_propagate_stats *stats)
 {
     double t0 = omp_get_wtime();
@@ -237,8 +261,8 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
     if (r == PRISM_SUCCESS)
         r = step_loop(ctx, g, o, &q, photons, records, count, budget, &w, &st.launches);
     run_release(&w);
-    if (r == PRISM_SUCCESS && photons_host)
-        prism__propagate_tally(photons, count, &st);
+    if (r == PRISM_SUCCESS && summary != NULL)
+        r = summarise(ctx, photons, count, summary, &st);
     else if (r == PRISM_SUCCESS)
         r = ctx->be->tally(ctx, photons, count, &st); /* photons where the kernels are */
     st.seconds = omp_get_wtime() - t0;
@@ -292,13 +316,6 @@ static prism_result take_hits(prism_context *ctx, const prism_propagate_outputs 
     return r != PRISM_SUCCESS ? r : e;
 }
 
-/* outputs->summary from the final photons where they are. */
-static prism_result take_summary(prism_context *ctx, const prism_photon *photons, size_t count,
-                                 prism_propagate_summary *s)
-{
-    return ctx->be->summary(ctx, photons, count, s);
-}
-
 static prism_result check_outputs(prism_context *ctx, const prism_propagate_outputs *out,
                                   const prism_propagate_desc *desc)
 {
@@ -334,17 +351,14 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
         r = prism__target_begin(ctx, &rt, source->count * k * sizeof(prism_step_record), 1,
                                 "propagate.records", &rec);
     if (r == PRISM_SUCCESS) {
-        bool host = ctx->backend == PRISM_BACKEND_HOST;
         prism_geometry_view view;
         r = prism__geometry_map(geometry, &view);
         if (r == PRISM_SUCCESS) {
             prism_propagate_stats st;
             r = prism__propagate_view(ctx, &view,
                                       prism__optics_view(prism__geometry_optics(geometry)), source,
-                                      desc, ph.pointer, want_records ? rec.pointer : NULL, host,
-                                      &st);
-            if (r == PRISM_SUCCESS && outputs->summary != NULL)
-                r = take_summary(ctx, ph.pointer, source->count, outputs->summary);
+                                      desc, ph.pointer, want_records ? rec.pointer : NULL,
+                                      outputs->summary, &st);
             if (r == PRISM_SUCCESS && wanted(&outputs->hits))
                 r = take_hits(ctx, outputs, ph.pointer, source->count, &st, &st.hits);
             if (stats != NULL)

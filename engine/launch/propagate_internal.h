@@ -24,12 +24,13 @@
 
 /* photons: `source->count` prism_photon in backend memory (written);
  * records: count * desc->record_steps records in backend memory, or NULL.
- * `o` may be NULL (vacuum). Stats get launches (and the rest when
- * `photons_host` is true: the photons can be read by the host). */
+ * `o` may be NULL (vacuum). summary: added to (prism_propagate_outputs),
+ * or NULL; the stats' photon figures come from it then, else from the
+ * backend's tally, so the photons are read once either way. */
 prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view *g,
                                    const prism_optics_view *o, const prism_photon_source *source,
                                    const prism_propagate_desc *desc, prism_photon *photons,
-                                   prism_step_record *records, bool photons_host,
+                                   prism_step_record *records, prism_propagate_summary *summary,
                                    prism_propagate_stats *stats);
 
 /* What prism_propagate_multi and prism_propagate_stream share: the checks

@@ -221,8 +221,8 @@ struct prism_propagate_summary {
 };
 
 typedef struct prism_propagate_stats {
-    double seconds;      /* the photons' generation and step loop; the copies to the
-                            outputs, the hits and the summary are not counted */
+    double seconds;      /* the photons' generation, step loop and tally (or summary);
+                            the copies to the outputs and the hits are not counted */
     uint64_t steps;      /* interactions taken by all photons */
     unsigned launches;   /* kernel launches of the step loop */
     uint32_t history_or; /* OR of every photon's history */
