@@ -848,7 +848,8 @@ static void test_optics_tables(void **state)
     prism_surface surf = {
         .name = "cathode", .type = 0, .finish = 3, .properties = props, .properties_count = 2};
     float t[PRISM_SURF_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
-    prism__optics_resample_surface(&surf, t);
+    prism_surface_params sp;
+    prism__optics_resample_surface(&surf, t, &sp);
     const unsigned n = PRISM_OPTICS_WAVELENGTH_COUNT;
     /* grid point 11 is 280 nm (clamped: R 0.2), point 16 is 380 nm (R 0.36) */
     assert_float_equal(t[PRISM_SURF_DETECT * n + 11], 0.4f, 1e-6);
@@ -856,7 +857,7 @@ static void test_optics_tables(void **state)
     assert_float_equal(t[PRISM_SURF_REFLECT_SPECULAR * n + 16], 0.0f, 0);
     assert_float_equal(t[PRISM_SURF_ABSORB * n + 37], 0.2f, 1e-6);
     prism_surface bare = {.name = "bare", .type = 1};
-    prism__optics_resample_surface(&bare, t);
+    prism__optics_resample_surface(&bare, t, &sp);
     assert_true(t[0] < 0.0f);
     float zero[2] = {0, 0};
     prism_property bad = {.name = "RINDEX", .wavelength_nm = wl, .value = zero, .count = 2};

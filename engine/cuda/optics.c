@@ -14,9 +14,7 @@ prism_result prism__cuda_optics_upload(prism_context *ctx, prism_optics *optics)
         prism_buffer_release(b);
         return r;
     }
-    const float *base = prism_buffer_device_pointer(b);
-    optics->view.surfaces = base + (optics->view.surfaces - optics->view.materials);
-    optics->view.materials = base;
+    prism__optics_layout(&optics->view, prism_buffer_device_pointer(b));
     optics->device_buffer = b;
     return PRISM_SUCCESS;
 }

@@ -54,6 +54,11 @@ static void fill_row(const prism_property *p, float fallback, bool length, float
     }
 }
 
+static float clamp01(float v)
+{
+    return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+}
+
 void prism__optics_resample_material(const prism_material *m, float *table)
 {
     const unsigned n = PRISM_OPTICS_WAVELENGTH_COUNT;
@@ -68,21 +73,19 @@ void prism__optics_resample_material(const prism_material *m, float *table)
              table + PRISM_MAT_ABSLENGTH * n);
     fill_row(find(props, count, "RAYLEIGH", "scattering_length"), PRISM_LENGTH_INFINITE, true,
              table + PRISM_MAT_RAYLEIGH * n);
-}
-
-static float clamp01(float v)
-{
-    return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+    float *reemit = table + PRISM_MAT_REEMISSIONPROB * n;
+    fill_row(find(props, count, "REEMISSIONPROB", NULL), 0.0f, false, reemit);
+    for (unsigned i = 0; i < n; i++)
+        reemit[i] = clamp01(reemit[i]);
 }
 
 /* Chroma's own names, when a file carries them: taken as given. */
 static bool resample_chroma_surface(const prism_surface *s, float *table)
 {
-    static const char *const names[PRISM_SURF_COUNT_] = {"detect", "absorb", "reflect_specular",
-                                                         "reflect_diffuse"};
+    static const char *const names[] = {"detect", "absorb", "reflect_specular", "reflect_diffuse"};
     const unsigned n = PRISM_OPTICS_WAVELENGTH_COUNT;
     bool any = false;
-    for (int k = 0; k < PRISM_SURF_COUNT_; k++) {
+    for (int k = 0; k < 4; k++) {
         const prism_property *p = find(s->properties, s->properties_count, names[k], NULL);
         any = any || p != NULL;
         fill_row(p, 0.0f, false, table + k * n);
@@ -94,9 +97,14 @@ static bool resample_chroma_surface(const prism_surface *s, float *table)
  * absorbed and then detected with EFFICIENCY (default 0); polished finishes
  * (0..2) reflect specularly, ground ones (3..5) diffusely. Whatever Geant4
  * would hand to its dielectric_dielectric Fresnel model is transmitted. */
-void prism__optics_resample_surface(const prism_surface *s, float *table)
+void prism__optics_resample_surface(const prism_surface *s, float *table,
+                                    prism_surface_params *params)
 {
     const unsigned n = PRISM_OPTICS_WAVELENGTH_COUNT;
+    params->model = PRISM_SURFACE_MODEL_CHROMA;
+    params->type = (uint32_t)s->type;
+    params->finish = (uint32_t)s->finish;
+    params->sigma_alpha = (float)s->value;
     if (resample_chroma_surface(s, table))
         return;
     const prism_property *refl = find(s->properties, s->properties_count, "REFLECTIVITY", NULL);
@@ -117,6 +125,45 @@ void prism__optics_resample_surface(const prism_surface *s, float *table)
     }
 }
 
+/* Floats the tables of `mats` materials and `surfs` surfaces take, in the
+ * order of prism__optics_layout. */
+static size_t layout_floats(size_t mats, size_t surfs)
+{
+    const size_t n = PRISM_OPTICS_WAVELENGTH_COUNT;
+    return mats * PRISM_MAT_COUNT_ * n + surfs * PRISM_SURF_COUNT_ * n +
+           mats * PRISM_OPTICS_ICDF_COUNT + mats * (sizeof(prism_material_params) / sizeof(float)) +
+           surfs * (sizeof(prism_surface_params) / sizeof(float));
+}
+
+void prism__optics_layout(prism_optics_view *v, const float *base)
+{
+    const size_t n = PRISM_OPTICS_WAVELENGTH_COUNT;
+    size_t mats = v->material_count, surfs = v->surface_count;
+    const float *p = base;
+    v->materials = p;
+    p += mats * PRISM_MAT_COUNT_ * n;
+    v->surfaces = p;
+    p += surfs * PRISM_SURF_COUNT_ * n;
+    v->emission_icdf = p;
+    p += mats * PRISM_OPTICS_ICDF_COUNT;
+    v->material_params = (const prism_material_params *)(const void *)p;
+    p += mats * (sizeof(prism_material_params) / sizeof(float));
+    v->surface_params = (const prism_surface_params *)(const void *)p;
+}
+
+PRISM_STATIC_ASSERT(sizeof(prism_material_params) % sizeof(float) == 0 &&
+                        sizeof(prism_surface_params) % sizeof(float) == 0,
+                    "the parameter structs pack into the float block");
+
+void prism__optics_material_params(const prism_material *m, prism_material_params *params,
+                                   float *icdf)
+{
+    (void)m;
+    (void)icdf;
+    memset(params, 0, sizeof *params);
+    params->resolution_scale = 1.0f;
+}
+
 static prism_result build_host(prism_context *ctx, const prism_scene *scene, prism_optics *o)
 {
     const size_t n = PRISM_OPTICS_WAVELENGTH_COUNT;
@@ -125,22 +172,26 @@ static prism_result build_host(prism_context *ctx, const prism_scene *scene, pri
         return prism__error(ctx, PRISM_ERROR_LIMIT,
                             "optics: %zu materials, %zu surfaces: at most 65534 materials", mats,
                             surfs);
-    o->host_floats = (mats * PRISM_MAT_COUNT_ + surfs * PRISM_SURF_COUNT_) * n;
+    o->host_floats = layout_floats(mats, surfs);
     o->host = calloc(o->host_floats > 0 ? o->host_floats : 1, sizeof(float));
     if (o->host == NULL)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "optics: %zu floats", o->host_floats);
-    for (size_t m = 0; m < mats; m++)
-        prism__optics_resample_material(&scene->materials[m], o->host + m * PRISM_MAT_COUNT_ * n);
-    float *surf = o->host + mats * PRISM_MAT_COUNT_ * n;
-    for (size_t s = 0; s < surfs; s++)
-        prism__optics_resample_surface(&scene->surfaces[s], surf + s * PRISM_SURF_COUNT_ * n);
     o->view.wavelength_start = PRISM_OPTICS_WAVELENGTH_START;
     o->view.wavelength_step = PRISM_OPTICS_WAVELENGTH_STEP;
     o->view.wavelength_count = (uint32_t)n;
     o->view.material_count = (uint32_t)mats;
     o->view.surface_count = (uint32_t)surfs;
-    o->view.materials = o->host;
-    o->view.surfaces = surf;
+    prism__optics_layout(&o->view, o->host);
+    for (size_t m = 0; m < mats; m++) {
+        prism__optics_resample_material(&scene->materials[m], o->host + m * PRISM_MAT_COUNT_ * n);
+        prism__optics_material_params(
+            &scene->materials[m], (prism_material_params *)(void *)&o->view.material_params[m],
+            (float *)(void *)(o->view.emission_icdf + m * PRISM_OPTICS_ICDF_COUNT));
+    }
+    float *surf = o->host + mats * PRISM_MAT_COUNT_ * n;
+    for (size_t s = 0; s < surfs; s++)
+        prism__optics_resample_surface(&scene->surfaces[s], surf + s * PRISM_SURF_COUNT_ * n,
+                                       (prism_surface_params *)(void *)&o->view.surface_params[s]);
     return PRISM_SUCCESS;
 }
 

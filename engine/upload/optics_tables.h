@@ -24,10 +24,19 @@ const prism_optics_view *prism__optics_view(const prism_optics *optics);
 
 /* Fill `table` (PRISM_MAT_COUNT_ x n floats) for material m, on the grid. */
 void prism__optics_resample_material(const prism_material *m, float *table);
-/* Fill `table` (PRISM_SURF_COUNT_ x n floats) for surface s; a surface
- * that changes nothing (no probabilities given) gets detect = -1, which
- * the kernels read as "no surface": a bare Fresnel boundary. */
-void prism__optics_resample_surface(const prism_surface *s, float *table);
+/* Fill material m's scintillation constants and its inverse emission CDF
+ * (PRISM_OPTICS_ICDF_COUNT floats). */
+void prism__optics_material_params(const prism_material *m, prism_material_params *params,
+                                   float *icdf);
+/* Fill `table` (PRISM_SURF_COUNT_ x n floats) and `params` for surface s; a
+ * surface that changes nothing (no probabilities given) gets detect = -1,
+ * which the kernels read as "no surface": a bare Fresnel boundary. */
+void prism__optics_resample_surface(const prism_surface *s, float *table,
+                                    prism_surface_params *params);
+/* Point the view's arrays into one block of floats laid out as the host
+ * copy is (material and surface counts already set): materials, surfaces,
+ * emission CDFs, material parameters, surface parameters. */
+void prism__optics_layout(prism_optics_view *v, const float *base);
 
 /* The CUDA backend's optics_upload and optics_release (engine/cuda/optics.c):
  * copy optics->host to device memory and point optics->view at it. */

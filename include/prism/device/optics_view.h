@@ -11,15 +11,73 @@
 #include "prism_hd.h"
 
 /* Per material, in this order, `wavelength_count` floats each. */
-enum { PRISM_MAT_RINDEX = 0, PRISM_MAT_ABSLENGTH, PRISM_MAT_RAYLEIGH, PRISM_MAT_COUNT_ };
-/* Per surface: probabilities that sum to <= 1; the rest is transmission. */
+enum {
+    PRISM_MAT_RINDEX = 0,
+    PRISM_MAT_ABSLENGTH,
+    PRISM_MAT_RAYLEIGH,
+    PRISM_MAT_REEMISSIONPROB, /* probability that a bulk absorption reemits (0: never) */
+    PRISM_MAT_COUNT_
+};
+/* Per surface, `wavelength_count` floats each. For PRISM_SURFACE_MODEL_CHROMA
+ * the first four are probabilities that sum to <= 1 (the rest transmits).
+ * For Geant4's models (glisur, unified) DETECT and ABSORB are what the
+ * surface takes before its model acts ((1-R)E and (1-R)(1-E) with R its
+ * REFLECTIVITY, E its EFFICIENCY), the two REFLECT rows are unused, and the
+ * unified model's lobe constants follow (the Lambertian lobe is the rest),
+ * then the index of a back-painted surface's layer (0: the next material's). */
 enum {
     PRISM_SURF_DETECT = 0,
     PRISM_SURF_ABSORB,
     PRISM_SURF_REFLECT_SPECULAR,
     PRISM_SURF_REFLECT_DIFFUSE,
+    PRISM_SURF_SPECULAR_LOBE,
+    PRISM_SURF_SPECULAR_SPIKE,
+    PRISM_SURF_BACKSCATTER,
+    PRISM_SURF_RINDEX,
     PRISM_SURF_COUNT_
 };
+
+/* Points of a material's inverse emission CDF: wavelength (nm) at
+ * u = k / (PRISM_OPTICS_ICDF_COUNT - 1). */
+#define PRISM_OPTICS_ICDF_COUNT 256u
+
+/* A material's scintillation and reemission constants (G4DAE's
+ * SCINTILLATIONYIELD, RESOLUTIONSCALE, FASTTIMECONSTANT, SLOWTIMECONSTANT,
+ * YIELDRATIO, or SCINTILLATIONTIMECONSTANT1/2 and SCINTILLATIONYIELD1). */
+typedef struct prism_material_params {
+    float yield;            /* photons per MeV; 0: does not scintillate */
+    float resolution_scale; /* 1 when not given */
+    float time_fast;        /* ns, decay constant of the first component */
+    float time_slow;        /* ns, of the second (= time_fast when one) */
+    float yield_ratio;      /* fraction of photons in the first component */
+    uint32_t has_spectrum;  /* 1: emission_icdf holds the material's spectrum */
+    uint32_t reserved[2];
+} prism_material_params;
+
+/* Geant4's enum values (G4OpticalSurfaceModel, G4SurfaceType,
+ * G4OpticalSurfaceFinish) as the G4DAE file writes them, and Prism's own
+ * CHROMA model: the four probabilities taken as given. */
+enum {
+    PRISM_SURFACE_MODEL_GLISUR = 0,
+    PRISM_SURFACE_MODEL_UNIFIED = 1,
+    PRISM_SURFACE_MODEL_CHROMA = 0xFFu
+};
+enum { PRISM_SURFACE_DIELECTRIC_METAL = 0, PRISM_SURFACE_DIELECTRIC_DIELECTRIC = 1 };
+enum {
+    PRISM_FINISH_POLISHED = 0,
+    PRISM_FINISH_POLISHED_FRONTPAINTED,
+    PRISM_FINISH_POLISHED_BACKPAINTED,
+    PRISM_FINISH_GROUND,
+    PRISM_FINISH_GROUND_FRONTPAINTED,
+    PRISM_FINISH_GROUND_BACKPAINTED
+};
+
+typedef struct prism_surface_params {
+    uint32_t model;    /* PRISM_SURFACE_MODEL_* */
+    uint32_t type;     /* PRISM_SURFACE_DIELECTRIC_* */
+    uint32_t finish;   /* PRISM_FINISH_* */
+    float sigma_alpha; /* unified: facet slope spread, radians; glisur: polish in [0,1] */
+} prism_surface_params;
 
 /* An absorption or scattering length that never happens (metres). */
 #define PRISM_LENGTH_INFINITE 1e30f
@@ -33,6 +91,9 @@ typedef struct prism_optics_view {
     uint32_t surface_count;
     const float *materials; /* [material][PRISM_MAT_COUNT_][wavelength_count] */
     const float *surfaces;  /* [surface][PRISM_SURF_COUNT_][wavelength_count] */
+    const prism_material_params *material_params; /* [material] */
+    const float *emission_icdf;                   /* [material][PRISM_OPTICS_ICDF_COUNT] */
+    const prism_surface_params *surface_params;   /* [surface] */
 } prism_optics_view;
 
 /* Linear interpolation of table `y` (n points on the grid), clamped at
@@ -72,7 +133,57 @@ PRISM_HD prism_material_sample prism_optics_material(const prism_optics_view *o,
     return s;
 }
 
-/* The four probabilities of surface `s` at `wavelength` (out[PRISM_SURF_*]).
+/* The probability that a bulk absorption in material m at `wavelength`
+ * reemits the photon (0 outside the tables). */
+PRISM_HD float prism_optics_reemission_prob(const prism_optics_view *o, uint32_t m,
+                                            float wavelength)
+{
+    if (o == 0 || m >= o->material_count || o->wavelength_count == 0)
+        return 0.0f;
+    const float *t = o->materials + (size_t)m * PRISM_MAT_COUNT_ * o->wavelength_count;
+    return prism_optics_sample(o, t + PRISM_MAT_REEMISSIONPROB * o->wavelength_count, wavelength);
+}
+
+/* Material m's scintillation constants, or NULL outside the tables. */
+PRISM_HD const prism_material_params *prism_optics_material_params(const prism_optics_view *o,
+                                                                   uint32_t m)
+{
+    if (o == 0 || m >= o->material_count || o->material_params == 0)
+        return 0;
+    return o->material_params + m;
+}
+
+/* A wavelength (nm) from material m's emission spectrum for uniform u in
+ * [0, 1): the inverse CDF, interpolated linearly between its points. The
+ * caller checks has_spectrum first. */
+PRISM_HD float prism_optics_emission_wavelength(const prism_optics_view *o, uint32_t m, float u)
+{
+    const float *t = o->emission_icdf + (size_t)m * PRISM_OPTICS_ICDF_COUNT;
+    float x = u * (float)(PRISM_OPTICS_ICDF_COUNT - 1u);
+    if (!(x > 0.0f))
+        return t[0];
+    if (x >= (float)(PRISM_OPTICS_ICDF_COUNT - 1u))
+        return t[PRISM_OPTICS_ICDF_COUNT - 1u];
+    uint32_t i = (uint32_t)x;
+    float f = x - (float)i;
+    return t[i] + (t[i + 1] - t[i]) * f;
+}
+
+/* Surface s's model, type, finish and roughness; the CHROMA model outside
+ * the tables. */
+PRISM_HD prism_surface_params prism_optics_surface_params(const prism_optics_view *o, uint32_t s)
+{
+    prism_surface_params p;
+    p.model = PRISM_SURFACE_MODEL_CHROMA;
+    p.type = PRISM_SURFACE_DIELECTRIC_METAL;
+    p.finish = PRISM_FINISH_POLISHED;
+    p.sigma_alpha = 0.0f;
+    if (o != 0 && s < o->surface_count && o->surface_params != 0)
+        p = o->surface_params[s];
+    return p;
+}
+
+/* The PRISM_SURF_COUNT_ rows of surface `s` at `wavelength` (out[PRISM_SURF_*]).
  * Returns 0 when the triangle has no surface in the tables, or one that
  * changes nothing (detect stored as -1). */
 PRISM_HD int prism_optics_surface(const prism_optics_view *o, uint32_t s, float wavelength,
