@@ -284,6 +284,102 @@ static void test_stream_same_bytes(void **state)
     free(want);
 }
 
+/* Strided shares of one run, as MPI ranks take them: R callers (2, 3, 4),
+ * each on its own contexts, with phases 0..R-1; batch k is caller k mod
+ * R's, each caller's batches reach its sink in order, and put together in
+ * photon order they are the single call's hits and photons, and the
+ * summaries add up to its summary. */
+typedef struct strided {
+    prism_photon *hits_of[64]; /* per batch of the run */
+    size_t hits_n[64];
+    prism_photon *photons;
+    uint64_t last_first;
+    unsigned batches;
+    uint32_t stride, phase;
+    size_t batch;
+} strided;
+
+static prism_result strided_sink(void *user, const prism_propagate_batch *b)
+{
+    strided *c = user;
+    const uint64_t at = b->first - desc.first_photon, k = at / c->batch;
+    assert_int_equal(at % c->batch, 0);
+    assert_int_equal(k % c->stride, c->phase);                /* its own batches only */
+    assert_true(c->batches == 0 || b->first > c->last_first); /* in order */
+    assert_true(k < 64);
+    c->last_first = b->first;
+    c->hits_of[k] = malloc((b->hits_count > 0 ? b->hits_count : 1) * sizeof *b->hits);
+    memcpy(c->hits_of[k], b->hits, b->hits_count * sizeof *b->hits);
+    c->hits_n[k] = b->hits_count;
+    memcpy(c->photons + at, b->photons, b->count * sizeof *b->photons);
+    c->batches++;
+    return PRISM_SUCCESS;
+}
+
+static void test_stream_strided_shares(void **state)
+{
+    fixture *f = *state;
+    prism_photon *want = calloc(N, sizeof *want);
+    const size_t want_n = ref_hits(f, PRISM_SURFACE_DETECT, want);
+    const size_t batch = 1500, batches = (N + batch - 1) / batch;
+    for (uint32_t ranks = 2; ranks <= 4; ranks++) {
+        strided c = {.photons = calloc(N, sizeof(prism_photon)), .stride = ranks, .batch = batch};
+        prism_propagate_summary sum = {0}, ref = {0};
+        size_t photons = 0;
+        for (uint32_t phase = 0; phase < ranks; phase++) {
+            c.phase = phase;
+            c.batches = 0;
+            prism_propagate_stream_desc s = {.batch = batch,
+                                             .photons = true,
+                                             .sink = strided_sink,
+                                             .user = &c,
+                                             .summary = &sum,
+                                             .stride = ranks,
+                                             .phase = phase};
+            prism_propagate_desc d = desc;
+            d.record_steps = 0;
+            prism_propagate_share shares[2];
+            const size_t n = 1 + phase % 2; /* one or two contexts a caller */
+            assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, n,
+                                                    &source, &d, &s, NULL, shares),
+                             PRISM_SUCCESS);
+            assert_int_equal(c.batches, (batches - phase + ranks - 1) / ranks);
+            for (size_t i = 0; i < n; i++)
+                photons += shares[i].photons;
+        }
+        assert_int_equal(photons, N);
+        assert_memory_equal(c.photons, f->ref, N * sizeof *f->ref);
+        size_t at = 0;
+        for (size_t k = 0; k < batches; k++) {
+            assert_non_null(c.hits_of[k]);
+            assert_true(at + c.hits_n[k] <= want_n);
+            assert_memory_equal(c.hits_of[k], want + at, c.hits_n[k] * sizeof *want);
+            at += c.hits_n[k];
+            free(c.hits_of[k]);
+        }
+        assert_int_equal(at, want_n);
+        ref_summary(f, &ref);
+        assert_summaries_equal(&sum, &ref);
+        free(c.photons);
+    }
+    /* a stride needs a batch size and a phase below it */
+    collected c;
+    collected_init(&c, f);
+    prism_propagate_stream_desc s = {.sink = sink, .user = &c, .stride = 2};
+    assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 1, &source,
+                                            &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(f->ctx[0]), "stride"));
+    s.batch = 1000;
+    s.phase = 2;
+    assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 1, &source,
+                                            &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(c.batches, 0);
+    collected_free(&c);
+    free(want);
+}
+
 /* A PHOTONS source read through fill, in order, against one call on the
  * same photons. */
 static void test_stream_fill(void **state)
@@ -453,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_end_bit),
         cmocka_unit_test(test_hits_and_summary_of_one_call),
         cmocka_unit_test(test_stream_same_bytes),
+        cmocka_unit_test(test_stream_strided_shares),
         cmocka_unit_test(test_stream_fill),
         cmocka_unit_test(test_stream_failures),
         cmocka_unit_test(test_stream_errors),

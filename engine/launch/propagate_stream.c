@@ -56,6 +56,8 @@ struct stream_run {
     uint64_t next_seq, delivered; /* batches taken; batches the sink has had */
     uint64_t delivered_photons;
     uint64_t total;
+    uint64_t mine;    /* photons of this call's batches (total, unless strided) */
+    uint64_t advance; /* batch photons times the stride: the cursor's step when strided */
     size_t batch, n, running;
     bool failed;
     prism_result fill_result;
@@ -110,7 +112,7 @@ static stream_slot *take(stream_worker *w)
         slot->seq = run->next_seq++;
         slot->busy = true;
         slot->ready = false;
-        run->next_first += slot->batch.count;
+        run->next_first += run->advance != 0 ? run->advance : slot->batch.count;
         /* The input is read under the lock: fill is called in order. */
         if (run->source->kind == PRISM_SOURCE_PHOTONS && run->s->fill != NULL) {
             prism_result r = run->s->fill(run->s->user, slot->batch.first, slot->batch.count,
@@ -335,6 +337,17 @@ static prism_result batch_size(stream_run *run, prism_context *const *ctxs,
                                          : b;
     }
     run->batch = (uint64_t)b < run->total ? b : (size_t)run->total;
+    run->mine = run->total;
+    const uint32_t stride = run->s->stride > 1 ? run->s->stride : 1;
+    if (stride > 1) { /* batches phase, phase + stride, ... of the run's */
+        const uint64_t batches = (run->total + b - 1) / b, last = batches - 1;
+        const uint64_t own = run->s->phase < batches ? (last - run->s->phase) / stride + 1 : 0;
+        run->mine = own * (uint64_t)b;
+        if (own > 0 && (last - run->s->phase) % stride == 0) /* the short last batch is ours */
+            run->mine -= (uint64_t)b * batches - run->total;
+        run->next_first = (uint64_t)run->s->phase * b;
+        run->advance = (uint64_t)stride * b;
+    }
     return PRISM_SUCCESS;
 }
 
@@ -361,7 +374,7 @@ static prism_result start(stream_run *run, size_t *failed)
         }
     if (r == PRISM_SUCCESS && run->fill_result != PRISM_SUCCESS)
         r = run->fill_result;
-    if (r == PRISM_SUCCESS && run->delivered_photons < run->total)
+    if (r == PRISM_SUCCESS && run->delivered_photons < run->mine)
         r = PRISM_ERROR_OUT_OF_MEMORY; /* no thread could start */
     return r;
 }
@@ -384,6 +397,11 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
                                         stream->join != NULL);
     if (r != PRISM_SUCCESS)
         return r;
+    if (stream->stride > 1 && (stream->batch == 0 || stream->phase >= stream->stride))
+        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate_stream: stride %u needs a batch size (got %zu) and a phase "
+                            "below it (got %u)",
+                            stream->stride, stream->batch, stream->phase);
     if (source->kind == PRISM_SOURCE_PHOTONS && stream->fill == NULL && source->photons == NULL)
         return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
                             "propagate_stream: a PHOTONS source without photons or fill");

@@ -339,6 +339,13 @@ typedef struct prism_propagate_stream_desc {
      * automatic batches are sized by the contexts given. */
     prism_result (*join)(void *user, size_t index, prism_context **context,
                          const prism_geometry **geometry);
+    /* One share of a run cut among several callers (MPI ranks, say): with
+     * stride > 1 the run's `source->count` photons are cut into batches of
+     * `batch` photons (required), and this call propagates batches phase,
+     * phase + stride, phase + 2 stride, ... of them (each carrying its
+     * photons' run indices), so `stride` callers with phases 0..stride-1
+     * cover the run, batch k on caller k mod stride. 0 or 1: the whole run. */
+    uint32_t stride, phase;
 } prism_propagate_stream_desc;
 
 /** A run of any size on one or more contexts, as a pipeline: each context
@@ -357,7 +364,7 @@ typedef struct prism_propagate_stream_desc {
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays or sink, n 0 or above
  *   64, a context listed twice, a geometry of another context, a zero
  *   count, records asked with record_steps 0, a NULL context without
- *   join), PRISM_ERROR_OUT_OF_MEMORY (the host buffers), then whatever
+ *   join, a stride without a batch size or with phase >= stride), PRISM_ERROR_OUT_OF_MEMORY (the host buffers), then whatever
  *   prism_propagate, the sink, fill or join returned; errors are reported
  *   on contexts[0], naming the context.
  * @thread_safety The contexts are used from threads of the call's own;
