@@ -211,7 +211,7 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     run->end = count;
 #ifdef PRISM_HAVE_MPI
     if (mpi != NULL)
-        propagate_mpi_range(mpi, count, run);
+        propagate_mpi_share(mpi, count, run);
 #endif
     propagate_summary sum;
     bool print = false;

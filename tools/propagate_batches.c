@@ -15,6 +15,9 @@
 #include "prism/memory.h"
 #include "progress.h"
 #include "propagate_tool.h"
+#ifdef PRISM_HAVE_MPI
+#include "propagate_mpi.h"
+#endif
 
 prism_photon_source propagate_source(const propagate_options *o, const prism_scene *scene,
                                      uint64_t count)
@@ -109,7 +112,6 @@ static int open_outputs(const propagate_options *o, uint32_t k, outputs *w, char
             continue;
         if (npy_writer_open(ws[i], paths[i], i == 2 ? record : photon, 2))
             return tool_fail(err, size, "%s", ws[i]->error);
-        ws[i]->durable = !o->scratch_outputs;
         w->open[i] = true;
     }
     return 0;
@@ -147,6 +149,7 @@ typedef struct run_state {
     uint64_t done, total;
     double start; /* when the stream began */
     double write_seconds;
+    uint64_t read_next; /* --photons: the file's next row */
     char err[1024];
 } run_state;
 
@@ -167,9 +170,7 @@ static void first_estimate(run_state *r)
         const double whole = (double)r->run->source->count;
         const double hits = (double)r->sum->hits / (double)r->done * whole;
         char size[32];
-        tool_bytes_text(size, sizeof size,
-                        (uint64_t)(r->w.hits.row_bytes * hits) +
-                            npy_writer_header_size(&r->w.hits));
+        tool_bytes_text(size, sizeof size, npy_bytes((uint64_t)hits, 4, 4));
         snprintf(line + n, sizeof line - (size_t)n, "; the hits file about %s (%.0f hits)", size,
                  hits);
     }
@@ -184,14 +185,26 @@ static prism_result write_batch(void *user, const prism_propagate_batch *b)
     propagate_summary *sum = r->sum;
     const double t0 = tool_now();
     int bad = 0;
-    if (o->out && !(bad = npy_writer_append(&r->w.out, b->photons, b->count)))
+#ifdef PRISM_HAVE_MPI
+    if (r->run->mpi != NULL) { /* in place, in the one file of each output */
+        if (propagate_mpi_write(r->run->mpi, b, r->err, sizeof r->err) != 0) {
+            r->write_seconds += tool_now() - t0;
+            return PRISM_ERROR_IO;
+        }
+        sum->out_rows += o->out ? b->count : 0;
+        sum->record_rows += o->records ? b->count : 0;
+        sum->hits += o->hits ? b->hits_count : 0;
+        bad = -1; /* written: skip the appends below */
+    }
+#endif
+    if (bad == 0 && o->out && !(bad = npy_writer_append(&r->w.out, b->photons, b->count)))
         sum->out_rows += b->count;
     if (!bad && o->records && !(bad = npy_writer_append(&r->w.records, b->records, b->count)))
         sum->record_rows += b->count;
     if (!bad && o->hits && !(bad = npy_writer_append(&r->w.hits, b->hits, b->hits_count)))
         sum->hits += b->hits_count;
     r->write_seconds += tool_now() - t0;
-    if (bad) {
+    if (bad > 0) {
         const npy_writer *w = o->out && r->w.out.error[0]           ? &r->w.out
                               : o->records && r->w.records.error[0] ? &r->w.records
                                                                     : &r->w.hits;
@@ -216,10 +229,16 @@ static prism_result join_batches(void *user, size_t i, prism_context **ctx,
     return r->run->join(r->run->join_user, i, ctx, geometry);
 }
 
-/* --photons, a batch at a time, in order. */
+/* --photons, a batch at a time, in order (under MPI, skipping the other
+ * ranks' batches). */
 static prism_result read_batch(void *user, uint64_t first, size_t count, prism_photon *dst)
 {
     run_state *r = user;
+    if (first > r->read_next && npy_reader_skip(r->run->photons, first - r->read_next)) {
+        tool_fail(r->err, sizeof r->err, "%s", r->run->photons->error);
+        return PRISM_ERROR_IO;
+    }
+    r->read_next = first + count;
     if (propagate_read_photons(r->run->photons, dst, count, first, r->err, sizeof r->err))
         return PRISM_ERROR_IO;
     return PRISM_SUCCESS;
@@ -233,6 +252,41 @@ static size_t batch_size(const propagate_run_info *run)
         return (size_t)run->opt->batch;
     return prism_context_backend(run->ctx) == PRISM_BACKEND_CUDA ? 0 : PROPAGATE_MAX_BATCH_HOST;
 }
+
+#ifdef PRISM_HAVE_MPI
+/* Under MPI every rank needs the same batch: each proposes what it would
+ * take alone (--batch, else what its first device holds, at most 2^23, and
+ * at most a quarter of a device's share of the run so that the ranks end
+ * together, not below 2^16), and propagate_mpi_ready takes the least. */
+static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_photon_source *src,
+                                   const prism_propagate_desc *desc)
+{
+    if (run->opt->batch != 0)
+        return run->opt->batch;
+    size_t limit = PROPAGATE_MAX_BATCH_HOST;
+    if (prism_context_backend(run->ctx) == PRISM_BACKEND_CUDA &&
+        prism_propagate_batch_limit(run->ctx, run->geometry, src->kind, desc, &limit) !=
+            PRISM_SUCCESS) {
+        fprintf(stderr, "prism-propagate: %s\n", prism_context_last_error(run->ctx));
+        return 0; /* rank 0 shows it at the agreement */
+    }
+    uint64_t b = limit < ((size_t)1 << 23) ? limit : (size_t)1 << 23;
+    const uint64_t share = (run->end - run->begin) /
+                           (4 * (uint64_t)run->ranks * (uint64_t)run->contexts_n);
+    if (share < b)
+        b = share > ((uint64_t)1 << 16) ? share : (uint64_t)1 << 16;
+    return b;
+}
+
+/* This rank's photons: its batches of the run's (prism_propagate_stream's stride). */
+static uint64_t mpi_own_photons(uint64_t count, uint64_t batch, int rank, int ranks)
+{
+    uint64_t own = 0;
+    for (uint64_t first = (uint64_t)rank * batch; first < count; first += (uint64_t)ranks * batch)
+        own += count - first < batch ? count - first : batch;
+    return own;
+}
+#endif
 
 int propagate_run(const propagate_run_info *run, propagate_summary *sum)
 {
@@ -248,9 +302,23 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
         r.desc.record_steps = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
     const double t0 = tool_now();
     r.total = run->end - run->begin;
-    int rc = open_outputs(o, r.desc.record_steps, &r.w, r.err, sizeof r.err);
+    int rc = 0;
+    uint64_t batch = batch_size(run);
+    uint32_t stride = 0, phase = 0;
+#ifdef PRISM_HAVE_MPI
+    if (run->mpi != NULL) { /* no files of its own: every rank writes into the one */
+        batch = mpi_batch_proposal(run, &r.src, &r.desc);
+        if (propagate_mpi_ready(run->mpi, batch != 0, r.total, &batch) != 0)
+            rc = tool_fail(r.err, sizeof r.err, "a rank could not start its run");
+        stride = (uint32_t)run->ranks;
+        phase = (uint32_t)run->rank;
+        r.total = rc == 0 ? mpi_own_photons(r.total, batch, run->rank, run->ranks) : 0;
+    } else
+#endif
+        rc = open_outputs(o, r.desc.record_steps, &r.w, r.err, sizeof r.err);
     if (rc == 0 && o->photons && run->begin > 0 && npy_reader_skip(run->photons, run->begin))
         rc = tool_fail(r.err, sizeof r.err, "%s", run->photons->error);
+    r.read_next = run->begin;
     prism_propagate_summary tally = {.detected_by_solid = sum->detected_by_solid,
                                      .solids = sum->solids};
     prism_propagate_share shares[PROPAGATE_MAX_CONTEXTS];
@@ -258,8 +326,10 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     tool_progress_begin(&r.bar, "prism-propagate", "propagating", "photons", !o->quiet);
     tool_progress_update(&r.bar, 0, (size_t)r.total);
     if (rc == 0 && r.total > 0) {
-        r.src.count = (size_t)r.total;
-        const prism_propagate_stream_desc stream = {.batch = batch_size(run),
+        r.src.count = (size_t)(run->end - run->begin);
+        const prism_propagate_stream_desc stream = {.batch = (size_t)batch,
+                                                    .stride = stride,
+                                                    .phase = phase,
                                                     .photons = o->out != NULL,
                                                     .sink = write_batch,
                                                     .fill = o->photons ? read_batch : NULL,
@@ -276,6 +346,10 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
             tool_fail(r.err, sizeof r.err, "propagate: %s", prism_context_last_error(run->ctx));
         rc = res != PRISM_SUCCESS ? -1 : 0;
     }
+#ifdef PRISM_HAVE_MPI
+    if (run->mpi != NULL && propagate_mpi_drain(run->mpi, rc == 0) != 0 && rc == 0)
+        rc = tool_fail(r.err, sizeof r.err, "another rank stopped");
+#endif
     tool_progress_end(&r.bar, rc == 0 ? "" : "failed");
     const double t_commit = tool_now();
     if (rc == 0)
@@ -310,7 +384,11 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     struct rusage usage;
     if (getrusage(RUSAGE_SELF, &usage) == 0)
         sum->host_peak_bytes = (size_t)usage.ru_maxrss * 1024; /* Linux: kilobytes */
-    if (rc != 0)
+    bool quiet_failure = false;                                /* another rank's: it says why */
+#ifdef PRISM_HAVE_MPI
+    quiet_failure = run->mpi != NULL && propagate_mpi_stopped_by_other(run->mpi);
+#endif
+    if (rc != 0 && !quiet_failure)
         fprintf(stderr, "prism-propagate: %s\n", r.err);
     return rc == 0 ? PROPAGATE_OK : PROPAGATE_FAILED;
 }

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "propagate_mpi.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <omp.h>
@@ -11,20 +12,32 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "npy.h"
+
 #define CAPTURE_BYTES 2048
-#define CHUNK_BYTES ((size_t)64 << 20)
 
 struct propagate_mpi {
     int rank, ranks, local_rank;
-    const char *final[3]; /* the outputs asked for: hits, out, records */
-    char mine[3][512];    /* this rank's files of them */
+    const char *final[3]; /* the outputs asked for: hits, out, records (NULL: not asked) */
     uint64_t dims[3][2];
     int saved_stderr;  /* the real stderr while this rank's is kept */
     char capture[512]; /* where it is kept */
     bool finished;
     int rc;
-    propagate_options *opt;       /* whose output paths begin replaced */
-    uint64_t io_read, io_written; /* gather's bytes: this rank's own rows (and the header) */
+    propagate_options *opt;
+    /* the run: propagate_mpi_ready */
+    bool readied;
+    uint64_t count, batch;        /* the run's photons; photons a batch, the same on all */
+    uint64_t rounds, rounds_done; /* exchanges of hit counts: one a round of batches */
+    bool stopped;                 /* a rank said it failed */
+    bool by_other;                /* this rank stopped for another's failure only */
+    double init_seconds;          /* in MPI_Init_thread */
+    uint64_t hits_total;          /* hits of the rounds so far, every rank's */
+    uint64_t *counts;             /* [ranks]: the last round's */
+    npy_writer file[3];           /* rank 0: the files, until committed */
+    int fd[3];                    /* this rank's descriptor of each */
+    size_t header[3], row[3];     /* bytes before the first row; bytes a row */
+    uint64_t io_read, io_written; /* bytes of the outputs: this rank's own rows (and the header) */
 };
 
 static bool under_mpirun(void)
@@ -75,12 +88,17 @@ propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv
     if (!under_mpirun())
         return NULL;
     propagate_mpi *m = calloc(1, sizeof *m);
-    if (m == NULL || MPI_Init(argc, argv) != MPI_SUCCESS) {
+    /* MPI is called from the main thread only (the stream's sink runs
+     * there); the engine's threads never call it */
+    int provided = 0;
+    const double t0 = omp_get_wtime();
+    if (m == NULL || MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "prism-propagate: MPI_Init failed\n");
         free(m);
         *rc = PROPAGATE_FAILED;
         return NULL;
     }
+    m->init_seconds = omp_get_wtime() - t0;
     MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m->ranks);
     MPI_Comm node;
@@ -96,23 +114,21 @@ propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv
         omp_set_num_threads(each > 0 ? each : 1);
     }
     o->local_rank = m->local_rank;
-    o->scratch_outputs = true;
     m->opt = o;
     if (m->rank > 0)
         o->quiet = true;
-    const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
-    const char *names[3] = {"hits", "out", "records"};
-    const char **paths[3] = {&o->hits, &o->out, &o->records};
+    const char *paths[3] = {o->hits, o->out, o->records};
     const uint32_t k = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
     for (int i = 0; i < 3; i++) {
-        m->final[i] = *paths[i];
+        m->final[i] = paths[i];
         m->dims[i][0] = i == 2 ? k : 4;
         m->dims[i][1] = i == 2 ? 8 : 4;
-        if (*paths[i] == NULL)
-            continue;
-        snprintf(m->mine[i], sizeof m->mine[i], "%s/prism-propagate.%d.%d.%s.npy", tmp,
-                 (int)getpid(), m->rank, names[i]);
-        *paths[i] = m->mine[i];
+        m->fd[i] = -1;
+    }
+    m->counts = calloc((size_t)m->ranks, sizeof *m->counts);
+    if (m->counts == NULL) {
+        fprintf(stderr, "prism-propagate: no memory\n");
+        MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
     }
     m->saved_stderr = -1;
     capture_stderr(m);
@@ -129,14 +145,14 @@ int propagate_mpi_check_outputs(propagate_mpi *m)
     return bad ? PROPAGATE_FAILED : PROPAGATE_OK;
 }
 
-void propagate_mpi_range(const propagate_mpi *m, uint64_t count, propagate_run_info *run)
+void propagate_mpi_share(propagate_mpi *m, uint64_t count, propagate_run_info *run)
 {
-    /* count * rank / ranks without overflow: count is below 2^56 */
-    const unsigned __int128 c = count;
-    run->begin = (uint64_t)(c * (unsigned)m->rank / (unsigned)m->ranks);
-    run->end = (uint64_t)(c * (unsigned)(m->rank + 1) / (unsigned)m->ranks);
+    run->begin = 0;
+    run->end = count;
     run->rank = m->rank;
     run->ranks = m->ranks;
+    run->mpi = m;
+    m->count = count;
 }
 
 /* Every rank's status and what it said; rank 0 shows them. Returns the
@@ -208,122 +224,216 @@ static void sum_summary(const propagate_mpi *m, propagate_summary *s)
     s->seconds = secs[1];
 }
 
-/* Output i into the one file asked for, without a funnel: the ranks
- * learn their row offsets from each other's counts (MPI_Exscan), rank 0
- * makes the file its final size with the header, and every rank writes
- * its own rows, read back from its own file, at its offset
- * (MPI_File_write_at_all); rank 0 renames the file into place once all
- * succeeded. A rank reads and writes its own rows only, and rank 0 the
- * header too; m->io counts the bytes to show it. */
-static int write_shared(propagate_mpi *m, int i, void *buf, size_t chunk_rows)
+/* --- The outputs: one file each, written by every rank in place. ---
+ *
+ * Rank 0 makes each file (a temporary beside the path asked for, with the
+ * npy header of a fixed size); every rank opens it and writes its own rows
+ * with pwrite at their offsets as its batches reach its sink, so no rank
+ * reads or writes another's rows and nothing is copied after the run.
+ * --out and --records rows sit at their photons' indices. The hits of
+ * batch k follow those of batches 0..k-1: the ranks take batches in turn
+ * (batch k on rank k mod R), and after each round of R batches they tell
+ * each other their counts (MPI_Allgather of one number each), so a rank
+ * knows where its batch's hits go. That exchange is the ranks' only step
+ * in common during the run; a rank blocked in it still has its devices
+ * working on its next batches. A count of ROUND_FAILED says a rank
+ * stopped: every rank then stops at that round, and no file is kept. */
+
+#define ROUND_FAILED UINT64_MAX
+
+/* This rank's batches of a run of `count` photons in batches of `batch`. */
+static uint64_t rounds_of(uint64_t count, uint64_t batch, int ranks)
 {
-    npy_reader in;
-    memset(&in, 0, sizeof in);
-    int ok = npy_reader_open(&in, m->mine[i], m->dims[i], 2) == 0;
-    if (!ok)
-        fprintf(stderr, "prism-propagate: rank %d: %s\n", m->rank, in.error);
-    uint64_t rows = ok ? in.rows : 0, offset = 0, total = 0;
-    MPI_Exscan(&rows, &offset, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    if (m->rank == 0)
-        offset = 0; /* MPI_Exscan leaves rank 0's undefined */
-    MPI_Allreduce(&rows, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    /* rank 0: the file, its header for `total` rows, its final size */
-    npy_writer w;
-    memset(&w, 0, sizeof w);
-    char temp[sizeof w.temp] = "";
-    uint64_t header = 0;
-    if (m->rank == 0 && ok) {
-        ok = npy_writer_open(&w, m->final[i], m->dims[i], 2) == 0 &&
-             npy_writer_reserve(&w, total) == 0 && npy_writer_finish(&w) == 0;
-        if (ok) {
-            snprintf(temp, sizeof temp, "%s", w.temp);
-            header = npy_writer_header_size(&w);
-            m->io_written += header;
-        } else {
-            fprintf(stderr, "prism-propagate: rank 0: %s\n", w.error);
+    const uint64_t batches = (count + batch - 1) / batch;
+    return (batches + (uint64_t)ranks - 1) / (uint64_t)ranks;
+}
+
+int propagate_mpi_ready(propagate_mpi *m, bool ok, uint64_t count, uint64_t *batch)
+{
+    m->readied = true;
+    m->count = count;
+    /* any rank not ready, and the least batch: one reduce of minima */
+    uint64_t v[2] = {ok ? UINT64_MAX : 0, ok ? *batch : UINT64_MAX}, got[2] = {0, 0};
+    MPI_Allreduce(v, got, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    if (got[0] != UINT64_MAX || got[1] == 0 || got[1] == UINT64_MAX) {
+        m->by_other = ok && *batch != 0;
+        return -1; /* a rank could not start: it says why in the agreement */
+    }
+    *batch = got[1];
+    m->batch = got[1];
+    m->rounds = rounds_of(count, m->batch, m->ranks);
+    /* rank 0 makes the files; the others open them by name */
+    int made = 1;
+    for (int i = 0; i < 3; i++) {
+        if (m->final[i] == NULL)
+            continue;
+        char temp[sizeof m->file[i].temp] = "";
+        if (m->rank == 0) {
+            if (npy_writer_open(&m->file[i], m->final[i], m->dims[i], 2) == 0 &&
+                fflush(m->file[i].file) == 0) {
+                snprintf(temp, sizeof temp, "%s", m->file[i].temp);
+                m->io_written += npy_writer_header_size(&m->file[i]);
+            } else {
+                fprintf(stderr, "prism-propagate: rank 0: %s\n", m->file[i].error);
+                made = 0;
+            }
         }
+        MPI_Bcast(temp, (int)sizeof temp, MPI_CHAR, 0, MPI_COMM_WORLD);
+        npy_writer w = {.ndims = 2, .dims = {m->dims[i][0], m->dims[i][1]}};
+        m->header[i] = npy_writer_header_size(&w);
+        m->row[i] = 4 * (size_t)(m->dims[i][0] * m->dims[i][1]);
+        m->fd[i] = temp[0] ? open(temp, O_WRONLY) : -1;
+        if (temp[0] && m->fd[i] < 0) {
+            fprintf(stderr, "prism-propagate: rank %d: cannot open %s: %s\n", m->rank, temp,
+                    strerror(errno));
+            made = 0;
+        }
+        if (!temp[0])
+            made = 0;
+    }
+    int all = 0;
+    MPI_Allreduce(&made, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all ? 0 : -1;
+}
+
+/* Exchange this round's hit count; the offset of this rank's hits into
+ * *at. Returns 0, or -1 when a rank stopped. */
+static int next_round(propagate_mpi *m, uint64_t mine, uint64_t *at)
+{
+    uint64_t *counts = m->counts;
+    MPI_Allgather(&mine, 1, MPI_UINT64_T, counts, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    m->rounds_done++;
+    uint64_t before = 0, all = 0;
+    int failed = -1;
+    for (int r = 0; r < m->ranks; r++) {
+        if (counts[r] == ROUND_FAILED) {
+            failed = failed < 0 ? r : failed;
+            continue;
+        }
+        before += r < m->rank ? counts[r] : 0;
+        all += counts[r];
+    }
+    if (failed >= 0) {
+        m->by_other = !m->stopped && mine != ROUND_FAILED;
+        m->stopped = true;
+        return -1;
+    }
+    *at = m->hits_total + before;
+    m->hits_total += all;
+    return 0;
+}
+
+/* Rows [at, at + n) of output i from `rows`. */
+static int write_rows(propagate_mpi *m, int i, uint64_t at, const void *rows, uint64_t n, char *err,
+                      size_t size)
+{
+    const char *p = rows;
+    uint64_t left = n * m->row[i];
+    off_t where = (off_t)(m->header[i] + at * m->row[i]);
+    while (left > 0) {
+        const ssize_t w = pwrite(m->fd[i], p, left < ((size_t)1 << 30) ? left : (size_t)1 << 30,
+                                 where);
+        if (w <= 0) {
+            snprintf(err, size, "%s: write failed: %s", m->final[i],
+                     w < 0 ? strerror(errno) : "no progress");
+            return -1;
+        }
+        p += w;
+        where += w;
+        left -= (uint64_t)w;
+    }
+    m->io_written += n * m->row[i];
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+    /* start the disk on them now, so the sync at the end is short */
+    sync_file_range(m->fd[i], (off64_t)(m->header[i] + at * m->row[i]), (off64_t)(n * m->row[i]),
+                    SYNC_FILE_RANGE_WRITE);
+#endif
+    return 0;
+}
+
+int propagate_mpi_write(propagate_mpi *m, const prism_propagate_batch *b, char *err, size_t size)
+{
+    uint64_t at = 0;
+    /* the round's exchange, hits asked or not: it is where a rank learns
+     * that another stopped */
+    if (next_round(m, m->final[0] != NULL ? b->hits_count : 0, &at) != 0) {
+        snprintf(err, size, "another rank stopped");
+        return -1;
+    }
+    if (m->final[0] != NULL && write_rows(m, 0, at, b->hits, b->hits_count, err, size) != 0)
+        return -1;
+    if (m->final[1] != NULL && write_rows(m, 1, b->first, b->photons, b->count, err, size) != 0)
+        return -1;
+    if (m->final[2] != NULL && write_rows(m, 2, b->first, b->records, b->count, err, size) != 0)
+        return -1;
+    return 0;
+}
+
+bool propagate_mpi_stopped_by_other(const propagate_mpi *m)
+{
+    return m->by_other;
+}
+
+int propagate_mpi_drain(propagate_mpi *m, bool ok)
+{
+    uint64_t at;
+    while (m->rounds_done < m->rounds)
+        if (next_round(m, ok && !m->stopped ? 0 : ROUND_FAILED, &at) != 0)
+            ok = false;
+    return ok && !m->stopped ? 0 : -1;
+}
+
+/* Every rank's rows on disk, then rank 0 writes the headers with the row
+ * counts and renames the files into place; or, after a failure, removes
+ * them. Returns an exit status, the same on every rank. */
+static int commit(propagate_mpi *m, int ok)
+{
+    for (int i = 0; i < 3; i++) {
+        if (m->fd[i] < 0)
+            continue;
+        if (ok && fdatasync(m->fd[i]) != 0) {
+            fprintf(stderr, "prism-propagate: rank %d: %s: %s\n", m->rank, m->final[i],
+                    strerror(errno));
+            ok = 0;
+        }
+        close(m->fd[i]);
+        m->fd[i] = -1;
     }
     int all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Bcast(temp, (int)sizeof temp, MPI_CHAR, 0, MPI_COMM_WORLD);
-    MPI_Bcast(&header, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    MPI_File f = MPI_FILE_NULL;
-    if (all &&
-        MPI_File_open(MPI_COMM_WORLD, temp, MPI_MODE_WRONLY, MPI_INFO_NULL, &f) != MPI_SUCCESS) {
-        fprintf(stderr, "prism-propagate: rank %d: cannot open %s with MPI-IO\n", m->rank, temp);
-        ok = 0;
-    }
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    /* every rank calls the collective write as often as the busiest */
-    const size_t row = in.row_bytes;
-    uint64_t chunks = row > 0 ? (rows + chunk_rows - 1) / chunk_rows : 0, most = 0;
-    MPI_Allreduce(&chunks, &most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-    for (uint64_t c = 0, done = 0; all && c < most; c++) {
-        const size_t n = (size_t)(rows - done < chunk_rows ? rows - done : chunk_rows);
-        if (n > 0 && npy_reader_read(&in, buf, n) != 0) {
-            fprintf(stderr, "prism-propagate: rank %d: %s\n", m->rank, in.error);
-            ok = 0;
-        }
-        m->io_read += n * row;
-        const MPI_Offset at = (MPI_Offset)(header + (offset + done) * row);
-        if (MPI_File_write_at_all(f, at, buf, ok ? (int)(n * row) : 0, MPI_BYTE,
-                                  MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            fprintf(stderr, "prism-propagate: rank %d: writing %s failed\n", m->rank, temp);
-            ok = 0;
-        }
-        m->io_written += ok ? n * row : 0;
-        done += n;
-    }
-    if (f != MPI_FILE_NULL) {
-        if (MPI_File_sync(f) != MPI_SUCCESS)
-            ok = 0;
-        MPI_File_close(&f);
-    }
-    npy_reader_close(&in);
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     int rc = all ? PROPAGATE_OK : PROPAGATE_FAILED;
     if (m->rank == 0) {
-        if (all && npy_writer_commit(&w) != 0) {
-            fprintf(stderr, "prism-propagate: rank 0: %s\n", w.error);
-            rc = PROPAGATE_FAILED;
-        }
-        npy_writer_abort(&w);
+        const uint64_t rows[3] = {m->hits_total, m->count, m->count};
+        for (int i = 0; i < 3 && rc == PROPAGATE_OK; i++)
+            if (m->final[i] != NULL && (npy_writer_reserve(&m->file[i], rows[i]) != 0 ||
+                                        npy_writer_finish(&m->file[i]) != 0)) {
+                fprintf(stderr, "prism-propagate: rank 0: %s\n", m->file[i].error);
+                rc = PROPAGATE_FAILED;
+            }
+        /* every file complete first, then the renames */
+        for (int i = 0; i < 3 && rc == PROPAGATE_OK; i++)
+            if (m->final[i] != NULL && npy_writer_commit(&m->file[i]) != 0) {
+                fprintf(stderr, "prism-propagate: rank 0: %s\n", m->file[i].error);
+                rc = PROPAGATE_FAILED;
+            }
+        for (int i = 0; i < 3; i++)
+            if (m->final[i] != NULL)
+                npy_writer_abort(&m->file[i]);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return rc;
 }
 
-/* The outputs, in rank order, into the files asked for. */
-static int gather(propagate_mpi *m)
-{
-    void *buf = malloc(CHUNK_BYTES);
-    int ok = buf != NULL, all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all) {
-        fprintf(stderr, "prism-propagate: rank %d: no memory to write the outputs\n", m->rank);
-        free(buf);
-        return PROPAGATE_FAILED;
-    }
-    int rc = PROPAGATE_OK;
-    for (int i = 0; i < 3 && rc == PROPAGATE_OK; i++) {
-        if (m->final[i] == NULL)
-            continue;
-        const size_t row = 4 * (size_t)(m->dims[i][0] * m->dims[i][1]);
-        rc = write_shared(m, i, buf, CHUNK_BYTES / row);
-    }
-    free(buf);
-    return rc;
-}
-
-/* Rank 0: each rank's bytes read and written by gather, and its time
- * before its run, for the summary. */
+/* Rank 0: each rank's bytes read and written of the outputs, its time
+ * before its run and in MPI_Init, for the summary. */
 static void gather_io(propagate_mpi *m, propagate_summary *s, double setup)
 {
     const uint64_t mine[2] = {m->io_read, m->io_written};
     uint64_t *all = m->rank == 0 ? calloc((size_t)m->ranks * 2, sizeof *all) : NULL;
-    double *setups = m->rank == 0 ? calloc((size_t)m->ranks, sizeof *setups) : NULL;
+    double *setups = m->rank == 0 ? calloc((size_t)m->ranks * 2, sizeof *setups) : NULL;
+    const double times[2] = {setup, m->init_seconds};
     MPI_Gather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    MPI_Gather(&setup, 1, MPI_DOUBLE, setups, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(times, 2, MPI_DOUBLE, setups, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (m->rank == 0 && s != NULL && all != NULL && setups != NULL) {
         s->rank_io = all;
         s->rank_setup = setups;
@@ -332,13 +442,6 @@ static void gather_io(propagate_mpi *m, propagate_summary *s, double setup)
     }
     free(all);
     free(setups);
-}
-
-static void remove_mine(propagate_mpi *m)
-{
-    for (int i = 0; i < 3; i++)
-        if (m->final[i] != NULL)
-            unlink(m->mine[i]);
 }
 
 int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool *print,
@@ -350,18 +453,21 @@ int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool 
     m->finished = true;
     if (sum == NULL && rc == PROPAGATE_OK) /* stopped before its run */
         rc = PROPAGATE_FAILED;
-    int worst = agree(m, rc);
+    /* the steps every rank takes whatever happened to it, so none waits */
+    uint64_t batch = 0;
+    if (!m->readied)
+        propagate_mpi_ready(m, false, 0, &batch);
+    propagate_mpi_drain(m, rc == PROPAGATE_OK);
+    /* a rank that stopped only because another failed is not named as failed */
+    int worst = agree(m, m->by_other ? PROPAGATE_OK : rc);
+    if (rc != PROPAGATE_OK && worst == PROPAGATE_OK)
+        worst = rc;
+    worst = commit(m, worst == PROPAGATE_OK) != PROPAGATE_OK ? PROPAGATE_FAILED : worst;
     if (worst == PROPAGATE_OK) {
         sum_summary(m, sum);
-        worst = gather(m);
         gather_io(m, sum, setup);
-        *print = m->rank == 0 && worst == PROPAGATE_OK;
+        *print = m->rank == 0;
     }
-    remove_mine(m);
-    /* the summary names the files asked for, not this rank's */
-    const char **paths[3] = {&m->opt->hits, &m->opt->out, &m->opt->records};
-    for (int i = 0; i < 3; i++)
-        *paths[i] = m->final[i];
     m->rc = worst == PROPAGATE_OK ? PROPAGATE_OK : PROPAGATE_FAILED;
     return m->rc;
 }
@@ -371,6 +477,7 @@ int propagate_mpi_end(propagate_mpi *m, int rc)
     bool print;
     rc = propagate_mpi_finish(m, rc, NULL, &print, 0.0);
     MPI_Finalize();
+    free(m->counts);
     free(m);
     return rc;
 }

@@ -53,8 +53,6 @@ typedef struct propagate_options {
     const char *devices; /* --devices all|0,1: several contexts (NULL: one, or
                                      $PRISM_DEVICE's list) */
     bool json, quiet, validate, help;
-    bool scratch_outputs; /* the outputs are an MPI rank's own, read back once the
-                                     ranks are done: not worth an fsync */
 } propagate_options;
 
 /* Fill `o` from argv: 0, or -1 with one line in `err`. */
@@ -82,9 +80,9 @@ typedef struct propagate_summary {
     size_t engine_peak_bytes;  /* the context's ledger at its peak (device, pinned, mapped) */
     size_t host_peak_bytes;    /* the process's peak resident memory (getrusage) */
     uint64_t hits, out_rows, record_rows;
-    /* under MPI, on rank 0: each rank's bytes read and written when the
-     * outputs were put together (rank_io[2 r], rank_io[2 r + 1]) and its
-     * seconds before its run */
+    /* under MPI, on rank 0: each rank's bytes read and written of the
+     * outputs (rank_io[2 r], rank_io[2 r + 1]), its seconds before its run
+     * (rank_setup[2 r]) and in MPI_Init (rank_setup[2 r + 1]) */
     size_t ranks;
     uint64_t *rank_io;
     double *rank_setup;
@@ -119,6 +117,9 @@ typedef struct propagate_run_info {
      * source's count (an MPI rank's share; the whole run otherwise). */
     uint64_t begin, end;
     int rank, ranks;
+    /* under mpirun: the ranks take the run's batches in turn and write
+     * their rows in place (propagate_mpi.h); NULL otherwise */
+    struct propagate_mpi *mpi;
 } propagate_run_info;
 
 void propagate_summary_print(const propagate_summary *s, const propagate_run_info *run);
