@@ -269,23 +269,37 @@ int main(int argc, char **argv)
     }
     npy_remove_temporaries_on_signals("prism-propagate");
     propagate_mpi *mpi = NULL;
+    propagate_run_info run = {.opt = &o, .started = started};
+    startup early = {.rc = PROPAGATE_OK};
 #ifdef PRISM_HAVE_MPI
+    /* Under mpirun the rank's first context is made while MPI_Init runs
+     * (a quarter of a second each on the test machine). */
+    const bool early_mpi = !o.validate && propagate_mpi_prepare(&o);
+    if (early_mpi)
+        start_early(&early, &o, &run);
     int mpi_rc;
     mpi = propagate_mpi_begin(&o, &argc, &argv, &mpi_rc);
-    if (mpi_rc != PROPAGATE_OK)
-        return mpi_rc;
-    if (mpi != NULL && o.validate) {
+    int bad = mpi_rc;
+    if (bad == PROPAGATE_OK && mpi != NULL && o.validate) {
         fprintf(stderr, "prism-propagate: --validate runs in one process: not under mpirun\n");
-        return propagate_mpi_end(mpi, PROPAGATE_USAGE);
+        bad = PROPAGATE_USAGE;
     }
-    if (mpi != NULL && propagate_mpi_check_outputs(mpi) != PROPAGATE_OK)
-        return propagate_mpi_end(mpi, PROPAGATE_FAILED);
+    if (bad == PROPAGATE_OK && mpi != NULL && propagate_mpi_check_outputs(mpi) != PROPAGATE_OK)
+        bad = PROPAGATE_FAILED;
+    if (bad != PROPAGATE_OK) {
+        if (early_mpi) {
+            bool ok;
+            first_ready(&early, NULL);
+            close_contexts(&run, &ok);
+        }
+        return mpi != NULL ? propagate_mpi_end(mpi, bad) : bad;
+    }
+    if (mpi != NULL && !early_mpi && !o.validate)
+        start_early(&early, &o, &run);
 #endif
     if (mpi == NULL && check_outputs(&o) != PROPAGATE_OK)
         return PROPAGATE_FAILED;
-    propagate_run_info run = {.opt = &o, .started = started};
-    startup early = {.rc = PROPAGATE_OK};
-    if (!o.validate)
+    if (mpi == NULL && !o.validate)
         start_early(&early, &o, &run);
     prism_scene *scene = load(&o, &run.load_seconds);
     int rc = PROPAGATE_FAILED;

@@ -32,6 +32,7 @@ struct propagate_mpi {
     bool stopped;                 /* a rank said it failed */
     bool by_other;                /* this rank stopped for another's failure only */
     double init_seconds;          /* in MPI_Init_thread */
+    double finish_seconds;        /* from the end of its run to the files in place */
     uint64_t hits_total;          /* hits of the rounds so far, every rank's */
     uint64_t *counts;             /* [ranks]: the last round's */
     npy_writer file[3];           /* rank 0: the files, until committed */
@@ -82,6 +83,18 @@ static void release_stderr(propagate_mpi *m, char *text)
     unlink(m->capture);
 }
 
+bool propagate_mpi_prepare(propagate_options *o)
+{
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK"),
+               *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (!under_mpirun() || local == NULL || rank == NULL)
+        return false;
+    o->local_rank = atoi(local);
+    if (atoi(rank) > 0)
+        o->quiet = true;
+    return true;
+}
+
 propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv, int *rc)
 {
     *rc = PROPAGATE_OK;
@@ -113,9 +126,12 @@ propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv
         const int each = omp_get_num_procs() / local_ranks;
         omp_set_num_threads(each > 0 ? each : 1);
     }
-    o->local_rank = m->local_rank;
+    /* as propagate_mpi_prepare guessed them, or set now; written only when
+     * they change, since a context may be being made from them already */
+    if (o->local_rank != m->local_rank)
+        o->local_rank = m->local_rank;
     m->opt = o;
-    if (m->rank > 0)
+    if (m->rank > 0 && !o->quiet)
         o->quiet = true;
     const char *paths[3] = {o->hits, o->out, o->records};
     const uint32_t k = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
@@ -425,15 +441,15 @@ static int commit(propagate_mpi *m, int ok)
 }
 
 /* Rank 0: each rank's bytes read and written of the outputs, its time
- * before its run and in MPI_Init, for the summary. */
+ * before its run, in MPI_Init and in finishing, for the summary. */
 static void gather_io(propagate_mpi *m, propagate_summary *s, double setup)
 {
     const uint64_t mine[2] = {m->io_read, m->io_written};
     uint64_t *all = m->rank == 0 ? calloc((size_t)m->ranks * 2, sizeof *all) : NULL;
-    double *setups = m->rank == 0 ? calloc((size_t)m->ranks * 2, sizeof *setups) : NULL;
-    const double times[2] = {setup, m->init_seconds};
+    double *setups = m->rank == 0 ? calloc((size_t)m->ranks * 3, sizeof *setups) : NULL;
+    const double times[3] = {setup, m->init_seconds, m->finish_seconds};
     MPI_Gather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    MPI_Gather(times, 2, MPI_DOUBLE, setups, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(times, 3, MPI_DOUBLE, setups, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (m->rank == 0 && s != NULL && all != NULL && setups != NULL) {
         s->rank_io = all;
         s->rank_setup = setups;
@@ -454,6 +470,7 @@ int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool 
     if (sum == NULL && rc == PROPAGATE_OK) /* stopped before its run */
         rc = PROPAGATE_FAILED;
     /* the steps every rank takes whatever happened to it, so none waits */
+    const double t0 = omp_get_wtime();
     uint64_t batch = 0;
     if (!m->readied)
         propagate_mpi_ready(m, false, 0, &batch);
@@ -463,6 +480,7 @@ int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool 
     if (rc != PROPAGATE_OK && worst == PROPAGATE_OK)
         worst = rc;
     worst = commit(m, worst == PROPAGATE_OK) != PROPAGATE_OK ? PROPAGATE_FAILED : worst;
+    m->finish_seconds = omp_get_wtime() - t0;
     if (worst == PROPAGATE_OK) {
         sum_summary(m, sum);
         gather_io(m, sum, setup);

@@ -18,6 +18,11 @@
 
 typedef struct propagate_mpi propagate_mpi;
 
+/* Before MPI starts: under Open MPI's mpirun, o->local_rank and o->quiet as
+ * propagate_mpi_begin will set them, from the launcher's variables, so the
+ * rank's first context can be made while MPI_Init runs. false when they
+ * are not known (then begin sets them). */
+bool propagate_mpi_prepare(propagate_options *o);
 /* Under mpirun (Open MPI's or PMIx's variables set) in an MPI build:
  * MPI_Init, o's outputs replaced by this rank's files, o->local_rank set,
  * stderr kept for rank 0 to show; NULL otherwise (a plain run). On a

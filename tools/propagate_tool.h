@@ -82,7 +82,8 @@ typedef struct propagate_summary {
     uint64_t hits, out_rows, record_rows;
     /* under MPI, on rank 0: each rank's bytes read and written of the
      * outputs (rank_io[2 r], rank_io[2 r + 1]), its seconds before its run
-     * (rank_setup[2 r]) and in MPI_Init (rank_setup[2 r + 1]) */
+     * (rank_setup[3 r]), in MPI_Init (3 r + 1) and finishing the files
+     * after its run (3 r + 2) */
     size_t ranks;
     uint64_t *rank_io;
     double *rank_setup;

@@ -23,6 +23,13 @@ extern "C" {
 #include "engine/launch/kernel_backend.h"
 
 #define PRISM_PHOTON_BLOCK 128
+/* Blocks an SM must hold at once: caps the step kernel's registers (a
+ * build-time experiment: -DPRISM_PHOTON_MIN_BLOCKS=8 asks for 64). */
+#ifdef PRISM_PHOTON_MIN_BLOCKS
+#define PRISM_PHOTON_BOUNDS __launch_bounds__(PRISM_PHOTON_BLOCK, PRISM_PHOTON_MIN_BLOCKS)
+#else
+#define PRISM_PHOTON_BOUNDS
+#endif
 
 static __global__ void prism_generate_kernel(prism_source_params s, prism_propagate_params q,
                                              const prism_photon *given, prism_photon *photons,
@@ -37,11 +44,10 @@ static __global__ void prism_generate_kernel(prism_source_params s, prism_propag
     queue[i] = i;
 }
 
-static __global__ void prism_propagate_kernel(prism_geometry_view g, prism_optics_view o,
-                                              prism_propagate_params q, prism_photon *photons,
-                                              prism_step_record *records, const uint32_t *queue_in,
-                                              uint32_t n_in, uint32_t *queue_out, uint32_t *counter,
-                                              uint32_t budget)
+static __global__ void PRISM_PHOTON_BOUNDS
+prism_propagate_kernel(prism_geometry_view g, prism_optics_view o, prism_propagate_params q,
+                       prism_photon *photons, prism_step_record *records, const uint32_t *queue_in,
+                       uint32_t n_in, uint32_t *queue_out, uint32_t *counter, uint32_t budget)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n_in)
