@@ -496,8 +496,11 @@ static void test_material_tables(void **state)
     prism_material_sample none = prism_optics_material(v, 3, 400.0f);
     assert_near(none.rindex, 1.0, 0, "none: index");
     assert_true(none.absorption_length >= PRISM_LENGTH_INFINITE);
-    assert_true(prism__optics_material_uses("FASTCOMPONENT"));
-    assert_false(prism__optics_material_uses("GROUPVEL"));
+    assert_true(prism__optics_material_uses(&m[1], "FASTCOMPONENT"));
+    assert_true(prism__optics_material_uses(&m[1], "REEMISSIONPROB"));
+    assert_false(prism__optics_material_uses(&m[0], "REEMISSIONPROB")); /* no spectrum */
+    assert_true(prism__optics_material_uses(&m[0], "RINDEX"));
+    assert_false(prism__optics_material_uses(&m[1], "GROUPVEL"));
     prism__optics_destroy(ctx, o);
     prism_context_destroy(ctx);
 }
@@ -537,6 +540,48 @@ static void test_g4dae_constants(void **state)
     assert_int_equal(mp.has_spectrum, 1);
     assert_near(icdf[0], 1239.84198e-6 / 3.0996e-6, 0.01, "400 nm");
     assert_near(icdf[ICDF - 1], 1239.84198e-6 / 2.4797e-6, 0.01, "500 nm");
+    prism_scene_free(s);
+}
+
+/* g4dae_optics.dae (tests/data/collada): a scintillator with G4DAE's
+ * constants, water with REEMISSIONPROB and no spectrum, and four skin
+ * surfaces: LUT (unsupported), a bare polished dielectric_dielectric,
+ * Chroma's names, a groundbackpainted layer. The build warns twice. */
+static void test_g4dae_optics_file(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    prism_load_desc d = {.error = err, .error_size = sizeof err};
+    prism_scene *s = NULL;
+    assert_int_equal(prism_scene_load(PRISM_TEST_DATA "/collada/g4dae_optics.dae", &d, &s),
+                     PRISM_SUCCESS);
+    logbook b;
+    prism_context *ctx = logging_context(&b);
+    prism_optics *o = NULL;
+    assert_int_equal(prism__optics_create(ctx, s, &o), PRISM_SUCCESS);
+    const prism_optics_view *v = prism__optics_view(o);
+    assert_int_equal(b.warnings, 2);
+    assert_true(logged(&b, "\"Water0x9\": REEMISSIONPROB without an emission spectrum", NULL));
+    assert_true(logged(&b, "surface \"LutSkin0x21\": model 2 (LUT)", "bare"));
+    const prism_material_params *ls = prism_optics_material_params(v, 0);
+    assert_true(ls->yield == 11522.0f);
+    assert_near(ls->time_fast, 3.64, 1e-6, "fast");
+    assert_near(ls->time_slow, 3.64, 1e-6, "one constant: slow = fast");
+    assert_int_equal(ls->has_spectrum, 1);
+    assert_near(prism_optics_reemission_prob(v, 0, 420.0f), 0.8, 1e-6, "LS reemits");
+    assert_true(prism_optics_reemission_prob(v, 1, 420.0f) == 0.0f);
+    float out[PRISM_SURF_COUNT_];
+    assert_int_equal(prism_optics_surface(v, 0, 420.0f, out), 0); /* LUT: bare */
+    assert_int_equal(prism_optics_surface(v, 1, 420.0f, out), 0); /* bare */
+    assert_int_equal(prism_optics_surface(v, 2, 420.0f, out), 1);
+    assert_int_equal(prism_optics_surface_params(v, 2).model, PRISM_SURFACE_MODEL_CHROMA);
+    assert_near(out[PRISM_SURF_DETECT], 0.2, 1e-6, "chroma detect");
+    assert_true(out[PRISM_SURF_ABSORB] == 0.0f); /* its REFLECTIVITY is not read */
+    assert_int_equal(prism_optics_surface(v, 3, 420.0f, out), 1);
+    assert_near(out[PRISM_SURF_RINDEX], 1.6, 1e-6, "paint layer");
+    assert_int_equal(prism_optics_surface_params(v, 3).finish, PRISM_FINISH_GROUND_BACKPAINTED);
+    prism__optics_destroy(ctx, o);
+    prism_context_destroy(ctx);
     prism_scene_free(s);
 }
 
@@ -637,12 +682,12 @@ static void test_generated_detector(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_flat_spectrum),      cmocka_unit_test(test_sloped_spectrum),
-        cmocka_unit_test(test_two_components),     cmocka_unit_test(test_bad_spectra),
-        cmocka_unit_test(test_unified_surface),    cmocka_unit_test(test_bare_surfaces),
-        cmocka_unit_test(test_chroma_surface),     cmocka_unit_test(test_unsupported_surfaces),
-        cmocka_unit_test(test_material_tables),    cmocka_unit_test(test_g4dae_constants),
-        cmocka_unit_test(test_generated_detector),
+        cmocka_unit_test(test_flat_spectrum),     cmocka_unit_test(test_sloped_spectrum),
+        cmocka_unit_test(test_two_components),    cmocka_unit_test(test_bad_spectra),
+        cmocka_unit_test(test_unified_surface),   cmocka_unit_test(test_bare_surfaces),
+        cmocka_unit_test(test_chroma_surface),    cmocka_unit_test(test_unsupported_surfaces),
+        cmocka_unit_test(test_material_tables),   cmocka_unit_test(test_g4dae_constants),
+        cmocka_unit_test(test_g4dae_optics_file), cmocka_unit_test(test_generated_detector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -290,7 +290,9 @@ PRISM_STATIC_ASSERT(sizeof(prism_material_params) % sizeof(float) == 0 &&
 
 /* ---- scintillation constants and the emission spectrum ---- */
 
-/* The material properties the tables read; prism-info lists the others. */
+/* The material properties the tables read; prism-info lists the others.
+ * The first six always; the rest only with an emission spectrum, without
+ * which nothing is emitted. */
 static const char *const material_names[] = {"RINDEX",
                                              "refractive_index",
                                              "ABSLENGTH",
@@ -312,11 +314,18 @@ static const char *const material_names[] = {"RINDEX",
                                              "SCINTILLATIONCOMPONENT1",
                                              "SCINTILLATIONCOMPONENT2"};
 
-bool prism__optics_material_uses(const char *name)
+bool prism__optics_material_uses(const prism_material *m, const char *name)
 {
-    for (size_t i = 0; i < sizeof material_names / sizeof *material_names; i++)
-        if (strcmp(name, material_names[i]) == 0)
+    for (size_t i = 0; i < sizeof material_names / sizeof *material_names; i++) {
+        if (strcmp(name, material_names[i]) != 0)
+            continue;
+        if (i < 6)
             return true;
+        prism_material_params params;
+        float icdf[PRISM_OPTICS_ICDF_COUNT];
+        prism__optics_material_params(NULL, m, &params, icdf);
+        return params.has_spectrum != 0;
+    }
     return false;
 }
 

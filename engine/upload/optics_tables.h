@@ -57,10 +57,11 @@ typedef enum prism_optics_surface_support {
     PRISM_OPTICS_SURFACE_UNSUPPORTED /* anything else: a bare boundary */
 } prism_optics_surface_support;
 prism_optics_surface_support prism__optics_surface_support(const prism_surface *s);
-/* Whether the tables read the property `name` of a material, or of
+/* Whether the tables read the property `name` of material m (the
+ * scintillation and reemission ones only with an emission spectrum) or of
  * surface s (as s is taken: a CHROMA surface reads only Chroma's names, an
  * unsupported one nothing); prism-info lists the others as ignored. */
-bool prism__optics_material_uses(const char *name);
+bool prism__optics_material_uses(const prism_material *m, const char *name);
 bool prism__optics_surface_uses(const prism_surface *s, const char *name);
 /* Geant4's names of the enum values a G4DAE file writes. */
 const char *prism__optics_model_name(int model);
