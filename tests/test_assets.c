@@ -762,6 +762,26 @@ static void check_generated_tables(const prism_scene *s)
     assert_table(prism_material_property(ls, "RINDEX"), 61, 200, 1.5825, 800, 1.477031, 1e-5);
     assert_table(prism_material_property(ls, "RAYLEIGH"), 61, 200, 1.16998, 800, 299.516, 1e-4);
     assert_non_null(prism_material_property(ls, "ABSLENGTH"));
+    /* The scintillator's reemission (0.8 below 430 nm) and emission tables,
+     * and Geant4's constants as G4DAE writes them: one point at 0 nm. */
+    assert_table(prism_material_property(ls, "REEMISSIONPROB"), 61, 200, 0.8, 800, 0, 1e-4);
+    assert_int_equal(prism_material_property(ls, "FASTCOMPONENT")->count, 61);
+    assert_int_equal(prism_material_property(ls, "SLOWCOMPONENT")->count, 61);
+    static const struct {
+        const char *name;
+        float value;
+    } constants[] = {{"SCINTILLATIONYIELD", 10000.0f},
+                     {"RESOLUTIONSCALE", 1.0f},
+                     {"FASTTIMECONSTANT", 4.9f},
+                     {"SLOWTIMECONSTANT", 20.6f},
+                     {"YIELDRATIO", 0.8f}};
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
+        const prism_property *c = prism_material_property(ls, constants[i].name);
+        assert_non_null(c);
+        assert_int_equal(c->count, 1);
+        assert_true(c->wavelength_nm[0] == 0.0f);
+        assert_true(c->value[0] == constants[i].value);
+    }
     static const char *with_rindex[] = {"Air0xc0d4c80", "MineralOil0xc2ab6e8", "Acrylic0xc2a4b38",
                                         "Pyrex0xc1f2d40", "Vacuum0xc0bf8b8"};
     for (size_t i = 0; i < 5; i++) {
@@ -780,6 +800,15 @@ static void check_generated_tables(const prism_scene *s)
     assert_int_equal(eff->count, 61);
     assert_near(eff->wavelength_nm[20], 400.0, 0.01, "EFFICIENCY nm"); /* 200 + 20 x 10 */
     assert_near(eff->value[20], 0.25, 1e-6, "EFFICIENCY peak");
+    /* The tank wall: a unified ground reflector with lobe constants. */
+    const prism_surface *wall = &s->surfaces[surface(s, "__dd__Geometry__Tank__TankWallSurface")];
+    assert_int_equal(wall->model, 1);
+    assert_int_equal(wall->type, 0);
+    assert_int_equal(wall->finish, 3);
+    assert_near(surface_property(wall, "REFLECTIVITY")->value[0], 0.9, 1e-6, "wall R");
+    assert_near(surface_property(wall, "SPECULARLOBECONSTANT")->value[0], 0.2, 1e-6, "lobe");
+    assert_near(surface_property(wall, "SPECULARSPIKECONSTANT")->value[0], 0.1, 1e-6, "spike");
+    assert_non_null(surface_property(wall, "BACKSCATTERCONSTANT"));
 }
 
 #endif

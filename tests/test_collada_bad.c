@@ -327,6 +327,11 @@ static void test_bad_g4dae(void **state)
     expect_bad_text(DOC(MAT("<matrix coldim=\"2\" name=\"t\">0 1</matrix>"
                             "<property name=\"RINDEX\" ref=\"t\"/>")),
                     PRISM_ERROR_PARSE, "<matrix>", "photon energy 0 MeV is not positive");
+    /* G4DAE's constants ("-1 V 1 V") load; energies -1 and 1 with two
+     * values are no constant and no spectrum. */
+    expect_bad_text(DOC(MAT("<matrix coldim=\"2\" name=\"t\">-1 5 1 6</matrix>"
+                            "<property name=\"YIELDRATIO\" ref=\"t\"/>")),
+                    PRISM_ERROR_PARSE, "<matrix>", "photon energy -1 MeV is not positive");
     expect_bad_text(
         DOC(GEOM(
             POS TRI("0 1 2")) "<library_nodes><node id=\"lv\">" PLACE

@@ -835,48 +835,10 @@ static void test_sources(void **state)
     kt_free(&s, ctx);
 }
 
-/* Optics resampling: Geant4 surfaces map to probabilities; tables clamp. */
-static void test_optics_tables(void **state)
-{
-    (void)state;
-    prism_property props[2] = {{0}};
-    float wl[2] = {300, 500}, refl[2] = {0.2f, 0.6f}, eff[2] = {0.5f, 0.5f};
-    props[0] =
-        (prism_property){.name = "REFLECTIVITY", .wavelength_nm = wl, .value = refl, .count = 2};
-    props[1] =
-        (prism_property){.name = "EFFICIENCY", .wavelength_nm = wl, .value = eff, .count = 2};
-    prism_surface surf = {
-        .name = "cathode", .type = 0, .finish = 3, .properties = props, .properties_count = 2};
-    float t[PRISM_SURF_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
-    prism_surface_params sp;
-    prism__optics_resample_surface(&surf, t, &sp);
-    const unsigned n = PRISM_OPTICS_WAVELENGTH_COUNT;
-    /* grid point 11 is 280 nm (clamped: R 0.2), point 16 is 380 nm (R 0.36) */
-    assert_float_equal(t[PRISM_SURF_DETECT * n + 11], 0.4f, 1e-6);
-    assert_float_equal(t[PRISM_SURF_REFLECT_DIFFUSE * n + 16], 0.36f, 1e-6);
-    assert_float_equal(t[PRISM_SURF_REFLECT_SPECULAR * n + 16], 0.0f, 0);
-    assert_float_equal(t[PRISM_SURF_ABSORB * n + 37], 0.2f, 1e-6);
-    prism_surface bare = {.name = "bare", .type = 1};
-    prism__optics_resample_surface(&bare, t, &sp);
-    assert_true(t[0] < 0.0f);
-    float zero[2] = {0, 0};
-    prism_property bad = {.name = "RINDEX", .wavelength_nm = wl, .value = zero, .count = 2};
-    prism_material zm = {.name = "zero", .properties = &bad, .properties_count = 1};
-    float zt[PRISM_MAT_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
-    prism__optics_resample_material(&zm, zt);
-    assert_float_equal(zt[PRISM_MAT_RINDEX * n + 5], 1.0f, 0);
-    prism_material m = {.name = "none"};
-    float mt[PRISM_MAT_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
-    prism__optics_resample_material(&m, mt);
-    assert_float_equal(mt[PRISM_MAT_RINDEX * n], 1.0f, 0);
-    assert_true(mt[PRISM_MAT_ABSLENGTH * n] >= PRISM_LENGTH_INFINITE);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_philox_known_answers),
-        cmocka_unit_test(test_optics_tables),
         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_sphere_arrival_time),
         cmocka_unit_test(test_absorbing_slab),

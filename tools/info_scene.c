@@ -4,11 +4,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine/upload/optics_tables.h"
 #include "prism/scene.h"
 
 #define PROGRESS_MIN_BYTES (32u << 20)
@@ -74,6 +76,84 @@ static const struct {
              {PRISM_GEANT4_POINTER_IDS, "pointer_ids"},
              {PRISM_GEANT4_DD_PATHS, "dd_paths"}};
 
+/* ---- what the optics tables take from the file ---- */
+
+/* A property name the optics tables do not read, and how many materials
+ * and surfaces carry it. */
+typedef struct ignored {
+    const char *name;
+    size_t materials, surfaces;
+} ignored;
+
+typedef struct ignored_list {
+    ignored *at;
+    size_t count;
+    bool oom;
+} ignored_list;
+
+/* Count `name` once for its owner (a table may repeat a name). */
+static void ignore(ignored_list *l, const prism_property *props, size_t i, bool surface)
+{
+    const char *name = props[i].name != NULL ? props[i].name : "";
+    for (size_t j = 0; j < i; j++)
+        if (props[j].name != NULL && strcmp(props[j].name, name) == 0)
+            return;
+    size_t k = 0;
+    while (k < l->count && strcmp(l->at[k].name, name) != 0)
+        k++;
+    if (k == l->count) {
+        ignored *grown = realloc(l->at, (l->count + 1) * sizeof *grown);
+        if (grown == NULL) {
+            l->oom = true;
+            return;
+        }
+        l->at = grown;
+        l->at[l->count++] = (ignored){name, 0, 0};
+    }
+    if (surface)
+        l->at[k].surfaces++;
+    else
+        l->at[k].materials++;
+}
+
+static ignored_list ignored_properties(const prism_scene *s)
+{
+    ignored_list l = {0};
+    for (size_t m = 0; m < s->materials_count; m++) {
+        const prism_material *mat = &s->materials[m];
+        for (size_t i = 0; i < mat->properties_count; i++)
+            if (mat->properties[i].name == NULL ||
+                !prism__optics_material_uses(mat, mat->properties[i].name))
+                ignore(&l, mat->properties, i, false);
+    }
+    for (size_t f = 0; f < s->surfaces_count; f++) {
+        const prism_surface *sf = &s->surfaces[f];
+        for (size_t i = 0; i < sf->properties_count; i++)
+            if (sf->properties[i].name == NULL ||
+                !prism__optics_surface_uses(sf, sf->properties[i].name))
+                ignore(&l, sf->properties, i, true);
+    }
+    return l;
+}
+
+/* How the optics tables take surface f: "geant4" (glisur or unified, as the
+ * file says), "chroma" (its own probabilities), "bare" (it changes nothing:
+ * a polished dielectric_dielectric that never absorbs) or "unsupported" (a
+ * model, type or finish Prism lacks: a bare boundary, with a warning at
+ * upload). */
+static const char *surface_take(const prism_surface *f)
+{
+    prism_optics_surface_support support = prism__optics_surface_support(f);
+    if (support == PRISM_OPTICS_SURFACE_CHROMA)
+        return "chroma";
+    if (support == PRISM_OPTICS_SURFACE_UNSUPPORTED)
+        return "unsupported";
+    float table[PRISM_SURF_COUNT_ * PRISM_OPTICS_WAVELENGTH_COUNT];
+    prism_surface_params params;
+    prism__optics_resample_surface(NULL, f, table, &params);
+    return table[0] < 0.0f ? "bare" : "geant4";
+}
+
 static void json_props(const prism_property *p, size_t n)
 {
     printf("[");
@@ -122,9 +202,29 @@ static void print_json(const char *path, const prism_scene *s)
         printf(", \"kind\": \"%s\", \"properties\": ",
                f->kind == PRISM_SURFACE_SKIN ? "skin" : "border");
         json_props(f->properties, f->properties_count);
-        printf("}");
+        const char *take = surface_take(f);
+        printf(", \"model\": \"%s\", \"type\": \"%s\", \"finish\": \"%s\", \"value\": %.9g, "
+               "\"optics\": \"%s\", \"modelled\": %s}",
+               prism__optics_model_name(f->model), prism__optics_type_name(f->type),
+               prism__optics_finish_name(f->finish), f->value, take,
+               strcmp(take, "unsupported") != 0 ? "true" : "false");
     }
-    printf("],\n \"skipped\": {\"lines\": %zu, \"degenerate_polygons\": %zu, "
+    printf("],\n \"ignored_properties\": {\"materials\": {");
+    ignored_list l = ignored_properties(s);
+    for (size_t i = 0, n = 0; i < l.count; i++)
+        if (l.at[i].materials) {
+            printf(n++ ? ", " : "");
+            json_string(l.at[i].name);
+            printf(": %zu", l.at[i].materials);
+        }
+    printf("}, \"surfaces\": {");
+    for (size_t i = 0, n = 0; i < l.count; i++)
+        if (l.at[i].surfaces) {
+            printf(n++ ? ", " : "");
+            json_string(l.at[i].name);
+            printf(": %zu", l.at[i].surfaces);
+        }
+    printf("}},\n \"skipped\": {\"lines\": %zu, \"degenerate_polygons\": %zu, "
            "\"nonfinite_vertices\": %zu, \"unknown_elements\": %zu},\n",
            s->skipped.lines, s->skipped.degenerate_polygons, s->skipped.nonfinite_vertices,
            s->skipped.unknown_elements);
@@ -133,6 +233,7 @@ static void print_json(const char *path, const prism_scene *s)
     printf(" \"load_seconds\": %.6f, \"mb_per_second\": %.3f, \"triangles_per_second\": %.1f}\n",
            st->seconds, st->seconds > 0 ? (double)st->bytes / 1e6 / st->seconds : 0.0,
            st->triangles_per_second);
+    free(l.at);
 }
 
 static void human_props(const prism_property *p, size_t n)
@@ -180,8 +281,34 @@ static void print_human(const char *path, const prism_scene *s)
         const prism_surface *f = &s->surfaces[i];
         printf("    %s (%s)", f->name, f->kind == PRISM_SURFACE_SKIN ? "skin" : "border");
         human_props(f->properties, f->properties_count);
-        printf("\n");
+        const char *take = surface_take(f);
+        if (strcmp(take, "chroma") == 0) {
+            printf("; Chroma's probabilities: modelled\n");
+            continue;
+        }
+        printf("; %s %s %s, %s %g: %s\n", prism__optics_model_name(f->model),
+               prism__optics_type_name(f->type), prism__optics_finish_name(f->finish),
+               f->model == PRISM_SURFACE_MODEL_GLISUR ? "polish" : "sigma_alpha", f->value,
+               strcmp(take, "geant4") == 0 ? "modelled"
+               : strcmp(take, "bare") == 0
+                   ? "modelled (changes nothing: a bare boundary)"
+                   : "NOT modelled (model, type or finish Prism lacks): a bare boundary");
     }
+    ignored_list l = ignored_properties(s);
+    if (s->materials_count || s->surfaces_count) {
+        printf("  ignored    ");
+        for (size_t i = 0; i < l.count; i++) {
+            printf("%s%s (", i ? ", " : "", l.at[i].name);
+            if (l.at[i].materials)
+                printf("%zu material%s", l.at[i].materials, l.at[i].materials == 1 ? "" : "s");
+            if (l.at[i].surfaces)
+                printf("%s%zu surface%s", l.at[i].materials ? ", " : "", l.at[i].surfaces,
+                       l.at[i].surfaces == 1 ? "" : "s");
+            printf(")");
+        }
+        printf("%s\n", l.count ? "" : "nothing: the optics tables read every property given");
+    }
+    free(l.at);
     printf("  skipped    %zu lines, %zu degenerate polygons, %zu non-finite vertices, "
            "%zu unknown elements\n",
            s->skipped.lines, s->skipped.degenerate_polygons, s->skipped.nonfinite_vertices,

@@ -4,7 +4,8 @@
  * trailing <extra> of <library_nodes>: <opticalsurface>, <skinsurface>
  * (every triangle of one logical volume) and <bordersurface> (between two
  * placed volumes). Tables become (wavelength nm, value) sorted by
- * wavelength; Geant4 lengths (mm) become metres. */
+ * wavelength, constants one point at wavelength 0; Geant4 lengths (mm)
+ * become metres. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +203,22 @@ static void sort_table(float *w, float *v, size_t n)
     }
 }
 
+/* Geant4's constant properties (SCINTILLATIONYIELD, YIELDRATIO, the time
+ * constants) have no energy axis; G4DAE writes each as a table over the
+ * made-up energies -1 and 1 MeV holding the value twice ("-1 11522 1
+ * 11522"). A table with a non-positive energy and one value throughout is
+ * such a constant; any other non-positive energy is an error. */
+static bool is_constant(const float *d, size_t n)
+{
+    bool nonpositive = false;
+    for (size_t i = 0; i < n; i++) {
+        nonpositive = nonpositive || !(d[2 * i] > 0);
+        if (d[2 * i + 1] != d[1])
+            return false;
+    }
+    return n >= 2 && nonpositive;
+}
+
 static bool convert(prism__cl *L, const cl_prop *p, const cl_table *t, prism_property *out)
 {
     const float *d = CL_PTR(L->table_data, float, t->first);
@@ -215,6 +232,12 @@ static bool convert(prism__cl *L, const cl_prop *p, const cl_table *t, prism_pro
     if (!out->name || !out->wavelength_nm || !out->value) {
         prism__cl_oom(L);
         return false;
+    }
+    if (is_constant(d, n)) {
+        out->count = 1;
+        out->wavelength_nm[0] = 0.0f;
+        out->value[0] = (float)(d[1] * scale);
+        return true;
     }
     for (size_t i = 0; i < n; i++) {
         if (!(d[2 * i] > 0)) {

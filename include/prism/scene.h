@@ -25,7 +25,9 @@ typedef enum prism_up_axis {
 
 /** A property table of a material or surface: `count` (wavelength, value)
  * pairs, sorted by increasing wavelength. Wavelengths in nm; lengths
- * (ABSLENGTH, RAYLEIGH, ...) in metres; other values as the file gave them. */
+ * (ABSLENGTH, RAYLEIGH, ...) in metres; other values as the file gave them.
+ * A Geant4 constant property (SCINTILLATIONYIELD, YIELDRATIO, ...; G4DAE
+ * writes it as a table over energies -1 and 1) has count 1 and wavelength 0. */
 typedef struct prism_property {
     char *name; /* "RINDEX", "ABSLENGTH", "RAYLEIGH", "EFFICIENCY", ... */
     float *wavelength_nm;

@@ -15,7 +15,8 @@ enum {
     PRISM_MAT_RINDEX = 0,
     PRISM_MAT_ABSLENGTH,
     PRISM_MAT_RAYLEIGH,
-    PRISM_MAT_REEMISSIONPROB, /* probability that a bulk absorption reemits (0: never) */
+    PRISM_MAT_REEMISSIONPROB, /* probability that a bulk absorption reemits (0: never;
+                                 all 0 when the material has no emission spectrum) */
     PRISM_MAT_COUNT_
 };
 /* Per surface, `wavelength_count` floats each. For PRISM_SURFACE_MODEL_CHROMA
@@ -23,8 +24,11 @@ enum {
  * For Geant4's models (glisur, unified) DETECT and ABSORB are what the
  * surface takes before its model acts ((1-R)E and (1-R)(1-E) with R its
  * REFLECTIVITY, E its EFFICIENCY), the two REFLECT rows are unused, and the
- * unified model's lobe constants follow (the Lambertian lobe is the rest),
- * then the index of a back-painted surface's layer (0: the next material's). */
+ * unified model's lobe constants follow (the Lambertian lobe is the rest;
+ * clamped so that spike + lobe + backscatter <= 1, truncated in that order
+ * as Geant4's successive draws do; all 0 for glisur), then the index of a
+ * back-painted surface's layer (0: the next material's; 0 unless the
+ * surface is a backpainted dielectric_dielectric). */
 enum {
     PRISM_SURF_DETECT = 0,
     PRISM_SURF_ABSORB,
@@ -43,11 +47,16 @@ enum {
 
 /* A material's scintillation and reemission constants (G4DAE's
  * SCINTILLATIONYIELD, RESOLUTIONSCALE, FASTTIMECONSTANT, SLOWTIMECONSTANT,
- * YIELDRATIO, or SCINTILLATIONTIMECONSTANT1/2 and SCINTILLATIONYIELD1). */
+ * YIELDRATIO, or SCINTILLATIONTIMECONSTANT1/2 and SCINTILLATIONYIELD1/2).
+ * The emission spectrum is one per material: with two components, their
+ * normalised spectra summed with weights yield_ratio and 1 - yield_ratio,
+ * so a photon's wavelength is drawn apart from its time component. The
+ * host guarantees yield > 0 and a nonzero REEMISSIONPROB row only with
+ * has_spectrum. */
 typedef struct prism_material_params {
     float yield;            /* photons per MeV; 0: does not scintillate */
     float resolution_scale; /* 1 when not given */
-    float time_fast;        /* ns, decay constant of the first component */
+    float time_fast;        /* ns, decay constant of the first component (0: none given) */
     float time_slow;        /* ns, of the second (= time_fast when one) */
     float yield_ratio;      /* fraction of photons in the first component */
     uint32_t has_spectrum;  /* 1: emission_icdf holds the material's spectrum */
@@ -72,6 +81,10 @@ enum {
     PRISM_FINISH_GROUND_BACKPAINTED
 };
 
+/* A surface's model as the file gave it (CHROMA for Chroma's names). A
+ * surface stored as bare (detect -1), one Prism does not model included
+ * (model LUT, say), keeps the file's values here: they mean nothing, and a
+ * kernel asks prism_optics_surface (which returns 0 for it) first. */
 typedef struct prism_surface_params {
     uint32_t model;    /* PRISM_SURFACE_MODEL_* */
     uint32_t type;     /* PRISM_SURFACE_DIELECTRIC_* */
