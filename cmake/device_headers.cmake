@@ -25,7 +25,8 @@ set(inc ${PROJECT_SOURCE_DIR}/include/prism)
 set(PRISM_PUBLIC_HEADERS
   ${inc}/prism.h ${inc}/export.h ${inc}/result.h ${inc}/context.h ${inc}/memory.h
   ${inc}/placement.h ${inc}/scene.h ${inc}/bvh.h ${inc}/geometry.h ${inc}/render.h
-  ${inc}/propagate.h ${inc}/kernels.h ${inc}/module.h ${inc}/device_view.h ${inc}/device.cuh)
+  ${inc}/propagate.h ${inc}/kernels.h ${inc}/module.h ${inc}/device_view.h ${inc}/device.cuh
+  ${inc}/gensteps.h)
 set(libc ${PROJECT_SOURCE_DIR}/engine/module/nvrtc_libc)
 set(PRISM_NVRTC_LIBC_HEADERS ${libc}/math.h ${libc}/stdbool.h ${libc}/stddef.h ${libc}/stdint.h)
 
