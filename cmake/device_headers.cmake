@@ -20,12 +20,13 @@ set(PRISM_DEVICE_KERNEL_HEADERS
   ${dev}/prism_hd.h ${dev}/vec.h ${dev}/kmath.h ${dev}/philox.h ${dev}/ray_triangle.h
   ${dev}/geometry_view.h ${dev}/bvh_traverse.h ${dev}/bvh_wide.h ${dev}/bvh_wide_traverse.h
   ${dev}/traverse.h ${dev}/traverse_gpu.h ${dev}/shade.h ${dev}/camera.h ${dev}/photon.h
-  ${dev}/physics.h ${dev}/source.h ${dev}/spawn.h ${dev}/optics_view.h)
+  ${dev}/physics.h ${dev}/source.h ${dev}/spawn.h ${dev}/optics_view.h ${dev}/genstep.h)
 set(inc ${PROJECT_SOURCE_DIR}/include/prism)
 set(PRISM_PUBLIC_HEADERS
   ${inc}/prism.h ${inc}/export.h ${inc}/result.h ${inc}/context.h ${inc}/memory.h
   ${inc}/placement.h ${inc}/scene.h ${inc}/bvh.h ${inc}/geometry.h ${inc}/render.h
-  ${inc}/propagate.h ${inc}/kernels.h ${inc}/module.h ${inc}/device_view.h ${inc}/device.cuh)
+  ${inc}/propagate.h ${inc}/kernels.h ${inc}/module.h ${inc}/device_view.h ${inc}/device.cuh
+  ${inc}/gensteps.h)
 set(libc ${PROJECT_SOURCE_DIR}/engine/module/nvrtc_libc)
 set(PRISM_NVRTC_LIBC_HEADERS ${libc}/math.h ${libc}/stdbool.h ${libc}/stddef.h ${libc}/stdint.h)
 

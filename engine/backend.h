@@ -89,11 +89,13 @@ typedef struct prism__backend {
                            const prism_render_params *p, uint32_t *image, uint32_t y0,
                            uint32_t rows);
     /* Photons [0, count) in arithmetic `math`: generated, record 0
-     * written, queue[i] = i. The host has one arithmetic (the exact one). */
+     * written, queue[i] = i. The host has one arithmetic (the exact one).
+     * `o`: the optics tables gensteps read (NULL: vacuum). */
     prism_result (*generate)(prism_context *ctx, prism_propagate_math math,
-                             const prism_source_params *s, const prism_propagate_params *q,
-                             const prism_photon *given, prism_photon *photons,
-                             prism_step_record *records, uint32_t *queue, uint32_t count);
+                             const prism_source_params *s, const prism_optics_view *o,
+                             const prism_propagate_params *q, const prism_photon *given,
+                             prism_photon *photons, prism_step_record *records, uint32_t *queue,
+                             uint32_t count);
     /* Up to `budget` steps of queue_in[0, n_in); survivors appended to
      * queue_out, their number in *n_out. `counter`: one uint32 of the
      * kernels' memory the CUDA kernels count in (the host needs none). */

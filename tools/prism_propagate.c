@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prism/device/genstep.h"
 #include "progress.h"
 #include "propagate_tool.h"
 #ifdef PRISM_HAVE_MPI
@@ -188,6 +189,38 @@ static int finish(propagate_mpi *mpi, int rc, propagate_summary *sum, bool *prin
     return rc;
 }
 
+/* The muon's gensteps through the first context's geometry (uploaded). */
+static int muon_gensteps(const propagate_options *o, propagate_run_info *run, prism_gensteps *g)
+{
+    if (prism_gensteps_muon(run->geometry, &o->muon_desc, g) != PRISM_SUCCESS) {
+        fprintf(stderr, "prism-propagate: muon: %s\n", prism_context_last_error(run->ctx));
+        return PROPAGATE_FAILED;
+    }
+    if (g->photons == 0) {
+        fprintf(stderr,
+                "prism-propagate: the muon made no photons: its track met %zu material "
+                "segment%s (%.3f m), none with beta n > 1 in 200-800 nm or a scintillation "
+                "yield\n",
+                g->segments, g->segments == 1 ? "" : "s", g->length);
+        return PROPAGATE_FAILED;
+    }
+    return PROPAGATE_OK;
+}
+
+/* What the gensteps hold, for the summary. */
+static void count_gensteps(propagate_run_info *run, const float *data, size_t count)
+{
+    const prism_genstep *g = (const prism_genstep *)(const void *)data;
+    run->genstep_count = count;
+    for (size_t k = 0; k < count; k++) {
+        run->genstep_photons += g[k].photons;
+        if (g[k].gentype == PRISM_GENSTEP_CERENKOV)
+            run->cerenkov_photons += g[k].photons;
+        else if (g[k].gentype == PRISM_GENSTEP_SCINTILLATION)
+            run->scintillation_photons += g[k].photons;
+    }
+}
+
 /* Upload, run, summarise (the first context is being made by `early`). */
 static int simulate(const propagate_options *o, prism_scene *scene, propagate_run_info *run,
                     propagate_mpi *mpi, startup *early)
@@ -195,7 +228,14 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     npy_reader in;
     memset(&in, 0, sizeof in);
     char err[1024];
-    if (o->photons && propagate_open_photons(o, &in, err, sizeof err)) {
+    float *gensteps = NULL; /* --gensteps' rows, or the muon's */
+    size_t genstep_count = 0;
+    uint64_t genstep_photons = 0;
+    prism_gensteps muon;
+    memset(&muon, 0, sizeof muon);
+    if ((o->photons && propagate_open_photons(o, &in, err, sizeof err)) ||
+        (o->gensteps && propagate_read_gensteps(o->gensteps, &gensteps, &genstep_count,
+                                                &genstep_photons, err, sizeof err))) {
         fprintf(stderr, "prism-propagate: %s\n", err);
         npy_reader_close(&in);
         bool print, ok;
@@ -203,8 +243,37 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
         close_contexts(run, &ok);
         return finish(mpi, PROPAGATE_FAILED, NULL, &print, 0.0);
     }
-    const uint64_t count = o->count ? o->count : o->photons ? in.rows : PROPAGATE_DEFAULT_COUNT;
-    const prism_photon_source src = propagate_source(o, scene, count);
+    int rc = PROPAGATE_OK;
+    bool ready = false; /* the first context made and the detector uploaded */
+    if (o->muon) {      /* the track is traced through the uploaded geometry */
+        rc = first_ready(early, scene);
+        ready = true;
+        if (rc == PROPAGATE_OK && (rc = muon_gensteps(o, run, &muon)) == PROPAGATE_OK) {
+            gensteps = muon.data;
+            genstep_count = muon.count;
+            genstep_photons = muon.photons;
+        }
+    }
+    if (rc == PROPAGATE_OK && gensteps != NULL) {
+        count_gensteps(run, gensteps, genstep_count);
+        if (o->count > genstep_photons) {
+            fprintf(stderr, "prism-propagate: --count %llu, but the gensteps hold %llu photons\n",
+                    (unsigned long long)o->count, (unsigned long long)genstep_photons);
+            rc = PROPAGATE_FAILED;
+        }
+    }
+    if (rc == PROPAGATE_OK && o->save_gensteps &&
+        propagate_write_gensteps(o->save_gensteps, gensteps, genstep_count, err, sizeof err)) {
+        fprintf(stderr, "prism-propagate: %s\n", err);
+        rc = PROPAGATE_FAILED;
+    }
+    const uint64_t count = o->count           ? o->count
+                           : o->photons       ? in.rows
+                           : gensteps != NULL ? genstep_photons
+                                              : PROPAGATE_DEFAULT_COUNT;
+    prism_photon_source src = propagate_source(o, scene, count);
+    src.gensteps = gensteps;
+    src.genstep_count = genstep_count;
     run->photons = &in;
     run->source = &src;
     run->begin = 0;
@@ -215,7 +284,10 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
 #endif
     propagate_summary sum;
     bool print = false;
-    int rc = first_ready(early, scene);
+    if (!ready) {
+        const int up = first_ready(early, rc == PROPAGATE_OK ? scene : NULL);
+        rc = rc == PROPAGATE_OK ? up : rc;
+    }
     run->join = join_context;
     run->join_user = early;
     run->setup_seconds = tool_now() - run->started;
@@ -239,6 +311,10 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     if (!ok && rc == PROPAGATE_OK)
         rc = PROPAGATE_FAILED;
     npy_reader_close(&in);
+    if (o->muon)
+        prism_gensteps_free(&muon);
+    else
+        free(gensteps);
     return rc;
 }
 

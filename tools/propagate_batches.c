@@ -7,11 +7,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "cli.h"
 #include "outputs.h"
+#include "prism/device/genstep.h"
 #include "prism/memory.h"
 #include "progress.h"
 #include "propagate_tool.h"
@@ -26,6 +28,8 @@ prism_photon_source propagate_source(const propagate_options *o, const prism_sce
     src.count = (size_t)count;
     if (o->photons != NULL)
         src.kind = PRISM_SOURCE_PHOTONS;
+    else if (o->gensteps != NULL || o->muon)
+        src.kind = PRISM_SOURCE_GENSTEPS; /* the gensteps: the caller's to give */
     else if (!o->engine.source_given)
         for (int i = 0; i < 3; i++)
             src.position[i] = 0.5f * (scene->bbox_min[i] + scene->bbox_max[i]);
@@ -42,6 +46,60 @@ int propagate_open_photons(const propagate_options *o, npy_reader *in, char *err
     if (o->count > in->rows)
         return tool_fail(err, size, "--count %llu, but %s holds %llu photons",
                          (unsigned long long)o->count, o->photons, (unsigned long long)in->rows);
+    return 0;
+}
+
+static const uint64_t GENSTEP_DIMS[2] = {6, 4};
+
+int propagate_read_gensteps(const char *path, float **data, size_t *count, uint64_t *photons,
+                            char *err, size_t size)
+{
+    *data = NULL;
+    *count = 0;
+    *photons = 0;
+    npy_reader in;
+    if (npy_reader_open(&in, path, GENSTEP_DIMS, 2)) {
+        tool_fail(err, size, "%s (gensteps: float32 (N,6,4))", in.error);
+        npy_reader_close(&in);
+        return -1;
+    }
+    int rc = 0;
+    if (in.rows == 0)
+        rc = tool_fail(err, size, "%s: no gensteps in it", path);
+    else if (in.rows > SIZE_MAX / sizeof(prism_genstep) ||
+             (*data = malloc((size_t)in.rows * sizeof(prism_genstep))) == NULL)
+        rc = tool_fail(err, size, "%s: no memory for %llu gensteps", path,
+                       (unsigned long long)in.rows);
+    else if (npy_reader_read(&in, *data, (size_t)in.rows))
+        rc = tool_fail(err, size, "%s", in.error);
+    if (rc == 0) {
+        *count = (size_t)in.rows;
+        const prism_genstep *g = (const prism_genstep *)(const void *)*data;
+        for (size_t k = 0; k < *count; k++)
+            *photons += g[k].photons;
+        if (*photons == 0)
+            rc = tool_fail(err, size, "%s: its %zu gensteps hold no photons", path, *count);
+    }
+    if (rc != 0) {
+        free(*data);
+        *data = NULL;
+        *count = 0;
+    }
+    npy_reader_close(&in);
+    return rc;
+}
+
+int propagate_write_gensteps(const char *path, const float *data, size_t count, char *err,
+                             size_t size)
+{
+    npy_writer w;
+    if (npy_writer_open(&w, path, GENSTEP_DIMS, 2))
+        return tool_fail(err, size, "%s", w.error);
+    if (npy_writer_append(&w, data, count) || npy_writer_commit(&w)) {
+        tool_fail(err, size, "%s", w.error);
+        npy_writer_abort(&w);
+        return -1;
+    }
     return 0;
 }
 
@@ -64,9 +122,12 @@ int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n, uint
 
 /* The photons the run will write: --count, else --photons' rows (0 when
  * that file cannot be read: its own check says why, later), else the
- * default. */
+ * default; gensteps' photons are not known before they are read or made
+ * (0: not checked). */
 static uint64_t photons_to_write(const propagate_options *o)
 {
+    if (o->count == 0 && (o->gensteps != NULL || o->muon))
+        return 0;
     if (o->count != 0 || o->photons == NULL)
         return o->count != 0 ? o->count : PROPAGATE_DEFAULT_COUNT;
     npy_reader in;

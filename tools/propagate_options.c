@@ -23,8 +23,19 @@ void propagate_options_usage(FILE *out)
           "  --source beam:x,y,z,dx,dy,dz[,radius[,divergence]]\n"
           "                          a disc of radius (m) at x,y,z shining along\n"
           "                          dx,dy,dz, divergence a half-angle in degrees\n"
+          "  --gensteps in.npy       Cerenkov and scintillation photons made on the\n"
+          "                          device from gensteps: float32, shape (N,6,4),\n"
+          "                          Opticks's layout in metres and ns (below)\n"
+          "  --source muon:x,y,z,dx,dy,dz,energy\n"
+          "                          a muon's gensteps: a straight track from x,y,z\n"
+          "                          (m) along dx,dy,dz of total energy (GeV) through\n"
+          "                          the detector, Cerenkov light in 200-800 nm where\n"
+          "                          beta n > 1, scintillation (2 MeV/cm) where a\n"
+          "                          material has a yield; energy loss not followed\n"
+          "  --save-gensteps g.npy   write the gensteps of the run, (N,6,4)\n"
           "  --count N               photons (default 1000000; with --photons the\n"
-          "                          file's first N, default all; 1e9 is fine)\n"
+          "                          file's first N, default all; with gensteps their\n"
+          "                          first N, default all of theirs; 1e9 is fine)\n"
           "\n"
           "outputs (written atomically: nothing appears unless the run succeeds;\n"
           "checked before the detector is loaded: each can be created where it is\n"
@@ -83,16 +94,44 @@ void propagate_options_usage(FILE *out)
           "  t = h[:, 0, 3]; solid = u[:, 3, 0]; history = u[:, 2, 3]\n"
           "Records: u = r.view(np.uint32); history = u[:, :, 4]; photon = u[:, :, 6].\n"
           "\n"
+          "genstep layout (prism/device/genstep.h, 24 float32, int words bit for bit):\n"
+          "  [0] gentype (15 Cerenkov, 16 scintillation), track id, material (the\n"
+          "      scene's index), photons   [1] x, y, z (m), t (ns)\n"
+          "  [2] dx, dy, dz (m), step length (m)   [3] code, charge, weight, velocity\n"
+          "      (m/ns)   Cerenkov: [4] BetaInverse, Wmin, Wmax (nm), maxCos\n"
+          "  [5] maxSin2, mean photons/m at start and end, end velocity (m/ns)\n"
+          "  scintillation: [4] component, wavelength without a spectrum (nm), 0, 0\n"
+          "  [5] decay time (ns; 0: the material's two components), 0, 0, 0\n"
+          "\n"
           "exit status: 0 success, 1 failure (file, engine, output), 2 bad command\n"
           "line, 3 --validate found the backends apart, 4 --validate without CUDA\n",
           out);
 }
 
-static const char *const VALUED[] = {"--photons",   "--source",  "--count",        "--hits",
-                                     "--out",       "--records", "--record-steps", "--seed",
-                                     "--max-steps", "--backend", "--placement",    "--bvh",
-                                     "--math",      "--batch",   "--unit",         "--devices",
-                                     NULL};
+static const char *const VALUED[] = {
+    "--photons",   "--source",       "--count",         "--hits",      "--out",
+    "--records",   "--record-steps", "--seed",          "--max-steps", "--backend",
+    "--placement", "--bvh",          "--math",          "--batch",     "--unit",
+    "--devices",   "--gensteps",     "--save-gensteps", NULL};
+
+/* --source muon:x,y,z,dx,dy,dz,energy (GeV, the total energy). */
+static int parse_muon(propagate_options *o, const char *val, char *err, size_t size)
+{
+    float v[7];
+    if (tool_parse_floats(val + 5, v, 7, 7) != 7 || (v[3] == 0 && v[4] == 0 && v[5] == 0) ||
+        !(v[6] > PRISM_MUON_MASS_GEV))
+        return tool_fail(err, size,
+                         "--source: expected muon:x,y,z,dx,dy,dz,energy (m, a nonzero "
+                         "direction, the total energy in GeV above the muon's %.4f), got '%s'",
+                         PRISM_MUON_MASS_GEV, val);
+    memset(&o->muon_desc, 0, sizeof o->muon_desc);
+    memcpy(o->muon_desc.position, v, sizeof o->muon_desc.position);
+    memcpy(o->muon_desc.direction, v + 3, sizeof o->muon_desc.direction);
+    o->muon_desc.energy_gev = v[6];
+    o->muon = true;
+    o->engine.source_given = true;
+    return 0;
+}
 static const char *const MATH_NAMES[] = {"default", "exact", "fast", NULL};
 
 /* The options that name a file or a count. Returns 1 for none of them. */
@@ -101,6 +140,12 @@ static int parse_io(propagate_options *o, const char *opt, const char *val, char
     uint64_t v;
     if (!strcmp(opt, "--photons"))
         o->photons = val;
+    else if (!strcmp(opt, "--gensteps"))
+        o->gensteps = val;
+    else if (!strcmp(opt, "--save-gensteps"))
+        o->save_gensteps = val;
+    else if (!strcmp(opt, "--source") && !strncmp(val, "muon:", 5))
+        return parse_muon(o, val, err, size) ? -1 : 0;
     else if (!strcmp(opt, "--hits"))
         o->hits = val;
     else if (!strcmp(opt, "--out"))
@@ -179,6 +224,14 @@ static int check(const propagate_options *o, char *err, size_t size)
 {
     if (o->photons && o->engine.source_given)
         return tool_fail(err, size, "--photons and --source: one source of photons only");
+    if (o->gensteps && (o->photons || o->engine.source_given))
+        return tool_fail(err, size,
+                         "--gensteps with --photons or --source: one source of photons only");
+    if (o->save_gensteps && !o->gensteps && !o->muon)
+        return tool_fail(err, size, "--save-gensteps goes with --source muon:... (or --gensteps)");
+    if (o->validate && (o->gensteps || o->muon))
+        return tool_fail(err, size,
+                         "--validate compares point, beam or --photons sources: not gensteps");
     if (o->record_steps && !o->records)
         return tool_fail(err, size, "--record-steps goes with --records");
     if (o->validate && (o->hits || o->out || o->records))
@@ -191,9 +244,9 @@ static int check(const propagate_options *o, char *err, size_t size)
         return tool_fail(err, size,
                          "--validate compares CUDA with the host backend: leave out "
                          "--backend host");
-    const char *paths[3] = {o->hits, o->out, o->records};
-    for (int i = 0; i < 3; i++)
-        for (int j = i + 1; j < 3; j++)
+    const char *paths[5] = {o->hits, o->out, o->records, o->save_gensteps, o->gensteps};
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 5; j++)
             if (paths[i] && paths[j] && strcmp(paths[i], paths[j]) == 0)
                 return tool_fail(err, size, "'%s' named for two outputs", paths[i]);
     return 0;

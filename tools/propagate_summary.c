@@ -62,10 +62,23 @@ static const char *solid_name(const prism_scene *scene, size_t i)
     return i < scene->solids_count && scene->solids[i].name ? scene->solids[i].name : "(unknown)";
 }
 
-static void source_words(const prism_photon_source *src, const propagate_options *o, char *out,
-                         size_t size)
+static void source_words(const propagate_run_info *run, char *out, size_t size)
 {
-    if (src->kind == PRISM_SOURCE_PHOTONS)
+    const prism_photon_source *src = run->source;
+    const propagate_options *o = run->opt;
+    const prism_muon_desc *m = &o->muon_desc;
+    if (src->kind == PRISM_SOURCE_GENSTEPS && o->muon)
+        snprintf(out, size,
+                 "muon at %g,%g,%g along %g,%g,%g, %g GeV: %zu gensteps, %llu Cerenkov and %llu "
+                 "scintillation photons",
+                 m->position[0], m->position[1], m->position[2], m->direction[0], m->direction[1],
+                 m->direction[2], m->energy_gev, run->genstep_count,
+                 (unsigned long long)run->cerenkov_photons,
+                 (unsigned long long)run->scintillation_photons);
+    else if (src->kind == PRISM_SOURCE_GENSTEPS)
+        snprintf(out, size, "gensteps from %s: %zu gensteps of %llu photons", o->gensteps,
+                 run->genstep_count, (unsigned long long)run->genstep_photons);
+    else if (src->kind == PRISM_SOURCE_PHOTONS)
         snprintf(out, size, "photons from %s", o->photons);
     else if (src->kind == PRISM_SOURCE_BEAM)
         snprintf(out, size, "beam at %g,%g,%g along %g,%g,%g", src->position[0], src->position[1],
@@ -84,7 +97,7 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
 {
     const propagate_options *o = run->opt;
     char src[256];
-    source_words(run->source, o, src, sizeof src);
+    source_words(run, src, sizeof src);
     printf("prism-propagate %s: %llu photons (%s), seed %llu, %s backend, %u batch%s of up to "
            "%llu\n",
            o->file, (unsigned long long)s->photons, src, (unsigned long long)o->seed,
@@ -192,11 +205,17 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
 {
     const propagate_options *o = run->opt;
     char src[256];
-    source_words(run->source, o, src, sizeof src);
+    source_words(run, src, sizeof src);
     printf("{\"file\":");
     tool_json_string(o->file);
     printf(",\"source\":");
     tool_json_string(src);
+    if (run->source->kind == PRISM_SOURCE_GENSTEPS)
+        printf(",\"gensteps\":{\"count\":%zu,\"photons\":%llu,\"cerenkov_photons\":%llu,"
+               "\"scintillation_photons\":%llu}",
+               run->genstep_count, (unsigned long long)run->genstep_photons,
+               (unsigned long long)run->cerenkov_photons,
+               (unsigned long long)run->scintillation_photons);
     printf(",\"photons\":%llu,\"seed\":%llu,\"backend\":\"%s\",\"device\":",
            (unsigned long long)s->photons, (unsigned long long)o->seed,
            prism_backend_name(prism_context_backend(run->ctx)));

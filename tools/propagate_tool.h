@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "prism/context.h"
+#include "prism/gensteps.h"
 #include "prism/geometry.h"
 #include "prism/propagate.h"
 #include "prism/scene.h"
@@ -39,7 +40,11 @@ enum {
 
 typedef struct propagate_options {
     const char *file;
-    const char *photons;        /* --photons in.npy */
+    const char *photons;       /* --photons in.npy */
+    const char *gensteps;      /* --gensteps in.npy: (N,6,4) float32 */
+    const char *save_gensteps; /* --save-gensteps out.npy */
+    bool muon;                 /* --source muon:...: gensteps of a muon (muon_desc) */
+    prism_muon_desc muon_desc;
     tool_engine_options engine; /* --source (else the scene's centre), --backend,
                                      --placement, --bvh */
     uint64_t count;             /* 0 = default (the file's rows, 1M, or 100k to validate) */
@@ -106,6 +111,10 @@ typedef struct propagate_run_info {
     tool_log logs[PROPAGATE_MAX_CONTEXTS]; /* each context's engine log */
     double upload_each[PROPAGATE_MAX_CONTEXTS];
     const prism_photon_source *source;
+    /* a GENSTEPS source: the gensteps and what they hold (photons: all of
+     * theirs; cerenkov/scintillation: the muon's, else 0) */
+    size_t genstep_count;
+    uint64_t genstep_photons, cerenkov_photons, scintillation_photons;
     bool no_rindex;
     double load_seconds, upload_seconds; /* upload: the slowest context's */
     /* contexts[i > 0] join the run on its threads (prism_propagate_stream_desc.join) */
@@ -133,6 +142,14 @@ prism_photon_source propagate_source(const propagate_options *o, const prism_sce
 /* Open --photons, checking its shape and dtype against --count; its
  * photon count in in->rows. */
 int propagate_open_photons(const propagate_options *o, npy_reader *in, char *err, size_t err_size);
+/* --gensteps read whole: its (N, 6, 4) float32 rows into *data (the
+ * caller's to free), N into *count, the sum of their photon counts into
+ * *photons. */
+int propagate_read_gensteps(const char *path, float **data, size_t *count, uint64_t *photons,
+                            char *err, size_t err_size);
+/* Write `count` gensteps to `path` as (N, 6, 4) float32, atomically. */
+int propagate_write_gensteps(const char *path, const float *data, size_t count, char *err,
+                             size_t err_size);
 /* The next n photons of --photons into `photons`, their positions checked
  * (first = their index in the file, for the message). */
 int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n, uint64_t first,

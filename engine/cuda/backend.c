@@ -15,11 +15,12 @@
 int prism__cuda_read_kernel(const void *p, size_t bytes, int repeat, double *seconds);
 
 static prism_result cuda_generate(prism_context *ctx, prism_propagate_math math,
-                                  const prism_source_params *s, const prism_propagate_params *q,
-                                  const prism_photon *given, prism_photon *photons,
-                                  prism_step_record *records, uint32_t *queue, uint32_t count)
+                                  const prism_source_params *s, const prism_optics_view *o,
+                                  const prism_propagate_params *q, const prism_photon *given,
+                                  prism_photon *photons, prism_step_record *records,
+                                  uint32_t *queue, uint32_t count)
 {
-    return prism__cuda_photon_kernels(math)->generate(ctx, s, q, given, photons, records, queue,
+    return prism__cuda_photon_kernels(math)->generate(ctx, s, o, q, given, photons, records, queue,
                                                       count);
 }
 

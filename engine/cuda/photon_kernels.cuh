@@ -31,15 +31,15 @@ extern "C" {
 #define PRISM_PHOTON_BOUNDS
 #endif
 
-static __global__ void prism_generate_kernel(prism_source_params s, prism_propagate_params q,
-                                             const prism_photon *given, prism_photon *photons,
-                                             prism_step_record *records, uint32_t *queue,
-                                             uint32_t count)
+static __global__ void prism_generate_kernel(prism_source_params s, prism_optics_view o,
+                                             prism_propagate_params q, const prism_photon *given,
+                                             prism_photon *photons, prism_step_record *records,
+                                             uint32_t *queue, uint32_t count)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count)
         return;
-    prism_generate_photon(&s, q.first_photon + i, given != 0 ? &given[i] : 0, &photons[i]);
+    prism_generate_photon(&s, &o, q.first_photon + i, given != 0 ? &given[i] : 0, &photons[i]);
     prism_record_write(records, &q, i, &photons[i]);
     queue[i] = i;
 }
@@ -58,16 +58,18 @@ prism_propagate_kernel(prism_geometry_view g, prism_optics_view o, prism_propaga
 }
 
 static prism_result generate(prism_context *ctx, const prism_source_params *s,
-                             const prism_propagate_params *q, const prism_photon *given,
-                             prism_photon *photons, prism_step_record *records, uint32_t *queue,
-                             uint32_t count)
+                             const prism_optics_view *o, const prism_propagate_params *q,
+                             const prism_photon *given, prism_photon *photons,
+                             prism_step_record *records, uint32_t *queue, uint32_t count)
 {
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS || count == 0)
         return r;
+    prism_optics_view vacuum;
+    memset(&vacuum, 0, sizeof vacuum);
     prism_generate_kernel<<<prism__cuda_blocks(count, PRISM_PHOTON_BLOCK), PRISM_PHOTON_BLOCK, 0,
-                            prism__cuda_stream_of(ctx)>>>(*s, *q, given, photons, records, queue,
-                                                          count);
+                            prism__cuda_stream_of(ctx)>>>(*s, o != 0 ? *o : vacuum, *q, given,
+                                                          photons, records, queue, count);
     return prism__cuda_finish(ctx, "generate");
 }
 

@@ -12,12 +12,13 @@
 
 /* One arithmetic on the host: the exact one, which the CUDA kernels match. */
 static prism_result host_generate(prism_context *ctx, prism_propagate_math math,
-                                  const prism_source_params *s, const prism_propagate_params *q,
-                                  const prism_photon *given, prism_photon *photons,
-                                  prism_step_record *records, uint32_t *queue, uint32_t count)
+                                  const prism_source_params *s, const prism_optics_view *o,
+                                  const prism_propagate_params *q, const prism_photon *given,
+                                  prism_photon *photons, prism_step_record *records,
+                                  uint32_t *queue, uint32_t count)
 {
     (void)math;
-    return prism__host_generate(ctx, s, q, given, photons, records, queue, count);
+    return prism__host_generate(ctx, s, o, q, given, photons, records, queue, count);
 }
 
 static prism_result host_propagate(prism_context *ctx, prism_propagate_math math,

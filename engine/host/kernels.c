@@ -22,13 +22,13 @@ prism_result prism__host_render(prism_context *ctx, const prism_geometry_view *g
 }
 
 prism_result prism__host_generate(prism_context *ctx, const prism_source_params *s,
-                                  const prism_propagate_params *q, const prism_photon *given,
-                                  prism_photon *photons, prism_step_record *records,
-                                  uint32_t *queue, uint32_t count)
+                                  const prism_optics_view *o, const prism_propagate_params *q,
+                                  const prism_photon *given, prism_photon *photons,
+                                  prism_step_record *records, uint32_t *queue, uint32_t count)
 {
 #pragma omp parallel for schedule(static) num_threads(host_threads(ctx))
     for (long long i = 0; i < (long long)count; i++) {
-        prism_generate_photon(s, q->first_photon + (uint64_t)i, given != NULL ? &given[i] : NULL,
+        prism_generate_photon(s, o, q->first_photon + (uint64_t)i, given != NULL ? &given[i] : NULL,
                               &photons[i]);
         prism_record_write(records, q, (uint32_t)i, &photons[i]);
         queue[i] = (uint32_t)i;

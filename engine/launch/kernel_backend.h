@@ -27,11 +27,12 @@ extern "C" {
 prism_result prism__host_render(prism_context *ctx, const prism_geometry_view *g,
                                 const prism_render_params *p, uint32_t *image, uint32_t y0,
                                 uint32_t rows);
-/* Photons [0, count): generated, record 0 written, queue[i] = i. */
+/* Photons [0, count): generated, record 0 written, queue[i] = i (`o`: the
+ * optics tables gensteps read, or NULL). */
 prism_result prism__host_generate(prism_context *ctx, const prism_source_params *s,
-                                  const prism_propagate_params *q, const prism_photon *given,
-                                  prism_photon *photons, prism_step_record *records,
-                                  uint32_t *queue, uint32_t count);
+                                  const prism_optics_view *o, const prism_propagate_params *q,
+                                  const prism_photon *given, prism_photon *photons,
+                                  prism_step_record *records, uint32_t *queue, uint32_t count);
 /* Up to `budget` steps of the photons queue_in[0, n_in); survivors are
  * appended to queue_out, their number returned in *n_out. */
 prism_result prism__host_propagate(prism_context *ctx, const prism_geometry_view *g,
@@ -60,9 +61,9 @@ prism_result prism__cuda_render(prism_context *ctx, const prism_geometry_view *g
  * pointers are for cudaFuncGetAttributes. */
 typedef struct prism_cuda_photon_kernels {
     prism_result (*generate)(prism_context *ctx, const prism_source_params *s,
-                             const prism_propagate_params *q, const prism_photon *given,
-                             prism_photon *photons, prism_step_record *records, uint32_t *queue,
-                             uint32_t count);
+                             const prism_optics_view *o, const prism_propagate_params *q,
+                             const prism_photon *given, prism_photon *photons,
+                             prism_step_record *records, uint32_t *queue, uint32_t count);
     prism_result (*propagate)(prism_context *ctx, const prism_geometry_view *g,
                               const prism_optics_view *o, const prism_propagate_params *q,
                               prism_photon *photons, prism_step_record *records,

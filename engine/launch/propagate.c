@@ -13,6 +13,7 @@
 #include "engine/backend.h"
 #include "kernel_state.h"
 #include "engine/upload/optics_tables.h"
+#include "gensteps_source.h"
 #include "prism/device/photon.h"
 #include "prism/memory.h"
 #include "summary.h"
@@ -25,7 +26,7 @@ static prism_result check_source(prism_context *ctx, const prism_photon_source *
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "propagate: photon count %zu is not in 1..2^32-1", s->count);
     if (s->kind != PRISM_SOURCE_POINT && s->kind != PRISM_SOURCE_BEAM &&
-        s->kind != PRISM_SOURCE_PHOTONS)
+        s->kind != PRISM_SOURCE_PHOTONS && s->kind != PRISM_SOURCE_GENSTEPS)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "propagate: unknown source kind %d",
                             (int)s->kind);
     if (s->kind == PRISM_SOURCE_PHOTONS && s->photons == NULL)
@@ -99,12 +100,15 @@ void prism__propagate_tally(const prism_photon *photons, size_t count, prism_pro
 
 typedef struct run_state {
     prism__scratch given, queue[2], counter;
+    prism__scratch gensteps, offsets; /* GENSTEPS: the call's range of them */
     prism_propagate_math math;
 } run_state;
 
 static void run_release(run_state *w)
 {
     prism__scratch_release(&w->given);
+    prism__scratch_release(&w->gensteps);
+    prism__scratch_release(&w->offsets);
     prism__scratch_release(&w->queue[0]);
     prism__scratch_release(&w->queue[1]);
     prism__scratch_release(&w->counter);
@@ -124,13 +128,30 @@ static prism_result run_alloc(prism_context *ctx, const prism_photon_source *s, 
     return r;
 }
 
+/* The gensteps [g0, g1] the call's photons come from, and their offsets,
+ * where the kernels read them: a few bytes a genstep, not a photon's 64. */
+static prism_result upload_gensteps(prism_context *ctx, const prism__genstep_run *gr, size_t g0,
+                                    size_t g1, run_state *w, prism_source_params *sp)
+{
+    const size_t n = g1 - g0 + 1;
+    prism_result r = prism__scratch_upload(ctx, &w->gensteps, gr->all + g0,
+                                           n * sizeof(prism_genstep), "propagate.gensteps");
+    if (r == PRISM_SUCCESS)
+        r = prism__scratch_upload(ctx, &w->offsets, gr->offsets + g0, (n + 1) * sizeof(uint64_t),
+                                  "propagate.genstep_offsets");
+    sp->gensteps = w->gensteps.pointer;
+    sp->genstep_offsets = w->offsets.pointer;
+    sp->genstep_count = (uint32_t)n;
+    return r;
+}
+
 static prism_result launch_generate(prism_context *ctx, const prism_source_params *sp,
-                                    const prism_propagate_params *q, run_state *w,
-                                    prism_photon *photons, prism_step_record *records,
+                                    const prism_optics_view *o, const prism_propagate_params *q,
+                                    run_state *w, prism_photon *photons, prism_step_record *records,
                                     uint32_t count)
 {
     const prism_photon *given = w->given.pointer;
-    return ctx->be->generate(ctx, w->math, sp, q, given, photons, records, w->queue[0].pointer,
+    return ctx->be->generate(ctx, w->math, sp, o, q, given, photons, records, w->queue[0].pointer,
                              count);
 }
 
@@ -238,15 +259,35 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
                             "propagate: NULL context, geometry, source or photons");
     prism_source_params sp;
+    memset(&sp, 0, sizeof sp);
     prism_propagate_params q;
     uint32_t budget = 0;
     if (desc == NULL)
         desc = &zero_desc;
-    prism_result r = check_source(ctx, source, &sp);
+    /* GENSTEPS: read and numbered first, so that a count of 0 is known */
+    prism_photon_source src = *source;
+    prism__genstep_run gr;
+    memset(&gr, 0, sizeof gr);
+    const bool gensteps = source->kind == PRISM_SOURCE_GENSTEPS;
+    prism_result r = PRISM_SUCCESS;
+    if (gensteps) {
+        r = prism__gensteps_open(ctx, source, "propagate", &gr);
+        if (r == PRISM_SUCCESS)
+            r = prism__gensteps_resolve(ctx, &gr, desc->first_photon, &src.count, "propagate");
+    }
     if (r == PRISM_SUCCESS)
-        r = check_desc(ctx, desc, source->count, &q, &budget);
-    if (r != PRISM_SUCCESS)
+        r = check_source(ctx, &src, &sp);
+    if (r == PRISM_SUCCESS)
+        r = check_desc(ctx, desc, src.count, &q, &budget);
+    size_t g0 = 0, g1 = 0;
+    if (r == PRISM_SUCCESS && gensteps) {
+        prism__gensteps_range(&gr, desc->first_photon, src.count, &g0, &g1);
+        r = prism__gensteps_check(ctx, &gr, g0, g1, o != NULL ? o->material_count : 0, "propagate");
+    }
+    if (r != PRISM_SUCCESS) {
+        prism__gensteps_close(&gr);
         return r;
+    }
     sp.seed = q.seed;
     if (records == NULL)
         q.record_steps = 0;
@@ -254,10 +295,13 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
     run_state w;
     memset(&w, 0, sizeof w);
     w.math = desc->math;
-    r = run_alloc(ctx, source, &w);
-    uint32_t count = (uint32_t)source->count;
+    r = run_alloc(ctx, &src, &w);
+    if (r == PRISM_SUCCESS && gensteps)
+        r = upload_gensteps(ctx, &gr, g0, g1, &w, &sp);
+    prism__gensteps_close(&gr);
+    uint32_t count = (uint32_t)src.count;
     if (r == PRISM_SUCCESS)
-        r = launch_generate(ctx, &sp, &q, &w, photons, records, count);
+        r = launch_generate(ctx, &sp, o, &q, &w, photons, records, count);
     if (r == PRISM_SUCCESS)
         r = step_loop(ctx, g, o, &q, photons, records, count, budget, &w, &st.launches);
     run_release(&w);
@@ -339,6 +383,19 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
     prism_result r = check_outputs(ctx, outputs, desc);
     if (r != PRISM_SUCCESS)
         return r;
+    /* A GENSTEPS source's count of 0: the gensteps' photons from first_photon on */
+    prism_photon_source resolved = *source;
+    if (source->kind == PRISM_SOURCE_GENSTEPS && source->count == 0) {
+        prism__genstep_run gr;
+        r = prism__gensteps_open(ctx, source, "propagate", &gr);
+        if (r == PRISM_SUCCESS)
+            r = prism__gensteps_resolve(ctx, &gr, desc != NULL ? desc->first_photon : 0,
+                                        &resolved.count, "propagate");
+        prism__gensteps_close(&gr);
+        if (r != PRISM_SUCCESS)
+            return r;
+    }
+    source = &resolved;
     prism__target_map ph, rec;
     memset(&rec, 0, sizeof rec);
     size_t k = desc != NULL ? desc->record_steps : 0;

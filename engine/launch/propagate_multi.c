@@ -10,6 +10,7 @@
 
 #include "engine/context_internal.h"
 #include "engine/upload/geometry_internal.h"
+#include "gensteps_source.h"
 #include "propagate_internal.h"
 
 #define MULTI_MAX_CONTEXTS 64
@@ -273,7 +274,15 @@ prism_result prism_propagate_multi(prism_context *const *contexts,
     const double t0 = omp_get_wtime();
     if (desc == NULL)
         desc = &zero_desc;
-    prism_result r = check(contexts, geometries, n, source, desc, outputs);
+    /* gensteps: the count resolved and each checked once, not per batch */
+    prism_photon_source resolved;
+    prism_result r = prism__gensteps_run_sources(contexts, geometries, n, source,
+                                                 desc->first_photon, &resolved, "propagate_multi");
+    if (r != PRISM_SUCCESS)
+        return r;
+    if (source != NULL)
+        source = &resolved;
+    r = check(contexts, geometries, n, source, desc, outputs);
     if (r != PRISM_SUCCESS)
         return r;
     multi_worker workers[MULTI_MAX_CONTEXTS];

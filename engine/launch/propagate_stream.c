@@ -11,6 +11,7 @@
 
 #include "engine/context_internal.h"
 #include "engine/upload/geometry_internal.h"
+#include "gensteps_source.h"
 #include "propagate_internal.h"
 #include "summary.h"
 #include "target.h"
@@ -393,8 +394,16 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     prism_context *c0 = contexts != NULL ? contexts[0] : NULL;
     if (stream == NULL || stream->sink == NULL)
         return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT, "propagate_stream: no sink");
-    prism_result r = prism__multi_check("propagate_stream", contexts, geometries, n, source, desc,
-                                        stream->join != NULL);
+    /* gensteps: the count resolved and each checked once, not per batch */
+    prism_photon_source resolved;
+    prism_result r = prism__gensteps_run_sources(contexts, geometries, n, source,
+                                                 desc->first_photon, &resolved, "propagate_stream");
+    if (r != PRISM_SUCCESS)
+        return r;
+    if (source != NULL)
+        source = &resolved;
+    r = prism__multi_check("propagate_stream", contexts, geometries, n, source, desc,
+                           stream->join != NULL);
     if (r != PRISM_SUCCESS)
         return r;
     if (stream->stride > 1 && (stream->batch == 0 || stream->phase >= stream->stride))

@@ -26,6 +26,10 @@ prism_result prism__geometry_unmap(const prism_geometry *g);
  * check a device-built tree with the host's queries. Free with
  * prism_bvh_free. */
 prism_result prism__geometry_download(const prism_geometry *g, prism_bvh **out);
+/* Its per-triangle records (view.triangle_count of them, leaf order) read
+ * back into `info`: with the tree above, a host view of the geometry for
+ * host-side traces (the muon source, engine/launch/gensteps_muon.c). */
+prism_result prism__geometry_download_info(const prism_geometry *g, prism_triangle_info *info);
 /* Its wide tree read back (engine/upload/wide.c), for the same tests;
  * *out NULL where the upload made none. Free with prism__bvh_wide_free. */
 struct prism_bvh_wide;

@@ -729,6 +729,11 @@ prism_result prism__geometry_download(const prism_geometry *g, prism_bvh **out)
     return PRISM_SUCCESS;
 }
 
+prism_result prism__geometry_download_info(const prism_geometry *g, prism_triangle_info *info)
+{
+    return g->view.triangle_count ? read_array(g, INFO, info) : PRISM_SUCCESS;
+}
+
 const prism_upload_report *prism_geometry_report(const prism_geometry *g)
 {
     return g ? &g->report : NULL;

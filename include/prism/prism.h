@@ -17,5 +17,6 @@
 #include "propagate.h"
 #include "kernels.h"
 #include "module.h"
+#include "gensteps.h"
 
 #endif

@@ -111,12 +111,23 @@ typedef enum prism_source_kind {
      * `direction`. Radius 0 and divergence 0 give a pencil beam. */
     PRISM_SOURCE_BEAM,
     /* `count` photons given in `photons`. */
-    PRISM_SOURCE_PHOTONS
+    PRISM_SOURCE_PHOTONS,
+    /* Cerenkov and scintillation photons made where they are propagated
+     * from `genstep_count` gensteps (prism/device/genstep.h: Opticks's
+     * (N, 6, 4) float32 layout, in metres and ns). The gensteps' photon
+     * counts, in order, number the run's photons: run photon i (the call's
+     * desc.first_photon plus its place in the call) is made by the genstep
+     * whose photons hold i, from its own random stream, so a run split
+     * into calls, contexts or ranks makes the same photons. */
+    PRISM_SOURCE_GENSTEPS
 } prism_source_kind;
 
 /* Defaults (all-zero): a point source at the origin; wavelength 420 nm
  * (when wavelength_max_nm > wavelength_nm, uniform in between); time 0;
- * polarisation random perpendicular to each direction. count must be > 0. */
+ * polarisation random perpendicular to each direction. count must be > 0,
+ * but for GENSTEPS, where 0 means the gensteps' photons from
+ * desc.first_photon on (the run index is the index among the gensteps'
+ * photons) and any other count must fit in them. */
 typedef struct prism_photon_source {
     prism_source_kind kind;
     size_t count;
@@ -131,6 +142,12 @@ typedef struct prism_photon_source {
      * the context's device (copied with cudaMemcpyDefault: the Python package
      * passes CuPy / PyTorch arrays this way) */
     const prism_photon *photons;
+    /* GENSTEPS: genstep_count x 6 x 4 floats (prism_genstep), host memory;
+     * on the CUDA backend also memory of the context's device, as photons.
+     * Each call reads the ones its photons come from; a stream or multi
+     * run checks them all before it starts. */
+    const float *gensteps;
+    size_t genstep_count;
 } prism_photon_source;
 
 /* The arithmetic of the CUDA kernels. EXACT: IEEE float operations in the
@@ -244,7 +261,13 @@ typedef struct prism_propagate_stats {
  *   direction, a beam radius or divergence out of range, record_steps >
  *   1024 or records asked for with record_steps 0, an unknown math,
  *   first_photon + count beyond PRISM_PROPAGATE_MAX_PHOTON_INDEX, a buffer
- *   target without `buffer` or at an offset not a multiple of 4),
+ *   target without `buffer` or at an offset not a multiple of 4; a GENSTEPS
+ *   source without gensteps or with none, first_photon + count beyond the
+ *   gensteps' photons, or a genstep (named by its index) of an unknown
+ *   gentype, a material index not below the optics tables' material
+ *   count, a non-finite value, a zero direction, a velocity not above 0, a
+ *   Cerenkov genstep with BetaInverse not above 0, maxSin2 outside (0, 1]
+ *   or wavelengths not 0 < Wmin < Wmax, a negative ScintillationTime),
  *   PRISM_ERROR_OUT_OF_RANGE (an output buffer too small),
  *   PRISM_ERROR_OUT_OF_MEMORY, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,
  *   PRISM_ERROR_CUDA, PRISM_ERROR_GL.
@@ -278,7 +301,7 @@ typedef struct prism_propagate_share {
  * byte, those of one prism_propagate call, whatever n and however the
  * batches fell. `count` may exceed 2^32-1 here.
  * Outputs: host memory only (kind HOST; host NULL leaves one out); a
- * PHOTONS source: host memory. stats: the sums of the calls' (steps,
+ * PHOTONS or GENSTEPS source: host memory. stats: the sums of the calls' (steps,
  * launches, detected, ...), seconds the wall time; shares (n of them, or
  * NULL): what each context did. Errors are reported on contexts[0]; the
  * message names the context that failed and why, and the others stop
@@ -286,8 +309,9 @@ typedef struct prism_propagate_share {
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays, n 0 or above 64, a
  *   context listed twice, a geometry of another context, an output that
  *   is not host memory, a zero count, first_photon + count beyond
- *   PRISM_PROPAGATE_MAX_PHOTON_INDEX), then whatever prism_propagate or
- *   prism_propagate_batch_limit returned on the failing context.
+ *   PRISM_PROPAGATE_MAX_PHOTON_INDEX, gensteps as prism_propagate refuses
+ *   them), then whatever prism_propagate or prism_propagate_batch_limit
+ *   returned on the failing context.
  * @thread_safety The contexts are used from threads of the call's own;
  *   none of them may be in use elsewhere meanwhile. */
 PRISM_API prism_result prism_propagate_multi(prism_context *const *contexts,
@@ -361,10 +385,14 @@ typedef struct prism_propagate_stream_desc {
  * batch size and the number of contexts. `count` may exceed 2^32-1.
  * stats: the sums of the calls', seconds the wall time; shares (n, or
  * NULL): what each context did.
+ * A GENSTEPS source needs no fill: each batch makes its photons
+ * [first, first + count) from the whole genstep array.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL arrays or sink, n 0 or above
  *   64, a context listed twice, a geometry of another context, a zero
  *   count, records asked with record_steps 0, a NULL context without
- *   join, a stride without a batch size or with phase >= stride), PRISM_ERROR_OUT_OF_MEMORY (the host buffers), then whatever
+ *   join, a stride without a batch size or with phase >= stride, gensteps
+ *   as prism_propagate refuses them), PRISM_ERROR_OUT_OF_MEMORY (the host
+ *   buffers), then whatever
  *   prism_propagate, the sink, fill or join returned; errors are reported
  *   on contexts[0], naming the context.
  * @thread_safety The contexts are used from threads of the call's own;
@@ -381,8 +409,9 @@ PRISM_API prism_result prism_propagate_stream(prism_context *const *contexts,
  * device memory free now (prism_device_memory_info), less the reserve the
  * geometry's placement kept (prism_upload_report.reserve), divided by what
  * a photon needs there: its state staged for a host output (64 bytes), two
- * queue slots (8), its input for a PHOTONS source (64) and its records
- * (32 x desc->record_steps). At most 2^32-1. A larger run is split into
+ * queue slots (8), its input for a PHOTONS source (64; a GENSTEPS source
+ * needs none a photon: its gensteps are a few bytes each, left out of the
+ * count) and its records (32 x desc->record_steps). At most 2^32-1. A larger run is split into
  * calls of at most this many photons, with desc.first_photon advancing.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/count, a
  *   geometry of another context), PRISM_ERROR_OUT_OF_DEVICE_MEMORY (not

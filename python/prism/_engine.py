@@ -200,13 +200,14 @@ class Geometry:
         """True when the kernels read the vertices from a GL buffer."""
         return self._c.vertices_shared
 
-    def propagate(self, photons_or_source, seed=0, max_steps=100, record_steps=0,
-                  on_device=False, math="exact", first_photon=0, steps_per_launch=0):
+    def propagate(self, photons_or_source=None, seed=0, max_steps=100, record_steps=0,
+                  on_device=False, math="exact", first_photon=0, steps_per_launch=0,
+                  gensteps=None, count=0):
         """Propagate photons through the geometry: ``prism_propagate``.
 
         Parameters
         ----------
-        photons_or_source : Source, array or device array
+        photons_or_source : Source, array or device array (or None with gensteps)
             A ``prism.Source``; or photons: a (N,) ``PHOTON_DTYPE`` array, a
             float32 (N, 4, 4) array (the .npy form), or on a CUDA context a
             CUDA array (``__cuda_array_interface__`` or DLPack) of float32
@@ -234,6 +235,15 @@ class Geometry:
             CUDA arithmetic: "exact" gives the host backend's photons bit
             for bit; "fast" uses the GPU's approximate functions and agrees
             with it statistically. The host backend always computes exactly.
+        gensteps : numpy.ndarray, optional
+            float32 (N, 6, 4) gensteps (prism/device/genstep.h: Opticks's
+            layout in metres and ns; ``Geometry.gensteps_muon`` makes
+            them): the Cerenkov and scintillation photons are made where
+            they are propagated. Photon i of the run (first_photon + its
+            place) is made by the genstep whose photon counts hold it.
+        count : int
+            With gensteps: this call's photons, 0 = all of theirs from
+            first_photon on.
 
         Returns
         -------
@@ -259,7 +269,24 @@ class Geometry:
             if kw[name] < least:
                 raise _invalid("%s %d: it must be >= %d" % (name, kw[name], least))
         keep = None
-        if isinstance(photons_or_source, Source):
+        if gensteps is not None:
+            if photons_or_source is not None:
+                raise _invalid("gensteps and photons_or_source: one source of photons only")
+            g = np.asarray(gensteps)
+            if g.dtype != np.float32 or g.ndim != 3 or g.shape[1:] != (6, 4) or g.shape[0] == 0:
+                raise _invalid("gensteps: expected float32 (N, 6, 4), N > 0; got %s %s"
+                               % (g.dtype, g.shape))
+            g = np.ascontiguousarray(g)
+            total = int(g.view(np.uint32)[:, 0, 3].astype(np.uint64).sum())
+            n = int(count) if count else total - kw["first_photon"]
+            if n <= 0 or kw["first_photon"] + n > total:
+                raise _invalid("gensteps hold %d photons: photons %d..%d asked for"
+                               % (total, kw["first_photon"], kw["first_photon"] + max(n, 0)))
+            keep = g
+            kw.update(kind=3, count=n, gensteps=g)
+        elif photons_or_source is None:
+            raise _invalid("propagate: no photons, source or gensteps")
+        elif isinstance(photons_or_source, Source):
             s = photons_or_source
             kw.update(kind=_SOURCE_KINDS[s.kind], count=s.count, position=s.position,
                       direction=s.direction, radius=s.radius, divergence=s.divergence,
@@ -289,14 +316,40 @@ class Geometry:
             return Result(dev_photons, dev_records, stats)
         return Result(out_photons, out_records, stats)
 
+    def gensteps_muon(self, position, direction, energy, seed=0, max_step=0.0,
+                      wavelength_min=0.0, wavelength_max=0.0, dedx=0.0, max_length=0.0,
+                      time=0.0):
+        """A muon's gensteps through the geometry: ``prism_gensteps_muon``.
+
+        A straight track from ``position`` (m) along ``direction`` at the
+        speed of ``energy`` (GeV, total) all along; per material piece of
+        at most ``max_step`` (m, 0 = 0.1) a Cerenkov genstep (Frank-Tamm on
+        the RINDEX table, ``wavelength_min``..``wavelength_max`` nm, 0 =
+        200..800) and in scintillators a scintillation genstep (``dedx``
+        MeV/cm, 0 = 2). Deterministic for a seed.
+
+        Returns
+        -------
+        (numpy.ndarray, dict)
+            float32 (N, 6, 4) gensteps for ``propagate(gensteps=...)``, and
+            count, photons, cerenkov_photons, scintillation_photons,
+            segments, length (m of track in materials).
+        """
+        data, info = self._c.gensteps_muon(
+            _vec3(position, "position"), _vec3(direction, "direction"), float(energy),
+            seed=int(seed), max_step=float(max_step), wavelength_min=float(wavelength_min),
+            wavelength_max=float(wavelength_max), dedx=float(dedx),
+            max_length=float(max_length), time=float(time))
+        return np.frombuffer(data, np.float32).reshape(-1, 6, 4).copy(), info
+
     def batch_limit(self, kind="point", record_steps=0):
         """How many photons one ``propagate`` call can take here
         (``prism_propagate_batch_limit``): the device memory the geometry
         left free over what a photon needs. kind: "point", "beam" or
         "photons" (given photons need room for their input too)."""
-        kinds = dict(_SOURCE_KINDS, photons=2)
+        kinds = dict(_SOURCE_KINDS, photons=2, gensteps=3)
         if kind not in kinds:
-            raise _invalid("kind %r is not one of point, beam, photons" % (kind,))
+            raise _invalid("kind %r is not one of point, beam, photons, gensteps" % (kind,))
         return self._c.batch_limit(kinds[kind], int(record_steps))
 
     def render(self, camera, size, mode="shaded", background=(0, 0, 0, 0),

@@ -135,35 +135,34 @@ static PyObject *stats_dict(const prism_propagate_stats *s)
 typedef struct propagate_args {
     prism_photon_source source;
     prism_propagate_desc desc;
-    PyObject *photons, *out_photons, *out_records;
+    PyObject *photons, *out_photons, *out_records, *gensteps;
     unsigned long long photons_device;
     int on_device;
 } propagate_args;
 
 static int parse_propagate(PyObject *args, PyObject *kwargs, propagate_args *a)
 {
-    static char *keywords[] = {"kind",        "count",          "position",
-                               "direction",   "radius",         "divergence",
-                               "wavelength",  "wavelength_max", "time",
-                               "photons",     "photons_device", "seed",
-                               "max_steps",   "record_steps",   "steps_per_launch",
-                               "out_photons", "out_records",    "on_device",
-                               "math",        "first_photon",   NULL};
+    static char *keywords[] = {
+        "kind",           "count",       "position",       "direction",    "radius",
+        "divergence",     "wavelength",  "wavelength_max", "time",         "photons",
+        "photons_device", "seed",        "max_steps",      "record_steps", "steps_per_launch",
+        "out_photons",    "out_records", "on_device",      "math",         "first_photon",
+        "gensteps",       NULL};
     memset(a, 0, sizeof *a);
-    a->photons = a->out_photons = a->out_records = Py_None;
+    a->photons = a->out_photons = a->out_records = a->gensteps = Py_None;
     int kind = 0, math = 0;
     Py_ssize_t count = 0;
     prism_photon_source *s = &a->source;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kwargs, "in|(fff)(fff)fffffOKKIIIOOpiK:propagate", keywords, &kind, &count,
+            args, kwargs, "in|(fff)(fff)fffffOKKIIIOOpiKO:propagate", keywords, &kind, &count,
             &s->position[0], &s->position[1], &s->position[2], &s->direction[0], &s->direction[1],
             &s->direction[2], &s->radius, &s->divergence, &s->wavelength_nm, &s->wavelength_max_nm,
             &s->time, &a->photons, &a->photons_device, &a->desc.seed, &a->desc.max_steps,
             &a->desc.record_steps, &a->desc.steps_per_launch, &a->out_photons, &a->out_records,
-            &a->on_device, &math, &a->desc.first_photon))
+            &a->on_device, &math, &a->desc.first_photon, &a->gensteps))
         return -1;
     a->desc.math = (prism_propagate_math)math; /* prism_propagate checks it */
-    if (kind < PRISM_SOURCE_POINT || kind > PRISM_SOURCE_PHOTONS || count < 0) {
+    if (kind < PRISM_SOURCE_POINT || kind > PRISM_SOURCE_GENSTEPS || count < 0) {
         pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "bad source kind or negative count");
         return -1;
     }
@@ -190,10 +189,26 @@ static PyObject *geometry_propagate(PyObject *self, PyObject *args, PyObject *kw
     if (parse_propagate(args, kwargs, &a) < 0 || pyprism_child_check((pyprism_child *)g) < 0)
         return NULL;
     size_t n = a.source.count, k = a.desc.record_steps;
-    Py_buffer in = {0}, op = {0}, orec = {0};
+    Py_buffer in = {0}, op = {0}, orec = {0}, gs = {0};
     PyObject *result = NULL;
     prism_buffer *dev_photons = NULL, *dev_records = NULL;
-    bool have_in = false, have_op = false, have_orec = false;
+    bool have_in = false, have_op = false, have_orec = false, have_gs = false;
+    if (a.source.kind == PRISM_SOURCE_GENSTEPS && a.gensteps != Py_None) {
+        /* (N, 6, 4) float32, C order: 96 bytes a genstep */
+        if (PyObject_GetBuffer(a.gensteps, &gs, PyBUF_C_CONTIGUOUS) < 0) {
+            PyErr_Clear();
+            pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT, "gensteps must be a C-contiguous buffer");
+            goto done;
+        }
+        have_gs = true;
+        if (gs.len % (24 * sizeof(float)) != 0) {
+            pyprism_raise(PRISM_ERROR_INVALID_ARGUMENT,
+                          "gensteps hold a number of bytes not a multiple of 96 (6 x 4 float32)");
+            goto done;
+        }
+        a.source.gensteps = gs.buf;
+        a.source.genstep_count = (size_t)gs.len / (24 * sizeof(float));
+    }
     if (a.source.kind == PRISM_SOURCE_PHOTONS && a.photons_device != 0) {
         /* device memory: the engine's copy of given photons (cudaMemcpyDefault, as
          * prism/propagate.h promises for the CUDA backend) reads it in place */
@@ -285,6 +300,8 @@ done:
         PyBuffer_Release(&op);
     if (have_orec)
         PyBuffer_Release(&orec);
+    if (have_gs)
+        PyBuffer_Release(&gs);
     return result;
 }
 
@@ -413,6 +430,52 @@ static PyObject *geometry_batch_limit(PyObject *self, PyObject *args, PyObject *
     return PyLong_FromSize_t(count);
 }
 
+/* prism_gensteps_muon: (bytes of the (N, 6, 4) float32 gensteps, dict of
+ * what they hold). */
+static PyObject *geometry_gensteps_muon(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"position",       "direction", "energy",
+                               "seed",           "max_step",  "wavelength_min",
+                               "wavelength_max", "dedx",      "max_length",
+                               "time",           NULL};
+    pyprism_geometry *g = (pyprism_geometry *)self;
+    pyprism_context *c = g->context;
+    prism_muon_desc d;
+    memset(&d, 0, sizeof d);
+    unsigned long long seed = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "(fff)(fff)d|Kffffff:gensteps_muon", keywords,
+                                     &d.position[0], &d.position[1], &d.position[2],
+                                     &d.direction[0], &d.direction[1], &d.direction[2],
+                                     &d.energy_gev, &seed, &d.max_step, &d.wavelength_min_nm,
+                                     &d.wavelength_max_nm, &d.dedx_mev_per_cm, &d.max_length,
+                                     &d.time) ||
+        pyprism_child_enter((pyprism_child *)g) < 0)
+        return NULL;
+    d.seed = seed;
+    prism_gensteps out;
+    char message[1024] = "";
+    prism_result r;
+    Py_BEGIN_ALLOW_THREADS r = prism_gensteps_muon(g->geometry, &d, &out);
+    if (r != PRISM_SUCCESS)
+        snprintf(message, sizeof message, "%s", prism_context_last_error(c->ctx));
+    Py_END_ALLOW_THREADS pyprism_context_unlock(c);
+    if (r != PRISM_SUCCESS)
+        return pyprism_raise(r, message);
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)out.data,
+                                                (Py_ssize_t)(out.count * 24 * sizeof(float)));
+    PyObject *info = Py_BuildValue("{s:n,s:K,s:K,s:K,s:n,s:d}", "count", (Py_ssize_t)out.count,
+                                   "photons", (unsigned long long)out.photons, "cerenkov_photons",
+                                   (unsigned long long)out.cerenkov_photons,
+                                   "scintillation_photons",
+                                   (unsigned long long)out.scintillation_photons, "segments",
+                                   (Py_ssize_t)out.segments, "length", out.length);
+    prism_gensteps_free(&out);
+    PyObject *result = bytes && info ? Py_BuildValue("(OO)", bytes, info) : NULL;
+    Py_XDECREF(bytes);
+    Py_XDECREF(info);
+    return result;
+}
+
 static PyObject *geometry_vertices_shared(PyObject *self, void *unused)
 {
     if (pyprism_child_check((pyprism_child *)self) < 0)
@@ -443,6 +506,9 @@ static PyMethodDef geometry_methods[] = {
      "render(out, width, height, ...) -> stats"},
     {"batch_limit", (PyCFunction)(void (*)(void))geometry_batch_limit, METH_VARARGS | METH_KEYWORDS,
      "batch_limit(kind=0, record_steps=0) -> photons one propagate call can take"},
+    {"gensteps_muon", (PyCFunction)(void (*)(void))geometry_gensteps_muon,
+     METH_VARARGS | METH_KEYWORDS,
+     "gensteps_muon(position, direction, energy, ...) -> (bytes of (N, 6, 4) float32, dict)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,5 +1,6 @@
 /* Photon generation for prism_propagate: isotropic point, torch (disc and
- * cone), or photons given by the caller, normalised. Photon i (its index in
+ * cone), photons given by the caller, normalised, or Cerenkov and
+ * scintillation photons from gensteps (genstep.h). Photon i (its index in
  * the whole run: the call's first_photon plus its place in the call) draws
  * from Philox stream (seed, i, 0, GENERATE), so both backends, and any
  * split of a run into calls, make the same photons. */
@@ -8,7 +9,9 @@
 
 #include "prism/propagate.h"
 
+#include "genstep.h"
 #include "kmath.h"
+#include "optics_view.h"
 #include "philox.h"
 #include "vec.h"
 
@@ -18,6 +21,13 @@ typedef struct prism_source_params {
     float radius, cos_divergence;
     float wavelength_min, wavelength_max, time;
     uint64_t seed;
+    /* GENSTEPS: the gensteps the call's photons come from (where the
+     * kernels read), and their photon offsets: genstep k makes run photons
+     * [genstep_offsets[k], genstep_offsets[k + 1]), genstep_count + 1 of
+     * them. */
+    const prism_genstep *gensteps;
+    const uint64_t *genstep_offsets;
+    uint32_t genstep_count;
 } prism_source_params;
 
 /* Uniform direction in the cone cos(theta) in [cos_max, 1] around unit axis. */
@@ -56,14 +66,24 @@ PRISM_HD void prism_photon_clear(prism_photon *p)
     p->reserved = 0xFFFFFFFFu; /* no triangle to skip */
 }
 
-/* Photon `index` of the run; `given` is the caller's photon (PHOTONS only). */
-PRISM_HD void prism_generate_photon(const prism_source_params *s, uint64_t index,
-                                    const prism_photon *given, prism_photon *out)
+/* Photon `index` of the run; `given` is the caller's photon (PHOTONS only);
+ * `o` the optics tables (GENSTEPS reads RINDEX and the emission spectra;
+ * NULL: vacuum). */
+PRISM_HD void prism_generate_photon(const prism_source_params *s, const prism_optics_view *o,
+                                    uint64_t index, const prism_photon *given, prism_photon *out)
 {
     prism_rng r = prism_rng_make(s->seed, index, 0, PRISM_RNG_GENERATE);
     pv3 pos, dir, pol;
     float wl, t;
-    if (s->kind == PRISM_SOURCE_PHOTONS) {
+    if (s->kind == PRISM_SOURCE_GENSTEPS) {
+        const uint32_t k = prism_genstep_find(s->genstep_offsets, s->genstep_count, index);
+        prism_genstep_photon g = prism_genstep_photon_make(&s->gensteps[k], o, &r);
+        pos = g.pos;
+        dir = g.dir;
+        pol = g.pol;
+        wl = g.wavelength;
+        t = g.time;
+    } else if (s->kind == PRISM_SOURCE_PHOTONS) {
         pos = pv3_load(given->pos);
         dir = pv3_normalize(pv3_load(given->dir));
         pol = prism_fix_polarisation(&r, pv3_load(given->pol), dir);
