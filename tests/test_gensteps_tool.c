@@ -72,6 +72,8 @@ static void test_muon_end_to_end(void **state)
     assert_true(count > 0);
     assert_true(photons > 1000);
     assert_true(json_number(r.out, "\"gensteps\":", "cerenkov_photons") > 0);
+    /* the generated detector's liquid scintillator scintillates */
+    assert_true(json_number(r.out, "\"gensteps\":", "scintillation_photons") > 0);
     assert_true(json_number(r.out, "\"history\":", "photons") > 0);
     const uint64_t dims[2] = {6, 4}, photon[2] = {4, 4};
     npy_reader in;
@@ -82,12 +84,16 @@ static void test_muon_end_to_end(void **state)
     assert_int_equal(npy_reader_read(&in, g, (size_t)in.rows), 0);
     npy_reader_close(&in);
     uint64_t sum = 0;
+    int kinds = 0;
     for (size_t k = 0; k < (size_t)count; k++) {
-        assert_int_equal(g[k].gentype, PRISM_GENSTEP_CERENKOV);
+        assert_true(g[k].gentype == PRISM_GENSTEP_CERENKOV ||
+                    g[k].gentype == PRISM_GENSTEP_SCINTILLATION);
+        kinds |= g[k].gentype == PRISM_GENSTEP_CERENKOV ? 1 : 2;
         assert_true(g[k].pos[2] >= -3.0f && g[k].pos[2] <= 3.0f);
         sum += g[k].photons;
     }
     assert_int_equal(sum, (uint64_t)photons);
+    assert_int_equal(kinds, 3);
     free(g);
     if (npy_reader_open(&in, hits, photon, 2) != 0)
         fail_msg("%s", in.error);

@@ -1,7 +1,7 @@
 /* prism-propagate's MPI form (propagate_mpi.h). Only Open MPI's and
  * PMIx's launch variables start it, so a plain run of an MPI build never
  * touches MPI. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sync_file_range */
 #include "propagate_mpi.h"
 
 #include <errno.h>

@@ -23,14 +23,6 @@ extern "C" {
 #include "engine/launch/kernel_backend.h"
 
 #define PRISM_PHOTON_BLOCK 128
-/* Blocks an SM must hold at once: caps the step kernel's registers (a
- * build-time experiment: -DPRISM_PHOTON_MIN_BLOCKS=8 asks for 64). */
-#ifdef PRISM_PHOTON_MIN_BLOCKS
-#define PRISM_PHOTON_BOUNDS __launch_bounds__(PRISM_PHOTON_BLOCK, PRISM_PHOTON_MIN_BLOCKS)
-#else
-#define PRISM_PHOTON_BOUNDS
-#endif
-
 static __global__ void prism_generate_kernel(prism_source_params s, prism_optics_view o,
                                              prism_propagate_params q, const prism_photon *given,
                                              prism_photon *photons, prism_step_record *records,
@@ -44,10 +36,23 @@ static __global__ void prism_generate_kernel(prism_source_params s, prism_optics
     queue[i] = i;
 }
 
-static __global__ void PRISM_PHOTON_BOUNDS
-prism_propagate_kernel(prism_geometry_view g, prism_optics_view o, prism_propagate_params q,
-                       prism_photon *photons, prism_step_record *records, const uint32_t *queue_in,
-                       uint32_t n_in, uint32_t *queue_out, uint32_t *counter, uint32_t budget)
+/* The step kernel comes in two builds of the same code, and each launch
+ * takes the one that measured faster for where the geometry is (H200,
+ * 2.56M-triangle detector, exact math, 1e8 photons): with the geometry in
+ * device memory, registers capped at 64 (8 blocks of 128 an SM, occupancy
+ * 0.50) ran 169.8 M photons/s against 154.0 for the compiler's 96
+ * registers (occupancy 0.31); with any of it in mapped host memory the
+ * cap cost 20% (24.2 against 30.2 M/s), as more warps in flight queue on
+ * PCIe reads. PRISM_PHOTON_MIN_BLOCKS overrides the cap at build time. */
+#ifndef PRISM_PHOTON_MIN_BLOCKS
+#define PRISM_PHOTON_MIN_BLOCKS 8
+#endif
+
+static __device__ __forceinline__ void
+prism_propagate_one(const prism_geometry_view &g, const prism_optics_view &o,
+                    const prism_propagate_params &q, prism_photon *photons,
+                    prism_step_record *records, const uint32_t *queue_in, uint32_t n_in,
+                    uint32_t *queue_out, uint32_t *counter, uint32_t budget)
 {
     uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n_in)
@@ -55,6 +60,47 @@ prism_propagate_kernel(prism_geometry_view g, prism_optics_view o, prism_propaga
     uint32_t id = queue_in[k];
     if (prism_photon_run(&g, &o, &q, photons, records, id, budget))
         queue_out[atomicAdd(counter, 1u)] = id;
+}
+
+/* Geometry all in device memory: occupancy first. */
+static __global__ void __launch_bounds__(PRISM_PHOTON_BLOCK, PRISM_PHOTON_MIN_BLOCKS)
+    prism_propagate_kernel(prism_geometry_view g, prism_optics_view o, prism_propagate_params q,
+                           prism_photon *photons, prism_step_record *records,
+                           const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
+                           uint32_t *counter, uint32_t budget)
+{
+    prism_propagate_one(g, o, q, photons, records, queue_in, n_in, queue_out, counter, budget);
+}
+
+/* Some of it in mapped host memory: the compiler's registers. */
+static __global__ void
+prism_propagate_mapped_kernel(prism_geometry_view g, prism_optics_view o, prism_propagate_params q,
+                              prism_photon *photons, prism_step_record *records,
+                              const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
+                              uint32_t *counter, uint32_t budget)
+{
+    prism_propagate_one(g, o, q, photons, records, queue_in, n_in, queue_out, counter, budget);
+}
+
+/* Whether every array the walk reads is device memory. */
+static bool geometry_on_device(const prism_geometry_view *g)
+{
+    const void *arrays[] = {g->nodes_head,   g->nodes_split < g->node_count ? g->nodes_tail : 0,
+                            g->wide_head,    g->wide_split < g->wide_count ? g->wide_tail : 0,
+                            g->vertices,     g->triangles,
+                            g->triangle_info};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        cudaPointerAttributes a;
+        if (arrays[i] == 0)
+            continue;
+        if (cudaPointerGetAttributes(&a, arrays[i]) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        if (a.type != cudaMemoryTypeDevice)
+            return false;
+    }
+    return true;
 }
 
 static prism_result generate(prism_context *ctx, const prism_source_params *s,
@@ -89,9 +135,16 @@ static prism_result propagate(prism_context *ctx, const prism_geometry_view *g,
     cudaError_t err = cudaMemsetAsync(counter, 0, sizeof *counter, s);
     if (err != cudaSuccess)
         return prism__cuda_finish(ctx, "propagate (counter)");
-    prism_propagate_kernel<<<prism__cuda_blocks(n_in, PRISM_PHOTON_BLOCK), PRISM_PHOTON_BLOCK, 0,
-                             s>>>(*g, o != 0 ? *o : vacuum, *q, photons, records, queue_in, n_in,
-                                  queue_out, counter, budget);
+    const unsigned blocks = prism__cuda_blocks(n_in, PRISM_PHOTON_BLOCK);
+    if (geometry_on_device(g))
+        prism_propagate_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, o != 0 ? *o : vacuum, *q,
+                                                                     photons, records, queue_in,
+                                                                     n_in, queue_out, counter,
+                                                                     budget);
+    else
+        prism_propagate_mapped_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(
+            *g, o != 0 ? *o : vacuum, *q, photons, records, queue_in, n_in, queue_out, counter,
+            budget);
     err = cudaGetLastError();
     if (err == cudaSuccess)
         err = cudaMemcpyAsync(n_out, counter, sizeof *n_out, cudaMemcpyDeviceToHost, s);
