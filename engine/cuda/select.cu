@@ -1,13 +1,16 @@
 /* prism_photons_select on CUDA: a counting kernel, then cub's
  * DeviceSelect::If (stable: photon order is kept) in chunks that fit its
  * int item count, all on the kernels' stream, with the temporaries in the
- * context's ledger. */
+ * context's ledger: scratch that a run of calls keeps (prism__scratch_keep),
+ * so a stream's batches do not each pay a cudaMalloc and a synchronising
+ * cudaFree. */
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime_api.h>
 
 extern "C" {
 #include "engine/context_internal.h"
 #include "engine/launch/kernel_state.h"
+#include "engine/launch/target.h"
 #include "engine/memory/internal.h"
 }
 #include "engine/launch/select_internal.h"
@@ -62,11 +65,11 @@ extern "C" prism_result prism__cuda_select(prism_context *ctx, const prism_photo
     if (err != cudaSuccess)
         return cuda_failed(ctx, err);
     /* [0, 8): the count; [8, 16): DeviceSelect's int; then its temporaries */
-    prism_buffer *scratch = NULL;
-    r = prism_buffer_create_device(ctx, 16 + temp_bytes, "photons_select", &scratch);
+    prism__scratch scratch;
+    r = prism__scratch_alloc(ctx, &scratch, 16 + temp_bytes, "photons_select");
     if (r != PRISM_SUCCESS)
         return r;
-    char *base = (char *)prism_buffer_device_pointer(scratch);
+    char *base = (char *)scratch.pointer;
     unsigned long long *total = (unsigned long long *)base, got = 0;
     int *chunk_selected = (int *)(base + 8);
     unsigned grid = (unsigned)((count + SELECT_BLOCK - 1) / SELECT_BLOCK);
@@ -98,7 +101,7 @@ extern "C" prism_result prism__cuda_select(prism_context *ctx, const prism_photo
             err = cudaStreamSynchronize(s);
         written += (size_t)k;
     }
-    prism_buffer_release(scratch);
+    prism__scratch_release(&scratch);
     if (err != cudaSuccess)
         return cuda_failed(ctx, err);
     return r;
