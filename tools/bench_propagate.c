@@ -34,12 +34,15 @@ typedef struct prop_result {
     unsigned launches;
     size_t detected;
     size_t device_bytes, mapped_bytes; /* where the geometry went */
+    unsigned steps_per_launch;         /* desc.steps_per_launch; 0 = the engine's */
 } prop_result;
 
 typedef struct prop_bench {
     const char *file;
     size_t counts[MAX_COUNTS];
     int counts_n;
+    unsigned spl[MAX_COUNTS]; /* --steps-per-launch: device rows once each */
+    int spl_n;
     size_t host_count;
     unsigned max_steps;
     int repeat;
@@ -65,7 +68,7 @@ static void usage(FILE *f)
         "usage: prism-bench propagate FILE.dae [--counts N,M] [--host-count N]\n"
         "                             [--max-steps S] [--repeat R] [--no-host] [--no-cuda] [--json]\n"
         "                             [--bvh-order bfs|dfs] [--bvh cuda|host] [--unit U]\n"
-        "                             [--math exact|fast]\n"
+        "                             [--math exact|fast] [--steps-per-launch S,T]\n"
         "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
         "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
         "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n"
@@ -73,6 +76,8 @@ static void usage(FILE *f)
         "the host's (host); host runs trace the host's. --bvh-order: the host tree's node\n"
         "order (default bfs; dfs implies --bvh host). --math: the CUDA kernels' arithmetic\n"
         "(exact, the default: the host's bits; fast: the GPU's approximate functions).\n"
+        "--steps-per-launch: the device rows again for each value of the step loop's steps\n"
+        "a photon takes in one launch before survivors are compacted (0: the engine's).\n"
         "--devices all|0,1: prism_propagate_multi on 1, then all, contexts of the list (a\n"
         "device may repeat), photons/s, efficiency rate(n)/(n rate(1)), upload time per\n"
         "context, instead of the table above (--no-cuda: host contexts).\n" PRISM_BENCH_UNIT_HELP);
@@ -114,7 +119,7 @@ static double time_runs(prism_context *ctx, prism_geometry *g, const prism_photo
 
 static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g,
                 prism_placement_policy policy, size_t n, double sec,
-                const prism_propagate_stats *st)
+                const prism_propagate_stats *st, unsigned spl)
 {
     if (b->count >= MAX_RESULTS)
         return;
@@ -130,11 +135,13 @@ static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g,
     r->detected = st->detected;
     r->device_bytes = prism_geometry_report(g)->device_bytes;
     r->mapped_bytes = prism_geometry_report(g)->mapped_bytes;
+    r->steps_per_launch = spl;
 }
 
 /* One CUDA run set: photons into device memory, read back after timing. */
 static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry *g,
-                               const bench_scene *s, prism_placement_policy policy, size_t n)
+                               const bench_scene *s, prism_placement_policy policy, size_t n,
+                               unsigned spl)
 {
     char why[600];
     prism_buffer *buf = NULL;
@@ -147,7 +154,8 @@ static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry
         return;
     }
     prism_photon_source src = source_of(s->scene, n);
-    prism_propagate_desc d = {.seed = 1, .max_steps = b->max_steps, .math = b->math};
+    prism_propagate_desc d = {
+        .seed = 1, .max_steps = b->max_steps, .math = b->math, .steps_per_launch = spl};
     prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_BUFFER, .buffer = buf}};
     prism_propagate_stats st;
     double sec = time_runs(ctx, g, &src, &d, &out, b->repeat, &st);
@@ -159,7 +167,7 @@ static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry
             tally.steps += host[i].steps;
             tally.detected += (host[i].history & PRISM_SURFACE_DETECT) != 0;
         }
-        add(b, ctx, g, policy, n, sec, &tally);
+        add(b, ctx, g, policy, n, sec, &tally, spl);
     } else {
         snprintf(why, sizeof why, "cuda %s: %s", bench_policy_name(policy),
                  prism_context_last_error(ctx));
@@ -185,8 +193,9 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
             skip(b, why);
             continue;
         }
-        for (int c = 0; c < b->counts_n; c++)
-            measure_cuda_count(b, ctx, g, s, p[i], b->counts[c]);
+        for (int k = 0; k < (p[i] == PRISM_PLACEMENT_DEVICE ? b->spl_n : 1); k++)
+            for (int c = 0; c < b->counts_n; c++)
+                measure_cuda_count(b, ctx, g, s, p[i], b->counts[c], b->spl[k]);
         prism_geometry_destroy(g);
     }
     const char *kernel = b->math == PRISM_PROPAGATE_MATH_FAST ? "propagate_fast"
@@ -213,7 +222,7 @@ static void measure_host(prop_bench *b, const bench_scene *s)
         prism_propagate_stats st;
         double t0 = prism_bench_now();
         if (prism_propagate(ctx, g, &src, &d, &out, &st) == PRISM_SUCCESS)
-            add(b, ctx, g, PRISM_PLACEMENT_AUTO, b->host_count, prism_bench_now() - t0, &st);
+            add(b, ctx, g, PRISM_PLACEMENT_AUTO, b->host_count, prism_bench_now() - t0, &st, 0);
         else
             skip(b, prism_context_last_error(ctx));
     } else {
@@ -233,15 +242,17 @@ static void print_table(const prop_bench *b, const bench_scene *s)
            s->bvh_seconds);
     printf("BVH: CUDA runs on the %s tree, host runs on the host-built one\n",
            s->device_bvh ? "device-built (built at each upload)" : "host-built");
-    printf("%-6s %-8s %10s %10s %12s %12s %11s %9s %9s %10s %10s\n", "backend", "policy", "photons",
-           "seconds", "Mphotons/s", "Msteps/s", "steps", "launches", "detected", "device MB",
-           "mapped MB");
+    printf("%-6s %-8s %10s %10s %12s %12s %11s %9s %9s %10s %10s %6s\n", "backend", "policy",
+           "photons", "seconds", "Mphotons/s", "Msteps/s", "steps", "launches", "detected",
+           "device MB", "mapped MB", "s/l");
     for (int i = 0; i < b->count; i++) {
         const prop_result *r = &b->results[i];
-        printf("%-6s %-8s %10zu %10.4f %12.2f %12.2f %11llu %9u %9zu %10.1f %10.1f\n", r->backend,
-               r->policy, r->photons, r->seconds, r->photons_per_second / 1e6,
+        char spl[16];
+        snprintf(spl, sizeof spl, r->steps_per_launch ? "%u" : "auto", r->steps_per_launch);
+        printf("%-6s %-8s %10zu %10.4f %12.2f %12.2f %11llu %9u %9zu %10.1f %10.1f %6s\n",
+               r->backend, r->policy, r->photons, r->seconds, r->photons_per_second / 1e6,
                r->steps_per_second / 1e6, r->steps, r->launches, r->detected, r->device_bytes / 1e6,
-               r->mapped_bytes / 1e6);
+               r->mapped_bytes / 1e6, spl);
     }
     if (b->have_occupancy)
         printf(
@@ -264,10 +275,11 @@ static void print_json(const prop_bench *b, const bench_scene *s)
         const prop_result *r = &b->results[i];
         printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"photons\":%zu,\"seconds\":%.6g,"
                "\"photons_per_second\":%.6g,\"steps\":%llu,\"steps_per_second\":%.6g,"
-               "\"launches\":%u,\"detected\":%zu,\"device_bytes\":%zu,\"mapped_bytes\":%zu}",
+               "\"launches\":%u,\"detected\":%zu,\"device_bytes\":%zu,\"mapped_bytes\":%zu,"
+               "\"steps_per_launch\":%u}",
                i ? "," : "", r->backend, r->policy, r->photons, r->seconds, r->photons_per_second,
                r->steps, r->steps_per_second, r->launches, r->detected, r->device_bytes,
-               r->mapped_bytes);
+               r->mapped_bytes, r->steps_per_launch);
     }
     printf("]");
     if (b->have_occupancy)
@@ -295,9 +307,24 @@ static bool parse_counts(const char *text, prop_bench *b)
     return b->counts_n > 0;
 }
 
+static bool parse_spl(const char *text, prop_bench *b)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        long v = atol(tok);
+        if (v < 0 || v > 1000 || b->spl_n == MAX_COUNTS)
+            return false;
+        b->spl[b->spl_n++] = (unsigned)v;
+    }
+    return b->spl_n > 0;
+}
+
 static bool parse(int argc, char **argv, prop_bench *b)
 {
     memset(b, 0, sizeof *b);
+    if (!parse_spl(prism_bench_option(argc, argv, "--steps-per-launch", "0"), b))
+        return false;
     if (!parse_counts(prism_bench_option(argc, argv, "--counts", "1000000,10000000"), b))
         return false;
     long long hc = atoll(prism_bench_option(argc, argv, "--host-count", "1000000"));
