@@ -151,7 +151,11 @@ PRISM_HD uint32_t prism_photon_boundary(const prism_geometry_view *g, const pris
                 n1 = prism_optics_rindex(o, from, p->wavelength);
                 n2 = prism_optics_rindex(o, to, p->wavelength);
             }
-            return prism_surface_geant4(st, nn, o, t, l, sp, n1, n2, r);
+            prism_ray_state sc = *st; /* copies for the call (surface_model.h) */
+            prism_rng rc = *r;
+            uint32_t bits = prism_surface_geant4_entry(&sc, nn, o, t, l, sp, n1, n2, &rc);
+            *st = sc;
+            return bits;
         }
         float probs[4];
         for (int k = 0; k < 4; k++)

@@ -47,6 +47,28 @@
 
 #include "physics.h"
 
+/* The models' entry (prism_surface_geant4_entry) is called, not inlined,
+ * in CUDA code: its loops and vectors would otherwise add their registers
+ * to the whole photon kernel's (ptxas -v, sm_90: 96 -> 128 a thread), though
+ * most steps never reach a Geant4 surface. Its caller passes it copies of
+ * the photon's state and stream: a pointer to the originals would move
+ * them to local memory for the whole step. The call works on them in
+ * local memory (copying them into registers there measured 121 registers
+ * for the kernel: a call's registers count for its kernel). */
+#if defined(__CUDACC__)
+#define PRISM_G4_ENTRY __host__ __device__ __noinline__
+#else
+#define PRISM_G4_ENTRY static inline
+#endif
+
+/* The retry loops stay loops in CUDA code (unrolled, they cost registers
+ * for iterations that almost never run). */
+#if defined(__CUDACC__)
+#define PRISM_G4_LOOP _Pragma("unroll 1")
+#else
+#define PRISM_G4_LOOP
+#endif
+
 #define PRISM_G4_MAX_FACETS 16
 #define PRISM_G4_MAX_PAINT 16
 #define PRISM_G4_HALF_PI 1.57079637f
@@ -101,8 +123,10 @@ PRISM_HD pv3 prism_g4_facet(const prism_g4_surface *s, pv3 d, pv3 nn, prism_rng 
         if (!(s->sigma > 0.0f))
             return nn;
         float f_max = fminf(1.0f, 4.0f * s->sigma);
+        PRISM_G4_LOOP
         for (int k = 0; k < PRISM_G4_MAX_FACETS; k++) {
             float sa = -1.0f, ca = 1.0f;
+            PRISM_G4_LOOP
             for (int t = 0; t < 4 * PRISM_G4_MAX_FACETS; t++) {
                 float alpha = s->sigma * prism_gauss(r);
                 float u = prism_rng_uniform(r);
@@ -126,9 +150,11 @@ PRISM_HD pv3 prism_g4_facet(const prism_g4_surface *s, pv3 d, pv3 nn, prism_rng 
     float rough = 1.0f - s->sigma;
     if (!(rough > 0.0f))
         return nn;
+    PRISM_G4_LOOP
     for (int k = 0; k < PRISM_G4_MAX_FACETS; k++) {
         pv3 b = nn;
         int inside = 0;
+        PRISM_G4_LOOP
         for (int t = 0; t < PRISM_G4_MAX_FACETS && !inside; t++) {
             b.x = 2.0f * prism_rng_uniform(r) - 1.0f;
             b.y = 2.0f * prism_rng_uniform(r) - 1.0f;
@@ -276,6 +302,7 @@ PRISM_HD uint32_t prism_g4_dielectric(prism_ray_state *st, pv3 nn, float n1, flo
     pv3 n = nn;
     float na = n1, nb = n2;
     uint32_t bits = PRISM_REFRACT; /* crossed and came back, never reflected */
+    PRISM_G4_LOOP
     for (int k = 0; k < PRISM_G4_MAX_FACETS; k++) {
         pv3 f = rough ? prism_g4_facet(s, st->dir, n, r) : n;
         int through = prism_g4_fresnel(st, n, f, na, nb, choose, s, r, &bits);
@@ -304,6 +331,7 @@ PRISM_HD uint32_t prism_g4_metal(prism_ray_state *st, pv3 nn, const prism_g4_sur
         kind = s->finish == PRISM_FINISH_POLISHED ? PRISM_G4_SPIKE : prism_g4_choose(s, r);
     if (kind != PRISM_G4_LOBE)
         return prism_g4_reflect(st, kind, nn, nn, r);
+    PRISM_G4_LOOP
     for (int k = 0; k < PRISM_G4_MAX_FACETS; k++) {
         pv3 f = prism_g4_facet(s, st->dir, nn, r);
         prism_g4_reflect(st, PRISM_G4_LOBE, nn, f, r);
@@ -361,6 +389,7 @@ PRISM_HD uint32_t prism_surface_geant4(prism_ray_state *st, pv3 nn, const prism_
     if (pv3_dot(st->dir, nn) >= 0.0f)
         return bits; /* reflected off the layer's face */
     pv3 back = pv3_scale(nn, -1.0f);
+    PRISM_G4_LOOP
     for (int k = 0; k < PRISM_G4_MAX_PAINT; k++) {
         float u = prism_rng_uniform(r);
         if (u < detect)
@@ -375,6 +404,19 @@ PRISM_HD uint32_t prism_surface_geant4(prism_ray_state *st, pv3 nn, const prism_
             return paint; /* out through the layer */
     }
     return PRISM_SURFACE_ABSORB; /* trapped between paint and layer */
+}
+
+/* prism_surface_geant4 as one call (PRISM_G4_ENTRY says why). The caller
+ * hands it copies of the photon's state and stream made for the call (the
+ * boundary is a step's last use of its stream, so the copy draws what the
+ * original would have): the copies' addresses escape into the call, the
+ * originals stay in registers. */
+PRISM_G4_ENTRY uint32_t prism_surface_geant4_entry(prism_ray_state *st, pv3 nn,
+                                                   const prism_optics_view *o, const float *t,
+                                                   prism_optics_lerp l, prism_surface_params sp,
+                                                   float n1, float n2, prism_rng *r)
+{
+    return prism_surface_geant4(st, nn, o, t, l, sp, n1, n2, r);
 }
 
 #endif
