@@ -54,9 +54,10 @@
  * the photon's state and stream: a pointer to the originals would move
  * them to local memory for the whole step. The call works on them in
  * local memory (copying them into registers there measured 121 registers
- * for the kernel: a call's registers count for its kernel). */
+ * for the kernel: a call's registers count for its kernel). Static: each
+ * kernel file has its own, built with its own arithmetic (exact or fast). */
 #if defined(__CUDACC__)
-#define PRISM_G4_ENTRY __host__ __device__ __noinline__
+#define PRISM_G4_ENTRY static __host__ __device__ __noinline__
 #else
 #define PRISM_G4_ENTRY static inline
 #endif
