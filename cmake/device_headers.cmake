@@ -20,7 +20,8 @@ set(PRISM_DEVICE_KERNEL_HEADERS
   ${dev}/prism_hd.h ${dev}/vec.h ${dev}/kmath.h ${dev}/philox.h ${dev}/ray_triangle.h
   ${dev}/geometry_view.h ${dev}/bvh_traverse.h ${dev}/bvh_wide.h ${dev}/bvh_wide_traverse.h
   ${dev}/traverse.h ${dev}/traverse_gpu.h ${dev}/shade.h ${dev}/camera.h ${dev}/photon.h
-  ${dev}/physics.h ${dev}/source.h ${dev}/spawn.h ${dev}/optics_view.h ${dev}/genstep.h)
+  ${dev}/physics.h ${dev}/surface_model.h ${dev}/source.h ${dev}/spawn.h ${dev}/optics_view.h
+  ${dev}/genstep.h)
 set(inc ${PROJECT_SOURCE_DIR}/include/prism)
 set(PRISM_PUBLIC_HEADERS
   ${inc}/prism.h ${inc}/export.h ${inc}/result.h ${inc}/context.h ${inc}/memory.h

@@ -38,7 +38,7 @@ enum {
     PRISM_REFLECT_SPECULAR = 1u << 6,
     PRISM_SURFACE_REEMIT = 1u << 7,   /* reserved (Chroma's value); not modelled */
     PRISM_SURFACE_TRANSMIT = 1u << 8, /* crossed a surface that neither absorbed nor reflected */
-    PRISM_BULK_REEMIT = 1u << 9,      /* reserved (Chroma's value); not modelled */
+    PRISM_BULK_REEMIT = 1u << 9,      /* absorbed in the bulk and reemitted (REEMISSIONPROB) */
     PRISM_REFRACT = 1u << 10,         /* crossed a bare boundary (Fresnel transmission) */
     PRISM_TOTAL_INTERNAL = 1u << 11,  /* total internal reflection (with REFLECT_SPECULAR) */
     PRISM_STEP_LIMIT = 1u << 30,      /* stopped at max_steps while still alive */

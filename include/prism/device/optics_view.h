@@ -212,4 +212,65 @@ PRISM_HD int prism_optics_surface(const prism_optics_view *o, uint32_t s, float 
     return 1;
 }
 
+/* Cheaper reads for the hot kernel: where `wavelength` falls on the grid,
+ * found once, then any row read with one multiply-add. A row read this way
+ * gives the bits prism_optics_sample gives (at the clamped ends i == j and
+ * f == 0, so y[i] + 0 is y[i]), for the finite values the tables hold. */
+typedef struct prism_optics_lerp {
+    uint32_t i, j;
+    float f;
+} prism_optics_lerp;
+
+PRISM_HD prism_optics_lerp prism_optics_lerp_at(const prism_optics_view *o, float wavelength)
+{
+    prism_optics_lerp l;
+    l.i = l.j = 0;
+    l.f = 0.0f;
+    float x = (wavelength - o->wavelength_start) / o->wavelength_step;
+    uint32_t last = o->wavelength_count - 1u;
+    if (!(x > 0.0f))
+        return l;
+    if (x >= (float)last) {
+        l.i = l.j = last;
+        return l;
+    }
+    l.i = (uint32_t)x;
+    l.j = l.i + 1u;
+    l.f = x - (float)l.i;
+    return l;
+}
+
+PRISM_HD float prism_optics_lerp_row(const float *y, prism_optics_lerp l)
+{
+    return y[l.i] + (y[l.j] - y[l.i]) * l.f;
+}
+
+/* Surface s's rows (row k at + k * wavelength_count), or NULL when the
+ * triangle has no surface in the tables or one that changes nothing
+ * (prism_optics_surface's rule). */
+PRISM_HD const float *prism_optics_surface_table(const prism_optics_view *o, uint32_t s)
+{
+    if (o == 0 || s >= o->surface_count || o->wavelength_count == 0)
+        return 0;
+    const float *t = o->surfaces + (size_t)s * PRISM_SURF_COUNT_ * o->wavelength_count;
+    return t[0] < 0.0f ? 0 : t;
+}
+
+/* Row `row` (PRISM_SURF_*) of a surface table at grid point l. */
+PRISM_HD float prism_optics_surface_row(const prism_optics_view *o, const float *t, int row,
+                                        prism_optics_lerp l)
+{
+    return prism_optics_lerp_row(t + (size_t)row * o->wavelength_count, l);
+}
+
+/* Material m's refractive index alone (1 outside the tables): what a
+ * boundary needs, without the two lengths prism_optics_material reads. */
+PRISM_HD float prism_optics_rindex(const prism_optics_view *o, uint32_t m, float wavelength)
+{
+    if (o == 0 || m >= o->material_count || o->wavelength_count == 0)
+        return 1.0f;
+    const float *t = o->materials + (size_t)m * PRISM_MAT_COUNT_ * o->wavelength_count;
+    return prism_optics_sample(o, t + PRISM_MAT_RINDEX * o->wavelength_count, wavelength);
+}
+
 #endif

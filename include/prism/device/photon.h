@@ -1,14 +1,15 @@
 /* One photon's walk: find the next boundary in the BVH, take the inside
  * and outside materials from the triangle's orientation (its normal
  * (v1-v0)x(v2-v0) points out of the solid, so a photon going against it is
- * entering the inner material), then bulk absorption, Rayleigh scattering,
- * or the boundary (surface or Fresnel). Both backends call
+ * entering the inner material), then bulk absorption (or reemission),
+ * Rayleigh scattering, or the boundary (surface or Fresnel). Both backends call
  * prism_photon_run on the same state and get the same photon. */
 #ifndef PRISM_KERNELS_PHOTON_H
 #define PRISM_KERNELS_PHOTON_H
 
 #include "physics.h"
 #include "spawn.h"
+#include "surface_model.h"
 #include "traverse.h"
 
 #define PRISM_SPEED_OF_LIGHT 0.299792458f /* metres per nanosecond */
@@ -122,8 +123,11 @@ PRISM_HD void prism_photon_move(prism_photon *p, pv3 *pos, pv3 dir, float d, flo
     p->time += d * n / PRISM_SPEED_OF_LIGHT;
 }
 
-/* The boundary at `hit` (unit normal n): surface or Fresnel. Returns the
- * history bit. */
+/* The boundary at `hit` (unit normal n): a surface of Geant4's glisur or
+ * unified model (surface_model.h), a CHROMA surface's four probabilities,
+ * or Fresnel. Only the table rows the branch needs are interpolated: four
+ * for CHROMA, two to six for Geant4's models, the two indices for Fresnel
+ * and dielectric_dielectric. Returns the history bit. */
 PRISM_HD uint32_t prism_photon_boundary(const prism_geometry_view *g, const prism_optics_view *o,
                                         prism_photon *p, prism_ray_state *st,
                                         const prism_trace_hit *hit, pv3 n, prism_rng *r)
@@ -132,16 +136,54 @@ PRISM_HD uint32_t prism_photon_boundary(const prism_geometry_view *g, const pris
     int entering = pv3_dot(st->dir, n) < 0.0f;
     uint32_t inner = prism_materials_inner(info.materials);
     uint32_t outer = prism_materials_outer(info.materials);
+    uint32_t from = entering ? outer : inner, to = entering ? inner : outer;
     pv3 nn = entering ? n : pv3_scale(n, -1.0f);
     p->solid = info.solid;
     p->triangle = info.id;
     p->reserved = hit->index;
-    float probs[PRISM_SURF_COUNT_];
-    if (info.surface != 0xFFFFFFFFu && prism_optics_surface(o, info.surface, p->wavelength, probs))
+    const float *t = info.surface != 0xFFFFFFFFu ? prism_optics_surface_table(o, info.surface) : 0;
+    if (t != 0) {
+        prism_optics_lerp l = prism_optics_lerp_at(o, p->wavelength);
+        prism_surface_params sp = prism_optics_surface_params(o, info.surface);
+        if (prism_surface_is_geant4(sp)) {
+            float n1 = 1.0f, n2 = 1.0f;
+            if (sp.type == PRISM_SURFACE_DIELECTRIC_DIELECTRIC) {
+                n1 = prism_optics_rindex(o, from, p->wavelength);
+                n2 = prism_optics_rindex(o, to, p->wavelength);
+            }
+            prism_ray_state sc = *st; /* copies for the call (surface_model.h) */
+            prism_rng rc = *r;
+            uint32_t bits = prism_surface_geant4_entry(&sc, nn, o, t, l, sp, n1, n2, &rc);
+            *st = sc;
+            return bits;
+        }
+        float probs[4];
+        for (int k = 0; k < 4; k++)
+            probs[k] = prism_optics_surface_row(o, t, k, l);
         return prism_surface_interact(st, nn, probs, r);
-    float n1 = prism_optics_material(o, entering ? outer : inner, p->wavelength).rindex;
-    float n2 = prism_optics_material(o, entering ? inner : outer, p->wavelength).rindex;
+    }
+    float n1 = prism_optics_rindex(o, from, p->wavelength);
+    float n2 = prism_optics_rindex(o, to, p->wavelength);
     return prism_fresnel(st, nn, n1, n2, r);
+}
+
+/* Bulk reemission (a wavelength shifter or scintillator that absorbed the
+ * photon, as Chroma's and Geant4-based reemission do): a new wavelength
+ * from material m's emission spectrum (its inverse CDF), a direction
+ * uniform on the sphere with a random polarisation perpendicular to it,
+ * and the time of the decay: exponential with time_fast with probability
+ * yield_ratio, else with time_slow. */
+PRISM_HD void prism_photon_reemit(const prism_optics_view *o, uint32_t m,
+                                  const prism_material_params *mp, prism_photon *p,
+                                  prism_ray_state *st, prism_rng *r)
+{
+    p->wavelength = prism_optics_emission_wavelength(o, m, prism_rng_uniform(r));
+    st->dir = prism_sample_cone(r, st->dir, -1.0f);
+    st->pol = prism_sample_polarisation(r, st->dir);
+    float tau = prism_rng_uniform(r) < mp->yield_ratio ? mp->time_fast : mp->time_slow;
+    float u = prism_rng_uniform(r);
+    if (tau > 0.0f)
+        p->time -= tau * prism_logf(u);
 }
 
 /* One interaction. Returns 1 while the photon lives. */
@@ -172,8 +214,8 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
     uint32_t mats = g->triangle_info[hit.index].materials;
     pv3 n = prism_triangle_normal(g, hit.index);
     int entering = pv3_dot(st.dir, n) < 0.0f;
-    prism_material_sample m = prism_optics_material(
-        o, entering ? prism_materials_outer(mats) : prism_materials_inner(mats), p->wavelength);
+    uint32_t here = entering ? prism_materials_outer(mats) : prism_materials_inner(mats);
+    prism_material_sample m = prism_optics_material(o, here, p->wavelength);
     float d_abs = -m.absorption_length * prism_logf(prism_rng_uniform(&r));
     float d_sca = -m.scattering_length * prism_logf(prism_rng_uniform(&r));
     uint32_t what;
@@ -182,6 +224,16 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
         prism_photon_move(p, &pos, st.dir, d_abs, m.rindex);
         what = PRISM_BULK_ABSORB;
         alive = 0;
+        /* Reemission: read only on an absorption, so the common step pays
+         * nothing for it. One draw decides, then five for the new photon. */
+        float reemit = prism_optics_reemission_prob(o, here, p->wavelength);
+        const prism_material_params *mp = reemit > 0.0f ? prism_optics_material_params(o, here) : 0;
+        if (mp != 0 && mp->has_spectrum != 0u && prism_rng_uniform(&r) < reemit) {
+            prism_photon_reemit(o, here, mp, p, &st, &r);
+            p->reserved = 0xFFFFFFFFu;
+            what = PRISM_BULK_REEMIT;
+            alive = 1;
+        }
     } else if (d_sca < hit.t) {
         prism_photon_move(p, &pos, st.dir, d_sca, m.rindex);
         prism_rayleigh(&st, &r);
