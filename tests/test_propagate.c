@@ -722,6 +722,57 @@ static void test_placement_policies(void **state)
     kt_free(&s, ctx);
 }
 
+/* prism_photons_generate: the photons a run starts with, not propagated:
+ * a torch's start points, times and wavelengths are record 0 of the same
+ * run propagated (first_photon 777 in both), their histories and steps
+ * clear, directions unit; bad arguments are refused. */
+static void test_generate_only(void **state)
+{
+    (void)state;
+    kt_scene s = {0};
+    rich_scene(&s);
+    prism_geometry *g = kt_upload(&s, ctx, PRISM_PLACEMENT_AUTO, false);
+    assert_non_null(g);
+    enum { N = 3000, K = 2 };
+    prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
+                               .count = N,
+                               .position = {0.1f, 0, 0},
+                               .direction = {0, 0, 1},
+                               .radius = 0.2f,
+                               .divergence = 0.3f,
+                               .wavelength_nm = 380,
+                               .wavelength_max_nm = 480};
+    prism_propagate_desc d = {.seed = 9, .first_photon = 777, .record_steps = K};
+    prism_photon *gen = calloc(N, sizeof *gen), *fin = calloc(N, sizeof *fin);
+    prism_step_record *rec = calloc((size_t)N * K, sizeof *rec);
+    prism_target t = {.kind = PRISM_TARGET_HOST, .host = gen};
+    assert_int_equal(prism_photons_generate(ctx, g, &src, &d, &t), PRISM_SUCCESS);
+    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = fin},
+                                   .records = {.kind = PRISM_TARGET_HOST, .host = rec}};
+    assert_int_equal(prism_propagate(ctx, g, &src, &d, &out, NULL), PRISM_SUCCESS);
+    size_t moved = 0;
+    for (size_t i = 0; i < N; i++) {
+        const prism_step_record *r0 = rec + i * K;
+        assert_memory_equal(gen[i].pos, r0->pos, sizeof gen[i].pos);
+        assert_true(gen[i].time == r0->time && gen[i].wavelength == r0->wavelength);
+        assert_int_equal(gen[i].history, 0);
+        assert_int_equal(gen[i].steps, 0);
+        const float *v = gen[i].dir;
+        assert_float_equal(v[0] * v[0] + v[1] * v[1] + v[2] * v[2], 1.0f, 1e-5);
+        moved += fin[i].steps > 0;
+    }
+    assert_int_equal(moved, N); /* the propagated run did step them */
+    assert_int_equal(prism_photons_generate(ctx, g, &src, &d, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    src.count = 0;
+    assert_int_equal(prism_photons_generate(ctx, g, &src, &d, &t), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(ctx), "count"));
+    free(gen);
+    free(fin);
+    free(rec);
+    prism_geometry_destroy(g);
+    kt_free(&s, ctx);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -857,6 +908,7 @@ int main(void)
         cmocka_unit_test(test_rayleigh_fraction),
         cmocka_unit_test(test_public_path),
         cmocka_unit_test(test_placement_policies),
+        cmocka_unit_test(test_generate_only),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

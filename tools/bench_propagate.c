@@ -15,6 +15,7 @@
 #include "bench_kernels.h"
 #include "bench_util.h"
 #include "cli.h"
+#include "npy.h"
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
@@ -51,6 +52,7 @@ typedef struct prop_bench {
     prism_length_unit unit;    /* --unit */
     bool device_bvh;           /* --bvh cuda: CUDA rows on the device-built tree */
     const char *devices;       /* --devices LIST: the multi-context table */
+    const char *gensteps;      /* --gensteps FILE.npy: generated against read photons */
     prism_propagate_math math; /* --math exact|fast */
     prop_result results[MAX_RESULTS];
     int count;
@@ -78,6 +80,9 @@ static void usage(FILE *f)
         "(exact, the default: the host's bits; fast: the GPU's approximate functions).\n"
         "--steps-per-launch: the device rows again for each value of the step loop's steps\n"
         "a photon takes in one launch before survivors are compacted (0: the engine's).\n"
+        "--gensteps: on CUDA (device placement), the file's gensteps made into photons where\n"
+        "they are propagated, against the same photons (prism_photons_generate) read from\n"
+        "host memory: photons/s of each and the bytes each sends over PCIe.\n"
         "--devices all|0,1: prism_propagate_multi on 1, then all, contexts of the list (a\n"
         "device may repeat), photons/s, efficiency rate(n)/(n rate(1)), upload time per\n"
         "context, instead of the table above (--no-cuda: host contexts).\n" PRISM_BENCH_UNIT_HELP);
@@ -341,12 +346,95 @@ static bool parse(int argc, char **argv, prop_bench *b)
     b->math = strcmp(math, "fast") == 0 ? PRISM_PROPAGATE_MATH_FAST : PRISM_PROPAGATE_MATH_EXACT;
     static const char *const flags[] = {"--json", "--no-host", "--no-cuda", NULL};
     b->devices = prism_bench_option(argc, argv, "--devices", NULL);
+    b->gensteps = prism_bench_option(argc, argv, "--gensteps", NULL);
     b->file = prism_bench_positional(argc, argv, flags);
     if (!prism_bench_unit(argc, argv, "propagate", &b->unit))
         return false;
     return b->file != NULL && b->repeat >= 1 && b->repeat <= 64 && b->max_steps >= 1 &&
            (strcmp(order, "bfs") == 0 || strcmp(order, "dfs") == 0) && bvh_ok &&
            (strcmp(math, "exact") == 0 || strcmp(math, "fast") == 0);
+}
+
+/* --gensteps: the photons made from gensteps on the device and propagated,
+ * against the same photons handed over from host memory (64 bytes each
+ * crossing PCIe, where the gensteps cost 96 bytes a step). Both leave
+ * their final photons in device memory. */
+static int measure_gensteps(prop_bench *b, const bench_scene *s)
+{
+    npy_reader in;
+    const uint64_t dims[2] = {6, 4};
+    if (npy_reader_open(&in, b->gensteps, dims, 2) != 0) {
+        fprintf(stderr, "prism-bench propagate: %s\n", in.error);
+        return 1;
+    }
+    const size_t n = (size_t)in.rows;
+    float *steps = malloc(n * 24 * sizeof(float) + 1);
+    int rc = steps == NULL || npy_reader_read(&in, steps, n) != 0;
+    npy_reader_close(&in);
+    char why[600];
+    prism_context *ctx = rc ? NULL : bench_context(PRISM_BACKEND_CUDA, why, sizeof why);
+    prism_geometry *g = ctx ? bench_upload(ctx, s, PRISM_PLACEMENT_DEVICE, why, sizeof why) : NULL;
+    if (g == NULL) {
+        fprintf(stderr, "prism-bench propagate: --gensteps: %s\n",
+                rc ? "cannot read the file" : why);
+        free(steps);
+        if (ctx)
+            prism_context_destroy(ctx);
+        return 1;
+    }
+    prism_photon_source gs = {.kind = PRISM_SOURCE_GENSTEPS, .gensteps = steps, .genstep_count = n};
+    prism_propagate_desc d = {.seed = 1, .max_steps = b->max_steps, .math = b->math};
+    prism_photon *start = NULL;
+    prism_buffer *buf = NULL;
+    prism_target host = {.kind = PRISM_TARGET_HOST};
+    size_t photons = 0;
+    double t_gen = -1, t_read = -1;
+    prism_propagate_stats st_gen = {0}, st_read = {0};
+    /* the photons: quad 0's fourth word of each genstep (prism/device/genstep.h) */
+    uint64_t total = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t c;
+        memcpy(&c, &steps[k * 24 + 3], sizeof c);
+        total += c;
+    }
+    prism_result r = total > 0 ? PRISM_SUCCESS : PRISM_ERROR_INVALID_ARGUMENT;
+    photons = (size_t)total;
+    gs.count = photons;
+    if (r == PRISM_SUCCESS && (start = malloc(photons * sizeof *start)) == NULL)
+        r = PRISM_ERROR_OUT_OF_MEMORY;
+    host.host = start;
+    if (r == PRISM_SUCCESS)
+        r = prism_photons_generate(ctx, g, &gs, &d, &host);
+    if (r == PRISM_SUCCESS)
+        r = prism_buffer_create_device(ctx, photons * sizeof(prism_photon), "bench.photons", &buf);
+    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_BUFFER, .buffer = buf}};
+    if (r == PRISM_SUCCESS)
+        t_gen = time_runs(ctx, g, &gs, &d, &out, b->repeat, &st_gen);
+    prism_photon_source given = {.kind = PRISM_SOURCE_PHOTONS, .count = photons, .photons = start};
+    if (r == PRISM_SUCCESS && t_gen > 0)
+        t_read = time_runs(ctx, g, &given, &d, &out, b->repeat, &st_read);
+    if (t_gen > 0 && t_read > 0) {
+        printf("prism-bench propagate --gensteps %s: %zu gensteps, %zu photons, %zu triangles, "
+               "%s math, device placement\n",
+               b->gensteps, n, photons, s->scene->triangles_count,
+               b->math == PRISM_PROPAGATE_MATH_FAST ? "fast" : "exact");
+        printf("%-22s %10s %12s %14s %10s\n", "source", "seconds", "Mphotons/s", "to device MB",
+               "launches");
+        printf("%-22s %10.4f %12.2f %14.2f %10u\n", "gensteps (generated)", t_gen,
+               photons / t_gen / 1e6, n * 96.0 / 1e6, st_gen.launches);
+        printf("%-22s %10.4f %12.2f %14.2f %10u\n", "photons (host memory)", t_read,
+               photons / t_read / 1e6, photons * 64.0 / 1e6, st_read.launches);
+        printf("gensteps against photons: %.2fx the rate, %.0fx fewer bytes to the device\n",
+               t_read / t_gen, (photons * 64.0) / (n * 96.0));
+    } else {
+        fprintf(stderr, "prism-bench propagate --gensteps: %s\n", prism_context_last_error(ctx));
+    }
+    prism_buffer_release(buf);
+    free(start);
+    free(steps);
+    prism_geometry_destroy(g);
+    prism_context_destroy(ctx);
+    return t_gen > 0 && t_read > 0 ? 0 : 1;
 }
 
 int prism_bench_propagate(int argc, char **argv)
@@ -369,6 +457,12 @@ int prism_bench_propagate(int argc, char **argv)
         return 1;
     }
     s.device_bvh = b->device_bvh;
+    if (b->gensteps != NULL) {
+        int rc = measure_gensteps(b, &s);
+        bench_scene_free(&s);
+        free(b);
+        return rc;
+    }
     if (b->devices != NULL) {
         int rc = bench_propagate_multi(b->devices, &s, b->counts, b->counts_n, b->repeat,
                                        b->max_steps, b->math, b->no_cuda, b->json);

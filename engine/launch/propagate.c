@@ -247,11 +247,12 @@ static prism_result summarise(prism_context *ctx, const prism_photon *photons, u
     return PRISM_SUCCESS;
 }
 
-prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view *g,
-                                   const prism_optics_view *o, const prism_photon_source *source,
-                                   const prism_propagate_desc *desc, prism_photon *photons,
-                                   prism_step_record *records, prism_propagate_summary *summary,
-                                   prism_propagate_stats *stats)
+/* The photons generated, then (steps) propagated. */
+static prism_result view_run(prism_context *ctx, const prism_geometry_view *g,
+                             const prism_optics_view *o, const prism_photon_source *source,
+                             const prism_propagate_desc *desc, prism_photon *photons,
+                             prism_step_record *records, prism_propagate_summary *summary,
+                             prism_propagate_stats *stats, bool steps)
 {
     double t0 = omp_get_wtime();
     static const prism_propagate_desc zero_desc;
@@ -302,9 +303,15 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
     uint32_t count = (uint32_t)src.count;
     if (r == PRISM_SUCCESS)
         r = launch_generate(ctx, &sp, o, &q, &w, photons, records, count);
-    if (r == PRISM_SUCCESS)
+    if (r == PRISM_SUCCESS && steps)
         r = step_loop(ctx, g, o, &q, photons, records, count, budget, &w, &st.launches);
     run_release(&w);
+    if (!steps) {
+        st.seconds = omp_get_wtime() - t0;
+        if (stats != NULL)
+            *stats = st;
+        return r;
+    }
     if (r == PRISM_SUCCESS && summary != NULL)
         r = summarise(ctx, photons, count, summary, &st);
     else if (r == PRISM_SUCCESS)
@@ -313,6 +320,15 @@ prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view
     if (stats != NULL)
         *stats = st;
     return r;
+}
+
+prism_result prism__propagate_view(prism_context *ctx, const prism_geometry_view *g,
+                                   const prism_optics_view *o, const prism_photon_source *source,
+                                   const prism_propagate_desc *desc, prism_photon *photons,
+                                   prism_step_record *records, prism_propagate_summary *summary,
+                                   prism_propagate_stats *stats)
+{
+    return view_run(ctx, g, o, source, desc, photons, records, summary, stats, true);
 }
 
 static bool wanted(const prism_target *t)
@@ -370,9 +386,10 @@ static prism_result check_outputs(prism_context *ctx, const prism_propagate_outp
     return PRISM_SUCCESS;
 }
 
-prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
-                             const prism_photon_source *source, const prism_propagate_desc *desc,
-                             const prism_propagate_outputs *outputs, prism_propagate_stats *stats)
+static prism_result call(prism_context *ctx, const prism_geometry *geometry,
+                         const prism_photon_source *source, const prism_propagate_desc *desc,
+                         const prism_propagate_outputs *outputs, prism_propagate_stats *stats,
+                         bool steps)
 {
     if (ctx == NULL || geometry == NULL || source == NULL || outputs == NULL)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
@@ -412,10 +429,9 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
         r = prism__geometry_map(geometry, &view);
         if (r == PRISM_SUCCESS) {
             prism_propagate_stats st;
-            r = prism__propagate_view(ctx, &view,
-                                      prism__optics_view(prism__geometry_optics(geometry)), source,
-                                      desc, ph.pointer, want_records ? rec.pointer : NULL,
-                                      outputs->summary, &st);
+            r = view_run(ctx, &view, prism__optics_view(prism__geometry_optics(geometry)), source,
+                         desc, ph.pointer, want_records ? rec.pointer : NULL, outputs->summary, &st,
+                         steps);
             if (r == PRISM_SUCCESS && wanted(&outputs->hits))
                 r = take_hits(ctx, outputs, ph.pointer, source->count, &st, &st.hits);
             if (stats != NULL)
@@ -429,6 +445,25 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
                                    : PRISM_SUCCESS;
     prism_result e0 = prism__target_end(ctx, &ph, r == PRISM_SUCCESS);
     return r != PRISM_SUCCESS ? r : (e1 != PRISM_SUCCESS ? e1 : e0);
+}
+
+prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
+                             const prism_photon_source *source, const prism_propagate_desc *desc,
+                             const prism_propagate_outputs *outputs, prism_propagate_stats *stats)
+{
+    return call(ctx, geometry, source, desc, outputs, stats, true);
+}
+
+prism_result prism_photons_generate(prism_context *ctx, const prism_geometry *geometry,
+                                    const prism_photon_source *source,
+                                    const prism_propagate_desc *desc, const prism_target *photons)
+{
+    if (photons == NULL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT, "photons_generate: NULL photons");
+    prism_propagate_desc d = desc != NULL ? *desc : (prism_propagate_desc){0};
+    d.record_steps = 0;
+    const prism_propagate_outputs out = {.photons = *photons};
+    return call(ctx, geometry, source, &d, &out, NULL, false);
 }
 
 prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometry *geometry,

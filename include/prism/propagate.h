@@ -7,7 +7,8 @@
  * the photon's index in the run, so a photon draws the same numbers on
  * both, and in whichever call of a run split into batches it is.
  *
- * Functions: prism_propagate, prism_propagate_multi, prism_propagate_stream,
+ * Functions: prism_propagate, prism_photons_generate, prism_propagate_multi,
+ *            prism_propagate_stream,
  *            prism_propagate_batch_limit, prism_photons_select,
  *            prism_photon_end_bit, prism_history_flag_name. */
 #ifndef PRISM_PROPAGATE_H
@@ -279,6 +280,21 @@ PRISM_API prism_result prism_propagate(prism_context *ctx, const prism_geometry 
                                        const prism_propagate_desc *desc,
                                        const prism_propagate_outputs *outputs,
                                        prism_propagate_stats *stats);
+
+/** The photons `source` starts, as prism_propagate would start them
+ * (photon i draws the numbers of run index desc->first_photon + i; only
+ * desc's seed and first_photon matter), written to `photons` (a target as
+ * prism_propagate's photons output) and not propagated: to keep, inspect,
+ * or hand back as a PHOTONS source. History, steps and the rest are
+ * cleared as a new photon's.
+ * @errors As prism_propagate's for the source, the desc and the photons
+ *   target; PRISM_ERROR_INVALID_ARGUMENT for NULL photons.
+ * @thread_safety As the context: one thread at a time.
+ * @pointer_lifetime source's arrays and a host target: during the call only. */
+PRISM_API prism_result prism_photons_generate(prism_context *ctx, const prism_geometry *geometry,
+                                              const prism_photon_source *source,
+                                              const prism_propagate_desc *desc,
+                                              const prism_target *photons);
 
 /* One context's part of a prism_propagate_multi call. */
 typedef struct prism_propagate_share {
