@@ -130,6 +130,7 @@ static void test_bad_options(void **state)
         {{"--count", "-3", DETECTOR}, "--count: expected a number of photons"},
         {{"--batch", "lots", DETECTOR}, "--batch: expected photons a batch"},
         {{"--seed", "x", DETECTOR}, "--seed: expected an integer"},
+        {{"--lanes", "5", DETECTOR}, "--lanes: expected 1 to 4 contexts a device"},
         {{"--max-steps", "0", DETECTOR}, "--max-steps: expected a positive integer"},
         {{"--record-steps", "2000", "--records", "r.npy", DETECTOR},
          "--record-steps: expected 1 to 1024"},

@@ -42,8 +42,11 @@ int propagate_device_descs(const propagate_options *o, prism_context_desc *descs
     /* One context as a plain run makes it: no list and no MPI rank, or a
      * rank with no list, no backend asked for and no CUDA device (the
      * host, as for a plain run). */
-    if (list == NULL && (o->local_rank < 0 || (o->engine.backend == PRISM_BACKEND_AUTO &&
-                                               prism_cuda_device_count() == 0))) {
+    const bool want_lanes = o->lanes > 1 && o->engine.backend != PRISM_BACKEND_HOST &&
+                            prism_cuda_device_count() > 0;
+    if (list == NULL && !want_lanes &&
+        (o->local_rank < 0 ||
+         (o->engine.backend == PRISM_BACKEND_AUTO && prism_cuda_device_count() == 0))) {
         descs[0] = base;
         names[0][0] = 0;
         *n = 1;
@@ -76,12 +79,19 @@ int propagate_device_descs(const propagate_options *o, prism_context_desc *descs
         idx[0] = idx[o->local_rank % count];
         count = 1;
     }
-    for (int i = 0; i < count; i++) {
+    /* --lanes: each device's contexts side by side in the list */
+    const int lanes = o->lanes > 1 ? (int)o->lanes : 1;
+    if (count * lanes > PROPAGATE_MAX_CONTEXTS) {
+        fprintf(stderr, "prism-propagate: %d devices x %d lanes: more than %d contexts\n", count,
+                lanes, PROPAGATE_MAX_CONTEXTS);
+        return PROPAGATE_USAGE;
+    }
+    for (int i = 0; i < count * lanes; i++) {
         descs[i] = base;
         descs[i].backend = PRISM_BACKEND_CUDA;
-        snprintf(names[i], 32, "cuda:%d", idx[i]);
+        snprintf(names[i], 32, "cuda:%d", idx[i / lanes]);
         descs[i].device = names[i];
     }
-    *n = (size_t)count;
+    *n = (size_t)(count * lanes);
     return PROPAGATE_OK;
 }

@@ -71,6 +71,11 @@ void propagate_options_usage(FILE *out)
           "                          byte. Default: $PRISM_DEVICE when it holds a list,\n"
           "                          else one device. With --backend host, as many\n"
           "                          host contexts as the list names (for tests)\n"
+          "  --lanes N               contexts a CUDA device (1 to 4, default 1): a\n"
+          "                          device then runs N batches at once, so one\n"
+          "                          batch's last long-lived photons overlap the\n"
+          "                          next one's start (under mpirun too: each rank's\n"
+          "                          device)\n"
           "  --quiet                 no progress and no notes; errors and warnings\n"
           "                          stay. Progress is a bar on stderr when it is a\n"
           "                          terminal, else a line every 5 s of a long run\n"
@@ -112,7 +117,7 @@ static const char *const VALUED[] = {
     "--photons",   "--source",       "--count",         "--hits",      "--out",
     "--records",   "--record-steps", "--seed",          "--max-steps", "--backend",
     "--placement", "--bvh",          "--math",          "--batch",     "--unit",
-    "--devices",   "--gensteps",     "--save-gensteps", NULL};
+    "--devices",   "--gensteps",     "--save-gensteps", "--lanes",     NULL};
 
 /* --source muon:x,y,z,dx,dy,dz,energy (GeV, the total energy). */
 static int parse_muon(propagate_options *o, const char *val, char *err, size_t size)
@@ -160,6 +165,11 @@ static int parse_io(propagate_options *o, const char *opt, const char *val, char
                              "--count: expected a number of photons (1 to 2^56), "
                              "got '%s'",
                              val);
+    } else if (!strcmp(opt, "--lanes")) {
+        if (tool_parse_count(val, 1, 4, &v))
+            return tool_fail(err, size, "--lanes: expected 1 to 4 contexts a device, got '%s'",
+                             val);
+        o->lanes = (uint32_t)v;
     } else if (!strcmp(opt, "--batch")) {
         if (tool_parse_count(val, 1, UINT32_MAX, &o->batch))
             return tool_fail(err, size, "--batch: expected photons a batch (1 to 2^32-1), got '%s'",

@@ -57,6 +57,7 @@ typedef struct propagate_options {
     int local_rank;      /* an MPI rank's place on its node, -1 without MPI */
     const char *devices; /* --devices all|0,1: several contexts (NULL: one, or
                                      $PRISM_DEVICE's list) */
+    uint32_t lanes;      /* --lanes: contexts a CUDA device; 0 = 1 */
     bool json, quiet, validate, help;
 } propagate_options;
 

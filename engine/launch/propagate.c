@@ -73,7 +73,10 @@ static prism_result check_desc(prism_context *ctx, const prism_propagate_desc *d
     q->first_photon = d->first_photon;
     q->max_steps = d->max_steps == 0 ? 100u : d->max_steps;
     q->record_steps = d->record_steps;
-    *budget = d->steps_per_launch == 0 ? PRISM_PROPAGATE_STEPS_PER_LAUNCH : d->steps_per_launch;
+    *budget = d->steps_per_launch != 0 ? d->steps_per_launch
+              : ctx != NULL && ctx->backend == PRISM_BACKEND_CUDA
+                  ? PRISM_PROPAGATE_STEPS_PER_LAUNCH_CUDA
+                  : PRISM_PROPAGATE_STEPS_PER_LAUNCH;
     return PRISM_SUCCESS;
 }
 
