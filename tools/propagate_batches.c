@@ -26,6 +26,10 @@ prism_photon_source propagate_source(const propagate_options *o, const prism_sce
 {
     prism_photon_source src = o->engine.source;
     src.count = (size_t)count;
+    if (o->wavelength) {
+        src.wavelength_nm = o->wavelength_nm[0];
+        src.wavelength_max_nm = o->wavelength_nm[1];
+    }
     if (o->photons != NULL)
         src.kind = PRISM_SOURCE_PHOTONS;
     else if (o->gensteps != NULL || o->muon)
@@ -316,7 +320,7 @@ static size_t batch_size(const propagate_run_info *run)
 
 #ifdef PRISM_HAVE_MPI
 /* Under MPI every rank needs the same batch: each proposes what it would
- * take alone (--batch, else what its first device holds, at most 2^23, and
+ * take alone (--batch, else what its first device holds, at most 2^25, and
  * at most a quarter of a device's share of the run so that the ranks end
  * together, not below 2^16), and propagate_mpi_ready takes the least. */
 static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_photon_source *src,
@@ -331,7 +335,7 @@ static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_ph
         fprintf(stderr, "prism-propagate: %s\n", prism_context_last_error(run->ctx));
         return 0; /* rank 0 shows it at the agreement */
     }
-    uint64_t b = limit < ((size_t)1 << 23) ? limit : (size_t)1 << 23;
+    uint64_t b = limit < ((size_t)1 << 25) ? limit : (size_t)1 << 25;
     const uint64_t share = (run->end - run->begin) /
                            (4 * (uint64_t)run->ranks * (uint64_t)run->contexts_n);
     if (share < b)

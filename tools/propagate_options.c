@@ -1,5 +1,6 @@
 /* prism-propagate's command line: every option, its checks and the --help
  * text. A mistake gives one line naming the option and what was expected. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -23,6 +24,9 @@ void propagate_options_usage(FILE *out)
           "  --source beam:x,y,z,dx,dy,dz[,radius[,divergence]]\n"
           "                          a disc of radius (m) at x,y,z shining along\n"
           "                          dx,dy,dz, divergence a half-angle in degrees\n"
+          "  --wavelength NM|MIN:MAX the point or beam source's wavelength, or a\n"
+          "                          uniform spectrum between MIN and MAX (nm;\n"
+          "                          default 420)\n"
           "  --gensteps in.npy       Cerenkov and scintillation photons made on the\n"
           "                          device from gensteps: float32, shape (N,6,4),\n"
           "                          Opticks's layout in metres and ns (below)\n"
@@ -62,7 +66,7 @@ void propagate_options_usage(FILE *out)
           "                          bit for bit; fast uses the GPU's approximate\n"
           "                          functions and agrees only statistically\n"
           "  --batch N               photons a batch (default: what the device memory\n"
-          "                          left by the geometry holds, at most 8388608 on\n"
+          "                          left by the geometry holds, at most 33554432 on\n"
           "                          CUDA and 1048576 on the host); host memory grows\n"
           "                          with the batch, not with the run\n"
           "  --devices all|0,1       spread the batches over several CUDA devices, a\n"
@@ -114,10 +118,10 @@ void propagate_options_usage(FILE *out)
 }
 
 static const char *const VALUED[] = {
-    "--photons",   "--source",       "--count",         "--hits",      "--out",
-    "--records",   "--record-steps", "--seed",          "--max-steps", "--backend",
-    "--placement", "--bvh",          "--math",          "--batch",     "--unit",
-    "--devices",   "--gensteps",     "--save-gensteps", "--lanes",     NULL};
+    "--photons",      "--source",     "--count",     "--hits",    "--out",       "--records",
+    "--record-steps", "--seed",       "--max-steps", "--backend", "--placement", "--bvh",
+    "--math",         "--batch",      "--unit",      "--devices", "--gensteps",  "--save-gensteps",
+    "--lanes",        "--wavelength", NULL};
 
 /* --source muon:x,y,z,dx,dy,dz,energy (GeV, the total energy). */
 static int parse_muon(propagate_options *o, const char *val, char *err, size_t size)
@@ -165,6 +169,22 @@ static int parse_io(propagate_options *o, const char *opt, const char *val, char
                              "--count: expected a number of photons (1 to 2^56), "
                              "got '%s'",
                              val);
+    } else if (!strcmp(opt, "--wavelength")) {
+        float w[2] = {0, 0};
+        const char *colon = strchr(val, ':');
+        char *end = NULL;
+        w[0] = strtof(val, &end);
+        if (colon != NULL && end == colon)
+            w[1] = strtof(colon + 1, &end);
+        if (end == NULL || *end != 0 || !(w[0] > 0.0f && w[0] < 1e5f) ||
+            (colon != NULL && !(w[1] > w[0] && w[1] < 1e5f)))
+            return tool_fail(err, size,
+                             "--wavelength: expected NM or MIN:MAX in nm (MAX above MIN), got "
+                             "'%s'",
+                             val);
+        o->wavelength_nm[0] = w[0];
+        o->wavelength_nm[1] = colon != NULL ? w[1] : 0.0f;
+        o->wavelength = true;
     } else if (!strcmp(opt, "--lanes")) {
         if (tool_parse_count(val, 1, 4, &v))
             return tool_fail(err, size, "--lanes: expected 1 to 4 contexts a device, got '%s'",
@@ -234,6 +254,10 @@ static int check(const propagate_options *o, char *err, size_t size)
 {
     if (o->photons && o->engine.source_given)
         return tool_fail(err, size, "--photons and --source: one source of photons only");
+    if (o->wavelength && (o->photons || o->gensteps || o->muon))
+        return tool_fail(err, size,
+                         "--wavelength goes with a point or beam source: --photons, --gensteps "
+                         "and muons carry their own");
     if (o->gensteps && (o->photons || o->engine.source_given))
         return tool_fail(err, size,
                          "--gensteps with --photons or --source: one source of photons only");

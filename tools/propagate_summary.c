@@ -86,6 +86,15 @@ static void source_words(const propagate_run_info *run, char *out, size_t size)
     else
         snprintf(out, size, "point at %g,%g,%g", src->position[0], src->position[1],
                  src->position[2]);
+    const size_t used = strlen(out);
+    if ((src->kind == PRISM_SOURCE_POINT || src->kind == PRISM_SOURCE_BEAM) && used < size) {
+        if (src->wavelength_max_nm > src->wavelength_nm)
+            snprintf(out + used, size - used, ", %g to %g nm", src->wavelength_nm,
+                     src->wavelength_max_nm);
+        else
+            snprintf(out + used, size - used, ", %g nm",
+                     src->wavelength_nm > 0 ? src->wavelength_nm : 420.0);
+    }
 }
 
 static double rate(const propagate_summary *s, double seconds)

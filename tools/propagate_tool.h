@@ -53,11 +53,13 @@ typedef struct propagate_options {
     uint64_t seed;
     uint32_t max_steps; /* 0 = the engine's 100 */
     prism_propagate_math math;
-    uint64_t batch;      /* 0 = automatic */
-    int local_rank;      /* an MPI rank's place on its node, -1 without MPI */
-    const char *devices; /* --devices all|0,1: several contexts (NULL: one, or
+    uint64_t batch;         /* 0 = automatic */
+    int local_rank;         /* an MPI rank's place on its node, -1 without MPI */
+    const char *devices;    /* --devices all|0,1: several contexts (NULL: one, or
                                      $PRISM_DEVICE's list) */
-    uint32_t lanes;      /* --lanes: contexts a CUDA device; 0 = 1 */
+    uint32_t lanes;         /* --lanes: contexts a CUDA device; 0 = 1 */
+    bool wavelength;        /* --wavelength given */
+    float wavelength_nm[2]; /* its value, or MIN and MAX (MAX 0: one wavelength) */
     bool json, quiet, validate, help;
 } propagate_options;
 
