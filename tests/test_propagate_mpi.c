@@ -191,6 +191,29 @@ static void test_same_bytes_whatever_ranks(void **state)
 
 /* No --backend: each rank runs where a plain run would, the host where
  * there is no CUDA device (CI), a device where there is one. */
+/* A muon's gensteps (Cerenkov photons made where they are propagated),
+ * batches of 20000 taken in turn by 3 ranks: the hits of one process. */
+static void test_gensteps_across_ranks(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *one = exec_path("muon_1.npy"), *three = exec_path("muon_3.npy");
+    const char *args[] = {"--backend", "host",  "--source", "muon:0,0,-1,0,0,1,2",
+                          "--batch",   "20000", "--hits",   NULL,
+                          "--json",    NULL};
+    args[7] = one;
+    run(&r, 0, args);
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "\"cerenkov_photons\":"));
+    args[7] = three;
+    run(&r, 3, args);
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "\"ranks\":3"));
+    assert_true(file_size(one) > 128); /* hits, not just a header */
+    assert_true(exec_same_files(one, three));
+    assert_int_equal(exec_count_entries(rank_tmp, false), 0);
+}
+
 static void test_default_backend(void **state)
 {
     (void)state;
@@ -265,6 +288,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_whatever_ranks),
+        cmocka_unit_test(test_gensteps_across_ranks),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_failing_rank),
         cmocka_unit_test(test_output_checked_first),
