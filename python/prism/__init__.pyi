@@ -201,6 +201,9 @@ class Geometry:
                   record_steps: int = ..., on_device: bool = ..., math: str = ...,
                   first_photon: int = ..., steps_per_launch: int = ...,
                   gensteps: Optional[np.ndarray] = ..., count: int = ...) -> Result: ...
+    def generate(self, photons_or_source: Any = ..., seed: int = ..., first_photon: int = ...,
+                 gensteps: Optional[np.ndarray] = ..., count: int = ...,
+                 on_device: bool = ...) -> Any: ...
     def gensteps_muon(self, position: Sequence[float], direction: Sequence[float],
                       energy: float, seed: int = ..., max_step: float = ...,
                       wavelength_min: float = ..., wavelength_max: float = ...,

@@ -202,7 +202,7 @@ class Geometry:
 
     def propagate(self, photons_or_source=None, seed=0, max_steps=100, record_steps=0,
                   on_device=False, math="exact", first_photon=0, steps_per_launch=0,
-                  gensteps=None, count=0):
+                  gensteps=None, count=0, _generate_only=False):
         """Propagate photons through the geometry: ``prism_propagate``.
 
         Parameters
@@ -310,11 +310,30 @@ class Geometry:
             if k > 0:
                 out_records = np.empty((n, k), STEP_RECORD_DTYPE)
                 kw["out_records"] = out_records
+        if _generate_only:
+            kw["generate_only"] = True
         dev_photons, dev_records, stats = self._c.propagate(**kw)
         del keep
         if on_device:
             return Result(dev_photons, dev_records, stats)
         return Result(out_photons, out_records, stats)
+
+    def generate(self, photons_or_source=None, seed=0, first_photon=0, gensteps=None, count=0,
+                 on_device=False):
+        """The photons a run starts with, not propagated: ``prism_photons_generate``.
+
+        The same arguments as ``propagate`` name the source (a ``Source``,
+        photons, or ``gensteps``); photon i is the one ``propagate`` with
+        the same seed and first_photon would start from (history and steps
+        clear). To keep, inspect, or hand back as photons.
+
+        Returns
+        -------
+        numpy.ndarray (N,) of ``PHOTON_DTYPE``, or a DeviceArray with on_device.
+        """
+        return self.propagate(photons_or_source, seed=seed, first_photon=first_photon,
+                              gensteps=gensteps, count=count, on_device=on_device,
+                              _generate_only=True).photons
 
     def gensteps_muon(self, position, direction, energy, seed=0, max_step=0.0,
                       wavelength_min=0.0, wavelength_max=0.0, dedx=0.0, max_length=0.0,

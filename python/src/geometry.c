@@ -138,6 +138,7 @@ typedef struct propagate_args {
     PyObject *photons, *out_photons, *out_records, *gensteps;
     unsigned long long photons_device;
     int on_device;
+    int generate_only; /* prism_photons_generate: the starting photons only */
 } propagate_args;
 
 static int parse_propagate(PyObject *args, PyObject *kwargs, propagate_args *a)
@@ -147,19 +148,19 @@ static int parse_propagate(PyObject *args, PyObject *kwargs, propagate_args *a)
         "divergence",     "wavelength",  "wavelength_max", "time",         "photons",
         "photons_device", "seed",        "max_steps",      "record_steps", "steps_per_launch",
         "out_photons",    "out_records", "on_device",      "math",         "first_photon",
-        "gensteps",       NULL};
+        "gensteps",       "generate_only", NULL};
     memset(a, 0, sizeof *a);
     a->photons = a->out_photons = a->out_records = a->gensteps = Py_None;
     int kind = 0, math = 0;
     Py_ssize_t count = 0;
     prism_photon_source *s = &a->source;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kwargs, "in|(fff)(fff)fffffOKKIIIOOpiKO:propagate", keywords, &kind, &count,
+            args, kwargs, "in|(fff)(fff)fffffOKKIIIOOpiKOp:propagate", keywords, &kind, &count,
             &s->position[0], &s->position[1], &s->position[2], &s->direction[0], &s->direction[1],
             &s->direction[2], &s->radius, &s->divergence, &s->wavelength_nm, &s->wavelength_max_nm,
             &s->time, &a->photons, &a->photons_device, &a->desc.seed, &a->desc.max_steps,
             &a->desc.record_steps, &a->desc.steps_per_launch, &a->out_photons, &a->out_records,
-            &a->on_device, &math, &a->desc.first_photon, &a->gensteps))
+            &a->on_device, &math, &a->desc.first_photon, &a->gensteps, &a->generate_only))
         return -1;
     a->desc.math = (prism_propagate_math)math; /* prism_propagate checks it */
     if (kind < PRISM_SOURCE_POINT || kind > PRISM_SOURCE_GENSTEPS || count < 0) {
@@ -253,7 +254,9 @@ static PyObject *geometry_propagate(PyObject *self, PyObject *args, PyObject *kw
         outputs.photons.host = have_op ? op.buf : NULL;
         outputs.records.host = have_orec ? orec.buf : NULL;
     }
-    if (r == PRISM_SUCCESS)
+    if (r == PRISM_SUCCESS && a.generate_only)
+        r = prism_photons_generate(c->ctx, g->geometry, &a.source, &a.desc, &outputs.photons);
+    else if (r == PRISM_SUCCESS)
         r = prism_propagate(c->ctx, g->geometry, &a.source, &a.desc, &outputs, &stats);
     if (r != PRISM_SUCCESS) {
         snprintf(message, sizeof message, "%s", prism_context_last_error(c->ctx));

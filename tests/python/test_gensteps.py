@@ -53,3 +53,22 @@ def test_bad_gensteps_raise(geometry):
         geometry.propagate(gensteps=bad)
     with pytest.raises(prism.InvalidArgumentError, match="one source"):
         geometry.propagate(prism.Source("point", 10), gensteps=g)
+
+
+def test_generate_is_the_start_of_propagate(geometry):
+    # the gensteps' photons as a run starts them: record 0 of the same run
+    # propagated, histories and steps clear; a slice by first_photon is the
+    # same photons
+    g, info = muon(geometry)
+    start = geometry.generate(gensteps=g, seed=5)
+    assert start.dtype == prism.PHOTON_DTYPE and len(start) == info["photons"]
+    run = geometry.propagate(gensteps=g, seed=5, record_steps=2)
+    assert np.array_equal(start["pos"], run.records["pos"][:, 0])
+    assert np.array_equal(start["time"], run.records["time"][:, 0])
+    assert np.array_equal(start["wavelength"], run.records["wavelength"][:, 0])
+    assert not start["history"].any() and not start["steps"].any()
+    assert (run.photons["steps"] > 0).all()
+    tail = geometry.generate(gensteps=g, seed=5, first_photon=10)
+    assert tail.tobytes() == start[10:].tobytes()
+    with pytest.raises(prism.InvalidArgumentError):
+        geometry.generate()
