@@ -276,8 +276,7 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
     src.genstep_count = genstep_count;
     run->photons = &in;
     run->source = &src;
-    run->begin = 0;
-    run->end = count;
+    run->count = count;
 #ifdef PRISM_HAVE_MPI
     if (mpi != NULL)
         propagate_mpi_share(mpi, count, run);

@@ -336,8 +336,7 @@ static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_ph
         return 0; /* rank 0 shows it at the agreement */
     }
     uint64_t b = limit < ((size_t)1 << 25) ? limit : (size_t)1 << 25;
-    const uint64_t share = (run->end - run->begin) /
-                           (4 * (uint64_t)run->ranks * (uint64_t)run->contexts_n);
+    const uint64_t share = run->count / (4 * (uint64_t)run->ranks * (uint64_t)run->contexts_n);
     if (share < b)
         b = share > ((uint64_t)1 << 16) ? share : (uint64_t)1 << 16;
     return b;
@@ -361,12 +360,11 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     r.run = run;
     r.sum = sum;
     r.src = *run->source;
-    r.desc = (prism_propagate_desc){
-        .seed = o->seed, .max_steps = o->max_steps, .math = o->math, .first_photon = run->begin};
+    r.desc = (prism_propagate_desc){.seed = o->seed, .max_steps = o->max_steps, .math = o->math};
     if (o->records)
         r.desc.record_steps = o->record_steps ? o->record_steps : PROPAGATE_DEFAULT_RECORD_STEPS;
     const double t0 = tool_now();
-    r.total = run->end - run->begin;
+    r.total = run->count;
     int rc = 0;
     uint64_t batch = batch_size(run);
     uint32_t stride = 0, phase = 0;
@@ -381,9 +379,6 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     } else
 #endif
         rc = open_outputs(o, r.desc.record_steps, &r.w, r.err, sizeof r.err);
-    if (rc == 0 && o->photons && run->begin > 0 && npy_reader_skip(run->photons, run->begin))
-        rc = tool_fail(r.err, sizeof r.err, "%s", run->photons->error);
-    r.read_next = run->begin;
     prism_propagate_summary tally = {.detected_by_solid = sum->detected_by_solid,
                                      .solids = sum->solids};
     prism_propagate_share shares[PROPAGATE_MAX_CONTEXTS];
@@ -391,7 +386,7 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     tool_progress_begin(&r.bar, "prism-propagate", "propagating", "photons", !o->quiet);
     tool_progress_update(&r.bar, 0, (size_t)r.total);
     if (rc == 0 && r.total > 0) {
-        r.src.count = (size_t)(run->end - run->begin);
+        r.src.count = (size_t)run->count;
         const prism_propagate_stream_desc stream = {.batch = (size_t)batch,
                                                     .stride = stride,
                                                     .phase = phase,

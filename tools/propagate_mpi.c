@@ -163,8 +163,7 @@ int propagate_mpi_check_outputs(propagate_mpi *m)
 
 void propagate_mpi_share(propagate_mpi *m, uint64_t count, propagate_run_info *run)
 {
-    run->begin = 0;
-    run->end = count;
+    run->count = count;
     run->rank = m->rank;
     run->ranks = m->ranks;
     run->mpi = m;

@@ -126,9 +126,7 @@ typedef struct propagate_run_info {
     void *join_user;
     double started;       /* tool_now() when the program started */
     double setup_seconds; /* from then to the run's start */
-    /* The photons of the run this process propagates: [begin, end) of the
-     * source's count (an MPI rank's share; the whole run otherwise). */
-    uint64_t begin, end;
+    uint64_t count;       /* the run's photons (under MPI, every rank's together) */
     int rank, ranks;
     /* under mpirun: the ranks take the run's batches in turn and write
      * their rows in place (propagate_mpi.h); NULL otherwise */
