@@ -37,13 +37,14 @@ static __global__ void prism_generate_kernel(prism_source_params s, prism_optics
 }
 
 /* The step kernel comes in two builds of the same code, and each launch
- * takes the one that measured faster for where the geometry is (H200,
- * 2.56M-triangle detector, exact math, 1e8 photons): with the geometry in
- * device memory, registers capped at 64 (8 blocks of 128 an SM, occupancy
- * 0.50) ran 169.8 M photons/s against 154.0 for the compiler's 96
- * registers (occupancy 0.31); with any of it in mapped host memory the
- * cap cost 20% (24.2 against 30.2 M/s), as more warps in flight queue on
- * PCIe reads. PRISM_PHOTON_MIN_BLOCKS overrides the cap at build time. */
+ * takes the one that suits where the geometry is. With it all in device
+ * memory the walk waits on the SMs' own memory, and more warps in flight
+ * hide that: registers are capped at 64 (8 blocks of 128 an SM, twice the
+ * occupancy of the compiler's choice). With any of it in mapped host
+ * memory the walk waits on PCIe, where more warps only queue more reads,
+ * so the compiler keeps its registers. The README's photon kernel table
+ * has the measurements. PRISM_PHOTON_MIN_BLOCKS overrides the cap at build
+ * time. */
 #ifndef PRISM_PHOTON_MIN_BLOCKS
 #define PRISM_PHOTON_MIN_BLOCKS 8
 #endif

@@ -21,12 +21,10 @@
 #define PRISM_PROPAGATE_LAUNCH_SECONDS 0.020
 /* Steps a photon takes in one launch before the survivors are compacted
  * into the next queue. On CUDA a warp runs as long as its longest-lived
- * photon, and most photons end in a few steps, so short launches keep the
- * warps full. On the generated 2.56M-triangle detector (H200, exact math,
- * 4.1 steps a photon), M photons/s at 1e7 / 1e8 photons a call: 1 step
- * 96.8 / 110.5, 2 steps 98.6 / 109.0, 3 steps 95.4 / 104.1, 4 steps
- * 92.5 / 98.9, 10 steps 77.5 (1e8), 20 steps 67.8 (1e8). The host backend
- * has no warps: it takes longer launches, fewer queue passes. */
+ * photon, and most photons end within a few steps, so short launches keep
+ * the warps full; the README's photon kernel table has the sweep that chose
+ * 2. The host backend has no warps: it takes longer launches, fewer queue
+ * passes. */
 #define PRISM_PROPAGATE_STEPS_PER_LAUNCH_CUDA 2u
 #define PRISM_PROPAGATE_STEPS_PER_LAUNCH 10u
 #define PRISM_PROPAGATE_MAX_RECORDS 1024u

@@ -22,9 +22,8 @@
  * batch's worst case of hits: every photon, in pages only touched as hits
  * arrive), and no fewer than a quarter of each context's fair share so
  * that the contexts finish together. Each batch ends with a tail of
- * long-lived photons that leaves the device half idle: at 1e9 photons on
- * an H200 (generated 2.56M-triangle detector) batches of 2^25 spent 11.9 s
- * inside prism_propagate against 13.0 s for 2^23. */
+ * long-lived photons that leaves the device half idle, so fewer, larger
+ * batches pay fewer tails (the README gives the figures). */
 #define STREAM_MAX_BATCH ((size_t)1 << 25)
 #define STREAM_MIN_BATCH ((size_t)1 << 16)
 
