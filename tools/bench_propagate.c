@@ -16,6 +16,7 @@
 #include "bench_util.h"
 #include "cli.h"
 #include "npy.h"
+#include "prism/device/genstep.h"
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
@@ -368,7 +369,7 @@ static int measure_gensteps(prop_bench *b, const bench_scene *s)
         return 1;
     }
     const size_t n = (size_t)in.rows;
-    float *steps = malloc(n * 24 * sizeof(float) + 1);
+    prism_genstep *steps = malloc(n * sizeof *steps + 1);
     int rc = steps == NULL || npy_reader_read(&in, steps, n) != 0;
     npy_reader_close(&in);
     char why[600];
@@ -382,7 +383,9 @@ static int measure_gensteps(prop_bench *b, const bench_scene *s)
             prism_context_destroy(ctx);
         return 1;
     }
-    prism_photon_source gs = {.kind = PRISM_SOURCE_GENSTEPS, .gensteps = steps, .genstep_count = n};
+    prism_photon_source gs = {.kind = PRISM_SOURCE_GENSTEPS,
+                              .gensteps = (const float *)steps,
+                              .genstep_count = n};
     prism_propagate_desc d = {.seed = 1, .max_steps = b->max_steps, .math = b->math};
     prism_photon *start = NULL;
     prism_buffer *buf = NULL;
@@ -390,13 +393,9 @@ static int measure_gensteps(prop_bench *b, const bench_scene *s)
     size_t photons = 0;
     double t_gen = -1, t_read = -1;
     prism_propagate_stats st_gen = {0}, st_read = {0};
-    /* the photons: quad 0's fourth word of each genstep (prism/device/genstep.h) */
     uint64_t total = 0;
-    for (size_t k = 0; k < n; k++) {
-        uint32_t c;
-        memcpy(&c, &steps[k * 24 + 3], sizeof c);
-        total += c;
-    }
+    for (size_t k = 0; k < n; k++)
+        total += steps[k].photons;
     prism_result r = total > 0 ? PRISM_SUCCESS : PRISM_ERROR_INVALID_ARGUMENT;
     photons = (size_t)total;
     gs.count = photons;
