@@ -31,6 +31,8 @@ typedef struct stream_run stream_run;
 
 typedef struct stream_slot {
     prism_photon *hits, *photons, *input;
+    prism_buffer *hits_pinned; /* CUDA: the start of `hits` page-locked (pinned_bytes) */
+    size_t pinned_bytes;
     prism_step_record *records;
     prism_propagate_batch batch;
     uint64_t seq;
@@ -134,6 +136,34 @@ static stream_slot *take(stream_worker *w)
     return slot;
 }
 
+/* On CUDA, the first bytes of a slot's hits page-locked once a batch has
+ * shown how many it needs (with room to spare), so the next batches' hits
+ * cross PCIe by DMA instead of through the driver's pageable staging: at
+ * 2^25-photon batches, 120 MB of hits each, the pageable copies took 0.59 s
+ * of a 10.5 s run of 1e9 photons on an H200. Locking the whole slot (its
+ * worst case: every photon a hit) would cost seconds up front. A failure
+ * only leaves the slot pageable. */
+#define STREAM_PIN_STEP ((size_t)64 << 20)
+
+static void pin_hits(stream_worker *w, stream_slot *slot, size_t hits)
+{
+    const size_t capacity = w->run->batch * sizeof(prism_photon);
+    size_t want = hits * sizeof(prism_photon);
+    want += want / 2;
+    want = (want + STREAM_PIN_STEP - 1) / STREAM_PIN_STEP * STREAM_PIN_STEP;
+    if (want > capacity)
+        want = capacity;
+    if (prism_context_backend(w->ctx) != PRISM_BACKEND_CUDA || hits == 0 ||
+        want <= slot->pinned_bytes)
+        return;
+    prism_buffer_release(slot->hits_pinned);
+    slot->hits_pinned = NULL;
+    slot->pinned_bytes = 0;
+    if (prism_buffer_register_host(w->ctx, slot->hits, want, 0, "propagate_stream.hits",
+                                   &slot->hits_pinned) == PRISM_SUCCESS)
+        slot->pinned_bytes = want;
+}
+
 static prism_result one_batch(stream_worker *w, stream_slot *slot)
 {
     const stream_run *run = w->run;
@@ -164,6 +194,7 @@ static prism_result one_batch(stream_worker *w, stream_slot *slot)
     w->share.seconds += st.seconds;
     slot->batch.hits = slot->hits;
     slot->batch.hits_count = st.hits;
+    pin_hits(w, slot, st.hits);
     slot->batch.photons = s->photons ? slot->photons : NULL;
     slot->batch.records = d.record_steps > 0 ? slot->records : NULL;
     slot->batch.seconds = st.seconds;
@@ -278,6 +309,8 @@ static prism_result deliver(stream_run *run)
 static void free_slots(stream_worker *w)
 {
     for (int k = 0; k < STREAM_SLOTS; k++) {
+        prism_buffer_release(w->slots[k].hits_pinned); /* before the memory it locks */
+        w->slots[k].hits_pinned = NULL;
         free(w->slots[k].hits);
         free(w->slots[k].photons);
         free(w->slots[k].input);
