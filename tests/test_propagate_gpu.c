@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "kernels_test_scene.h"
+#include "prism/device_view.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
 
@@ -143,6 +144,11 @@ static void test_policies_and_outputs_identical(void **state)
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N, .position = {0.1f, 0.2f, 0}};
     prism_propagate_desc d = {.seed = 5, .record_steps = K};
     prism_geometry *g0 = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
+    /* the upload says where the walk's arrays live, once, for the launcher
+     * to pick its kernel build: all device memory here, some mapped below */
+    prism_device_view view;
+    assert_int_equal(prism_geometry_device_view(g0, &view), PRISM_SUCCESS);
+    assert_int_equal(view.geometry.device_resident, 1);
     prism_photon *ref = calloc(N, sizeof *ref), *ph = calloc(N, sizeof *ph);
     prism_step_record *ref_rec = calloc((size_t)N * K, sizeof *ref_rec);
     prism_step_record *rec = calloc((size_t)N * K, sizeof *rec);
@@ -158,6 +164,10 @@ static void test_policies_and_outputs_identical(void **state)
     for (int i = 0; i < 3; i++) {
         prism_geometry *g = kt_upload(&s, cuda, p[i], i == 1);
         assert_non_null(g);
+        if (p[i] == PRISM_PLACEMENT_MAPPED) {
+            assert_int_equal(prism_geometry_device_view(g, &view), PRISM_SUCCESS);
+            assert_int_equal(view.geometry.device_resident, 0);
+        }
         prism_propagate_outputs o2 = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph},
                                       .records = {.kind = PRISM_TARGET_BUFFER, .buffer = vbo}};
         assert_int_equal(prism_propagate(cuda, g, &src, &d, &o2, NULL), PRISM_SUCCESS);

@@ -83,27 +83,6 @@ prism_propagate_mapped_kernel(prism_geometry_view g, prism_optics_view o, prism_
     prism_propagate_one(g, o, q, photons, records, queue_in, n_in, queue_out, counter, budget);
 }
 
-/* Whether every array the walk reads is device memory. */
-static bool geometry_on_device(const prism_geometry_view *g)
-{
-    const void *arrays[] = {g->nodes_head,   g->nodes_split < g->node_count ? g->nodes_tail : 0,
-                            g->wide_head,    g->wide_split < g->wide_count ? g->wide_tail : 0,
-                            g->vertices,     g->triangles,
-                            g->triangle_info};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
-        cudaPointerAttributes a;
-        if (arrays[i] == 0)
-            continue;
-        if (cudaPointerGetAttributes(&a, arrays[i]) != cudaSuccess) {
-            cudaGetLastError();
-            return false;
-        }
-        if (a.type != cudaMemoryTypeDevice)
-            return false;
-    }
-    return true;
-}
-
 static prism_result generate(prism_context *ctx, const prism_source_params *s,
                              const prism_optics_view *o, const prism_propagate_params *q,
                              const prism_photon *given, prism_photon *photons,
@@ -137,7 +116,7 @@ static prism_result propagate(prism_context *ctx, const prism_geometry_view *g,
     if (err != cudaSuccess)
         return prism__cuda_finish(ctx, "propagate (counter)");
     const unsigned blocks = prism__cuda_blocks(n_in, PRISM_PHOTON_BLOCK);
-    if (geometry_on_device(g))
+    if (g->device_resident)
         prism_propagate_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, o != 0 ? *o : vacuum, *q,
                                                                      photons, records, queue_in,
                                                                      n_in, queue_out, counter,

@@ -137,12 +137,12 @@ static stream_slot *take(stream_worker *w)
 }
 
 /* On CUDA, the first bytes of a slot's hits page-locked once a batch has
- * shown how many it needs (with room to spare), so the next batches' hits
- * cross PCIe by DMA instead of through the driver's pageable staging: at
- * 2^25-photon batches, 120 MB of hits each, the pageable copies took 0.59 s
- * of a 10.5 s run of 1e9 photons on an H200. Locking the whole slot (its
- * worst case: every photon a hit) would cost seconds up front. A failure
- * only leaves the slot pageable. */
+ * shown how many it needs (with half again to spare), so the next
+ * batches' hits cross PCIe by DMA instead of through the driver's pageable
+ * staging, which costs a second copy on the host between calls (the
+ * README's scaling table has the figure). Locking the whole slot (its worst
+ * case: every photon a hit) would cost seconds up front. A failure only
+ * leaves the slot pageable. */
 #define STREAM_PIN_STEP ((size_t)64 << 20)
 
 static void pin_hits(stream_worker *w, stream_slot *slot, size_t hits)

@@ -269,6 +269,9 @@ void prism__up_fill_view(prism_geometry *g, const shape *b)
     v->vertex_count = (uint32_t)b->vertex_count;
     memcpy(v->bbox_lo, b->lo, sizeof v->bbox_lo);
     memcpy(v->bbox_hi, b->hi, sizeof v->bbox_hi);
+    /* The wide tree, where there is one, is placed as the nodes are. */
+    v->device_resident = g->ctx->backend == PRISM_BACKEND_CUDA && !g->mapped[NODES] &&
+                         !g->mapped[TRIANGLES] && !g->mapped[VERTICES] && !g->mapped[INFO];
 }
 
 /* ---- vertices shared with GL */

@@ -73,6 +73,11 @@ typedef struct prism_geometry_view {
     uint32_t vertex_count;
     uint32_t triangle_count;
     float bbox_lo[3], bbox_hi[3];
+    /* Nonzero when every array above is in device memory (none of it
+     * mapped host memory): set by the upload, so a launcher can pick the
+     * kernel build tuned for it without asking the driver per launch. Zero
+     * in a view built by hand is always safe. */
+    uint32_t device_resident;
 } prism_geometry_view;
 
 #endif
