@@ -187,6 +187,12 @@ static void test_end_to_end(void **state)
     }
     assert_float_equal(json_number(r.out, "{", "photons"), 20000, 0);
     assert_float_equal(json_number(r.out, "{", "unit_meter"), 0.001, 1e-12); /* Geant4's mm */
+    /* the start's stages: the first context is made while the detector
+     * loads, and both are part of the setup */
+    const double setup = json_number(r.out, "\"seconds\":", "setup");
+    const double context = json_number(r.out, "\"seconds\":", "context");
+    assert_true(context > 0 && context <= setup);
+    assert_true(json_number(r.out, "\"seconds\":", "load") <= setup);
     /* every photon ended one way, once */
     const char *ended = strstr(r.out, "\"ended\":{");
     assert_non_null(ended);

@@ -122,7 +122,9 @@ typedef struct startup {
 static void *create_first(void *arg)
 {
     startup *s = arg;
+    const double t0 = tool_now();
     s->run->contexts[0] = open_context(s->o, s->descs[0], s->names[0], &s->run->logs[0]);
+    s->run->context_seconds = tool_now() - t0;
     s->rc = s->run->contexts[0] != NULL ? PROPAGATE_OK : PROPAGATE_FAILED;
     return NULL;
 }

@@ -275,9 +275,11 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
         }
         printf(",\"photons\":%llu}", (unsigned long long)s->detected_by_solid[top[i]]);
     }
-    printf("]},\"seconds\":{\"load\":%.6g,\"upload\":%.6g,\"setup\":%.6g,\"propagate\":%.6g,"
-           "\"write\":%.6g,\"wait\":%.6g,\"commit\":%.6g,\"run\":%.6g,\"wall\":%.6g}",
-           run->load_seconds, run->upload_seconds, run->setup_seconds, s->propagate_seconds,
+    printf("]},\"seconds\":{\"load\":%.6g,\"context\":%.6g,\"upload\":%.6g,\"setup\":%.6g,"
+           "\"propagate\":%.6g,\"write\":%.6g,\"wait\":%.6g,\"commit\":%.6g,\"run\":%.6g,"
+           "\"wall\":%.6g}",
+           run->load_seconds, run->context_seconds, run->upload_seconds, run->setup_seconds,
+           s->propagate_seconds,
            s->write_seconds, s->wait_seconds, s->commit_seconds, s->seconds,
            tool_now() - run->started);
     printf(",\"photons_per_second\":%.6g,\"photons_per_second_overall\":%.6g",

@@ -120,6 +120,7 @@ typedef struct propagate_run_info {
     uint64_t genstep_photons, cerenkov_photons, scintillation_photons;
     bool no_rindex;
     double load_seconds, upload_seconds; /* upload: the slowest context's */
+    double context_seconds;              /* making the first context (CUDA's start) */
     /* contexts[i > 0] join the run on its threads (prism_propagate_stream_desc.join) */
     prism_result (*join)(void *user, size_t i, prism_context **ctx,
                          const prism_geometry **geometry);
