@@ -116,6 +116,9 @@ typedef struct startup {
     char names[PROPAGATE_MAX_CONTEXTS][32];
     pthread_t thread;
     bool started;
+    /* the other devices' CUDA start, at once with the first's */
+    pthread_t warm[PROPAGATE_MAX_CONTEXTS];
+    bool warming[PROPAGATE_MAX_CONTEXTS];
     int rc;
 } startup;
 
@@ -129,6 +132,45 @@ static void *create_first(void *arg)
     return NULL;
 }
 
+/* Contexts 1.. join the run on its threads once the first device works.
+ * Their devices' CUDA start (most of a context's making) need not wait
+ * for that: each is started now, while the first device starts and the
+ * detector loads, so a second GPU's first batch starts with the first's. */
+typedef struct warm_arg {
+    startup *s;
+    size_t i;
+} warm_arg;
+
+static void *warm_device(void *arg)
+{
+    const warm_arg *w = arg;
+    prism_context_prewarm(&w->s->descs[w->i]); /* its failure: the join's create says why */
+    return NULL;
+}
+
+static void warm_others(startup *s, size_t n)
+{
+    static warm_arg args[PROPAGATE_MAX_CONTEXTS];
+    for (size_t i = 1; i < n; i++) {
+        bool seen = false; /* a device listed twice (--lanes) is warmed once */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(s->names[i], s->names[j]) == 0;
+        if (seen)
+            continue;
+        args[i] = (warm_arg){s, i};
+        s->warming[i] = pthread_create(&s->warm[i], NULL, warm_device, &args[i]) == 0;
+    }
+}
+
+static void warm_join(startup *s)
+{
+    for (size_t i = 1; i < PROPAGATE_MAX_CONTEXTS; i++)
+        if (s->warming[i]) {
+            pthread_join(s->warm[i], NULL);
+            s->warming[i] = false;
+        }
+}
+
 static void start_early(startup *s, const propagate_options *o, propagate_run_info *run)
 {
     *s = (startup){.o = o, .run = run};
@@ -138,6 +180,8 @@ static void start_early(startup *s, const propagate_options *o, propagate_run_in
         return;
     run->contexts_n = n;
     s->started = pthread_create(&s->thread, NULL, create_first, s) == 0;
+    if (o->engine.backend != PRISM_BACKEND_HOST)
+        warm_others(s, n);
 }
 
 /* The first context made, with the geometry uploaded to it. */
@@ -148,6 +192,7 @@ static int first_ready(startup *s, const prism_scene *scene)
     else if (s->rc == PROPAGATE_OK)
         create_first(s);
     s->started = false;
+    warm_join(s);
     s->scene = scene;
     propagate_run_info *run = s->run;
     run->ctx = run->contexts[0];

@@ -320,7 +320,8 @@ static size_t batch_size(const propagate_run_info *run)
 
 #ifdef PRISM_HAVE_MPI
 /* Under MPI every rank needs the same batch: each proposes what it would
- * take alone (--batch, else what its first device holds, at most 2^25, and
+ * take alone (--batch, else what its first device holds, at most
+ * PRISM_PROPAGATE_STREAM_MAX_BATCH, and
  * at most a quarter of a device's share of the run so that the ranks end
  * together, not below 2^16), and propagate_mpi_ready takes the least. */
 static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_photon_source *src,
@@ -335,7 +336,8 @@ static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_ph
         fprintf(stderr, "prism-propagate: %s\n", prism_context_last_error(run->ctx));
         return 0; /* rank 0 shows it at the agreement */
     }
-    uint64_t b = limit < ((size_t)1 << 25) ? limit : (size_t)1 << 25;
+    uint64_t b = limit < PRISM_PROPAGATE_STREAM_MAX_BATCH ? limit
+                                                          : PRISM_PROPAGATE_STREAM_MAX_BATCH;
     const uint64_t share = run->count / (4 * (uint64_t)run->ranks * (uint64_t)run->contexts_n);
     if (share < b)
         b = share > ((uint64_t)1 << 16) ? share : (uint64_t)1 << 16;

@@ -32,7 +32,7 @@ enum {
  * what fits the device): two a context held in host memory, 64 bytes a
  * photon for each output, as many again for --photons input, 32 K for
  * records. */
-#define PROPAGATE_MAX_BATCH_HOST ((uint64_t)1 << 20)
+#define PROPAGATE_MAX_BATCH_HOST ((uint64_t)PRISM_PROPAGATE_STREAM_MAX_BATCH_HOST)
 #define PROPAGATE_DEFAULT_COUNT 1000000u
 #define PROPAGATE_VALIDATE_COUNT 100000u
 #define PROPAGATE_DEFAULT_RECORD_STEPS 16u

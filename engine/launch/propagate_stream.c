@@ -18,13 +18,12 @@
 
 #define STREAM_MAX_CONTEXTS 64
 #define STREAM_SLOTS 2
-/* Automatic batches: at most this many photons (the host slots hold a
- * batch's worst case of hits: every photon, in pages only touched as hits
- * arrive), and no fewer than a quarter of each context's fair share so
- * that the contexts finish together. Each batch ends with a tail of
- * long-lived photons that leaves the device half idle, so fewer, larger
- * batches pay fewer tails (the README gives the figures). */
-#define STREAM_MAX_BATCH ((size_t)1 << 25)
+/* Automatic batches: at most PRISM_PROPAGATE_STREAM_MAX_BATCH photons (on
+ * the host backend PRISM_PROPAGATE_STREAM_MAX_BATCH_HOST: its photons live
+ * in host memory, touched, and it has no tails to pay), and no fewer than
+ * a quarter of each context's fair share so that the contexts finish
+ * together. */
+#define STREAM_MAX_BATCH PRISM_PROPAGATE_STREAM_MAX_BATCH
 #define STREAM_MIN_BATCH ((size_t)1 << 16)
 
 typedef struct stream_run stream_run;
@@ -347,7 +346,7 @@ static prism_result alloc_slots(stream_run *run, stream_worker *w)
 }
 
 /* Photons a batch: the caller's, else the least of the contexts' limits,
- * STREAM_MAX_BATCH and a quarter of a context's share (not below
+ * their backends' largest batch and a quarter of a context's share (not below
  * STREAM_MIN_BATCH). */
 static prism_result batch_size(stream_run *run, prism_context *const *ctxs,
                                const prism_geometry *const *gs, size_t *failed)
@@ -366,6 +365,9 @@ static prism_result batch_size(stream_run *run, prism_context *const *ctxs,
                 return r;
             }
             b = limit < b ? limit : b;
+            if (prism_context_backend(ctxs[i]) != PRISM_BACKEND_CUDA &&
+                b > PRISM_PROPAGATE_STREAM_MAX_BATCH_HOST)
+                b = PRISM_PROPAGATE_STREAM_MAX_BATCH_HOST;
         }
         const uint64_t share = run->total / (4 * run->n);
         if (share < b)

@@ -361,8 +361,17 @@ typedef prism_result (*prism_propagate_sink_fn)(void *user, const prism_propagat
 typedef prism_result (*prism_propagate_fill_fn)(void *user, uint64_t first, size_t count,
                                                 prism_photon *dst);
 
-/* Defaults (all-zero): batches of what fits each device; the hits are the
- * SURFACE_DETECT photons; no final photons handed over; no summary. */
+/* The most photons an automatic batch holds (batch 0) on a CUDA context:
+ * fewer, larger batches pay fewer of the tails of long-lived photons that
+ * end each one. Host memory for a batch's hits is reserved for its worst
+ * case but only touched as hits arrive. A host-backend context's batch
+ * holds its photons in host memory, so its batches stay smaller. */
+#define PRISM_PROPAGATE_STREAM_MAX_BATCH ((size_t)1 << 27)
+#define PRISM_PROPAGATE_STREAM_MAX_BATCH_HOST ((size_t)1 << 20)
+
+/* Defaults (all-zero): batches of what fits each device, at most
+ * PRISM_PROPAGATE_STREAM_MAX_BATCH (_HOST); the hits are the SURFACE_DETECT
+ * photons; no final photons handed over; no summary. */
 typedef struct prism_propagate_stream_desc {
     size_t batch;                     /* photons a batch; 0 = automatic */
     uint32_t hit_mask;                /* 0 = PRISM_SURFACE_DETECT */
