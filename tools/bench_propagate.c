@@ -64,6 +64,7 @@ typedef struct prop_bench {
     prism_propagate_math math; /* --math exact|fast */
     int schemes[MAX_SCHEMES];  /* --scheme mega,wave,wave-generic; 0: the engine's */
     int schemes_n;
+    const char *policies; /* --policy device,mapped,chroma: the CUDA placements run */
     prop_result results[MAX_RESULTS];
     int count;
     char skipped[6][300];
@@ -86,6 +87,7 @@ static void usage(FILE *f)
         "                             [--bvh-order bfs|dfs] [--bvh cuda|host] [--unit U]\n"
         "                             [--math exact|fast] [--steps-per-launch S,T]\n"
         "                             [--scheme mega,wave,wave-generic]\n"
+        "                             [--policy device,mapped,chroma]\n"
         "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
         "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
         "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n"
@@ -99,6 +101,7 @@ static void usage(FILE *f)
         "launch), wave (a trace kernel on the GPU walk, then a physics kernel, a step a\n"
         "pair), wave-generic (wave, the trace on the shared walk); default: the engine's.\n"
         "The hash column is of the final photons: equal where the photons are.\n"
+        "--policy: the CUDA placements to run (default all three).\n"
         "--gensteps: on CUDA (device placement), the file's gensteps made into photons where\n"
         "they are propagated, against the same photons (prism_photons_generate) read from\n"
         "host memory: photons/s of each and the bytes each sends over PCIe.\n"
@@ -225,6 +228,8 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
     const prism_placement_policy p[3] = {PRISM_PLACEMENT_DEVICE, PRISM_PLACEMENT_MAPPED,
                                          PRISM_PLACEMENT_CHROMA};
     for (int i = 0; i < 3; i++) {
+        if (strstr(b->policies, bench_policy_name(p[i])) == NULL)
+            continue;
         prism_geometry *g = bench_upload(ctx, s, p[i], why, sizeof why);
         if (g == NULL) {
             skip(b, why);
@@ -415,6 +420,7 @@ static bool parse(int argc, char **argv, prop_bench *b)
         return false;
     if (!parse_schemes(prism_bench_option(argc, argv, "--scheme", "auto"), b))
         return false;
+    b->policies = prism_bench_option(argc, argv, "--policy", "device,mapped,chroma");
     long long hc = atoll(prism_bench_option(argc, argv, "--host-count", "1000000"));
     b->host_count = hc > 0 ? (size_t)hc : 0;
     b->max_steps = (unsigned)atoi(prism_bench_option(argc, argv, "--max-steps", "100"));
