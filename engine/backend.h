@@ -105,6 +105,17 @@ typedef struct prism__backend {
                               prism_step_record *records, const uint32_t *queue_in, uint32_t n_in,
                               uint32_t *queue_out, uint32_t *n_out, uint32_t budget,
                               uint32_t *counter);
+    /* One step of queue_in[0, n_in) as a wavefront: a trace kernel writes
+     * each photon's hit to hits[0, n_in) (kernel memory), a physics kernel
+     * takes the rest of the step from it; survivors as propagate's.
+     * `tuned`: the trace on the GPU binary walk. NULL: no wavefront (the
+     * host runs propagate). */
+    prism_result (*propagate_wave)(prism_context *ctx, prism_propagate_math math,
+                                   const prism_geometry_view *g, const prism_optics_view *o,
+                                   const prism_propagate_params *q, prism_photon *photons,
+                                   prism_step_record *records, const uint32_t *queue_in,
+                                   uint32_t n_in, uint32_t *queue_out, uint32_t *n_out,
+                                   uint32_t *counter, prism_trace_hit *hits, int tuned);
     /* The stats' photon figures from `count` photons where the kernels
      * wrote them. */
     prism_result (*tally)(prism_context *ctx, const prism_photon *photons, uint32_t count,
@@ -120,7 +131,9 @@ typedef struct prism__backend {
     prism_result (*select)(prism_context *ctx, const prism_photon *in, size_t count,
                            uint32_t any_of, prism_photon *out, size_t capacity, size_t *selected);
     /* Registers and static shared memory of a kernel by name ("render",
-     * "generate", "propagate", "propagate_exact", "propagate_fast").
+     * "generate", "propagate", "propagate_exact", "propagate_fast", and the
+     * wavefront's "propagate_trace_*", "propagate_trace_generic_*",
+     * "propagate_physics_*" with * exact or fast).
      * NULL: no kernels to measure. */
     prism_result (*kernel_attributes)(prism_context *ctx, const char *name, int *registers,
                                       size_t *shared_bytes);

@@ -2,8 +2,10 @@
  * skipped (77) without a CUDA device: with exact arithmetic the photons
  * made from Cerenkov and scintillation gensteps, and propagated through a
  * detector, are the host's bit for bit, from gensteps in host memory and in
- * device memory, in one call or split into calls (first_photon); a
- * muon's gensteps read from a geometry on the device are the host's. */
+ * device memory, in one call or split into calls (first_photon), with
+ * either CUDA step scheme (the megakernel, the wavefront:
+ * engine/launch/propagate_scheme.h); a muon's gensteps read from a
+ * geometry on the device are the host's. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "engine/launch/propagate_scheme.h"
 #include "kernels_test_scene.h"
 #include "prism/device/genstep.h"
 #include "prism/gensteps.h"
@@ -65,22 +68,28 @@ static void test_host_and_cuda_bits(void **state)
     assert_memory_equal(gh.data, gc.data, gh.count * sizeof(prism_genstep));
     const size_t total = gh.photons < 200000 ? (size_t)gh.photons : 200000;
     prism_photon *a = run(host, hg, &gh, gh.data, total, total);
-    prism_photon *b = run(cuda, cg, &gh, gh.data, total, total);
-    assert_memory_equal(a, b, total * sizeof *a);
-    prism_photon *c = run(cuda, cg, &gh, gh.data, total, 7777);
-    assert_memory_equal(a, c, total * sizeof *a);
     /* gensteps in device memory, read in place */
     prism_buffer *buf = NULL;
     const size_t bytes = gh.count * sizeof(prism_genstep);
     assert_int_equal(prism_buffer_create_device(cuda, bytes, "test.gensteps", &buf), PRISM_SUCCESS);
     assert_int_equal(prism_buffer_write(buf, 0, gh.data, bytes), PRISM_SUCCESS);
-    prism_photon *e = run(cuda, cg, &gh, prism_buffer_device_pointer(buf), total, total);
-    assert_memory_equal(a, e, total * sizeof *a);
+    const int schemes[2] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE};
+    for (int k = 0; k < 2; k++) {
+        assert_true(prism__propagate_scheme(cuda, schemes[k]));
+        printf("# scheme %s\n", prism__propagate_scheme_name(schemes[k]));
+        prism_photon *b = run(cuda, cg, &gh, gh.data, total, total);
+        assert_memory_equal(a, b, total * sizeof *a);
+        prism_photon *c = run(cuda, cg, &gh, gh.data, total, 7777);
+        assert_memory_equal(a, c, total * sizeof *a);
+        prism_photon *e = run(cuda, cg, &gh, prism_buffer_device_pointer(buf), total, total);
+        assert_memory_equal(a, e, total * sizeof *a);
+        free(b);
+        free(c);
+        free(e);
+    }
+    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
     prism_buffer_release(buf);
     free(a);
-    free(b);
-    free(c);
-    free(e);
     prism_gensteps_free(&gh);
     prism_gensteps_free(&gc);
     prism_geometry_destroy(hg);

@@ -3,7 +3,8 @@
  * scene that uses Geant4's surface models and bulk reemission. Skipped
  * (77) without a CUDA device.
  *
- * - Exact arithmetic: every photon and record bit for bit the host's, on
+ * - Exact arithmetic: every photon and record bit for bit the host's, with
+ *   either CUDA step scheme (the megakernel, the wavefront), on
  *   a scene with unified ground metal walls, a unified ground
  *   dielectric_dielectric scintillator sphere that reemits, a ground
  *   back-painted and a polished front-painted glass slab, a glisur ground
@@ -24,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "engine/launch/propagate_scheme.h"
 #include "engine/upload/geometry_internal.h"
 #include "kernels_test_scene.h"
 #include "physics_tables.h"
@@ -175,21 +177,30 @@ static void test_g4_scene_exact_bit_identical(void **state)
                                .wavelength_max_nm = 520};
     prism_propagate_desc d = {.seed = 77, .record_steps = K, .max_steps = 80};
     prism_step_record *ra = calloc(N * K, sizeof *ra), *rb = calloc(N * K, sizeof *rb);
-    prism_photon *a = run(host, hg, &src, &d, ra), *b = run(cuda, cg, &src, &d, rb);
-    size_t same = 0;
-    uint32_t or_ = 0;
-    for (size_t i = 0; i < N; i++) {
-        same += memcmp(&a[i], &b[i], sizeof *a) == 0;
-        or_ |= a[i].history;
+    prism_photon *a = run(host, hg, &src, &d, ra), *b = NULL;
+    const int schemes[2] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE};
+    for (int k = 0; k < 2; k++) {
+        assert_true(prism__propagate_scheme(cuda, schemes[k]));
+        memset(rb, 0, N * K * sizeof *rb);
+        b = run(cuda, cg, &src, &d, rb);
+        size_t same = 0;
+        uint32_t or_ = 0;
+        for (size_t i = 0; i < N; i++) {
+            same += memcmp(&a[i], &b[i], sizeof *a) == 0;
+            or_ |= a[i].history;
+        }
+        printf("# exact, Geant4 surfaces and reemission, scheme %s: %zu of %zu photons "
+               "bit-identical\n",
+               prism__propagate_scheme_name(schemes[k]), same, N);
+        const uint32_t want = PRISM_SURFACE_DETECT | PRISM_SURFACE_ABSORB | PRISM_BULK_ABSORB |
+                              PRISM_BULK_REEMIT | PRISM_REFLECT_DIFFUSE | PRISM_REFLECT_SPECULAR |
+                              PRISM_REFRACT | PRISM_RAYLEIGH_SCATTER;
+        assert_int_equal(or_ & want, want); /* the scene exercises what it should */
+        assert_int_equal(same, N);
+        assert_memory_equal(ra, rb, N * K * sizeof *ra);
+        free(b);
     }
-    printf("# exact, Geant4 surfaces and reemission: %zu of %zu photons bit-identical\n", same, N);
-    const uint32_t want = PRISM_SURFACE_DETECT | PRISM_SURFACE_ABSORB | PRISM_BULK_ABSORB |
-                          PRISM_BULK_REEMIT | PRISM_REFLECT_DIFFUSE | PRISM_REFLECT_SPECULAR |
-                          PRISM_REFRACT | PRISM_RAYLEIGH_SCATTER;
-    assert_int_equal(or_ & want, want); /* the scene exercises what it should */
-    assert_int_equal(same, N);
-    assert_memory_equal(ra, rb, N * K * sizeof *ra);
-    free(b);
+    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
     d.math = PRISM_PROPAGATE_MATH_FAST;
     d.record_steps = 0;
     b = run(cuda, cg, &src, &d, NULL);

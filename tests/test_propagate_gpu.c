@@ -5,14 +5,17 @@
  *   history bit agrees within 5 sigma of the two-sample difference
  *   (sqrt(a + b)).
  * - Exact arithmetic (the default): photons and records bit for bit the
- *   host's, and a run split into calls (first_photon) is one call's; fast
+ *   host's, and a run split into calls (first_photon) is one call's, with
+ *   each CUDA step scheme (the megakernel, the wavefront on the GPU walk
+ *   and on the shared one: engine/launch/propagate_scheme.h); fast
  *   arithmetic (--use_fast_math: single photons part ways where a log or a
  *   cosine rounds differently) agrees in its detected count.
  * - Deterministic cases (every surface absorbs or detects with probability
  *   one) agree photon by photon: same history, solid and steps, position
  *   within 10 micrometres and time within 1e-5 relative.
  * - Placement policies (device, mapped, chroma split) and outputs (host,
- *   device buffer) on CUDA: bit-identical.
+ *   device buffer) on CUDA: bit-identical, with either scheme; the summary
+ *   and hits made on the device too.
  * With PRISM_TEST_SMALL set (for compute-sanitizer, which is slow) the
  * photon counts are divided by 50. */
 #include <math.h>
@@ -25,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "engine/launch/propagate_scheme.h"
 #include "kernels_test_scene.h"
 #include "prism/device_view.h"
 #include "prism/memory.h"
@@ -161,22 +165,31 @@ static void test_policies_and_outputs_identical(void **state)
     assert_int_equal(prism_buffer_create_device(cuda, (size_t)N * K * sizeof *rec, "test.records",
                                                 &vbo),
                      PRISM_SUCCESS);
-    for (int i = 0; i < 3; i++) {
-        prism_geometry *g = kt_upload(&s, cuda, p[i], i == 1);
-        assert_non_null(g);
-        if (p[i] == PRISM_PLACEMENT_MAPPED) {
-            assert_int_equal(prism_geometry_device_view(g, &view), PRISM_SUCCESS);
-            assert_int_equal(view.geometry.device_resident, 0);
+    /* every placement on either scheme: the megakernel's device photons
+     * (the wavefront traces on the GPU walk on the device placement, on
+     * the shared walk on the others) */
+    const int schemes[2] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE};
+    for (int k = 0; k < 2; k++) {
+        assert_true(prism__propagate_scheme(cuda, schemes[k]));
+        for (int i = -1; i < 3; i++) {
+            prism_geometry *g = i < 0 ? g0 : kt_upload(&s, cuda, p[i], i == 1);
+            assert_non_null(g);
+            if (i >= 0 && p[i] == PRISM_PLACEMENT_MAPPED) {
+                assert_int_equal(prism_geometry_device_view(g, &view), PRISM_SUCCESS);
+                assert_int_equal(view.geometry.device_resident, 0);
+            }
+            prism_propagate_outputs o2 = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph},
+                                          .records = {.kind = PRISM_TARGET_BUFFER, .buffer = vbo}};
+            assert_int_equal(prism_propagate(cuda, g, &src, &d, &o2, NULL), PRISM_SUCCESS);
+            assert_memory_equal(ph, ref, N * sizeof *ph);
+            assert_int_equal(prism_buffer_read(vbo, 0, rec, (size_t)N * K * sizeof *rec),
+                             PRISM_SUCCESS);
+            assert_memory_equal(rec, ref_rec, (size_t)N * K * sizeof *rec);
+            if (i >= 0)
+                prism_geometry_destroy(g);
         }
-        prism_propagate_outputs o2 = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph},
-                                      .records = {.kind = PRISM_TARGET_BUFFER, .buffer = vbo}};
-        assert_int_equal(prism_propagate(cuda, g, &src, &d, &o2, NULL), PRISM_SUCCESS);
-        assert_memory_equal(ph, ref, N * sizeof *ph);
-        assert_int_equal(prism_buffer_read(vbo, 0, rec, (size_t)N * K * sizeof *rec),
-                         PRISM_SUCCESS);
-        assert_memory_equal(rec, ref_rec, (size_t)N * K * sizeof *rec);
-        prism_geometry_destroy(g);
     }
+    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
     /* the stats' photon figures are counted wherever the photons go: on
      * the device when no host memory receives them (records only, or a
      * device buffer), the same as counted from the host copy */
@@ -248,42 +261,63 @@ static void test_exact_bit_identical(void **state)
                                   .records = {.kind = PRISM_TARGET_HOST, .host = rb}};
     prism_propagate_stats hs, cs;
     assert_int_equal(prism_propagate(host, hg, &src, &d, &oa, &hs), PRISM_SUCCESS);
-    assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
-    size_t same = 0;
-    for (size_t i = 0; i < N; i++)
-        same += memcmp(&a[i], &b[i], sizeof *a) == 0;
-    printf("# exact: %zu of %zu photons bit-identical, %llu steps; host %.3f s, cuda %.3f s\n",
-           same, N, (unsigned long long)cs.steps, hs.seconds, cs.seconds);
-    assert_int_equal(same, N);
-    assert_memory_equal(ra, rb, N * K * sizeof *ra);
-    /* the same run in three calls on CUDA */
-    const size_t parts[3] = {N / 3, N / 2, N - N / 3 - N / 2};
-    for (size_t i = 0, at = 0; i < 3; at += parts[i++]) {
-        prism_photon_source part = src;
-        part.count = parts[i];
-        prism_propagate_desc pd = d;
-        pd.first_photon = at;
-        prism_propagate_outputs po = {.photons = {.kind = PRISM_TARGET_HOST, .host = b + at},
-                                      .records = {.kind = PRISM_TARGET_HOST, .host = rb + at * K}};
-        assert_int_equal(prism_propagate(cuda, cg, &part, &pd, &po, NULL), PRISM_SUCCESS);
+    /* each scheme: the wavefront traces on the GPU walk (the geometry is
+     * all in device memory) and, as WAVE_GENERIC, on prism_trace_closest */
+    const int schemes[3] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE, PRISM__SCHEME_WAVE_GENERIC};
+    for (int k = 0; k < 3; k++) {
+        assert_true(prism__propagate_scheme(cuda, schemes[k]));
+        const char *name = prism__propagate_scheme_name(schemes[k]);
+        d.math = PRISM_PROPAGATE_MATH_EXACT;
+        memset(b, 0, N * sizeof *b);
+        memset(rb, 0, N * K * sizeof *rb);
+        assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
+        size_t same = 0;
+        for (size_t i = 0; i < N; i++)
+            same += memcmp(&a[i], &b[i], sizeof *a) == 0;
+        printf("# exact, %s: %zu of %zu photons bit-identical, %llu steps, %u launches; host "
+               "%.3f s, cuda %.3f s\n",
+               name, same, N, (unsigned long long)cs.steps, cs.launches, hs.seconds, cs.seconds);
+        assert_int_equal(same, N);
+        assert_memory_equal(ra, rb, N * K * sizeof *ra);
+        assert_int_equal(cs.steps, hs.steps);
+        assert_int_equal(cs.detected, hs.detected);
+        assert_int_equal(cs.history_or, hs.history_or);
+        assert_int_equal(cs.step_limited, hs.step_limited);
+        assert_true(cs.time_max == hs.time_max);
+        /* the same run in three calls on CUDA */
+        memset(b, 0, N * sizeof *b);
+        memset(rb, 0, N * K * sizeof *rb);
+        const size_t parts[3] = {N / 3, N / 2, N - N / 3 - N / 2};
+        for (size_t i = 0, at = 0; i < 3; at += parts[i++]) {
+            prism_photon_source part = src;
+            part.count = parts[i];
+            prism_propagate_desc pd = d;
+            pd.first_photon = at;
+            prism_propagate_outputs po = {.photons = {.kind = PRISM_TARGET_HOST, .host = b + at},
+                                          .records = {.kind = PRISM_TARGET_HOST,
+                                                      .host = rb + at * K}};
+            assert_int_equal(prism_propagate(cuda, cg, &part, &pd, &po, NULL), PRISM_SUCCESS);
+        }
+        assert_memory_equal(a, b, N * sizeof *a);
+        assert_memory_equal(ra, rb, N * K * sizeof *ra);
+        /* fast arithmetic: other photons, the same physics */
+        d.math = PRISM_PROPAGATE_MATH_FAST;
+        assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
+        size_t alike = 0, da = 0, db = 0;
+        same = 0;
+        for (size_t i = 0; i < N; i++) {
+            same += memcmp(&a[i], &b[i], sizeof *a) == 0;
+            alike += a[i].history == b[i].history && a[i].solid == b[i].solid &&
+                     a[i].steps == b[i].steps;
+            da += (a[i].history & PRISM_SURFACE_DETECT) != 0;
+            db += (b[i].history & PRISM_SURFACE_DETECT) != 0;
+        }
+        printf("# fast, %s: %zu bit-identical, %zu end alike of %zu; detected %zu host, %zu "
+               "cuda\n",
+               name, same, alike, N, da, db);
+        assert_true(fabs((double)da - (double)db) <= 5.0 * sqrt((double)(da + db)) + 1.0);
     }
-    assert_memory_equal(a, b, N * sizeof *a);
-    assert_memory_equal(ra, rb, N * K * sizeof *ra);
-    /* fast arithmetic: other photons, the same physics */
-    d.math = PRISM_PROPAGATE_MATH_FAST;
-    assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
-    size_t alike = 0, da = 0, db = 0;
-    same = 0;
-    for (size_t i = 0; i < N; i++) {
-        same += memcmp(&a[i], &b[i], sizeof *a) == 0;
-        alike += a[i].history == b[i].history && a[i].solid == b[i].solid &&
-                 a[i].steps == b[i].steps;
-        da += (a[i].history & PRISM_SURFACE_DETECT) != 0;
-        db += (b[i].history & PRISM_SURFACE_DETECT) != 0;
-    }
-    printf("# fast: %zu bit-identical, %zu end alike of %zu; detected %zu host, %zu cuda\n", same,
-           alike, N, da, db);
-    assert_true(fabs((double)da - (double)db) <= 5.0 * sqrt((double)(da + db)) + 1.0);
+    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
     free(a);
     free(b);
     free(ra);
@@ -305,9 +339,9 @@ static prism_result gpu_sink(void *user, const prism_propagate_batch *b)
  * arithmetic: counts per bit and per end, per solid, the time range, the
  * hits byte for byte; through one call and through the stream, with the
  * host and the device as two contexts of one run. */
-static void test_device_summary_and_hits(void **state)
+static void summary_and_hits(int scheme)
 {
-    (void)state;
+    assert_true(prism__propagate_scheme(cuda, scheme));
     kt_scene s = {0};
     rich_scene(&s);
     assert_int_equal(kt_build(&s, host), 0);
@@ -374,6 +408,21 @@ static void test_device_summary_and_hits(void **state)
     kt_free(&s, host);
 }
 
+static void test_device_summary_and_hits(void **state)
+{
+    (void)state;
+    summary_and_hits(PRISM__SCHEME_MEGA);
+    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
+}
+
+/* The same through the wavefront. */
+static void test_device_summary_and_hits_wave(void **state)
+{
+    (void)state;
+    summary_and_hits(PRISM__SCHEME_WAVE);
+    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
+}
+
 int main(void)
 {
     cuda = kt_cuda_context();
@@ -388,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_policies_and_outputs_identical),
         cmocka_unit_test(test_exact_bit_identical),
         cmocka_unit_test(test_device_summary_and_hits),
+        cmocka_unit_test(test_device_summary_and_hits_wave),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     prism_context_destroy(host);

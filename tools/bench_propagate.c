@@ -7,7 +7,10 @@
  * they are read afterwards to count steps). Each figure is the median of
  * --repeat runs after one warm-up. The kernel's registers and occupancy are
  * reported with a CUDA device. --math chooses the CUDA kernels'
- * arithmetic (prism_propagate_math). */
+ * arithmetic (prism_propagate_math); --scheme the CUDA step scheme
+ * (engine/launch/propagate_scheme.h: the megakernel, the wavefront), each
+ * row of each, with a hash of the final photons so rows that must agree
+ * bit for bit (exact math) can be seen to. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,7 @@
 #include "bench_kernels.h"
 #include "bench_util.h"
 #include "cli.h"
+#include "engine/launch/propagate_scheme.h"
 #include "npy.h"
 #include "prism/device/genstep.h"
 #include "prism/kernels.h"
@@ -25,8 +29,9 @@ int bench_propagate_multi(const char *list, const bench_scene *s, const size_t *
                           int counts_n, int repeat, unsigned max_steps, prism_propagate_math math,
                           bool host, bool json);
 
-#define MAX_RESULTS 32
+#define MAX_RESULTS 96
 #define MAX_COUNTS 4
+#define MAX_SCHEMES 3
 
 typedef struct prop_result {
     const char *backend, *policy;
@@ -37,6 +42,8 @@ typedef struct prop_result {
     size_t detected;
     size_t device_bytes, mapped_bytes; /* where the geometry went */
     unsigned steps_per_launch;         /* desc.steps_per_launch; 0 = the engine's */
+    const char *scheme;                /* the CUDA step scheme; "-" on the host */
+    unsigned long long hash;           /* FNV-1a of the final photons' words */
 } prop_result;
 
 typedef struct prop_bench {
@@ -55,13 +62,20 @@ typedef struct prop_bench {
     const char *devices;       /* --devices LIST: the multi-context table */
     const char *gensteps;      /* --gensteps FILE.npy: generated against read photons */
     prism_propagate_math math; /* --math exact|fast */
+    int schemes[MAX_SCHEMES];  /* --scheme mega,wave,wave-generic; 0: the engine's */
+    int schemes_n;
+    const char *policies; /* --policy device,mapped,chroma: the CUDA placements run */
     prop_result results[MAX_RESULTS];
     int count;
     char skipped[6][300];
     int skipped_count;
-    int registers;
-    prism_occupancy occupancy;
-    bool have_occupancy;
+    /* registers and occupancy of each kernel the rows ran */
+    struct {
+        const char *kernel;
+        int registers;
+        prism_occupancy occupancy;
+    } kernels[4];
+    int kernels_n;
 } prop_bench;
 
 static void usage(FILE *f)
@@ -72,6 +86,8 @@ static void usage(FILE *f)
         "                             [--max-steps S] [--repeat R] [--no-host] [--no-cuda] [--json]\n"
         "                             [--bvh-order bfs|dfs] [--bvh cuda|host] [--unit U]\n"
         "                             [--math exact|fast] [--steps-per-launch S,T]\n"
+        "                             [--scheme mega,wave,wave-generic]\n"
+        "                             [--policy device,mapped,chroma]\n"
         "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
         "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
         "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n"
@@ -81,6 +97,11 @@ static void usage(FILE *f)
         "(exact, the default: the host's bits; fast: the GPU's approximate functions).\n"
         "--steps-per-launch: the device rows again for each value of the step loop's steps\n"
         "a photon takes in one launch before survivors are compacted (0: the engine's).\n"
+        "--scheme: the CUDA rows once for each step scheme: mega (one kernel, a few steps a\n"
+        "launch), wave (a trace kernel on the GPU walk, then a physics kernel, a step a\n"
+        "pair), wave-generic (wave, the trace on the shared walk); default: the engine's.\n"
+        "The hash column is of the final photons: equal where the photons are.\n"
+        "--policy: the CUDA placements to run (default all three).\n"
         "--gensteps: on CUDA (device placement), the file's gensteps made into photons where\n"
         "they are propagated, against the same photons (prism_photons_generate) read from\n"
         "host memory: photons/s of each and the bytes each sends over PCIe.\n"
@@ -125,7 +146,8 @@ static double time_runs(prism_context *ctx, prism_geometry *g, const prism_photo
 
 static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g,
                 prism_placement_policy policy, size_t n, double sec,
-                const prism_propagate_stats *st, unsigned spl)
+                const prism_propagate_stats *st, unsigned spl, const char *scheme,
+                unsigned long long hash)
 {
     if (b->count >= MAX_RESULTS)
         return;
@@ -142,6 +164,22 @@ static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g,
     r->device_bytes = prism_geometry_report(g)->device_bytes;
     r->mapped_bytes = prism_geometry_report(g)->mapped_bytes;
     r->steps_per_launch = spl;
+    r->scheme = scheme;
+    r->hash = hash;
+}
+
+/* FNV-1a over the photons' 64-bit words (a word at a time: 1e8 photons
+ * are 6.4 GB). */
+static unsigned long long photons_hash(const prism_photon *p, size_t n)
+{
+    unsigned long long h = 14695981039346656037ull;
+    const unsigned char *c = (const unsigned char *)p;
+    for (size_t i = 0; i < n * sizeof *p; i += 8) {
+        unsigned long long w;
+        memcpy(&w, c + i, 8);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    return h;
 }
 
 /* One CUDA run set: photons into device memory, read back after timing. */
@@ -173,7 +211,8 @@ static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry
             tally.steps += host[i].steps;
             tally.detected += (host[i].history & PRISM_SURFACE_DETECT) != 0;
         }
-        add(b, ctx, g, policy, n, sec, &tally, spl);
+        add(b, ctx, g, policy, n, sec, &tally, spl,
+            prism__propagate_scheme_name(prism__propagate_scheme_get(ctx)), photons_hash(host, n));
     } else {
         snprintf(why, sizeof why, "cuda %s: %s", bench_policy_name(policy),
                  prism_context_last_error(ctx));
@@ -194,20 +233,48 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
     const prism_placement_policy p[3] = {PRISM_PLACEMENT_DEVICE, PRISM_PLACEMENT_MAPPED,
                                          PRISM_PLACEMENT_CHROMA};
     for (int i = 0; i < 3; i++) {
+        if (strstr(b->policies, bench_policy_name(p[i])) == NULL)
+            continue;
         prism_geometry *g = bench_upload(ctx, s, p[i], why, sizeof why);
         if (g == NULL) {
             skip(b, why);
             continue;
         }
-        for (int k = 0; k < (p[i] == PRISM_PLACEMENT_DEVICE ? b->spl_n : 1); k++)
-            for (int c = 0; c < b->counts_n; c++)
-                measure_cuda_count(b, ctx, g, s, p[i], b->counts[c], b->spl[k]);
+        for (int m = 0; m < b->schemes_n; m++) {
+            prism__propagate_scheme(ctx, b->schemes[m]);
+            for (int k = 0; k < (p[i] == PRISM_PLACEMENT_DEVICE ? b->spl_n : 1); k++)
+                for (int c = 0; c < b->counts_n; c++)
+                    measure_cuda_count(b, ctx, g, s, p[i], b->counts[c], b->spl[k]);
+        }
         prism_geometry_destroy(g);
     }
-    const char *kernel = b->math == PRISM_PROPAGATE_MATH_FAST ? "propagate_fast"
-                                                              : "propagate_exact";
-    b->have_occupancy = prism_kernel_resources(ctx, kernel, &b->registers, NULL) == PRISM_SUCCESS &&
-                        prism_kernel_occupancy(ctx, kernel, 128, &b->occupancy) == PRISM_SUCCESS;
+    /* the kernels of the schemes the rows ran */
+    bool mega = false, wave = false, generic = false;
+    for (int m = 0; m < b->schemes_n; m++) {
+        prism__propagate_scheme(ctx, b->schemes[m]);
+        const int sc = prism__propagate_scheme_get(ctx);
+        mega |= sc == PRISM__SCHEME_MEGA;
+        wave |= sc == PRISM__SCHEME_WAVE || sc == PRISM__SCHEME_WAVE_GENERIC;
+        generic |= sc == PRISM__SCHEME_WAVE_GENERIC;
+    }
+    const bool fast = b->math == PRISM_PROPAGATE_MATH_FAST;
+    const char *names[4] = {
+        mega ? (fast ? "propagate_fast" : "propagate_exact") : NULL,
+        wave ? (fast ? "propagate_trace_fast" : "propagate_trace_exact") : NULL,
+        generic ? (fast ? "propagate_trace_generic_fast" : "propagate_trace_generic_exact") : NULL,
+        wave ? (fast ? "propagate_physics_fast" : "propagate_physics_exact") : NULL};
+    for (int i = 0; i < 4; i++) {
+        if (names[i] == NULL)
+            continue;
+        int regs = 0;
+        prism_occupancy occ;
+        if (prism_kernel_resources(ctx, names[i], &regs, NULL) == PRISM_SUCCESS &&
+            prism_kernel_occupancy(ctx, names[i], 128, &occ) == PRISM_SUCCESS) {
+            b->kernels[b->kernels_n].kernel = names[i];
+            b->kernels[b->kernels_n].registers = regs;
+            b->kernels[b->kernels_n++].occupancy = occ;
+        }
+    }
     prism_context_destroy(ctx);
 }
 
@@ -228,7 +295,8 @@ static void measure_host(prop_bench *b, const bench_scene *s)
         prism_propagate_stats st;
         double t0 = prism_bench_now();
         if (prism_propagate(ctx, g, &src, &d, &out, &st) == PRISM_SUCCESS)
-            add(b, ctx, g, PRISM_PLACEMENT_AUTO, b->host_count, prism_bench_now() - t0, &st, 0);
+            add(b, ctx, g, PRISM_PLACEMENT_AUTO, b->host_count, prism_bench_now() - t0, &st, 0, "-",
+                photons_hash(ph, b->host_count));
         else
             skip(b, prism_context_last_error(ctx));
     } else {
@@ -248,23 +316,23 @@ static void print_table(const prop_bench *b, const bench_scene *s)
            s->bvh_seconds);
     printf("BVH: CUDA runs on the %s tree, host runs on the host-built one\n",
            s->device_bvh ? "device-built (built at each upload)" : "host-built");
-    printf("%-6s %-8s %10s %10s %12s %12s %11s %9s %9s %10s %10s %6s\n", "backend", "policy",
-           "photons", "seconds", "Mphotons/s", "Msteps/s", "steps", "launches", "detected",
-           "device MB", "mapped MB", "s/l");
+    printf("%-6s %-8s %-12s %10s %10s %12s %12s %11s %9s %9s %10s %10s %6s %16s\n", "backend",
+           "policy", "scheme", "photons", "seconds", "Mphotons/s", "Msteps/s", "steps", "launches",
+           "detected", "device MB", "mapped MB", "s/l", "hash");
     for (int i = 0; i < b->count; i++) {
         const prop_result *r = &b->results[i];
         char spl[16];
         snprintf(spl, sizeof spl, r->steps_per_launch ? "%u" : "auto", r->steps_per_launch);
-        printf("%-6s %-8s %10zu %10.4f %12.2f %12.2f %11llu %9u %9zu %10.1f %10.1f %6s\n",
-               r->backend, r->policy, r->photons, r->seconds, r->photons_per_second / 1e6,
-               r->steps_per_second / 1e6, r->steps, r->launches, r->detected, r->device_bytes / 1e6,
-               r->mapped_bytes / 1e6, spl);
+        printf("%-6s %-8s %-12s %10zu %10.4f %12.2f %12.2f %11llu %9u %9zu %10.1f %10.1f %6s "
+               "%016llx\n",
+               r->backend, r->policy, r->scheme, r->photons, r->seconds,
+               r->photons_per_second / 1e6, r->steps_per_second / 1e6, r->steps, r->launches,
+               r->detected, r->device_bytes / 1e6, r->mapped_bytes / 1e6, spl, r->hash);
     }
-    if (b->have_occupancy)
-        printf(
-            "propagate kernel: %d registers/thread, occupancy %.2f at 128 threads (limited by %s)\n",
-            b->registers, b->occupancy.occupancy,
-            prism_occupancy_limit_name(b->occupancy.limited_by));
+    for (int i = 0; i < b->kernels_n; i++)
+        printf("%s kernel: %d registers/thread, occupancy %.2f at 128 threads (limited by %s)\n",
+               b->kernels[i].kernel, b->kernels[i].registers, b->kernels[i].occupancy.occupancy,
+               prism_occupancy_limit_name(b->kernels[i].occupancy.limited_by));
     for (int i = 0; i < b->skipped_count; i++)
         printf("not measured: %s\n", b->skipped[i]);
 }
@@ -279,19 +347,28 @@ static void print_json(const prop_bench *b, const bench_scene *s)
            b->max_steps);
     for (int i = 0; i < b->count; i++) {
         const prop_result *r = &b->results[i];
-        printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"photons\":%zu,\"seconds\":%.6g,"
+        printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"scheme\":\"%s\",\"photons\":%zu,"
+               "\"seconds\":%.6g,"
                "\"photons_per_second\":%.6g,\"steps\":%llu,\"steps_per_second\":%.6g,"
                "\"launches\":%u,\"detected\":%zu,\"device_bytes\":%zu,\"mapped_bytes\":%zu,"
-               "\"steps_per_launch\":%u}",
-               i ? "," : "", r->backend, r->policy, r->photons, r->seconds, r->photons_per_second,
-               r->steps, r->steps_per_second, r->launches, r->detected, r->device_bytes,
-               r->mapped_bytes, r->steps_per_launch);
+               "\"steps_per_launch\":%u,\"hash\":\"%016llx\"}",
+               i ? "," : "", r->backend, r->policy, r->scheme, r->photons, r->seconds,
+               r->photons_per_second, r->steps, r->steps_per_second, r->launches, r->detected,
+               r->device_bytes, r->mapped_bytes, r->steps_per_launch, r->hash);
     }
     printf("]");
-    if (b->have_occupancy)
+    /* the megakernel's under its old key too, for readers of earlier output */
+    if (b->kernels_n > 0 && strncmp(b->kernels[0].kernel, "propagate_trace", 15) != 0)
         printf(",\"propagate_kernel\":{\"registers\":%d,\"occupancy\":%.3f,\"limited_by\":\"%s\"}",
-               b->registers, b->occupancy.occupancy,
-               prism_occupancy_limit_name(b->occupancy.limited_by));
+               b->kernels[0].registers, b->kernels[0].occupancy.occupancy,
+               prism_occupancy_limit_name(b->kernels[0].occupancy.limited_by));
+    printf(",\"kernels\":[");
+    for (int i = 0; i < b->kernels_n; i++)
+        printf("%s{\"kernel\":\"%s\",\"registers\":%d,\"occupancy\":%.3f,\"limited_by\":\"%s\"}",
+               i ? "," : "", b->kernels[i].kernel, b->kernels[i].registers,
+               b->kernels[i].occupancy.occupancy,
+               prism_occupancy_limit_name(b->kernels[i].occupancy.limited_by));
+    printf("]");
     printf(",\"not_measured\":[");
     for (int i = 0; i < b->skipped_count; i++) {
         printf(i ? "," : "");
@@ -326,6 +403,19 @@ static bool parse_spl(const char *text, prop_bench *b)
     return b->spl_n > 0;
 }
 
+static bool parse_schemes(const char *text, prop_bench *b)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        int v = prism__propagate_scheme_parse(tok);
+        if (v < 0 || b->schemes_n == MAX_SCHEMES)
+            return false;
+        b->schemes[b->schemes_n++] = v;
+    }
+    return b->schemes_n > 0;
+}
+
 static bool parse(int argc, char **argv, prop_bench *b)
 {
     memset(b, 0, sizeof *b);
@@ -333,6 +423,9 @@ static bool parse(int argc, char **argv, prop_bench *b)
         return false;
     if (!parse_counts(prism_bench_option(argc, argv, "--counts", "1000000,10000000"), b))
         return false;
+    if (!parse_schemes(prism_bench_option(argc, argv, "--scheme", "auto"), b))
+        return false;
+    b->policies = prism_bench_option(argc, argv, "--policy", "device,mapped,chroma");
     long long hc = atoll(prism_bench_option(argc, argv, "--host-count", "1000000"));
     b->host_count = hc > 0 ? (size_t)hc : 0;
     b->max_steps = (unsigned)atoi(prism_bench_option(argc, argv, "--max-steps", "100"));

@@ -35,6 +35,18 @@ static prism_result cuda_propagate(prism_context *ctx, prism_propagate_math math
                                                        n_in, queue_out, n_out, budget, counter);
 }
 
+static prism_result cuda_propagate_wave(prism_context *ctx, prism_propagate_math math,
+                                        const prism_geometry_view *g, const prism_optics_view *o,
+                                        const prism_propagate_params *q, prism_photon *photons,
+                                        prism_step_record *records, const uint32_t *queue_in,
+                                        uint32_t n_in, uint32_t *queue_out, uint32_t *n_out,
+                                        uint32_t *counter, prism_trace_hit *hits, int tuned)
+{
+    return prism__cuda_photon_kernels(math)->propagate_wave(ctx, g, o, q, photons, records,
+                                                            queue_in, n_in, queue_out, n_out,
+                                                            counter, hits, tuned);
+}
+
 static prism_result cuda_read_bandwidth(prism_context *ctx, const void *p, size_t bytes, int repeat,
                                         double *seconds)
 {
@@ -56,6 +68,7 @@ static const prism__backend cuda_backend = {
     .render = prism__cuda_render,
     .generate = cuda_generate,
     .propagate = cuda_propagate,
+    .propagate_wave = cuda_propagate_wave,
     .tally = prism__cuda_tally,
     .summary = prism__cuda_summary,
     .select = prism__cuda_select,

@@ -231,14 +231,19 @@ extern "C" prism_result prism__cuda_kernel_attributes(prism_context *ctx, const 
     prism_result r = prism__cuda_bind(ctx);
     if (r != PRISM_SUCCESS)
         return r;
-    const prism_cuda_photon_kernels *photon = prism__cuda_photon_kernels(
-        strcmp(name, "propagate_fast") == 0    ? PRISM_PROPAGATE_MATH_FAST
-        : strcmp(name, "propagate_exact") == 0 ? PRISM_PROPAGATE_MATH_EXACT
-                                               : PRISM_PROPAGATE_MATH_DEFAULT);
+    /* "propagate[_KIND][_exact|_fast]": the math from the suffix */
+    const size_t len = strlen(name);
+    const bool fast = len >= 5 && strcmp(name + len - 5, "_fast") == 0;
+    const prism_cuda_photon_kernels *photon =
+        prism__cuda_photon_kernels(fast ? PRISM_PROPAGATE_MATH_FAST : PRISM_PROPAGATE_MATH_EXACT);
     const void *f = strcmp(name, "render") == 0
                         ? (const void *)prism_render_variants[render_variant_for(ctx, NULL, NULL)].f
                     : strcmp(name, "generate") == 0 ? photon->generate_kernel
-                                                    : photon->propagate_kernel;
+                    : strncmp(name, "propagate_trace_generic", 23) == 0
+                        ? photon->trace_generic_kernel
+                    : strncmp(name, "propagate_trace", 15) == 0   ? photon->trace_kernel
+                    : strncmp(name, "propagate_physics", 17) == 0 ? photon->physics_kernel
+                                                                  : photon->propagate_kernel;
     cudaFuncAttributes a;
     cudaError_t err = cudaFuncGetAttributes(&a, f);
     if (err != cudaSuccess) {

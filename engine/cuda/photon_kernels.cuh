@@ -21,6 +21,7 @@ extern "C" {
 }
 #include "launch.h"
 #include "engine/launch/kernel_backend.h"
+#include "prism/device/traverse_gpu.h"
 
 #define PRISM_PHOTON_BLOCK 128
 static __global__ void prism_generate_kernel(prism_source_params s, prism_optics_view o,
@@ -83,6 +84,126 @@ prism_propagate_mapped_kernel(prism_geometry_view g, prism_optics_view o, prism_
     prism_propagate_one(g, o, q, photons, records, queue_in, n_in, queue_out, counter, budget);
 }
 
+/* The wavefront (Laine, Karras, Aila, "Megakernels considered harmful"):
+ * a step split in two kernels over the same queue, so neither carries the
+ * other's registers. The trace kernel writes each queued photon's hit
+ * (prism_photon_trace's record) to hits[k]; the physics kernel reads it,
+ * takes the rest of the step (prism_photon_run_hit: the interaction,
+ * records, the end) and appends the survivors to the next queue. A photon
+ * takes one step a pair of launches; its numbers depend on its index and
+ * step only, so the photons are the megakernel's and the host's. */
+/* Register caps (blocks of 128 an SM; both overridable at build time as
+ * PRISM_PHOTON_MIN_BLOCKS is). On sm_90 the trace kernel takes 71
+ * registers uncapped and 56 at 9 blocks with no spill (below, it spills
+ * in the walk's loop); the physics kernel takes 92 uncapped and 80 at 6
+ * blocks, spilling a few words outside the common path. */
+#ifndef PRISM_TRACE_MIN_BLOCKS
+#define PRISM_TRACE_MIN_BLOCKS 9
+#endif
+#ifndef PRISM_PHYSICS_MIN_BLOCKS
+#define PRISM_PHYSICS_MIN_BLOCKS 6
+#endif
+
+/* A hit record as one 16-byte access (the scratch is 16-byte aligned). */
+static __device__ __forceinline__ void prism_hit_store(prism_trace_hit *at,
+                                                       const prism_trace_hit &h)
+{
+    *(float4 *)at = make_float4(h.t, __uint_as_float(h.index), h.u, h.v);
+}
+
+static __device__ __forceinline__ prism_trace_hit prism_hit_load(const prism_trace_hit *at)
+{
+    const float4 f = *(const float4 *)at;
+    prism_trace_hit h;
+    h.t = f.x;
+    h.index = __float_as_uint(f.y);
+    h.u = f.z;
+    h.v = f.w;
+    return h;
+}
+
+/* prism_photon_trace on the tuned binary walk (prism_gpu_trace_closest:
+ * the same hit, t, index, u and v, as prism_trace_closest): the same
+ * stop test, ray origin and start distance, the same shift of t. */
+static __device__ __forceinline__ void prism_photon_trace_gpu(const prism_geometry_view &g,
+                                                              const prism_propagate_params &q,
+                                                              const prism_photon *p,
+                                                              prism_trace_hit &hit)
+{
+    hit.t = INFINITY;
+    hit.index = PRISM_TRACE_NONE;
+    hit.u = hit.v = 0.0f;
+    if (prism_photon_stop(&q, p) != 0)
+        return;
+    const uint32_t on = p->reserved;
+    pv3 pos = pv3_load(p->pos), dir = pv3_load(p->dir);
+    pv3 org = prism_photon_origin(&g, on, pos, dir);
+    if (prism_gpu_trace_closest<1>(g, org, dir, prism_photon_tmin(org), INFINITY, on, hit))
+        prism_photon_hit_from(&hit, org, pos, dir);
+}
+
+/* The trace kernel on the tuned walk, for geometry all in device memory:
+ * it holds the ray, the walk's state and its stack, so its registers are
+ * capped low for occupancy (the walk waits on memory). */
+static __global__ void __launch_bounds__(PRISM_PHOTON_BLOCK, PRISM_TRACE_MIN_BLOCKS)
+    prism_trace_kernel(prism_geometry_view g, prism_propagate_params q, const prism_photon *photons,
+                       const uint32_t *queue, uint32_t n, prism_trace_hit *hits)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n)
+        return;
+    prism_trace_hit hit;
+    prism_photon_trace_gpu(g, q, &photons[queue[k]], hit);
+    prism_hit_store(&hits[k], hit);
+}
+
+/* The trace kernel on prism_trace_closest (the wide tree where there is
+ * one): for geometry partly in mapped host memory, where the walk waits on
+ * PCIe and the compiler keeps its registers, as the megakernel's mapped
+ * build does. */
+static __global__ void prism_trace_generic_kernel(prism_geometry_view g, prism_propagate_params q,
+                                                  const prism_photon *photons,
+                                                  const uint32_t *queue, uint32_t n,
+                                                  prism_trace_hit *hits)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n)
+        return;
+    prism_trace_hit hit;
+    prism_photon_trace(&g, &q, &photons[queue[k]], &hit);
+    prism_hit_store(&hits[k], hit);
+}
+
+/* The rest of the step from queue slot k's hit, then the survivors
+ * appended to queue_out, one atomic a warp: the order of a queue changes
+ * no photon. Every lane of a launched warp reaches the vote (no early
+ * return), those past n_in as dead. */
+static __global__ void __launch_bounds__(PRISM_PHOTON_BLOCK, PRISM_PHYSICS_MIN_BLOCKS)
+    prism_physics_kernel(prism_geometry_view g, prism_optics_view o, prism_propagate_params q,
+                         prism_photon *photons, prism_step_record *records,
+                         const uint32_t *queue_in, uint32_t n_in, const prism_trace_hit *hits,
+                         uint32_t *queue_out, uint32_t *counter)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t id = 0;
+    bool alive = false;
+    if (k < n_in) {
+        id = queue_in[k];
+        const prism_trace_hit hit = prism_hit_load(&hits[k]);
+        alive = prism_photon_run_hit(&g, &o, &q, photons, records, id, &hit) != 0;
+    }
+    const unsigned live = __ballot_sync(0xFFFFFFFFu, alive);
+    if (live == 0)
+        return;
+    const unsigned lane = threadIdx.x & 31u, leader = __ffs((int)live) - 1;
+    uint32_t base = 0;
+    if (lane == leader)
+        base = atomicAdd(counter, (uint32_t)__popc(live));
+    base = __shfl_sync(0xFFFFFFFFu, base, (int)leader);
+    if (alive)
+        queue_out[base + (uint32_t)__popc(live & ((1u << lane) - 1u))] = id;
+}
+
 static prism_result generate(prism_context *ctx, const prism_source_params *s,
                              const prism_optics_view *o, const prism_propagate_params *q,
                              const prism_photon *given, prism_photon *photons,
@@ -135,5 +256,57 @@ static prism_result propagate(prism_context *ctx, const prism_geometry_view *g,
     return prism__cuda_finish(ctx, "propagate");
 }
 
+/* One step of queue_in[0, n_in) as the wavefront: the trace kernel (the
+ * tuned walk where `tuned`, else prism_trace_closest), then the physics
+ * kernel, on one stream with no wait between them; survivors in
+ * queue_out, their count in *n_out. hits: n_in records of scratch. */
+static prism_result propagate_wave(prism_context *ctx, const prism_geometry_view *g,
+                                   const prism_optics_view *o, const prism_propagate_params *q,
+                                   prism_photon *photons, prism_step_record *records,
+                                   const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
+                                   uint32_t *n_out, uint32_t *counter, prism_trace_hit *hits,
+                                   int tuned)
+{
+    *n_out = 0;
+    prism_result r = prism__cuda_bind(ctx);
+    if (r != PRISM_SUCCESS || n_in == 0)
+        return r;
+    prism_optics_view vacuum;
+    memset(&vacuum, 0, sizeof vacuum);
+    cudaStream_t s = prism__cuda_stream_of(ctx);
+    cudaError_t err = cudaMemsetAsync(counter, 0, sizeof *counter, s);
+    if (err != cudaSuccess)
+        return prism__cuda_finish(ctx, "propagate (counter)");
+    const unsigned blocks = prism__cuda_blocks(n_in, PRISM_PHOTON_BLOCK);
+    if (tuned)
+        prism_trace_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, *q, photons, queue_in, n_in,
+                                                                 hits);
+    else
+        prism_trace_generic_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, *q, photons, queue_in,
+                                                                         n_in, hits);
+    err = cudaGetLastError();
+    if (err == cudaSuccess) {
+        prism_physics_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, o != 0 ? *o : vacuum, *q,
+                                                                   photons, records, queue_in, n_in,
+                                                                   hits, queue_out, counter);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(n_out, counter, sizeof *n_out, cudaMemcpyDeviceToHost, s);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return prism__error(ctx, PRISM_ERROR_CUDA, "propagate (wavefront): %s",
+                            cudaGetErrorString(err));
+    }
+    return prism__cuda_finish(ctx, "propagate (wavefront)");
+}
+
 extern "C" const prism_cuda_photon_kernels PRISM_PHOTON_KERNELS = {
-    generate, propagate, (const void *)prism_generate_kernel, (const void *)prism_propagate_kernel};
+    generate,
+    propagate,
+    propagate_wave,
+    (const void *)prism_generate_kernel,
+    (const void *)prism_propagate_kernel,
+    (const void *)prism_trace_kernel,
+    (const void *)prism_trace_generic_kernel,
+    (const void *)prism_physics_kernel};

@@ -69,7 +69,17 @@ typedef struct prism_cuda_photon_kernels {
                               prism_photon *photons, prism_step_record *records,
                               const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
                               uint32_t *n_out, uint32_t budget, uint32_t *counter);
+    /* One step as the wavefront (a trace kernel writing hits[0, n_in),
+     * then a physics kernel); `tuned`: the trace on the GPU binary walk
+     * (prism/device/traverse_gpu.h) rather than prism_trace_closest. */
+    prism_result (*propagate_wave)(prism_context *ctx, const prism_geometry_view *g,
+                                   const prism_optics_view *o, const prism_propagate_params *q,
+                                   prism_photon *photons, prism_step_record *records,
+                                   const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
+                                   uint32_t *n_out, uint32_t *counter, prism_trace_hit *hits,
+                                   int tuned);
     const void *generate_kernel, *propagate_kernel;
+    const void *trace_kernel, *trace_generic_kernel, *physics_kernel;
 } prism_cuda_photon_kernels;
 extern const prism_cuda_photon_kernels prism__cuda_photon_exact, prism__cuda_photon_fast;
 
@@ -82,7 +92,10 @@ static inline const prism_cuda_photon_kernels *prism__cuda_photon_kernels(prism_
 prism_result prism__cuda_tally(prism_context *ctx, const prism_photon *photons, uint32_t count,
                                prism_propagate_stats *st);
 /* Registers and static shared memory of a kernel by name ("render",
- * "generate", "propagate", "propagate_exact", "propagate_fast"). */
+ * "generate", "propagate", "propagate_exact", "propagate_fast", and the
+ * wavefront's kernels, "propagate_trace_exact", "propagate_trace_fast",
+ * "propagate_trace_generic_exact", "propagate_trace_generic_fast",
+ * "propagate_physics_exact", "propagate_physics_fast"). */
 prism_result prism__cuda_kernel_attributes(prism_context *ctx, const char *name, int *registers,
                                            size_t *shared_bytes);
 

@@ -41,8 +41,17 @@ void prism__kernels_shutdown(prism_context *ctx)
 
 static bool known_kernel(const char *name)
 {
-    static const char *const names[] = {"render", "generate", "propagate", "propagate_exact",
-                                        "propagate_fast"};
+    static const char *const names[] = {"render",
+                                        "generate",
+                                        "propagate",
+                                        "propagate_exact",
+                                        "propagate_fast",
+                                        "propagate_trace_exact",
+                                        "propagate_trace_fast",
+                                        "propagate_trace_generic_exact",
+                                        "propagate_trace_generic_fast",
+                                        "propagate_physics_exact",
+                                        "propagate_physics_fast"};
     for (size_t i = 0; name != NULL && i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0)
             return true;

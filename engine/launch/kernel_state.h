@@ -26,6 +26,9 @@ struct prism_kernel_state {
     bool render_chosen;
     int render_variant;
     unsigned render_block;
+    /* The propagation scheme chosen for the context
+     * (engine/launch/propagate_scheme.h); 0: the default. */
+    int propagate_scheme;
 };
 
 #endif

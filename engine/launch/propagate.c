@@ -16,6 +16,7 @@
 #include "gensteps_source.h"
 #include "prism/device/photon.h"
 #include "prism/memory.h"
+#include "propagate_scheme.h"
 #include "summary.h"
 #include "target.h"
 
@@ -101,14 +102,58 @@ void prism__propagate_tally(const prism_photon *photons, size_t count, prism_pro
     st->time_max = latest == -INFINITY ? 0.0f : latest;
 }
 
+/* The wavefront stays off by default until it is measured faster on the
+ * GPU; prism-bench propagate --scheme compares the two. */
+#define PRISM_PROPAGATE_SCHEME_DEFAULT PRISM__SCHEME_MEGA
+
+static const char *const scheme_names[PRISM__SCHEMES] = {"auto", "mega", "wave", "wave-generic"};
+
+int prism__propagate_scheme_parse(const char *name)
+{
+    for (int i = 0; name != NULL && i < PRISM__SCHEMES; i++)
+        if (strcmp(name, scheme_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *prism__propagate_scheme_name(int scheme)
+{
+    return scheme >= 0 && scheme < PRISM__SCHEMES ? scheme_names[scheme] : "?";
+}
+
+int prism__propagate_scheme(prism_context *ctx, int scheme)
+{
+    if (ctx == NULL || ctx->kernels == NULL || scheme < 0 || scheme >= PRISM__SCHEMES)
+        return 0;
+    ctx->kernels->propagate_scheme = scheme;
+    return 1;
+}
+
+int prism__propagate_scheme_get(const prism_context *ctx)
+{
+    if (ctx == NULL || ctx->be->propagate_wave == NULL)
+        return PRISM__SCHEME_MEGA; /* the only one the backend has */
+    int s = ctx->kernels != NULL ? ctx->kernels->propagate_scheme : PRISM__SCHEME_AUTO;
+    if (s == PRISM__SCHEME_AUTO) {
+        s = prism__propagate_scheme_parse(getenv("PRISM_PROPAGATE_SCHEME"));
+        if (s <= PRISM__SCHEME_AUTO)
+            s = PRISM_PROPAGATE_SCHEME_DEFAULT;
+    }
+    return s;
+}
+
 typedef struct run_state {
     prism__scratch given, queue[2], counter;
     prism__scratch gensteps, offsets; /* GENSTEPS: the call's range of them */
     prism_propagate_math math;
+    int scheme;          /* PRISM__SCHEME_MEGA or a wavefront */
+    prism__scratch hits; /* the wavefront's hit records, hits_capacity of them */
+    uint32_t hits_capacity;
 } run_state;
 
 static void run_release(run_state *w)
 {
+    prism__scratch_release(&w->hits);
     prism__scratch_release(&w->given);
     prism__scratch_release(&w->gensteps);
     prism__scratch_release(&w->offsets);
@@ -128,6 +173,14 @@ static prism_result run_alloc(prism_context *ctx, const prism_photon_source *s, 
     if (r == PRISM_SUCCESS && s->kind == PRISM_SOURCE_PHOTONS)
         r = prism__scratch_upload(ctx, &w->given, s->photons, s->count * sizeof(prism_photon),
                                   "propagate.photons_in");
+    if (r == PRISM_SUCCESS && w->scheme != PRISM__SCHEME_MEGA) {
+        /* one record a photon of a launch: no launch takes more than the
+         * largest slice (launch_steps cuts any that would) */
+        w->hits_capacity = s->count < PRISM_PROPAGATE_MAX_SLICE ? (uint32_t)s->count
+                                                                : PRISM_PROPAGATE_MAX_SLICE;
+        r = prism__scratch_alloc(ctx, &w->hits, (size_t)w->hits_capacity * sizeof(prism_trace_hit),
+                                 "propagate.hits");
+    }
     return r;
 }
 
@@ -164,8 +217,26 @@ static prism_result launch_steps(prism_context *ctx, const prism_geometry_view *
                                  const uint32_t *in, uint32_t n, uint32_t *out, uint32_t *n_out,
                                  uint32_t budget, run_state *w)
 {
-    return ctx->be->propagate(ctx, w->math, g, o, q, photons, records, in, n, out, n_out, budget,
-                              w->counter.pointer);
+    if (w->scheme == PRISM__SCHEME_MEGA)
+        return ctx->be->propagate(ctx, w->math, g, o, q, photons, records, in, n, out, n_out,
+                                  budget, w->counter.pointer);
+    /* The wavefront: one step a trace and physics launch pair, whatever the
+     * budget (each step ends with a compaction); the tuned walk needs the
+     * binary tree, and is built for geometry all in device memory. */
+    const int tuned = w->scheme == PRISM__SCHEME_WAVE && g->device_resident && g->node_count > 0;
+    prism_result r = PRISM_SUCCESS;
+    uint32_t total = 0;
+    for (uint32_t done = 0; done < n && r == PRISM_SUCCESS;) {
+        const uint32_t take = n - done < w->hits_capacity ? n - done : w->hits_capacity;
+        uint32_t alive = 0;
+        r = ctx->be->propagate_wave(ctx, w->math, g, o, q, photons, records, in + done, take,
+                                    out + total, &alive, w->counter.pointer, w->hits.pointer,
+                                    tuned);
+        total += alive;
+        done += take;
+    }
+    *n_out = total;
+    return r;
 }
 
 /* Photons in the next launch: on CUDA, scaled so a launch takes about
@@ -299,6 +370,7 @@ static prism_result view_run(prism_context *ctx, const prism_geometry_view *g,
     run_state w;
     memset(&w, 0, sizeof w);
     w.math = desc->math;
+    w.scheme = steps ? prism__propagate_scheme_get(ctx) : PRISM__SCHEME_MEGA;
     r = run_alloc(ctx, &src, &w);
     if (r == PRISM_SUCCESS && gensteps)
         r = upload_gensteps(ctx, &gr, g0, g1, &w, &sp);
@@ -488,7 +560,10 @@ prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometr
     const size_t k = desc != NULL ? desc->record_steps : 0;
     const size_t per_photon = sizeof(prism_photon) + 2 * sizeof(uint32_t) +
                               (kind == PRISM_SOURCE_PHOTONS ? sizeof(prism_photon) : 0) +
-                              k * sizeof(prism_step_record);
+                              k * sizeof(prism_step_record) +
+                              (prism__propagate_scheme_get(ctx) != PRISM__SCHEME_MEGA
+                                   ? sizeof(prism_trace_hit) /* the wavefront's hit records */
+                                   : 0);
     const size_t left = free_bytes > reserve ? free_bytes - reserve : 0;
     if (left < per_photon)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,

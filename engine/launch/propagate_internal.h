@@ -24,7 +24,8 @@
  * photon, and most photons end within a few steps, so short launches keep
  * the warps full; the README's photon kernel table has the sweep that chose
  * 2. The host backend has no warps: it takes longer launches, fewer queue
- * passes. */
+ * passes. The CUDA wavefront (engine/launch/propagate_scheme.h) takes one
+ * step a launch pair whatever the budget. */
 #define PRISM_PROPAGATE_STEPS_PER_LAUNCH_CUDA 2u
 #define PRISM_PROPAGATE_STEPS_PER_LAUNCH 10u
 #define PRISM_PROPAGATE_MAX_RECORDS 1024u

@@ -11,7 +11,11 @@ extern "C" {
 #endif
 
 /* Kernel names: "render", "generate", "propagate" (the default arithmetic:
- * prism_propagate_math), "propagate_exact", "propagate_fast". */
+ * prism_propagate_math), "propagate_exact", "propagate_fast"; the
+ * wavefront propagation's kernels: "propagate_trace_exact",
+ * "propagate_trace_fast" (the trace on the GPU walk),
+ * "propagate_trace_generic_exact", "propagate_trace_generic_fast",
+ * "propagate_physics_exact", "propagate_physics_fast". */
 
 /** Occupancy of the named kernel launched with `threads_per_block` threads
  * on ctx's device, from cudaFuncGetAttributes and prism_occupancy_compute.

@@ -186,30 +186,71 @@ PRISM_HD void prism_photon_reemit(const prism_optics_view *o, uint32_t m,
         p->time -= tau * prism_logf(u);
 }
 
-/* One interaction. Returns 1 while the photon lives. */
-PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_view *o,
-                               const prism_propagate_params *q, prism_photon *p, uint32_t id)
+/* The bit that ends the photon before its next ray is traced (its state
+ * is not finite, or it has taken its steps), or 0. Read by both halves of
+ * a step, so the trace half can skip the walk and the interaction half
+ * ends the photon, each without telling the other. */
+PRISM_HD uint32_t prism_photon_stop(const prism_propagate_params *q, const prism_photon *p)
 {
+    pv3 pos = pv3_load(p->pos), dir = pv3_load(p->dir);
+    if (!pv3_finite(pos) || !pv3_finite(dir) || !(pv3_dot(dir, dir) > 0.5f))
+        return PRISM_NAN_ABORT;
+    if (p->steps >= q->max_steps)
+        return PRISM_STEP_LIMIT;
+    return 0;
+}
+
+/* The hit of the ray from `org` made a distance from the photon at `pos`:
+ * the interaction half moves the photon from where it is, not from where
+ * its ray started (prism_photon_origin). */
+PRISM_HD void prism_photon_hit_from(prism_trace_hit *hit, pv3 org, pv3 pos, pv3 dir)
+{
+    hit->t += pv3_dot(pv3_sub(org, pos), dir);
+}
+
+/* The first half of a step: the closest boundary along the photon's ray,
+ * from its origin (prism_photon_origin) and start distance, skipping the
+ * triangle it stands on; hit->index PRISM_TRACE_NONE when it meets none or
+ * prism_photon_stop ends it first. Reads the photon, writes only the hit,
+ * so a CUDA wavefront can run it as a kernel of its own
+ * (engine/cuda/photon_kernels.cuh, which walks the same tree with its
+ * GPU walk and must write the same record). */
+PRISM_HD void prism_photon_trace(const prism_geometry_view *g, const prism_propagate_params *q,
+                                 const prism_photon *p, prism_trace_hit *hit)
+{
+    hit->t = INFINITY;
+    hit->index = PRISM_TRACE_NONE;
+    hit->u = hit->v = 0.0f;
+    if (prism_photon_stop(q, p) != 0)
+        return;
+    pv3 pos = pv3_load(p->pos), dir = pv3_load(p->dir);
+    pv3 org = prism_photon_origin(g, p->reserved, pos, dir);
+    if (prism_trace_closest(g, org, dir, prism_photon_tmin(org), INFINITY, p->reserved, hit))
+        prism_photon_hit_from(hit, org, pos, dir);
+}
+
+/* The second half of a step: the interaction at (or before) the boundary
+ * prism_photon_trace found for this photon in this state. Returns 1 while
+ * the photon lives. */
+PRISM_HD int prism_photon_interact(const prism_geometry_view *g, const prism_optics_view *o,
+                                   const prism_propagate_params *q, prism_photon *p, uint32_t id,
+                                   const prism_trace_hit *trace)
+{
+    const uint32_t stop = prism_photon_stop(q, p);
+    if (stop != 0) {
+        p->history |= stop;
+        return 0;
+    }
+    if (trace->index == PRISM_TRACE_NONE) {
+        p->history |= PRISM_NO_HIT;
+        return 0;
+    }
+    const prism_trace_hit hit = *trace;
     prism_ray_state st;
     pv3 pos = pv3_load(p->pos);
     st.dir = pv3_load(p->dir);
     st.pol = pv3_load(p->pol);
-    if (!pv3_finite(pos) || !pv3_finite(st.dir) || !(pv3_dot(st.dir, st.dir) > 0.5f)) {
-        p->history |= PRISM_NAN_ABORT;
-        return 0;
-    }
-    if (p->steps >= q->max_steps) {
-        p->history |= PRISM_STEP_LIMIT;
-        return 0;
-    }
     prism_rng r = prism_rng_make(q->seed, q->first_photon + id, p->steps + 1u, PRISM_RNG_PROPAGATE);
-    prism_trace_hit hit;
-    pv3 org = prism_photon_origin(g, p->reserved, pos, st.dir);
-    if (!prism_trace_closest(g, org, st.dir, prism_photon_tmin(org), INFINITY, p->reserved, &hit)) {
-        p->history |= PRISM_NO_HIT;
-        return 0;
-    }
-    hit.t += pv3_dot(pv3_sub(org, pos), st.dir); /* from the photon, not from the ray's start */
     /* The material the photon is in is the one on its side of that triangle. */
     uint32_t mats = g->triangle_info[hit.index].materials;
     pv3 n = prism_triangle_normal(g, hit.index);
@@ -253,6 +294,35 @@ PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_
     return alive;
 }
 
+/* One interaction: the two halves in turn. Returns 1 while the photon
+ * lives. */
+PRISM_HD int prism_photon_step(const prism_geometry_view *g, const prism_optics_view *o,
+                               const prism_propagate_params *q, prism_photon *p, uint32_t id)
+{
+    prism_trace_hit hit;
+    prism_photon_trace(g, q, p, &hit);
+    return prism_photon_interact(g, o, q, p, id, &hit);
+}
+
+/* After a launch's steps: a photon alive at its step limit ends with
+ * STEP_LIMIT; an ended photon's records are finished. Returns whether it
+ * still lives (it goes into the next launch's queue). */
+PRISM_HD int prism_photon_settle(const prism_propagate_params *q, prism_step_record *records,
+                                 uint32_t id, prism_photon *p, int alive)
+{
+    if (alive && p->steps >= q->max_steps) {
+        p->history |= PRISM_STEP_LIMIT;
+        alive = 0;
+    }
+    if (!alive) {
+        /* the skip triangle is an index in the tree's leaf order: cleared,
+         * so a final photon is the same whichever tree traced it */
+        p->reserved = 0xFFFFFFFFu;
+        prism_record_finish(records, q, id, p);
+    }
+    return alive;
+}
+
 /* Up to `budget` interactions of photon `id`. Returns 1 if it still lives
  * (it goes into the next launch's queue); on its end, its records are
  * finished. */
@@ -267,16 +337,24 @@ PRISM_HD int prism_photon_run(const prism_geometry_view *g, const prism_optics_v
         if (alive)
             prism_record_write(records, q, id, &p);
     }
-    if (alive && p.steps >= q->max_steps) {
-        p.history |= PRISM_STEP_LIMIT;
-        alive = 0;
-    }
-    if (!alive) {
-        /* the skip triangle is an index in the tree's leaf order: cleared,
-         * so a final photon is the same whichever tree traced it */
-        p.reserved = 0xFFFFFFFFu;
-        prism_record_finish(records, q, id, &p);
-    }
+    alive = prism_photon_settle(q, records, id, &p, alive);
+    photons[id] = p;
+    return alive;
+}
+
+/* One interaction of photon `id` from the hit prism_photon_trace (or a
+ * walk that finds the same) gave for its present state: prism_photon_run
+ * with a budget of 1, the trace done beforehand. */
+PRISM_HD int prism_photon_run_hit(const prism_geometry_view *g, const prism_optics_view *o,
+                                  const prism_propagate_params *q, prism_photon *photons,
+                                  prism_step_record *records, uint32_t id,
+                                  const prism_trace_hit *hit)
+{
+    prism_photon p = photons[id];
+    int alive = prism_photon_interact(g, o, q, &p, id, hit);
+    if (alive)
+        prism_record_write(records, q, id, &p);
+    alive = prism_photon_settle(q, records, id, &p, alive);
     photons[id] = p;
     return alive;
 }

@@ -170,8 +170,11 @@ __device__ __forceinline__ void prism_gpu_leaf(const prism_geometry_view &g, con
 }
 
 /* Closest hit along `p` (p.tmin .. tmax) on any triangle but `skip`; the
- * hit's t and index (u, v are not computed). */
-template <int BOX, int LOOP>
+ * hit's t and index (u, v are not computed). ROOT 1 tests the root's box
+ * first (a ray from a camera outside the scene ends there); ROOT 0 does
+ * not, as prism_bvh_closest_skip does not, so a leaf root's triangles are
+ * tested whatever its box says (photons start inside the scene anyway). */
+template <int BOX, int LOOP, int ROOT = 1>
 __device__ __forceinline__ bool prism_gpu_closest(const prism_geometry_view &g,
                                                   const prism_ray_pre &p, float tmax, uint32_t skip,
                                                   prism_trace_hit &hit)
@@ -185,7 +188,7 @@ __device__ __forceinline__ bool prism_gpu_closest(const prism_geometry_view &g,
     const float4 ra = __ldg(r), rb = __ldg(r + 1);
     float t_root;
     if ((__float_as_uint(rb.w) == 0 && __float_as_uint(ra.w) == 0) ||
-        !prism_gpu_box<0>(p, ra, rb, p.tmin, p.tmax, t_root))
+        (ROOT && !prism_gpu_box<0>(p, ra, rb, p.tmin, p.tmax, t_root)))
         return false;
     prism_gpu_entry stack[PRISM_BVH_STACK];
     int sp = 0;
@@ -213,6 +216,39 @@ __device__ __forceinline__ bool prism_gpu_closest(const prism_geometry_view &g,
         }
     }
     return hit.index != PRISM_TRACE_NONE;
+}
+
+/* prism_trace_closest's answer for a photon's ray on the tuned binary
+ * walk (BOX 1 where the ray's reciprocals are finite, else BOX 0; LOOP 1),
+ * barycentrics included: the walk finds the hit's t and index (the closest
+ * t, ties to the smallest leaf-order index, whichever tree and order:
+ * prism/device/bvh_wide_traverse.h), then the one triangle is tested again
+ * by prism_ray_triangle for u and v, which it computes from the same
+ * operands as the walk's t. t is the walk's. */
+template <int LOOP>
+__device__ __forceinline__ bool prism_gpu_trace_closest(const prism_geometry_view &g, pv3 o, pv3 d,
+                                                        float tmin, float tmax, uint32_t skip,
+                                                        prism_trace_hit &hit)
+{
+    prism_ray ray;
+    pv3_store(o, ray.org);
+    pv3_store(d, ray.dir);
+    ray.tmin = tmin;
+    ray.tmax = tmax;
+    prism_ray_pre pre;
+    prism_ray_prepare(&ray, &pre);
+    /* fminf/fmaxf slabs only where no slab product can be NaN */
+    const uint32_t e = 0x7F800000u;
+    const bool finite = (__float_as_uint(pre.inv[0]) & e) != e &&
+                        (__float_as_uint(pre.inv[1]) & e) != e &&
+                        (__float_as_uint(pre.inv[2]) & e) != e;
+    const bool found = finite ? prism_gpu_closest<1, LOOP, 0>(g, pre, tmax, skip, hit)
+                              : prism_gpu_closest<0, LOOP, 0>(g, pre, tmax, skip, hit);
+    if (found) {
+        float t;
+        prism_view_triangle(&g, &pre, hit.index, -INFINITY, INFINITY, &t, &hit.u, &hit.v);
+    }
+    return found;
 }
 
 /* The wide walk (prism/device/bvh_wide_traverse.h) with one piece of work a

@@ -1,0 +1,44 @@
+/* How the CUDA backend runs the photon steps, so that prism-bench
+ * propagate and the tests can compare the schemes in one process.
+ * Internal. MEGA: one kernel runs whole steps (prism_photon_run, a few a
+ * launch). WAVE: each step is two kernels, a trace kernel that writes
+ * every queued photon's hit (on the tuned GPU binary walk where the
+ * geometry is all in device memory) and a physics kernel that takes the
+ * rest of the step from it (engine/cuda/photon_kernels.cuh). WAVE_GENERIC:
+ * WAVE with the trace always on prism_trace_closest. Every scheme gives
+ * the same photons, records and stats (launches apart). The choice lives
+ * in the context's kernel state, as the render variant does; AUTO, the
+ * default, is the environment's PRISM_PROPAGATE_SCHEME (mega, wave,
+ * wave-generic) where set, else the launcher's default. The host backend
+ * has one scheme and ignores the choice. */
+#ifndef PRISM_PROPAGATE_SCHEME_H
+#define PRISM_PROPAGATE_SCHEME_H
+
+#include "prism/context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    PRISM__SCHEME_AUTO = 0,
+    PRISM__SCHEME_MEGA,
+    PRISM__SCHEME_WAVE,
+    PRISM__SCHEME_WAVE_GENERIC,
+    PRISM__SCHEMES
+};
+
+/* Run ctx's propagations with `scheme` (a PRISM__SCHEME_*). Returns 0 (and
+ * changes nothing) when it is out of range or ctx is NULL. */
+int prism__propagate_scheme(prism_context *ctx, int scheme);
+/* The scheme ctx's next propagation on CUDA takes (never AUTO). */
+int prism__propagate_scheme_get(const prism_context *ctx);
+/* "mega", "wave", "wave-generic" (and "auto") to a scheme; -1 if unknown. */
+int prism__propagate_scheme_parse(const char *name);
+const char *prism__propagate_scheme_name(int scheme);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
