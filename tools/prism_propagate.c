@@ -103,9 +103,9 @@ static void close_contexts(propagate_run_info *run, bool *ok)
     run->contexts_n = 0;
 }
 
-/* The contexts asked for (o's list, or one). The first is made on a thread
- * of its own while the detector loads (starting CUDA takes about as long,
- * and neither needs the other); the others join the run on the stream's
+/* The contexts asked for (o's list, or one). The list is read and the first
+ * context made on a thread of its own while the detector loads (starting
+ * CUDA takes about as long, and neither needs the other); the others join the run on the stream's
  * threads (prism_propagate_stream's join), so a device's start and upload
  * overlap the first device's work instead of delaying it. */
 typedef struct startup {
@@ -115,22 +115,12 @@ typedef struct startup {
     prism_context_desc descs[PROPAGATE_MAX_CONTEXTS];
     char names[PROPAGATE_MAX_CONTEXTS][32];
     pthread_t thread;
-    bool started;
+    bool started, ran;
     /* the other devices' CUDA start, at once with the first's */
     pthread_t warm[PROPAGATE_MAX_CONTEXTS];
     bool warming[PROPAGATE_MAX_CONTEXTS];
     int rc;
 } startup;
-
-static void *create_first(void *arg)
-{
-    startup *s = arg;
-    const double t0 = tool_now();
-    s->run->contexts[0] = open_context(s->o, s->descs[0], s->names[0], &s->run->logs[0]);
-    s->run->context_seconds = tool_now() - t0;
-    s->rc = s->run->contexts[0] != NULL ? PROPAGATE_OK : PROPAGATE_FAILED;
-    return NULL;
-}
 
 /* Contexts 1.. join the run on its threads once the first device works.
  * Their devices' CUDA start (most of a context's making) need not wait
@@ -171,17 +161,30 @@ static void warm_join(startup *s)
         }
 }
 
+/* On the startup thread: the device list (asking CUDA for its devices
+ * starts the driver, the larger part of CUDA's start), the other devices
+ * warmed, and the first context made, all while the detector loads. */
+static void *start_devices(void *arg)
+{
+    startup *s = arg;
+    const double t0 = tool_now();
+    size_t n = 0;
+    s->rc = propagate_device_descs(s->o, s->descs, s->names, &n);
+    if (s->rc == PROPAGATE_OK) {
+        s->run->contexts_n = n;
+        if (s->o->engine.backend != PRISM_BACKEND_HOST)
+            warm_others(s, n);
+        s->run->contexts[0] = open_context(s->o, s->descs[0], s->names[0], &s->run->logs[0]);
+        s->rc = s->run->contexts[0] != NULL ? PROPAGATE_OK : PROPAGATE_FAILED;
+    }
+    s->run->context_seconds = tool_now() - t0;
+    return NULL;
+}
+
 static void start_early(startup *s, const propagate_options *o, propagate_run_info *run)
 {
     *s = (startup){.o = o, .run = run};
-    size_t n = 0;
-    s->rc = propagate_device_descs(o, s->descs, s->names, &n);
-    if (s->rc != PROPAGATE_OK)
-        return;
-    run->contexts_n = n;
-    s->started = pthread_create(&s->thread, NULL, create_first, s) == 0;
-    if (o->engine.backend != PRISM_BACKEND_HOST)
-        warm_others(s, n);
+    s->started = pthread_create(&s->thread, NULL, start_devices, s) == 0;
 }
 
 /* The first context made, with the geometry uploaded to it. */
@@ -189,9 +192,10 @@ static int first_ready(startup *s, const prism_scene *scene)
 {
     if (s->started)
         pthread_join(s->thread, NULL);
-    else if (s->rc == PROPAGATE_OK)
-        create_first(s);
+    else if (!s->ran && s->o != NULL) /* no thread could be made */
+        start_devices(s);
     s->started = false;
+    s->ran = true;
     warm_join(s);
     s->scene = scene;
     propagate_run_info *run = s->run;

@@ -66,7 +66,7 @@ void propagate_options_usage(FILE *out)
           "                          bit for bit; fast uses the GPU's approximate\n"
           "                          functions and agrees only statistically\n"
           "  --batch N               photons a batch (default: what the device memory\n"
-          "                          left by the geometry holds, at most 134217728 on\n"
+          "                          left by the geometry holds, at most 33554432 on\n"
           "                          CUDA and 1048576 on the host); host memory grows\n"
           "                          with the batch, not with the run\n"
           "  --devices all|0,1       spread the batches over several CUDA devices, a\n"

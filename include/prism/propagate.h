@@ -366,7 +366,7 @@ typedef prism_result (*prism_propagate_fill_fn)(void *user, uint64_t first, size
  * end each one. Host memory for a batch's hits is reserved for its worst
  * case but only touched as hits arrive. A host-backend context's batch
  * holds its photons in host memory, so its batches stay smaller. */
-#define PRISM_PROPAGATE_STREAM_MAX_BATCH ((size_t)1 << 27)
+#define PRISM_PROPAGATE_STREAM_MAX_BATCH ((size_t)1 << 25)
 #define PRISM_PROPAGATE_STREAM_MAX_BATCH_HOST ((size_t)1 << 20)
 
 /* Defaults (all-zero): batches of what fits each device, at most
