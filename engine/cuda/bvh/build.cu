@@ -30,13 +30,15 @@
  *   optimisation: top-down, pass by pass in reverse: each node's depth,
  *                its first triangle in leaf order, and whether it is in the
  *                final tree (no ancestor became a leaf);
- *   layout:      the live count and the depth read back together; the
+ *   layout:      the live count and the depth read back together;
+ *                triangles into leaf order (their output was scratch until
+ *                then; they run while the host makes the node array); the
  *                final nodes sorted by (depth, first triangle), which is
  *                breadth-first order with each sibling pair adjacent
  *                (children of one parent at one depth, left before right,
- *                nothing between them), written in the 32-byte layout with
- *                node 1 as padding; triangles into leaf order last (their
- *                output is scratch until then). One more host read: the
+ *                nothing between them), ranked by one scan (rank_in says
+ *                how that places the children), written in the 32-byte
+ *                layout with node 1 as padding. One more host read: the
  *                figures and the root's box.
  * Memory: one arena, each phase's arrays where earlier ones died, and the
  * outputs lent out as scratch before they are filled (the table at
@@ -638,18 +640,31 @@ __device__ __forceinline__ uint32_t out_index(uint32_t p, uint32_t pad)
     return p == 0 ? 0 : p + pad;
 }
 
-/* Each node's output index, and the sorted ids copied out of the node
- * array, where the sort ran and where k_layout writes. */
-__global__ void k_position(const uint32_t *sorted, uint32_t m, uint32_t pad, uint32_t *pos,
-                           uint32_t *copy)
-{
-    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p < m) {
-        const uint32_t id = sorted[p];
-        pos[id] = out_index(p, pad);
-        copy[p] = id;
+/* Where an inner node's children are, without a position per node id: in
+ * the sorted order (depth, then first triangle) the nodes one level down
+ * are the children of this level's inner nodes, in their order, siblings
+ * together (a parent's range holds its children's, ranges of one level
+ * are disjoint). So the k-th inner node of the whole order (from 0) has
+ * its children at sorted positions 2k + 1 and 2k + 2: output 2k + 2 and
+ * 2k + 3, node 1 being the padding. One inclusive scan over the sorted
+ * ids gives each position (inner nodes up to it, its id): the id carried
+ * along, since the sort's ids sit in the node array k_layout overwrites. */
+struct rank_in {
+    const uint8_t *leaf;
+    __device__ uint64_t operator()(uint32_t id) const
+    {
+        return (uint64_t)(leaf[id] ? 0u : 1u) << 32 | id;
     }
-}
+};
+typedef thrust::transform_iterator<rank_in, const uint32_t *, uint64_t> rank_iter;
+
+/* (inner count, id): counts add, the later id stays; associative. */
+struct rank_op {
+    __device__ uint64_t operator()(uint64_t a, uint64_t b) const
+    {
+        return ((a >> 32) + (b >> 32)) << 32 | (b & 0xFFFFFFFFull);
+    }
+};
 
 struct max_op {
     __device__ unsigned operator()(unsigned a, unsigned b) const { return a > b ? a : b; }
@@ -672,9 +687,9 @@ __device__ __forceinline__ float inv_area_rn(float4 lo, float4 hi)
     return a > 0.0f ? __fdiv_rn(1.0f, a) : 0.0f;
 }
 
-__global__ void k_layout(const uint32_t *sorted, uint32_t m, uint32_t pad, const float4 *node,
-                         const uint2 *child, const uint8_t *leaf, const uint32_t *pos, uint32_t n,
-                         uint32_t root, prism_bvh_node *out, layout_stats *stats)
+__global__ void k_layout(const uint64_t *ranked, uint32_t m, uint32_t pad, const float4 *node,
+                         const uint8_t *leaf, uint32_t root, prism_bvh_node *out,
+                         layout_stats *stats)
 {
     const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
     double term = 0.0;
@@ -682,7 +697,8 @@ __global__ void k_layout(const uint32_t *sorted, uint32_t m, uint32_t pad, const
     uint32_t big = 0;
     if (p < m) {
         const float inv_root_area = inv_area_rn(node[2 * (size_t)root], node[2 * (size_t)root + 1]);
-        const uint32_t id = sorted[p];
+        const uint64_t rank = ranked[p];
+        const uint32_t id = (uint32_t)rank;
         const float4 lo = node[2 * (size_t)id], hi = node[2 * (size_t)id + 1];
         prism_bvh_node r;
         r.lo[0] = lo.x, r.lo[1] = lo.y, r.lo[2] = lo.z;
@@ -693,8 +709,8 @@ __global__ void k_layout(const uint32_t *sorted, uint32_t m, uint32_t pad, const
             r.count = count;
             leaves = 1;
             big = count;
-        } else {
-            r.first = pos[child[id - n].x];
+        } else { /* the (rank >> 32)-th inner node, counting from 1 (rank_in) */
+            r.first = 2 * (uint32_t)(rank >> 32);
             r.count = 0;
         }
         const float w = inv_root_area > 0.0f ? box_area(make_float3(lo.x, lo.y, lo.z),
@@ -744,21 +760,22 @@ __global__ void k_gather16(const uint4 *src, const uint32_t *ids, uint32_t n, ui
 /* The arena's parts for n triangles, m2 = 2n node slots, and where each
  * phase keeps what it needs. Besides the arena the builder holds its
  * outputs from the start: the leaf-order triangles (12n bytes) and ids
- * (4n), which it fills last (k_triangles) and so lends out before, and
+ * (4n), which it fills in the layout (k_triangles) and lends out before, and
  * the node array (32 bytes a node, made once the live count is known),
  * where the layout's sort runs before k_layout fills it.
  *
- *   arena, kept:  node records 32 m2, child 8n (internal nodes only),
- *                 leaf, live, depth 1 m2 each (depth saturating at 255),
- *                 order 4n (Morton-sorted triangles: k_leaves, k_triangles);
- *                 a node's leaf-order offset lives in its record's hi.w,
- *                 the SAH cost it replaces being dead by the top-down.
+ *   arena, kept:  node records 32 m2, leaf, live, depth 1 m2 each (depth
+ *                 saturating at 255), child 8n (internal nodes only; to
+ *                 the top-down), order 4n (Morton-sorted triangles:
+ *                 k_leaves, k_triangles); a node's leaf-order offset lives
+ *                 in its record's hi.w, the SAH cost it replaces being dead
+ *                 by the top-down.
  *   arena, s:     codes/sort: the keys' second buffer (8n);
  *                 hierarchy: the cluster-id double buffer (2 x 4n);
- *                 layout: the live scan (4 slots), then the sorted ids.
+ *                 layout: the live scan (4 slots).
+ *   child..s:     layout: the ranked ids (8m <= 16n of the 20n).
  *   triangles:    codes/sort: the keys' first buffer (8n);
- *                 hierarchy: the scan (8n) and nearest neighbours (4n);
- *                 layout: each node's output index (4 slots <= 8n).
+ *                 hierarchy: the scan (8n) and nearest neighbours (4n).
  *   ids:          codes/sort: the triangle ids' second buffer (4n).
  *   nodes:        layout: the sort's keys and ids, double (24m <= 32m).
  *   constant:     the tail's box double buffer, pass records, CUB's
@@ -773,8 +790,7 @@ __global__ void k_gather16(const uint4 *src, const uint32_t *ids, uint32_t n, ui
  *                                            clusters, scan, neighbours
  *   optimisation      104n          82n
  *   layout     136n + 56m         106n + 32m    the sort in the node
- *                                            array, the rest in s and the
- *                                            outputs
+ *                                            array, its ranks in child..s
  *   held     204n + 32m + temp   106n + 32m + temp (+ 0.33 MB constant)
  * where before held order 8n, cluster boxes 64n (double), scan scratch
  * 16n, records 64n, children 16n, leaf 2n, offsets 8n, depths 8n, live
@@ -802,7 +818,7 @@ static size_t sort_bytes(size_t m)
 
 static size_t cub_temp_bytes(size_t n, cudaStream_t s)
 {
-    size_t a = 0, b = 0, c = 0;
+    size_t a = 0, b = 0, c = 0, d = 0;
     cub::DoubleBuffer<uint64_t> k(NULL, NULL);
     cub::DoubleBuffer<uint32_t> v(NULL, NULL);
     cub::DeviceRadixSort::SortPairs(NULL, a, k, v, (int)(2 * n), 0, 64, s);
@@ -810,7 +826,11 @@ static size_t cub_temp_bytes(size_t n, cudaStream_t s)
     cub::DeviceScan::InclusiveSum(NULL, b, flags, (uint64_t *)NULL, (int)n, s);
     live_iter live((const uint8_t *)NULL, live_op());
     cub::DeviceScan::InclusiveSum(NULL, c, live, (uint32_t *)NULL, (int)(2 * n), s);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    rank_iter ranks((const uint32_t *)NULL, rank_in{NULL});
+    cub::DeviceScan::InclusiveScan(NULL, d, ranks, (uint64_t *)NULL, rank_op(), (int)(2 * n), s);
+    a = a > b ? a : b;
+    c = c > d ? c : d;
+    return a > c ? a : c;
 }
 
 static arena plan_arena(size_t n, size_t temp)
@@ -824,10 +844,12 @@ static arena plan_arena(size_t n, size_t temp)
      * depth, 8 the live count, [24,36) the layout's figures, 48 the
      * tail's, 64 the passes' states and their records */
     PART(node, 32 * m2);
-    PART(child, 8 * n);
     PART(leaf, m2);
     PART(live, m2);
     PART(depth, m2);
+    /* child, order and s in a row: the layout's ranked ids (8 bytes a
+     * final node, m < m2) span them once the three are dead */
+    PART(child, 8 * n);
     PART(order, 4 * n);
     const size_t s_sort = 8 * n, s_ploc = 2 * prism__cuda_align(4 * n), s_layout = 4 * m2;
     const size_t s = s_sort > s_ploc ? s_sort : s_ploc;
@@ -1082,11 +1104,15 @@ static prism_result phase_count(builder *b, uint32_t *max_depth, uint32_t *m)
     return PRISM_SUCCESS;
 }
 
-/* layout: the final nodes sorted into breadth-first order and written;
- * then the triangles into leaf order. */
+/* layout: the triangles into leaf order (first, so that they run while
+ * the host makes the node array); the final nodes sorted into
+ * breadth-first order, ranked, and written. */
 static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t max_depth, uint32_t m)
 {
     const uint32_t slots = b->root + 1, pad = m > 1;
+    k_triangles<<<grid(b->n), BLOCK, 0, b->s>>>(b->T, b->order, b->node, b->n, b->tri_out,
+                                                b->ids_out);
+    CK(cudaGetLastError(), "layout");
     out->node_count = m + pad;
     const size_t node_bytes = out->node_count * sizeof(prism_bvh_node);
     prism_result r = prism_buffer_create_device(b->ctx, node_bytes, "bvh.nodes", &out->nodes);
@@ -1105,14 +1131,15 @@ static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t ma
     cub::DoubleBuffer<uint32_t> v(vals, vals + prism__cuda_align(4 * (size_t)m) / 4);
     size_t bytes = b->temp_bytes;
     CK(cub::DeviceRadixSort::SortPairs(b->temp, bytes, k, v, (int)m, 0, bits, b->s), "layout sort");
-    uint32_t *pos = b->tri_out, *sorted = b->scratch;
-    k_position<<<grid(m), BLOCK, 0, b->s>>>(v.Current(), m, pad, pos, sorted);
+    /* child, order and s, all dead now, in a row (plan_arena) */
+    uint64_t *ranked = (uint64_t *)(b->base + b->a.child);
+    rank_iter ranks(v.Current(), rank_in{b->leaf});
+    bytes = b->temp_bytes;
+    CK(cub::DeviceScan::InclusiveScan(b->temp, bytes, ranks, ranked, rank_op(), (int)m, b->s),
+       "layout rank");
     layout_stats *st = (layout_stats *)(b->small + 24);
     CK(cudaMemsetAsync(st, 0, sizeof *st, b->s), "layout");
-    k_layout<<<grid(m), BLOCK, 0, b->s>>>(sorted, m, pad, b->node, b->child, b->leaf, pos, b->n,
-                                          b->root, nodes, st);
-    k_triangles<<<grid(b->n), BLOCK, 0, b->s>>>(b->T, b->order, b->node, b->n, b->tri_out,
-                                                b->ids_out);
+    k_layout<<<grid(m), BLOCK, 0, b->s>>>(ranked, m, pad, b->node, b->leaf, b->root, nodes, st);
     CK(cudaGetLastError(), "layout");
     static_assert(24 * 4 + sizeof(layout_stats) <= 48 * 4, "the layout's figures, the tail's");
     layout_stats got;
