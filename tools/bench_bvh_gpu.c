@@ -194,8 +194,8 @@ static void print_table(const options *o, const prism_scene *s, const tree_figur
     printf("%-32s %14s %14s %10s\n", "", "cuda", "host", "cuda/host");
     printf("%-32s %14.3f %14.3f %10.4f\n", "build ms", g->build_s * 1e3, h->build_s * 1e3,
            ratio(g->build_s, h->build_s));
-    printf("%-32s %14.1f %14.1f %10.1f\n", "build Mtri/s", n / g->build_s / 1e6,
-           n / h->build_s / 1e6, ratio(h->build_s, g->build_s));
+    printf("%-32s %14.1f %14.1f %10.1f\n", "build Mtri/s", ratio(n, g->build_s) / 1e6,
+           ratio(n, h->build_s) / 1e6, ratio(h->build_s, g->build_s));
     for (int k = 0; k < PRISM_BVH_PHASES; k++) {
         char label[48];
         snprintf(label, sizeof label, "  %s ms", phase_names[k]);
@@ -229,8 +229,8 @@ static void json_tree(const char *name, const tree_figures *f, double n, bool ph
     printf("\"%s\":{\"build_ms\":%.4f,\"mtri_per_s\":%.2f,\"sah\":%.4f,\"nodes\":%zu,\"depth\":%u,"
            "\"node_bytes\":%zu,\"rays_per_s\":{\"outside\":%.0f,\"inside\":%.0f},"
            "\"photons_per_s\":[%.0f,%.0f]",
-           name, f->build_s * 1e3, n / f->build_s / 1e6, f->sah, f->nodes, f->depth, f->node_bytes,
-           f->rays[0], f->rays[1], f->photons[0], f->photons[1]);
+           name, f->build_s * 1e3, ratio(n, f->build_s) / 1e6, f->sah, f->nodes, f->depth,
+           f->node_bytes, f->rays[0], f->rays[1], f->photons[0], f->photons[1]);
     if (phases) {
         printf(",\"passes\":%u,\"peak_device_bytes\":%zu,\"phases_ms\":{", f->passes, f->peak);
         for (int k = 0; k < PRISM_BVH_PHASES; k++)
