@@ -10,11 +10,16 @@
  * CUB does well.
  *
  * Phases (timed with events, reported as prism_bvh_build_report's):
- *   codes:       centroid bounds (and the input check), Morton codes;
+ *   codes:       centroid bounds (and the input check), Morton codes in
+ *                the frame the bounds give, made on the device (the input
+ *                check's answer is read with the hierarchy's first);
  *   sort:        CUB radix sort of (code, triangle);
  *   hierarchy:   PLOC passes, each: nearest neighbour in a window of
  *                +-PLOC_RADIUS clusters (smallest union box area), mutual
- *                pairs merge, one CUB scan compacts. A merged node's
+ *                pairs merge, one CUB scan compacts: three launches (the
+ *                search, the scan, which makes the flags as it reads them,
+ *                and the merge, which also advances the passes' state),
+ *                the host reading the count every PASS_BATCH. A merged node's
  *                triangle count and SAH cost (best of leaf and split) are
  *                known when it is made, so the collapse needs no pass.
  *                Below TAIL_MAX clusters one block does the remaining
@@ -25,11 +30,19 @@
  *   optimisation: top-down, pass by pass in reverse: each node's depth,
  *                its first triangle in leaf order, and whether it is in the
  *                final tree (no ancestor became a leaf);
- *   layout:      triangles into leaf order; the final nodes sorted by
- *                (depth, first triangle), which is breadth-first order with
- *                each sibling pair adjacent (children of one parent at one
- *                depth, left before right, nothing between them), written
- *                in the 32-byte layout with node 1 as padding.
+ *   layout:      the live count and the depth read back together;
+ *                triangles into leaf order (their output was scratch until
+ *                then; they run while the host makes the node array); the
+ *                final nodes sorted by (depth, first triangle), which is
+ *                breadth-first order with each sibling pair adjacent
+ *                (children of one parent at one depth, left before right,
+ *                nothing between them), ranked by one scan (rank_in says
+ *                how that places the children), written in the 32-byte
+ *                layout with node 1 as padding. One more host read: the
+ *                figures and the root's box.
+ * Memory: one arena, each phase's arrays where earlier ones died, and the
+ * outputs lent out as scratch before they are filled (the table at
+ * plan_arena).
  *
  * Ties: clusters of equal union area (identical triangles, the repeated
  * PMTs of a detector) break ties by a hash symmetric in the pair, so the
@@ -50,6 +63,8 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cuda_runtime_api.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 extern "C" {
 #include "engine/context_internal.h"
@@ -69,12 +84,9 @@ extern "C" {
 /* ---- device helpers */
 
 /* prism__float_order's key back to its float. */
-static inline float o2f(uint32_t u)
+__device__ __forceinline__ float o2f(uint32_t u)
 {
-    u = (u & 0x80000000u) ? (u & 0x7FFFFFFFu) : ~u;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+    return __uint_as_float((u & 0x80000000u) ? (u & 0x7FFFFFFFu) : ~u);
 }
 
 __device__ __forceinline__ float box_area(float3 lo, float3 hi)
@@ -86,6 +98,19 @@ __device__ __forceinline__ float box_area(float3 lo, float3 hi)
 __device__ __forceinline__ float3 vload(const float *v, uint32_t i)
 {
     return make_float3(v[3 * (size_t)i], v[3 * (size_t)i + 1], v[3 * (size_t)i + 2]);
+}
+
+/* Triangle t's corners. An index out of range reads as the origin: the
+ * input check's answer is read back only at the hierarchy's first host
+ * round trip, and the kernels before it must not fault on a bad index. */
+__device__ __forceinline__ void tri_load(const float *V, uint32_t nv, const uint32_t *T, uint32_t t,
+                                         float3 &p, float3 &q, float3 &r)
+{
+    const uint32_t a = T[3 * (size_t)t], b = T[3 * (size_t)t + 1], c = T[3 * (size_t)t + 2];
+    const float3 z = make_float3(0.0f, 0.0f, 0.0f);
+    p = a < nv ? vload(V, a) : z;
+    q = b < nv ? vload(V, b) : z;
+    r = c < nv ? vload(V, c) : z;
 }
 
 __device__ __forceinline__ float3 fmin3(float3 a, float3 b)
@@ -174,20 +199,25 @@ __global__ void k_bounds(const float *V, uint32_t nv, const uint32_t *T, uint32_
     }
 }
 
-__global__ void k_codes(const float *V, const uint32_t *T, uint32_t n, const float *frame,
-                        uint64_t *keys, uint32_t *vals)
+/* The Morton frame from the centroid bounds, in each thread (six cached
+ * words): lo and 2^21 / extent (0 for a flat axis), in IEEE single
+ * arithmetic (the _rn intrinsics, whatever --use_fast_math says), so the
+ * codes are those the host's frame gave when it was read back for it. */
+__global__ void k_codes(const float *V, uint32_t nv, const uint32_t *T, uint32_t n,
+                        const uint32_t *bounds, uint64_t *keys, uint32_t *vals)
 {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= n)
         return;
-    const float3 p = vload(V, T[3 * (size_t)t]), q = vload(V, T[3 * (size_t)t + 1]),
-                 r = vload(V, T[3 * (size_t)t + 2]);
-    /* frame: lo[3], scale[3] (2^21 / extent, 0 for a flat axis) */
+    float3 p, q, r;
+    tri_load(V, nv, T, t, p, q, r);
     const float c[3] = {(p.x + q.x + r.x) * (1.0f / 3), (p.y + q.y + r.y) * (1.0f / 3),
                         (p.z + q.z + r.z) * (1.0f / 3)};
     uint64_t code = 0;
     for (int a = 0; a < 3; a++) {
-        float x = (c[a] - frame[a]) * frame[3 + a];
+        const float lo = o2f(bounds[a]), ext = __fsub_rn(o2f(bounds[3 + a]), lo);
+        const float scale = ext > 0.0f && isfinite(ext) ? __fdiv_rn(2097152.0f, ext) : 0.0f;
+        float x = (c[a] - lo) * scale;
         uint32_t qx = x <= 0.0f ? 0u : x >= 2097151.0f ? 2097151u : (uint32_t)x;
         code |= spread21(qx) << (2 - a);
     }
@@ -200,25 +230,26 @@ __global__ void k_codes(const float *V, const uint32_t *T, uint32_t n, const flo
  * Node record (all 2n-1 nodes; ids 0..n-1 are the leaves in Morton order,
  * merged nodes follow in the order the passes make them, so a child's id
  * is always below its parent's): lo.w = triangle count (bits), hi.w = SAH
- * cost of the subtree as it will be laid out (unnormalised areas).
- * Cluster record: lo.w = node id (bits); the window search reads only these. */
+ * cost of the subtree as it will be laid out (unnormalised areas) while
+ * the hierarchy is built; the top-down then puts the node's first
+ * triangle in leaf order there (bits), the cost being dead by then.
+ * Children: child[id - n] (leaves have none). Cluster: a node id; the
+ * window search reads the boxes from the node records (the tail copies
+ * them next to the ids, where its passes read them again and again). */
 
-__global__ void k_leaves(const float *V, const uint32_t *T, uint32_t n, const uint32_t *order,
-                         float4 *node, uint2 *child, uint8_t *leaf, float4 *cl)
+__global__ void k_leaves(const float *V, uint32_t nv, const uint32_t *T, uint32_t n,
+                         const uint32_t *order, float4 *node, uint8_t *leaf, uint32_t *cl)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    const uint32_t t = order[i];
-    const float3 p = vload(V, T[3 * (size_t)t]), q = vload(V, T[3 * (size_t)t + 1]),
-                 r = vload(V, T[3 * (size_t)t + 2]);
+    float3 p, q, r;
+    tri_load(V, nv, T, order[i], p, q, r);
     const float3 lo = fmin3(fmin3(p, q), r), hi = fmax3(fmax3(p, q), r);
     node[2 * (size_t)i] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(1u));
     node[2 * (size_t)i + 1] = make_float4(hi.x, hi.y, hi.z, box_area(lo, hi));
-    child[i] = make_uint2(UINT32_MAX, UINT32_MAX);
     leaf[i] = 1;
-    cl[2 * (size_t)i] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(i));
-    cl[2 * (size_t)i + 1] = make_float4(hi.x, hi.y, hi.z, 0.0f);
+    cl[i] = i;
 }
 
 /* Cluster i's nearest neighbour within +-PLOC_RADIUS positions: the
@@ -277,15 +308,27 @@ struct global_boxes {
 
 /* The device-wide passes' state, so that passes can follow one another
  * without the host reading each one's count: kernels are launched over
- * the last count the host saw (`bound`) and read the real one here. */
+ * the last count the host saw (`bound`) and read the real one here. Two
+ * of them: pass k reads st[k & 1] and its merge writes st[(k + 1) & 1],
+ * so the next state is made by the merge itself (no one-thread launch
+ * after it) while the merge's other threads still read this one. */
 typedef struct pass_state {
     uint32_t c, next, pairs, records;
 } pass_state;
 
+/* Even, so that every batch starts and ends on st[0]. */
 #define PASS_BATCH 4
+static_assert(PASS_BATCH % 2 == 0, "a batch must end on the state it began on");
+
+/* What the host reads back after a batch, in one copy. */
+typedef struct pass_block {
+    pass_state st[2];
+    uint2 records[PASS_BATCH];
+} pass_block;
 
 template <int R>
-__global__ void k_nearest(const float4 *cl, const pass_state *st, uint32_t *nn)
+__global__ void k_nearest(const uint32_t *cl, const float4 *node, const pass_state *st,
+                          uint32_t *nn)
 {
     __shared__ float4 tile[2 * (BLOCK + 2 * R)];
     const uint32_t c = st->c;
@@ -297,8 +340,9 @@ __global__ void k_nearest(const float4 *cl, const pass_state *st, uint32_t *nn)
         for (int k = threadIdx.x; k < BLOCK + 2 * R; k += BLOCK) {
             const int64_t g = first + k;
             if (g >= 0 && g < c) {
-                tile[2 * k] = cl[2 * g];
-                tile[2 * k + 1] = cl[2 * g + 1];
+                const uint32_t id = cl[g];
+                tile[2 * k] = node[2 * (size_t)id];
+                tile[2 * k + 1] = node[2 * (size_t)id + 1];
             }
         }
     __syncthreads();
@@ -317,40 +361,26 @@ __device__ __forceinline__ uint64_t flag_of(const uint32_t *nn, uint32_t i)
     return (mutual && i < j ? 1ull << 32 : 0ull) | (mutual && i > j ? 0ull : 1ull);
 }
 
-__global__ void k_flags(const uint32_t *nn, const pass_state *st, uint32_t bound, uint64_t *packed)
-{
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < bound)
-        packed[i] = i < st->c ? flag_of(nn, i) : 0ull;
-}
+/* The scan's input, made as the scan reads it (no flags array, no launch
+ * to fill one): cluster i's flags, 0 past the pass's count. */
+struct flag_op {
+    const uint32_t *nn;
+    const pass_state *st;
+    __device__ uint64_t operator()(uint32_t i) const { return i < st->c ? flag_of(nn, i) : 0ull; }
+};
+typedef thrust::transform_iterator<flag_op, thrust::counting_iterator<uint32_t>, uint64_t>
+    flag_iter;
 
-/* Cluster i into the next pass's array: copied, or merged with its mutual
- * neighbour into node next_id + (merges before it); `excl` is the
- * exclusive prefix of flag_of (merges, survivors). */
-__device__ __forceinline__ void merge_one(const float4 *cl, const uint32_t *nn, uint32_t i,
-                                          uint64_t excl, float4 *out, float4 *node, uint2 *child,
-                                          uint8_t *leaf, uint32_t next_id, uint32_t max_leaf)
+/* Node `id`, the union of nodes ia and ib (ia the lower cluster): its
+ * record, children, and whether the SAH makes it a leaf. Returns the box. */
+__device__ __forceinline__ void make_node(float4 *node, uint2 *child, uint8_t *leaf, uint32_t ia,
+                                          uint32_t ib, uint32_t id, uint32_t n, uint32_t max_leaf,
+                                          float3 &lo, float3 &hi)
 {
-    const uint32_t j = nn[i];
-    const bool mutual = j != i && nn[j] == i;
-    if (mutual && i > j)
-        return; /* merged into its partner's new node */
-    const uint32_t pos = (uint32_t)excl;
-    const float4 a_lo = cl[2 * (size_t)i], a_hi = cl[2 * (size_t)i + 1];
-    if (!mutual) {
-        out[2 * (size_t)pos] = a_lo;
-        out[2 * (size_t)pos + 1] = a_hi;
-        return;
-    }
-    const float4 b_lo = cl[2 * (size_t)j], b_hi = cl[2 * (size_t)j + 1];
-    const uint32_t ia = __float_as_uint(a_lo.w), ib = __float_as_uint(b_lo.w);
-    const uint32_t id = next_id + (uint32_t)(excl >> 32);
-    const float3 lo = make_float3(fminf(a_lo.x, b_lo.x), fminf(a_lo.y, b_lo.y),
-                                  fminf(a_lo.z, b_lo.z));
-    const float3 hi = make_float3(fmaxf(a_hi.x, b_hi.x), fmaxf(a_hi.y, b_hi.y),
-                                  fmaxf(a_hi.z, b_hi.z));
     const float4 na_lo = node[2 * (size_t)ia], na_hi = node[2 * (size_t)ia + 1];
     const float4 nb_lo = node[2 * (size_t)ib], nb_hi = node[2 * (size_t)ib + 1];
+    lo = make_float3(fminf(na_lo.x, nb_lo.x), fminf(na_lo.y, nb_lo.y), fminf(na_lo.z, nb_lo.z));
+    hi = make_float3(fmaxf(na_hi.x, nb_hi.x), fmaxf(na_hi.y, nb_hi.y), fmaxf(na_hi.z, nb_hi.z));
     const uint32_t count = __float_as_uint(na_lo.w) + __float_as_uint(nb_lo.w);
     /* SAH constants of prism/bvh.h: traversal 1, intersection 1 per triangle */
     const float area = box_area(lo, hi);
@@ -358,65 +388,90 @@ __device__ __forceinline__ void merge_one(const float4 *cl, const uint32_t *nn, 
     const bool is_leaf = count <= max_leaf && as_leaf <= split;
     node[2 * (size_t)id] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(count));
     node[2 * (size_t)id + 1] = make_float4(hi.x, hi.y, hi.z, is_leaf ? as_leaf : split);
-    child[id] = make_uint2(ia, ib);
+    child[id - n] = make_uint2(ia, ib);
     leaf[id] = is_leaf;
-    out[2 * (size_t)pos] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(id));
-    out[2 * (size_t)pos + 1] = make_float4(hi.x, hi.y, hi.z, 0.0f);
 }
 
-__global__ void k_merge(const float4 *cl, const pass_state *st, const uint32_t *nn,
-                        const uint64_t *packed, float4 *out, float4 *node, uint2 *child,
-                        uint8_t *leaf, uint32_t max_leaf)
+/* Cluster i into the next pass's array: copied, or merged with its mutual
+ * neighbour into node next_id + (merges before it); `excl` is the
+ * exclusive prefix of flag_of (merges, survivors). */
+__device__ __forceinline__ void merge_one(const uint32_t *cl, const uint32_t *nn, uint32_t i,
+                                          uint64_t excl, uint32_t *out, float4 *node, uint2 *child,
+                                          uint8_t *leaf, uint32_t next_id, uint32_t n,
+                                          uint32_t max_leaf)
+{
+    const uint32_t j = nn[i];
+    const bool mutual = j != i && nn[j] == i;
+    if (mutual && i > j)
+        return; /* merged into its partner's new node */
+    const uint32_t pos = (uint32_t)excl;
+    if (!mutual) {
+        out[pos] = cl[i];
+        return;
+    }
+    const uint32_t id = next_id + (uint32_t)(excl >> 32);
+    float3 lo, hi;
+    make_node(node, child, leaf, cl[i], cl[j], id, n, max_leaf, lo, hi);
+    out[pos] = id;
+}
+
+/* The merge, and (cluster c - 1's thread) the pass's totals into the next
+ * state and its record (the nodes it made). A pass that merged nothing
+ * (cannot happen with distinct keys) copied every cluster, and turns on
+ * pairing so that the next one merges. */
+__global__ void k_merge(const uint32_t *cl, const pass_state *st, pass_state *st_next,
+                        uint2 *records, const uint32_t *nn, const uint64_t *packed, uint32_t *out,
+                        float4 *node, uint2 *child, uint8_t *leaf, uint32_t n, uint32_t max_leaf)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < st->c)
-        merge_one(cl, nn, i, packed[i] - flag_of(nn, i), out, node, child, leaf, st->next,
-                  max_leaf);
-}
-
-/* The pass's totals into the state, and its record (the nodes it made). A
- * pass that merged nothing (cannot happen with distinct keys) copied every
- * cluster, and turns on pairing so that the next one merges. */
-__global__ void k_advance(const uint64_t *packed, pass_state *st, uint2 *records)
-{
     const uint32_t c = st->c;
-    if (c <= 1)
+    if (i >= c)
         return;
-    const uint64_t t = packed[c - 1];
-    const uint32_t merged = (uint32_t)(t >> 32);
-    if (merged) {
-        records[st->records++] = make_uint2(st->next, merged);
-        st->next += merged;
-    } else {
-        st->pairs = 1;
+    const uint64_t incl = packed[i];
+    merge_one(cl, nn, i, incl - flag_of(nn, i), out, node, child, leaf, st->next, n, max_leaf);
+    if (i == c - 1) {
+        pass_state s = *st;
+        if (c > 1) {
+            const uint32_t merged = (uint32_t)(incl >> 32);
+            if (merged) {
+                records[s.records++] = make_uint2(s.next, merged);
+                s.next += merged;
+            } else {
+                s.pairs = 1;
+            }
+            s.c = (uint32_t)incl;
+        }
+        *st_next = s;
     }
-    st->c = (uint32_t)t;
 }
 
-/* ---- optimisation: top-down over one pass's nodes [first, first + n) */
+/* ---- optimisation: top-down over one pass's nodes [first, first + n).
+ * Depths are bytes, saturating at 255: anything past PRISM_BVH_MAX_DEPTH
+ * only has to be seen to be too deep. */
 
-__device__ __forceinline__ void down_one(const float4 *node, const uint2 *child,
-                                         const uint8_t *leaf, uint32_t *off, uint32_t *depth,
-                                         uint8_t *live, uint32_t id, uint32_t *max_depth)
+__device__ __forceinline__ void down_one(float4 *node, const uint2 *child, const uint8_t *leaf,
+                                         uint8_t *depth, uint8_t *live, uint32_t id, uint32_t n,
+                                         uint32_t *max_depth)
 {
-    const uint2 ch = child[id];
-    const uint32_t o = off[id], d = depth[id] + 1;
+    const uint2 ch = child[id - n];
+    const uint32_t o = __float_as_uint(node[2 * (size_t)id + 1].w);
+    const uint32_t d = min((uint32_t)depth[id] + 1u, 255u);
     const uint8_t below = live[id] && !leaf[id];
-    off[ch.x] = o;
-    off[ch.y] = o + __float_as_uint(node[2 * (size_t)ch.x].w);
-    depth[ch.x] = depth[ch.y] = d;
+    node[2 * (size_t)ch.x + 1].w = __uint_as_float(o);
+    node[2 * (size_t)ch.y + 1].w = __uint_as_float(o + __float_as_uint(node[2 * (size_t)ch.x].w));
+    depth[ch.x] = depth[ch.y] = (uint8_t)d;
     live[ch.x] = live[ch.y] = below;
     if (below)
         atomicMax(max_depth, d);
 }
 
-__global__ void k_down(const float4 *node, const uint2 *child, const uint8_t *leaf, uint32_t *off,
-                       uint32_t *depth, uint8_t *live, uint32_t first, uint32_t n,
+__global__ void k_down(float4 *node, const uint2 *child, const uint8_t *leaf, uint8_t *depth,
+                       uint8_t *live, uint32_t first, uint32_t count, uint32_t n,
                        uint32_t *max_depth)
 {
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n)
-        down_one(node, child, leaf, off, depth, live, first + k, max_depth);
+    if (k < count)
+        down_one(node, child, leaf, depth, live, first + k, n, max_depth);
 }
 
 /* ---- the tail: the last passes, from TAIL_MAX clusters down to one, in
@@ -434,21 +489,56 @@ static_assert(TAIL_MAX == PRISM_BVH_CUDA_TAIL_MAX, "prism_geometry_desc.cuda_bvh
  * log2(TAIL_MAX) more passes), so it never needs more. */
 #define TAIL_PASSES 8192
 
+/* The host's one read after the tail: also the input check's answer, which
+ * nothing read back before. */
 typedef struct tail_out {
-    uint32_t passes, root;
+    uint32_t passes, root, bad;
 } tail_out;
+
+/* The tail's cluster: the node's box, lo.w = its id (bits). */
+__device__ __forceinline__ void merge_box(const float4 *cl, const uint32_t *nn, uint32_t i,
+                                          uint64_t excl, float4 *out, float4 *node, uint2 *child,
+                                          uint8_t *leaf, uint32_t next_id, uint32_t n,
+                                          uint32_t max_leaf)
+{
+    const uint32_t j = nn[i];
+    const bool mutual = j != i && nn[j] == i;
+    if (mutual && i > j)
+        return;
+    const uint32_t pos = (uint32_t)excl;
+    const float4 a_lo = cl[2 * (size_t)i], a_hi = cl[2 * (size_t)i + 1];
+    if (!mutual) {
+        out[2 * (size_t)pos] = a_lo;
+        out[2 * (size_t)pos + 1] = a_hi;
+        return;
+    }
+    const uint32_t id = next_id + (uint32_t)(excl >> 32);
+    float3 lo, hi;
+    make_node(node, child, leaf, __float_as_uint(a_lo.w), __float_as_uint(cl[2 * (size_t)j].w), id,
+              n, max_leaf, lo, hi);
+    out[2 * (size_t)pos] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(id));
+    out[2 * (size_t)pos + 1] = make_float4(hi.x, hi.y, hi.z, 0.0f);
+}
 
 template <int R>
 __global__ void __launch_bounds__(TAIL_THREADS)
-    k_tail(float4 *cl, float4 *spare, uint32_t c, uint32_t next, uint32_t *nn, float4 *node,
-           uint2 *child, uint8_t *leaf, uint32_t max_leaf, int pairs, uint2 *passes, uint32_t cap,
-           uint32_t *off, uint32_t *depth, uint8_t *live, uint32_t *max_depth, tail_out *out)
+    k_tail(const uint32_t *ids, float4 *boxes, uint32_t c, uint32_t next, uint32_t *nn,
+           float4 *node, uint2 *child, uint8_t *leaf, uint32_t n, uint32_t max_leaf, int pairs,
+           uint2 *passes, uint32_t cap, uint8_t *depth, uint8_t *live, uint32_t *max_depth,
+           const uint32_t *bad, tail_out *out)
 {
     typedef cub::BlockScan<unsigned long long, TAIL_THREADS> scan_t;
     __shared__ typename scan_t::TempStorage tmp;
     const uint32_t t = threadIdx.x;
     uint32_t np = 0;
-    float4 *cur = cl, *nxt = spare;
+    float4 *cur = boxes, *nxt = boxes + 2 * TAIL_MAX;
+    for (uint32_t i = t; i < c; i += TAIL_THREADS) {
+        const uint32_t id = ids[i];
+        const float4 lo = node[2 * (size_t)id], hi = node[2 * (size_t)id + 1];
+        cur[2 * (size_t)i] = make_float4(lo.x, lo.y, lo.z, __uint_as_float(id));
+        cur[2 * (size_t)i + 1] = make_float4(hi.x, hi.y, hi.z, 0.0f);
+    }
+    __syncthreads();
     while (c > 1) {
         /* passes are bounded: near the record's end, pairs finish in log2(c) */
         if (!pairs && np + 16 >= cap)
@@ -465,7 +555,7 @@ __global__ void __launch_bounds__(TAIL_THREADS)
         for (int k = 0; k < TAIL_PER_THREAD; k++) {
             const uint32_t i = t * TAIL_PER_THREAD + k;
             if (i < c) {
-                merge_one(cur, nn, i, excl, nxt, node, child, leaf, next, max_leaf);
+                merge_box(cur, nn, i, excl, nxt, node, child, leaf, next, n, max_leaf);
                 excl += flag_of(nn, i);
             }
         }
@@ -486,51 +576,63 @@ __global__ void __launch_bounds__(TAIL_THREADS)
     }
     const uint32_t root = next - 1;
     if (t == 0) {
-        off[root] = 0;
+        node[2 * (size_t)root + 1].w = __uint_as_float(0u); /* its first triangle */
         depth[root] = 0;
         live[root] = 1;
         out->passes = np;
         out->root = root;
+        out->bad = *bad;
     }
     __syncthreads();
     for (uint32_t k = np; k-- > 0;) {
         const uint2 p = passes[k];
         for (uint32_t i = t; i < p.y; i += TAIL_THREADS)
-            down_one(node, child, leaf, off, depth, live, p.x + i, max_depth);
+            down_one(node, child, leaf, depth, live, p.x + i, n, max_depth);
         __syncthreads();
     }
 }
 
 /* ---- layout */
 
-__global__ void k_triangles(const uint32_t *T, const uint32_t *order, const uint32_t *off,
+/* Triangles into leaf order: node i's first triangle is its record's hi.w. */
+__global__ void k_triangles(const uint32_t *T, const uint32_t *order, const float4 *node,
                             uint32_t n, uint32_t *tri_out, uint32_t *ids)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    const uint32_t t = order[i], at = off[i];
+    const uint32_t t = order[i], at = __float_as_uint(node[2 * (size_t)i + 1].w);
     tri_out[3 * (size_t)at] = T[3 * (size_t)t];
     tri_out[3 * (size_t)at + 1] = T[3 * (size_t)t + 1];
     tri_out[3 * (size_t)at + 2] = T[3 * (size_t)t + 2];
     ids[at] = t;
 }
 
-__global__ void k_live_flags(const uint8_t *live, uint32_t count, uint32_t *flags)
+/* The live-flag scan's input, read as it scans (no flags array). */
+struct live_op {
+    __device__ uint32_t operator()(uint8_t l) const { return l; }
+};
+typedef thrust::transform_iterator<live_op, const uint8_t *, uint32_t> live_iter;
+
+/* The host's one read before the layout: the deepest live node (the
+ * top-down's, already at small[7]) and the live count (the inclusive
+ * scan's last) side by side. */
+__global__ void k_count(const uint32_t *scan, uint32_t slots, uint32_t *small)
 {
-    const uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
-    if (id < count)
-        flags[id] = live[id];
+    small[8] = scan[slots - 1];
 }
 
-__global__ void k_keys(const uint8_t *live, const uint32_t *scan, const uint32_t *depth,
-                       const uint32_t *off, uint32_t count, uint64_t *keys, uint32_t *vals)
+/* Live node id's sort key (depth, first triangle) at its rank among the
+ * live nodes (the inclusive scan less one). */
+__global__ void k_keys(const uint8_t *live, const uint32_t *scan, const uint8_t *depth,
+                       const float4 *node, uint32_t count, uint64_t *keys, uint32_t *vals)
 {
     const uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
     if (id >= count || !live[id])
         return;
-    keys[scan[id]] = (uint64_t)depth[id] << 32 | off[id];
-    vals[scan[id]] = id;
+    const uint32_t at = scan[id] - 1;
+    keys[at] = (uint64_t)depth[id] << 32 | __float_as_uint(node[2 * (size_t)id + 1].w);
+    vals[at] = id;
 }
 
 __device__ __forceinline__ uint32_t out_index(uint32_t p, uint32_t pad)
@@ -538,12 +640,31 @@ __device__ __forceinline__ uint32_t out_index(uint32_t p, uint32_t pad)
     return p == 0 ? 0 : p + pad;
 }
 
-__global__ void k_position(const uint32_t *sorted, uint32_t m, uint32_t pad, uint32_t *pos)
-{
-    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p < m)
-        pos[sorted[p]] = out_index(p, pad);
-}
+/* Where an inner node's children are, without a position per node id: in
+ * the sorted order (depth, then first triangle) the nodes one level down
+ * are the children of this level's inner nodes, in their order, siblings
+ * together (a parent's range holds its children's, ranges of one level
+ * are disjoint). So the k-th inner node of the whole order (from 0) has
+ * its children at sorted positions 2k + 1 and 2k + 2: output 2k + 2 and
+ * 2k + 3, node 1 being the padding. One inclusive scan over the sorted
+ * ids gives each position (inner nodes up to it, its id): the id carried
+ * along, since the sort's ids sit in the node array k_layout overwrites. */
+struct rank_in {
+    const uint8_t *leaf;
+    __device__ uint64_t operator()(uint32_t id) const
+    {
+        return (uint64_t)(leaf[id] ? 0u : 1u) << 32 | id;
+    }
+};
+typedef thrust::transform_iterator<rank_in, const uint32_t *, uint64_t> rank_iter;
+
+/* (inner count, id): counts add, the later id stays; associative. */
+struct rank_op {
+    __device__ uint64_t operator()(uint64_t a, uint64_t b) const
+    {
+        return ((a >> 32) + (b >> 32)) << 32 | (b & 0xFFFFFFFFull);
+    }
+};
 
 struct max_op {
     __device__ unsigned operator()(unsigned a, unsigned b) const { return a > b ? a : b; }
@@ -553,11 +674,21 @@ typedef struct layout_stats {
     double sah;
     unsigned long long leaves;
     uint32_t max_leaf;
+    float root[6]; /* the root's box (the scene's), read back with the figures */
 } layout_stats;
 
-__global__ void k_layout(const uint32_t *sorted, uint32_t m, uint32_t pad, const float4 *node,
-                         const uint2 *child, const uint8_t *leaf, const uint32_t *off,
-                         const uint32_t *pos, float inv_root_area, prism_bvh_node *out,
+/* 1 / the root's surface area, as the host computed it once it had read
+ * the root back: IEEE single operations in the host's order (the _rn
+ * intrinsics are neither contracted nor approximated). */
+__device__ __forceinline__ float inv_area_rn(float4 lo, float4 hi)
+{
+    const float dx = __fsub_rn(hi.x, lo.x), dy = __fsub_rn(hi.y, lo.y), dz = __fsub_rn(hi.z, lo.z);
+    const float a = __fadd_rn(__fadd_rn(__fmul_rn(dx, dy), __fmul_rn(dy, dz)), __fmul_rn(dz, dx));
+    return a > 0.0f ? __fdiv_rn(1.0f, a) : 0.0f;
+}
+
+__global__ void k_layout(const uint64_t *ranked, uint32_t m, uint32_t pad, const float4 *node,
+                         const uint8_t *leaf, uint32_t root, prism_bvh_node *out,
                          layout_stats *stats)
 {
     const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
@@ -565,19 +696,21 @@ __global__ void k_layout(const uint32_t *sorted, uint32_t m, uint32_t pad, const
     unsigned leaves = 0;
     uint32_t big = 0;
     if (p < m) {
-        const uint32_t id = sorted[p];
+        const float inv_root_area = inv_area_rn(node[2 * (size_t)root], node[2 * (size_t)root + 1]);
+        const uint64_t rank = ranked[p];
+        const uint32_t id = (uint32_t)rank;
         const float4 lo = node[2 * (size_t)id], hi = node[2 * (size_t)id + 1];
         prism_bvh_node r;
         r.lo[0] = lo.x, r.lo[1] = lo.y, r.lo[2] = lo.z;
         r.hi[0] = hi.x, r.hi[1] = hi.y, r.hi[2] = hi.z;
         const uint32_t count = __float_as_uint(lo.w);
         if (leaf[id]) {
-            r.first = off[id];
+            r.first = __float_as_uint(hi.w);
             r.count = count;
             leaves = 1;
             big = count;
-        } else {
-            r.first = pos[child[id].x];
+        } else { /* the (rank >> 32)-th inner node, counting from 1 (rank_in) */
+            r.first = 2 * (uint32_t)(rank >> 32);
             r.count = 0;
         }
         const float w = inv_root_area > 0.0f ? box_area(make_float3(lo.x, lo.y, lo.z),
@@ -586,6 +719,16 @@ __global__ void k_layout(const uint32_t *sorted, uint32_t m, uint32_t pad, const
                                              : 1.0f;
         term = (double)w * (leaf[id] ? (double)count : 1.0);
         out[out_index(p, pad)] = r;
+        if (p == 0)
+            for (int k = 0; k < 3; k++)
+                stats->root[k] = r.lo[k], stats->root[3 + k] = r.hi[k];
+        if (p == 0 && pad) { /* node 1: the padding node of prism/bvh.h */
+            prism_bvh_node e;
+            e.lo[0] = e.lo[1] = e.lo[2] = FLT_MAX;
+            e.hi[0] = e.hi[1] = e.hi[2] = -FLT_MAX;
+            e.first = e.count = 0;
+            out[1] = e;
+        }
     }
     typedef cub::BlockReduce<double, BLOCK> reduce_d;
     typedef cub::BlockReduce<unsigned, BLOCK> reduce_u;
@@ -605,15 +748,6 @@ __global__ void k_layout(const uint32_t *sorted, uint32_t m, uint32_t pad, const
     }
 }
 
-__global__ void k_pad(prism_bvh_node *out)
-{
-    prism_bvh_node r;
-    r.lo[0] = r.lo[1] = r.lo[2] = FLT_MAX;
-    r.hi[0] = r.hi[1] = r.hi[2] = -FLT_MAX;
-    r.first = r.count = 0;
-    out[1] = r;
-}
-
 __global__ void k_gather16(const uint4 *src, const uint32_t *ids, uint32_t n, uint4 *dst)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -623,50 +757,106 @@ __global__ void k_gather16(const uint4 *src, const uint32_t *ids, uint32_t n, ui
 
 /* ---- the host side */
 
-/* The arena's parts for n triangles, m2 = 2n node slots. Regions that no
- * phase needs at once share memory: Morton keys (codes, sort), the
- * cluster double buffer (hierarchy) and the final nodes' sort keys
- * (layout); the window search's scratch and the layout's positions. */
+/* The arena's parts for n triangles, m2 = 2n node slots, and where each
+ * phase keeps what it needs. Besides the arena the builder holds its
+ * outputs from the start: the leaf-order triangles (12n bytes) and ids
+ * (4n), which it fills in the layout (k_triangles) and lends out before, and
+ * the node array (32 bytes a node, made once the live count is known),
+ * where the layout's sort runs before k_layout fills it.
+ *
+ *   arena, kept:  node records 32 m2, leaf, live, depth 1 m2 each (depth
+ *                 saturating at 255), child 8n (internal nodes only; to
+ *                 the top-down), order 4n (Morton-sorted triangles:
+ *                 k_leaves, k_triangles); a node's leaf-order offset lives
+ *                 in its record's hi.w, the SAH cost it replaces being dead
+ *                 by the top-down.
+ *   arena, s:     codes/sort: the keys' second buffer (8n);
+ *                 hierarchy: the cluster-id double buffer (2 x 4n);
+ *                 layout: the live scan (4 slots).
+ *   child..s:     layout: the ranked ids (8m <= 16n of the 20n).
+ *   triangles:    codes/sort: the keys' first buffer (8n);
+ *                 hierarchy: the scan (8n) and nearest neighbours (4n).
+ *   ids:          codes/sort: the triangle ids' second buffer (4n).
+ *   nodes:        layout: the sort's keys and ids, double (24m <= 32m).
+ *   constant:     the tail's box double buffer, pass records, CUB's
+ *                 scratch (its largest single use; every use is in stream
+ *                 order), small words, a small-tree sort region.
+ *
+ * Bytes per triangle (n triangles, m final nodes; the arena is held
+ * whole from start to end, so its size and the outputs make the peak):
+ *                  live before   live now
+ *   codes, sort        24n          24n      keys, ids (double)
+ *   hierarchy         180n         102n      records, children, order,
+ *                                            clusters, scan, neighbours
+ *   optimisation      104n          82n
+ *   layout     136n + 56m         106n + 32m    the sort in the node
+ *                                            array, its ranks in child..s
+ *   held     204n + 32m + temp   106n + 32m + temp (+ 0.33 MB constant)
+ * where before held order 8n, cluster boxes 64n (double), scan scratch
+ * 16n, records 64n, children 16n, leaf 2n, offsets 8n, depths 8n, live
+ * 2n and the outputs 16n. Peak over the node array (32m bytes; m is about
+ * n on a detector, whose leaves hold two triangles on average): 7.4
+ * before, 4.3 now. What is left is the records (64n: every node's box,
+ * count and cost, as the clustering and then the layout read them), the
+ * node array and the outputs. Dropping the triangles' records (32n of
+ * the 64n, their boxes read from the vertices wherever a cluster or a
+ * leaf is a triangle, as the window search's tiles would for most
+ * clusters of the early, costly passes) would still leave about 3.4. */
 typedef struct arena {
-    size_t order[2], region_x, region_y, node, child, leaf, off, depth, live, tail, temp, small,
-        total;
+    size_t node, child, leaf, live, depth, order, s, boxes, tail, lsort, temp, small, total;
 } arena;
+
+/* The layout sort's keys and ids for m nodes, double buffered. */
+static size_t sort_bytes(size_t m)
+{
+    return 2 * prism__cuda_align(8 * m) + 2 * prism__cuda_align(4 * m);
+}
+
+/* Below this many final nodes the sort may not fit in the node array
+ * (24m + alignment > 32m): it runs in the arena's lsort instead. */
+#define LAYOUT_SMALL 128
 
 static size_t cub_temp_bytes(size_t n, cudaStream_t s)
 {
-    size_t a = 0, b = 0, c = 0;
+    size_t a = 0, b = 0, c = 0, d = 0;
     cub::DoubleBuffer<uint64_t> k(NULL, NULL);
     cub::DoubleBuffer<uint32_t> v(NULL, NULL);
     cub::DeviceRadixSort::SortPairs(NULL, a, k, v, (int)(2 * n), 0, 64, s);
-    cub::DeviceScan::InclusiveSum(NULL, b, (uint64_t *)NULL, (uint64_t *)NULL, (int)n, s);
-    cub::DeviceScan::ExclusiveSum(NULL, c, (uint32_t *)NULL, (uint32_t *)NULL, (int)(2 * n), s);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    flag_iter flags(thrust::counting_iterator<uint32_t>(0), flag_op{NULL, NULL});
+    cub::DeviceScan::InclusiveSum(NULL, b, flags, (uint64_t *)NULL, (int)n, s);
+    live_iter live((const uint8_t *)NULL, live_op());
+    cub::DeviceScan::InclusiveSum(NULL, c, live, (uint32_t *)NULL, (int)(2 * n), s);
+    rank_iter ranks((const uint32_t *)NULL, rank_in{NULL});
+    cub::DeviceScan::InclusiveScan(NULL, d, ranks, (uint64_t *)NULL, rank_op(), (int)(2 * n), s);
+    a = a > b ? a : b;
+    c = c > d ? c : d;
+    return a > c ? a : c;
 }
 
 static arena plan_arena(size_t n, size_t temp)
 {
-    const size_t m2 = 2 * (n ? n : 1);
+    n = n ? n : 1;
+    const size_t m2 = 2 * n;
     arena a;
     size_t at = 0;
 #define PART(field, bytes) (a.field = at, at += prism__cuda_align(bytes))
     /* small, in 32-bit words: [0,6) bounds, 6 the bad triangle, 7 the
-     * depth, [16,22) the Morton frame, 40 the layout's figures, 48 the
-     * tail's, 64 the passes' state and their records */
-    PART(order[0], 4 * n);
-    PART(order[1], 4 * n);
-    size_t x_codes = 2 * 8 * n, x_clusters = 2 * 32 * n, x_layout = 2 * 8 * m2 + 2 * 4 * m2;
-    size_t x = x_codes > x_clusters ? x_codes : x_clusters;
-    PART(region_x, x > x_layout ? x : x_layout);
-    /* + 256: the second part of each starts at a 256-byte boundary */
-    size_t y_ploc = 4 * n + 8 * n + 256, y_layout = 4 * m2 + 4 * m2 + 256;
-    PART(region_y, y_ploc > y_layout ? y_ploc : y_layout);
+     * depth, 8 the live count, [24,36) the layout's figures, 48 the
+     * tail's, 64 the passes' states and their records */
     PART(node, 32 * m2);
-    PART(child, 8 * m2);
     PART(leaf, m2);
-    PART(off, 4 * m2);
-    PART(depth, 4 * m2);
     PART(live, m2);
+    PART(depth, m2);
+    /* child, order and s in a row: the layout's ranked ids (8 bytes a
+     * final node, m < m2) span them once the three are dead */
+    PART(child, 8 * n);
+    PART(order, 4 * n);
+    const size_t s_sort = 8 * n, s_ploc = 2 * prism__cuda_align(4 * n), s_layout = 4 * m2;
+    const size_t s = s_sort > s_ploc ? s_sort : s_ploc;
+    PART(s, s > s_layout ? s : s_layout);
+    PART(boxes, 2 * 32 * (size_t)TAIL_MAX);
     PART(tail, 8 * TAIL_PASSES);
+    PART(lsort, sort_bytes(LAYOUT_SMALL));
     PART(temp, temp);
     PART(small, 512);
 #undef PART
@@ -676,7 +866,8 @@ static arena plan_arena(size_t n, size_t temp)
 
 extern "C" size_t prism__cuda_bvh_bytes(size_t n)
 {
-    /* the arena with a generous figure for CUB's scratch, the outputs */
+    /* the arena with a generous figure for CUB's scratch, the outputs (the
+     * node array at its most: 2n - 1 nodes and the padding) */
     return plan_arena(n, 24 * n + ((size_t)4 << 20)).total + 16 * n + 32 * (2 * n + 1);
 }
 
@@ -704,8 +895,10 @@ typedef struct builder {
     uint32_t *order; /* the Morton-sorted triangles */
     float4 *node;
     uint2 *child;
-    uint8_t *leaf, *live;
-    uint32_t *off, *depth;
+    uint8_t *leaf, *live, *depth;
+    uint32_t *scratch; /* the arena's s */
+    uint32_t *tri_out; /* the triangles output, lent out until k_triangles */
+    uint32_t *ids_out; /* the ids output, likewise */
     void *temp;
     size_t temp_bytes;
     uint32_t *small; /* bounds[6], bad, max_depth, host-readable totals */
@@ -735,7 +928,8 @@ static unsigned grid(size_t n)
     return prism__cuda_blocks(n, BLOCK);
 }
 
-/* codes: check the input, centroid bounds, Morton codes into region x. */
+/* codes: check the input (read back later), centroid bounds, Morton codes
+ * (the frame made on the device from the bounds: no host round trip). */
 static prism_result phase_codes(builder *b, uint64_t *keys, uint32_t *vals)
 {
     uint32_t init[8] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 0, 0, 0, UINT32_MAX, 0};
@@ -747,49 +941,44 @@ static prism_result phase_codes(builder *b, uint64_t *keys, uint32_t *vals)
     if (blocks > (unsigned)sms * 8)
         blocks = (unsigned)sms * 8;
     k_bounds<<<blocks, BLOCK, 0, b->s>>>(b->V, b->nv, b->T, b->n, b->small, b->small + 6);
-    uint32_t got[8];
-    CK(cudaMemcpyAsync(got, b->small, sizeof got, cudaMemcpyDeviceToHost, b->s), "bounds");
-    CK(cudaStreamSynchronize(b->s), "bounds");
-    if (got[6] != UINT32_MAX) {
-        const uint32_t t = got[6];
-        uint32_t idx[3];
-        float v[9];
-        CK(cudaMemcpy(idx, b->T + 3 * (size_t)t, sizeof idx, cudaMemcpyDefault), "input check");
-        for (int k = 0; k < 3; k++)
-            if (idx[k] >= b->nv)
-                return prism__error(b->ctx, PRISM_ERROR_INVALID_ARGUMENT,
-                                    "bvh(cuda): triangle %u: vertex index %u >= vertex count %u", t,
-                                    idx[k], b->nv);
-        for (int k = 0; k < 3; k++)
-            CK(cudaMemcpy(v + 3 * k, b->V + 3 * (size_t)idx[k], 12, cudaMemcpyDefault),
-               "input check");
-        for (int k = 0; k < 3; k++)
-            if (!isfinite(v[3 * k]) || !isfinite(v[3 * k + 1]) || !isfinite(v[3 * k + 2]))
-                return prism__error(b->ctx, PRISM_ERROR_INVALID_ARGUMENT,
-                                    "bvh(cuda): triangle %u: vertex %u has a non-finite coordinate",
-                                    t, idx[k]);
-    }
-    float frame[6];
-    for (int k = 0; k < 3; k++) {
-        float lo = o2f(got[k]), hi = o2f(got[3 + k]), ext = hi - lo;
-        frame[k] = lo;
-        frame[3 + k] = ext > 0.0f && isfinite(ext) ? 2097152.0f / ext : 0.0f;
-    }
-    float *dframe = (float *)(b->small + 16);
-    CK(cudaMemcpyAsync(dframe, frame, sizeof frame, cudaMemcpyHostToDevice, b->s), "codes");
-    k_codes<<<grid(b->n), BLOCK, 0, b->s>>>(b->V, b->T, b->n, dframe, keys, vals);
+    k_codes<<<grid(b->n), BLOCK, 0, b->s>>>(b->V, b->nv, b->T, b->n, b->small, keys, vals);
     CK(cudaGetLastError(), "codes");
     return PRISM_SUCCESS;
 }
 
-static prism_result phase_sort(builder *b, uint64_t *keys)
+/* The input check's answer, first bad triangle t: why it is bad. */
+static prism_result input_error(builder *b, uint32_t t)
 {
-    cub::DoubleBuffer<uint64_t> k(keys, keys + b->n);
-    cub::DoubleBuffer<uint32_t> v((uint32_t *)(b->base + b->a.order[0]),
-                                  (uint32_t *)(b->base + b->a.order[1]));
+    uint32_t idx[3];
+    float v[9];
+    CK(cudaMemcpy(idx, b->T + 3 * (size_t)t, sizeof idx, cudaMemcpyDefault), "input check");
+    for (int k = 0; k < 3; k++)
+        if (idx[k] >= b->nv)
+            return prism__error(b->ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                                "bvh(cuda): triangle %u: vertex index %u >= vertex count %u", t,
+                                idx[k], b->nv);
+    for (int k = 0; k < 3; k++)
+        CK(cudaMemcpy(v + 3 * k, b->V + 3 * (size_t)idx[k], 12, cudaMemcpyDefault), "input check");
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(v[3 * k]) || !isfinite(v[3 * k + 1]) || !isfinite(v[3 * k + 2]))
+            return prism__error(b->ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                                "bvh(cuda): triangle %u: vertex %u has a non-finite coordinate", t,
+                                idx[k]);
+    return prism__error(b->ctx, PRISM_ERROR_INVALID_ARGUMENT, "bvh(cuda): triangle %u is bad", t);
+}
+
+static prism_result phase_sort(builder *b)
+{
+    uint32_t *order = (uint32_t *)(b->base + b->a.order);
+    cub::DoubleBuffer<uint64_t> k((uint64_t *)b->tri_out, (uint64_t *)b->scratch);
+    cub::DoubleBuffer<uint32_t> v(order, b->ids_out);
     size_t bytes = b->temp_bytes;
     CK(cub::DeviceRadixSort::SortPairs(b->temp, bytes, k, v, (int)b->n, 0, 63, b->s), "sort");
-    b->order = v.Current();
+    /* the ids output is lent out again by the layout: the order lives in the arena */
+    if (v.Current() != order)
+        CK(cudaMemcpyAsync(order, v.Current(), 4 * (size_t)b->n, cudaMemcpyDeviceToDevice, b->s),
+           "sort");
+    b->order = order;
     return PRISM_SUCCESS;
 }
 
@@ -809,64 +998,68 @@ static prism_result add_pass(builder *b, uint32_t first, uint32_t count)
 
 /* hierarchy: leaves, then PLOC passes (or, balanced, neighbour pairs):
  * launched one by one while more than TAIL_MAX clusters are left, then
- * the tail kernel finishes the tree and its top. */
+ * the tail kernel finishes the tree and its top. A pass is three
+ * launches: the window search, the scan (which makes the flags as it
+ * reads them) and the merge (which also advances the state). */
 static prism_result phase_hierarchy(builder *b, bool balanced)
 {
-    float4 *cl[2] = {(float4 *)(b->base + b->a.region_x),
-                     (float4 *)(b->base + b->a.region_x) + 2 * (size_t)b->n};
-    uint32_t *nn = (uint32_t *)(b->base + b->a.region_y);
-    uint64_t *packed = (uint64_t *)(b->base + b->a.region_y + prism__cuda_align(4 * (size_t)b->n));
-    pass_state *st = (pass_state *)(b->small + 64);
-    uint2 *records = (uint2 *)(st + 1);
-    k_leaves<<<grid(b->n), BLOCK, 0, b->s>>>(b->V, b->T, b->n, b->order, b->node, b->child, b->leaf,
+    uint32_t *cl[2] = {b->scratch, b->scratch + prism__cuda_align(4 * (size_t)b->n) / 4};
+    uint64_t *packed = (uint64_t *)b->tri_out;
+    uint32_t *nn = b->tri_out + 2 * (size_t)b->n;
+    pass_block *pb = (pass_block *)(b->small + 64);
+    k_leaves<<<grid(b->n), BLOCK, 0, b->s>>>(b->V, b->nv, b->T, b->n, b->order, b->node, b->leaf,
                                              cl[0]);
     CK(cudaGetLastError(), "leaves");
     b->pass_count = 0;
-    struct {
-        pass_state st;
-        uint2 records[PASS_BATCH];
-    } got = {{b->n, b->n, (uint32_t)balanced, 0}, {{0, 0}}};
-    CK(cudaMemcpyAsync(st, &got.st, sizeof got.st, cudaMemcpyHostToDevice, b->s), "passes");
+    pass_block got;
+    memset(&got, 0, sizeof got);
+    got.st[0] = (pass_state){b->n, b->n, (uint32_t)balanced, 0};
+    CK(cudaMemcpyAsync(&pb->st[0], &got.st[0], sizeof got.st[0], cudaMemcpyHostToDevice, b->s),
+       "passes");
     int cur = 0;
     const double t_passes = wall();
     /* PASS_BATCH passes between host reads: the count shrinks by a fifth
      * to a third a pass, so the later ones of a batch run over a stale,
      * larger bound (their threads beyond the count return at once) */
-    for (uint32_t bound = b->n; bound > b->tail_max; bound = got.st.c) {
+    for (uint32_t bound = b->n; bound > b->tail_max; bound = got.st[0].c) {
         for (int k = 0; k < PASS_BATCH; k++) {
+            const pass_state *in = &pb->st[k & 1];
             if (b->radius == PLOC_SMALL)
-                k_nearest<PLOC_SMALL><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn);
+                k_nearest<PLOC_SMALL><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], b->node, in, nn);
             else
-                k_nearest<PLOC_RADIUS><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn);
-            k_flags<<<grid(bound), BLOCK, 0, b->s>>>(nn, st, bound, packed);
+                k_nearest<PLOC_RADIUS><<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], b->node, in, nn);
+            flag_iter flags(thrust::counting_iterator<uint32_t>(0), flag_op{nn, in});
             size_t bytes = b->temp_bytes;
-            CK(cub::DeviceScan::InclusiveSum(b->temp, bytes, packed, packed, (int)bound, b->s),
+            CK(cub::DeviceScan::InclusiveSum(b->temp, bytes, flags, packed, (int)bound, b->s),
                "scan");
-            k_merge<<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], st, nn, packed, cl[cur ^ 1], b->node,
-                                                     b->child, b->leaf, b->max_leaf);
-            k_advance<<<1, 1, 0, b->s>>>(packed, st, records);
+            k_merge<<<grid(bound), BLOCK, 0, b->s>>>(cl[cur], in, &pb->st[(k + 1) & 1], pb->records,
+                                                     nn, packed, cl[cur ^ 1], b->node, b->child,
+                                                     b->leaf, b->n, b->max_leaf);
             cur ^= 1;
         }
-        CK(cudaMemcpyAsync(&got, st, sizeof got, cudaMemcpyDeviceToHost, b->s), "passes");
-        CK(cudaMemsetAsync(&st->records, 0, 4, b->s), "passes");
+        CK(cudaMemcpyAsync(&got, pb, sizeof got, cudaMemcpyDeviceToHost, b->s), "passes");
+        CK(cudaMemsetAsync(&pb->st[0].records, 0, 4, b->s), "passes");
         CK(cudaStreamSynchronize(b->s), "clustering passes");
-        for (uint32_t k = 0; k < got.st.records; k++) {
+        for (uint32_t k = 0; k < got.st[0].records; k++) {
             prism_result r = add_pass(b, got.records[k].x, got.records[k].y);
             if (r != PRISM_SUCCESS)
                 return r;
         }
     }
-    const uint32_t c = got.st.c, next = got.st.next;
-    const int pairs = (int)got.st.pairs;
+    const uint32_t c = got.st[0].c, next = got.st[0].next;
+    const int pairs = (int)got.st[0].pairs;
     tail_out *to = (tail_out *)(b->small + 48), tail;
     const double t_tail = wall();
     CK(cudaMemsetAsync(b->small + 7, 0, 4, b->s), "tail"); /* the deepest live node */
     (b->radius == PLOC_SMALL ? k_tail<PLOC_SMALL>
                              : k_tail<PLOC_RADIUS>)<<<1, TAIL_THREADS, 0, b->s>>>(
-        cl[cur], cl[cur ^ 1], c, next, nn, b->node, b->child, b->leaf, b->max_leaf, pairs,
-        (uint2 *)(b->base + b->a.tail), TAIL_PASSES, b->off, b->depth, b->live, b->small + 7, to);
+        cl[cur], (float4 *)(b->base + b->a.boxes), c, next, nn, b->node, b->child, b->leaf, b->n,
+        b->max_leaf, pairs, (uint2 *)(b->base + b->a.tail), TAIL_PASSES, b->depth, b->live,
+        b->small + 7, b->small + 6, to);
     CK(cudaMemcpyAsync(&tail, to, sizeof tail, cudaMemcpyDeviceToHost, b->s), "tail");
     CK(cudaStreamSynchronize(b->s), "tail");
+    if (tail.bad != UINT32_MAX)
+        return input_error(b, tail.bad);
     b->root = tail.root;
     b->tail_passes = tail.passes;
     if (b->trace)
@@ -879,76 +1072,82 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
 }
 
 /* optimisation: depth, leaf-order offset and liveness, top-down, for the
- * passes before the tail (the tail kernel did its own). */
-static prism_result phase_down(builder *b, uint32_t *max_depth)
+ * passes before the tail (the tail kernel did its own). The deepest live
+ * node is read back with the live count (phase_count). */
+static prism_result phase_down(builder *b)
 {
     uint32_t *dmax = b->small + 7;
     for (size_t k = b->pass_count; k-- > 0;) {
         const pass p = b->passes[k];
-        k_down<<<grid(p.count), BLOCK, 0, b->s>>>(b->node, b->child, b->leaf, b->off, b->depth,
-                                                  b->live, p.first, p.count, dmax);
+        k_down<<<grid(p.count), BLOCK, 0, b->s>>>(b->node, b->child, b->leaf, b->depth, b->live,
+                                                  p.first, p.count, b->n, dmax);
     }
-    CK(cudaMemcpyAsync(max_depth, dmax, 4, cudaMemcpyDeviceToHost, b->s), "top-down");
-    CK(cudaStreamSynchronize(b->s), "top-down");
+    CK(cudaGetLastError(), "top-down");
     return PRISM_SUCCESS;
 }
 
-/* layout: triangles in leaf order; nodes sorted into breadth-first order
- * and written. */
-static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t max_depth)
+/* The live nodes' ranks (inclusive scan into s), and in one host read the
+ * live count and the deepest live node. */
+static prism_result phase_count(builder *b, uint32_t *max_depth, uint32_t *m)
 {
     const uint32_t slots = b->root + 1;
-    uint32_t *tri_out = (uint32_t *)prism_buffer_device_pointer(out->triangles);
-    uint32_t *ids = (uint32_t *)prism_buffer_device_pointer(out->ids);
-    k_triangles<<<grid(b->n), BLOCK, 0, b->s>>>(b->T, b->order, b->off, b->n, tri_out, ids);
-    uint32_t *scan = (uint32_t *)(b->base + b->a.region_y);
-    uint32_t *pos = scan + prism__cuda_align(4 * (size_t)slots) / 4;
-    uint64_t *keys = (uint64_t *)(b->base + b->a.region_x);
-    uint32_t *vals = (uint32_t *)(keys + 2 * (size_t)slots);
-    k_live_flags<<<grid(slots), BLOCK, 0, b->s>>>(b->live, slots, scan);
+    live_iter in(b->live, live_op());
     size_t bytes = b->temp_bytes;
-    CK(cub::DeviceScan::ExclusiveSum(b->temp, bytes, scan, scan, (int)slots, b->s), "layout scan");
-    k_keys<<<grid(slots), BLOCK, 0, b->s>>>(b->live, scan, b->depth, b->off, slots, keys, vals);
-    uint32_t last[2] = {0, 0};
-    uint8_t live_last = 0;
-    CK(cudaMemcpyAsync(last, scan + slots - 1, 4, cudaMemcpyDeviceToHost, b->s), "layout");
-    CK(cudaMemcpyAsync(&live_last, b->live + slots - 1, 1, cudaMemcpyDeviceToHost, b->s), "layout");
+    CK(cub::DeviceScan::InclusiveSum(b->temp, bytes, in, b->scratch, (int)slots, b->s),
+       "layout scan");
+    k_count<<<1, 1, 0, b->s>>>(b->scratch, slots, b->small);
+    uint32_t got[2];
+    CK(cudaMemcpyAsync(got, b->small + 7, sizeof got, cudaMemcpyDeviceToHost, b->s), "layout");
     CK(cudaStreamSynchronize(b->s), "layout");
-    const uint32_t m = last[0] + live_last, pad = m > 1;
-    int bits = 32;
-    while (bits < 64 && (1ull << (bits - 32)) <= max_depth)
-        bits++;
-    cub::DoubleBuffer<uint64_t> k(keys, keys + slots);
-    cub::DoubleBuffer<uint32_t> v(vals, vals + slots);
-    bytes = b->temp_bytes;
-    CK(cub::DeviceRadixSort::SortPairs(b->temp, bytes, k, v, (int)m, 0, bits, b->s), "layout sort");
-    k_position<<<grid(m), BLOCK, 0, b->s>>>(v.Current(), m, pad, pos);
+    *max_depth = got[0];
+    *m = got[1];
+    return PRISM_SUCCESS;
+}
+
+/* layout: the triangles into leaf order (first, so that they run while
+ * the host makes the node array); the final nodes sorted into
+ * breadth-first order, ranked, and written. */
+static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t max_depth, uint32_t m)
+{
+    const uint32_t slots = b->root + 1, pad = m > 1;
+    k_triangles<<<grid(b->n), BLOCK, 0, b->s>>>(b->T, b->order, b->node, b->n, b->tri_out,
+                                                b->ids_out);
+    CK(cudaGetLastError(), "layout");
     out->node_count = m + pad;
-    prism_result r = prism_buffer_create_device(b->ctx, out->node_count * sizeof(prism_bvh_node),
-                                                "bvh.nodes", &out->nodes);
+    const size_t node_bytes = out->node_count * sizeof(prism_bvh_node);
+    prism_result r = prism_buffer_create_device(b->ctx, node_bytes, "bvh.nodes", &out->nodes);
     if (r != PRISM_SUCCESS)
         return r;
     prism_bvh_node *nodes = (prism_bvh_node *)prism_buffer_device_pointer(out->nodes);
-    float4 root[2];
-    CK(cudaMemcpyAsync(root, b->node + 2 * (size_t)b->root, sizeof root, cudaMemcpyDeviceToHost,
-                       b->s),
-       "layout");
-    CK(cudaStreamSynchronize(b->s), "layout");
-    out->bbox_lo[0] = root[0].x, out->bbox_lo[1] = root[0].y, out->bbox_lo[2] = root[0].z;
-    out->bbox_hi[0] = root[1].x, out->bbox_hi[1] = root[1].y, out->bbox_hi[2] = root[1].z;
-    const float dx = root[1].x - root[0].x, dy = root[1].y - root[0].y, dz = root[1].z - root[0].z;
-    const float root_area = dx * dy + dy * dz + dz * dx;
-    layout_stats *st = (layout_stats *)(b->small + 40);
+    char *ks = sort_bytes(m) <= node_bytes ? (char *)nodes : b->base + b->a.lsort;
+    uint64_t *keys = (uint64_t *)ks;
+    uint32_t *vals = (uint32_t *)(ks + 2 * prism__cuda_align(8 * (size_t)m));
+    k_keys<<<grid(slots), BLOCK, 0, b->s>>>(b->live, b->scratch, b->depth, b->node, slots, keys,
+                                            vals);
+    int bits = 32;
+    while (bits < 64 && (1ull << (bits - 32)) <= max_depth)
+        bits++;
+    cub::DoubleBuffer<uint64_t> k(keys, (uint64_t *)(ks + prism__cuda_align(8 * (size_t)m)));
+    cub::DoubleBuffer<uint32_t> v(vals, vals + prism__cuda_align(4 * (size_t)m) / 4);
+    size_t bytes = b->temp_bytes;
+    CK(cub::DeviceRadixSort::SortPairs(b->temp, bytes, k, v, (int)m, 0, bits, b->s), "layout sort");
+    /* child, order and s, all dead now, in a row (plan_arena) */
+    uint64_t *ranked = (uint64_t *)(b->base + b->a.child);
+    rank_iter ranks(v.Current(), rank_in{b->leaf});
+    bytes = b->temp_bytes;
+    CK(cub::DeviceScan::InclusiveScan(b->temp, bytes, ranks, ranked, rank_op(), (int)m, b->s),
+       "layout rank");
+    layout_stats *st = (layout_stats *)(b->small + 24);
     CK(cudaMemsetAsync(st, 0, sizeof *st, b->s), "layout");
-    k_layout<<<grid(m), BLOCK, 0, b->s>>>(v.Current(), m, pad, b->node, b->child, b->leaf, b->off,
-                                          pos, root_area > 0.0f ? 1.0f / root_area : 0.0f, nodes,
-                                          st);
-    if (pad)
-        k_pad<<<1, 1, 0, b->s>>>(nodes);
+    k_layout<<<grid(m), BLOCK, 0, b->s>>>(ranked, m, pad, b->node, b->leaf, b->root, nodes, st);
+    CK(cudaGetLastError(), "layout");
+    static_assert(24 * 4 + sizeof(layout_stats) <= 48 * 4, "the layout's figures, the tail's");
     layout_stats got;
     CK(cudaMemcpyAsync(&got, st, sizeof got, cudaMemcpyDeviceToHost, b->s), "layout");
     CK(cudaEventRecord(b->ev[PRISM_BVH_PHASES], b->s), "layout");
     CK(cudaStreamSynchronize(b->s), "layout");
+    for (int k = 0; k < 3; k++)
+        out->bbox_lo[k] = got.root[k], out->bbox_hi[k] = got.root[3 + k];
     prism_bvh_stats *s = &out->report.stats;
     s->nodes = out->node_count;
     s->leaves = (size_t)got.leaves;
@@ -956,7 +1155,7 @@ static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t ma
     s->max_leaf_triangles = got.max_leaf;
     s->mean_leaf_triangles = got.leaves ? (double)b->n / (double)got.leaves : 0.0;
     s->sah_cost = got.sah;
-    s->node_bytes = out->node_count * sizeof(prism_bvh_node);
+    s->node_bytes = node_bytes;
     s->vertex_bytes = (size_t)b->nv * 12;
     s->triangle_bytes = (size_t)b->n * 12;
     s->id_bytes = (size_t)b->n * 4;
@@ -965,34 +1164,35 @@ static prism_result phase_layout(builder *b, prism__device_bvh *out, uint32_t ma
 
 static prism_result run(builder *b, prism__device_bvh *out)
 {
-    uint64_t *keys = (uint64_t *)(b->base + b->a.region_x);
-    uint32_t *vals = (uint32_t *)(b->base + b->a.order[0]);
     prism_result r;
     CK(cudaEventRecord(b->ev[0], b->s), "events");
-    if ((r = phase_codes(b, keys, vals)) != PRISM_SUCCESS)
+    if ((r = phase_codes(b, (uint64_t *)b->tri_out, (uint32_t *)(b->base + b->a.order))) !=
+        PRISM_SUCCESS)
         return r;
     CK(cudaEventRecord(b->ev[1], b->s), "events");
-    if ((r = phase_sort(b, keys)) != PRISM_SUCCESS)
+    if ((r = phase_sort(b)) != PRISM_SUCCESS)
         return r;
     CK(cudaEventRecord(b->ev[2], b->s), "events");
-    uint32_t max_depth = 0;
+    uint32_t max_depth = 0, m = 0;
     for (int balanced = 0; balanced < 2; balanced++) {
         if ((r = phase_hierarchy(b, balanced)) != PRISM_SUCCESS)
             return r;
         CK(cudaEventRecord(b->ev[3], b->s), "events");
-        if ((r = phase_down(b, &max_depth)) != PRISM_SUCCESS)
+        if ((r = phase_down(b)) != PRISM_SUCCESS)
             return r;
         CK(cudaEventRecord(b->ev[4], b->s), "events");
+        if ((r = phase_count(b, &max_depth, &m)) != PRISM_SUCCESS)
+            return r;
         out->report.iterations = (unsigned)(b->pass_count + b->tail_passes);
         out->report.balanced = balanced;
         if (max_depth <= PRISM_BVH_MAX_DEPTH)
             break;
         prism__log(b->ctx, PRISM_LOG_WARNING,
-                   "bvh(cuda): the clustered tree is %u deep, beyond the traversal's %d: "
+                   "bvh(cuda): the clustered tree is %u%s deep, beyond the traversal's %d: "
                    "a balanced tree over the Morton order instead",
-                   max_depth, PRISM_BVH_MAX_DEPTH);
+                   max_depth, max_depth >= 255 ? " or more" : "", PRISM_BVH_MAX_DEPTH);
     }
-    if ((r = phase_layout(b, out, max_depth)) != PRISM_SUCCESS)
+    if ((r = phase_layout(b, out, max_depth, m)) != PRISM_SUCCESS)
         return r;
     for (int k = 0; k < PRISM_BVH_PHASES; k++) {
         float ms = 0;
@@ -1072,14 +1272,17 @@ extern "C" prism_result prism__cuda_bvh_build(prism_context *ctx, const float *v
         b->node = (float4 *)(b->base + b->a.node);
         b->child = (uint2 *)(b->base + b->a.child);
         b->leaf = (uint8_t *)(b->base + b->a.leaf);
-        b->off = (uint32_t *)(b->base + b->a.off);
-        b->depth = (uint32_t *)(b->base + b->a.depth);
+        b->depth = (uint8_t *)(b->base + b->a.depth);
         b->live = (uint8_t *)(b->base + b->a.live);
+        b->scratch = (uint32_t *)(b->base + b->a.s);
+        b->tri_out = (uint32_t *)prism_buffer_device_pointer(out->triangles);
+        b->ids_out = (uint32_t *)prism_buffer_device_pointer(out->ids);
         b->temp = b->base + b->a.temp;
         b->small = (uint32_t *)(b->base + b->a.small);
         r = run(b, out);
     }
-    /* nodes are allocated last, while the arena is still held: the peak */
+    /* nodes are allocated last, while the arena and the other outputs are
+     * held: the peak */
     out->report.peak_device_bytes = b->a.total + (size_t)b->n * 16 + out->report.stats.node_bytes;
     prism_buffer_release(b->mem);
     for (int k = 0; k <= PRISM_BVH_PHASES; k++)
