@@ -17,7 +17,10 @@
  * read-back path (desc.wide_collapse_on_host) makes the same bytes; both
  * times are printed. PRISM_TEST_WIDE_DETECTOR=FILE.dae adds a larger
  * detector to the collapse's checks.
- * PRISM_TEST_SMALL=1 (for compute-sanitizer): 20k rays on the detector. */
+ * PRISM_TEST_SMALL=1 (for compute-sanitizer): 20k rays on the detector.
+ * PRISM_TEST_SMALL=2 (for racecheck, whose shared-memory tracking is
+ * slow): the collapse alone, on the hostile scenes of at most 5000
+ * triangles. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <setjmp.h>
@@ -43,10 +46,15 @@
 static int no_device;
 static prism_context *cuda;
 
-static bool small_run(void)
+static int small_level(void)
 {
     const char *small = getenv("PRISM_TEST_SMALL");
-    return small && small[0] == '1';
+    return small && (small[0] == '1' || small[0] == '2') ? small[0] - '0' : 0;
+}
+
+static bool small_run(void)
+{
+    return small_level() > 0;
 }
 
 static uint64_t next(uint64_t *s)
@@ -146,7 +154,7 @@ static void check(const char *name, const prism_bvh *b, size_t n, uint64_t seed)
 static void test_detector(void **state)
 {
     (void)state;
-    if (no_device)
+    if (no_device || small_level() == 2) /* racecheck: the collapse alone */
         skip();
     prism_scene *s = NULL;
     assert_int_equal(prism_scene_load(PRISM_BVH_WIDE_GPU_DETECTOR, NULL, &s), PRISM_SUCCESS);
@@ -162,7 +170,7 @@ static void test_detector(void **state)
 static void test_hostile(void **state)
 {
     (void)state;
-    if (no_device)
+    if (no_device || small_level() == 2) /* racecheck: the collapse alone */
         skip();
     for (const char *const *name = bvh_hostile_names; *name; name++) {
         float *pos = NULL;
@@ -271,7 +279,7 @@ static void test_collapse_hostile(void **state)
         uint32_t *idx = NULL;
         size_t nv = 0, nt = 0;
         assert_int_equal(bvh_hostile_scene(*name, &pos, &nv, &idx, &nt), BVH_HOSTILE_OK);
-        if (small_run() && nt > 20000) {
+        if ((small_level() == 1 && nt > 20000) || (small_level() == 2 && nt > 5000)) {
             free(pos);
             free(idx);
             continue;
