@@ -21,7 +21,6 @@
 #include "engine/launch/propagate_scheme.h"
 #include "npy.h"
 #include "prism/device/genstep.h"
-#include "prism/device_view.h"
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
@@ -171,14 +170,6 @@ static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g,
 
 /* FNV-1a over the photons' 64-bit words (a word at a time: 1e8 photons
  * are 6.4 GB). */
-/* Whether g's arrays are all in device memory (the default scheme
- * differs). */
-static bool resident(const prism_geometry *g)
-{
-    prism_device_view v;
-    return prism_geometry_device_view(g, &v) == PRISM_SUCCESS && v.geometry.device_resident;
-}
-
 static unsigned long long photons_hash(const prism_photon *p, size_t n)
 {
     unsigned long long h = 14695981039346656037ull;
@@ -221,8 +212,7 @@ static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry
             tally.detected += (host[i].history & PRISM_SURFACE_DETECT) != 0;
         }
         add(b, ctx, g, policy, n, sec, &tally, spl,
-            prism__propagate_scheme_name(prism__propagate_scheme_get(ctx, resident(g))),
-            photons_hash(host, n));
+            prism__propagate_scheme_name(prism__propagate_scheme_get(ctx)), photons_hash(host, n));
     } else {
         snprintf(why, sizeof why, "cuda %s: %s", bench_policy_name(policy),
                  prism_context_last_error(ctx));
@@ -262,15 +252,10 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
     bool mega = false, wave = false, generic = false;
     for (int m = 0; m < b->schemes_n; m++) {
         prism__propagate_scheme(ctx, b->schemes[m]);
-        /* on device memory, and on mapped where a row ran there */
-        for (int on_device = 0; on_device < 2; on_device++) {
-            if (!on_device && strstr(b->policies, "mapped") == NULL)
-                continue;
-            const int sc = prism__propagate_scheme_get(ctx, on_device);
-            mega |= sc == PRISM__SCHEME_MEGA;
-            wave |= sc == PRISM__SCHEME_WAVE || sc == PRISM__SCHEME_WAVE_GENERIC;
-            generic |= sc == PRISM__SCHEME_WAVE_GENERIC;
-        }
+        const int sc = prism__propagate_scheme_get(ctx);
+        mega |= sc == PRISM__SCHEME_MEGA;
+        wave |= sc == PRISM__SCHEME_WAVE || sc == PRISM__SCHEME_WAVE_GENERIC;
+        generic |= sc == PRISM__SCHEME_WAVE_GENERIC;
     }
     const bool fast = b->math == PRISM_PROPAGATE_MATH_FAST;
     const char *names[4] = {

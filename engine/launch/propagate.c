@@ -102,10 +102,10 @@ void prism__propagate_tally(const prism_photon *photons, size_t count, prism_pro
     st->time_max = latest == -INFINITY ? 0.0f : latest;
 }
 
-/* The default: the wavefront where the geometry is all in device memory,
- * where its trace kernel walks the tuned binary tree and measured faster
- * than the megakernel (prism-bench propagate --scheme compares them; the
- * README has the figures); the megakernel where some of it is mapped. */
+/* The default: the wavefront, measured faster than the megakernel in
+ * device memory (where its trace kernel walks the tuned binary tree) and in
+ * mapped memory (on the shared walk); prism-bench propagate --scheme
+ * compares them, and the README has the figures. */
 #define PRISM_PROPAGATE_SCHEME_DEFAULT PRISM__SCHEME_WAVE
 
 static const char *const scheme_names[PRISM__SCHEMES] = {"auto", "mega", "wave", "wave-generic"};
@@ -131,7 +131,7 @@ int prism__propagate_scheme(prism_context *ctx, int scheme)
     return 1;
 }
 
-int prism__propagate_scheme_get(const prism_context *ctx, bool device_resident)
+int prism__propagate_scheme_get(const prism_context *ctx)
 {
     if (ctx == NULL || ctx->be->propagate_wave == NULL)
         return PRISM__SCHEME_MEGA; /* the only one the backend has */
@@ -139,7 +139,7 @@ int prism__propagate_scheme_get(const prism_context *ctx, bool device_resident)
     if (s == PRISM__SCHEME_AUTO) {
         s = prism__propagate_scheme_parse(getenv("PRISM_PROPAGATE_SCHEME"));
         if (s <= PRISM__SCHEME_AUTO)
-            s = device_resident ? PRISM_PROPAGATE_SCHEME_DEFAULT : PRISM__SCHEME_MEGA;
+            s = PRISM_PROPAGATE_SCHEME_DEFAULT;
     }
     return s;
 }
@@ -372,8 +372,7 @@ static prism_result view_run(prism_context *ctx, const prism_geometry_view *g,
     run_state w;
     memset(&w, 0, sizeof w);
     w.math = desc->math;
-    w.scheme = steps ? prism__propagate_scheme_get(ctx, g->device_resident != 0)
-                     : PRISM__SCHEME_MEGA;
+    w.scheme = steps ? prism__propagate_scheme_get(ctx) : PRISM__SCHEME_MEGA;
     r = run_alloc(ctx, &src, &w);
     if (r == PRISM_SUCCESS && gensteps)
         r = upload_gensteps(ctx, &gr, g0, g1, &w, &sp);
@@ -564,7 +563,7 @@ prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometr
     const size_t per_photon = sizeof(prism_photon) + 2 * sizeof(uint32_t) +
                               (kind == PRISM_SOURCE_PHOTONS ? sizeof(prism_photon) : 0) +
                               k * sizeof(prism_step_record) +
-                              (prism__propagate_scheme_get(ctx, true) != PRISM__SCHEME_MEGA
+                              (prism__propagate_scheme_get(ctx) != PRISM__SCHEME_MEGA
                                    ? sizeof(prism_trace_hit) /* the wavefront's hit records */
                                    : 0);
     const size_t left = free_bytes > reserve ? free_bytes - reserve : 0;

@@ -9,13 +9,11 @@
  * the same photons, records and stats (launches apart). The choice lives
  * in the context's kernel state, as the render variant does; AUTO, the
  * default, is the environment's PRISM_PROPAGATE_SCHEME (mega, wave,
- * wave-generic) where set, else the launcher's default (WAVE on geometry
- * all in device memory, MEGA on mapped). The host backend
+ * wave-generic) where set, else the launcher's default (WAVE: on geometry
+ * with a mapped part its trace takes the shared walk, as WAVE_GENERIC). The host backend
  * has one scheme and ignores the choice. */
 #ifndef PRISM_PROPAGATE_SCHEME_H
 #define PRISM_PROPAGATE_SCHEME_H
-
-#include <stdbool.h>
 
 #include "prism/context.h"
 
@@ -34,9 +32,8 @@ enum {
 /* Run ctx's propagations with `scheme` (a PRISM__SCHEME_*). Returns 0 (and
  * changes nothing) when it is out of range or ctx is NULL. */
 int prism__propagate_scheme(prism_context *ctx, int scheme);
-/* The scheme ctx's next propagation on CUDA takes (never AUTO) on a
- * geometry all in device memory or not (the default differs). */
-int prism__propagate_scheme_get(const prism_context *ctx, bool device_resident);
+/* The scheme ctx's next propagation on CUDA takes (never AUTO). */
+int prism__propagate_scheme_get(const prism_context *ctx);
 /* "mega", "wave", "wave-generic" (and "auto") to a scheme; -1 if unknown. */
 int prism__propagate_scheme_parse(const char *name);
 const char *prism__propagate_scheme_name(int scheme);
