@@ -193,6 +193,14 @@ static void test_end_to_end(void **state)
     const double context = json_number(r.out, "\"seconds\":", "context");
     assert_true(context > 0 && context <= setup);
     assert_true(json_number(r.out, "\"seconds\":", "load") <= setup);
+    /* inside the calls: the parts are parts of the whole */
+    const double launches = json_number(r.out, "\"inside\":", "launches");
+    assert_true(launches > 0);
+    assert_true(json_number(r.out, "\"inside\":", "tail_launches") <= launches);
+    const double inside = json_number(r.out, "\"seconds\":", "propagate");
+    assert_true(json_number(r.out, "\"inside\":", "tail") <= inside);
+    assert_true(json_number(r.out, "\"inside\":", "generate") <= inside);
+    assert_true(json_number(r.out, "\"inside\":", "hits") > 0); /* --hits was asked */
     /* every photon ended one way, once */
     const char *ended = strstr(r.out, "\"ended\":{");
     assert_non_null(ended);

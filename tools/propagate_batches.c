@@ -404,6 +404,8 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
         const prism_result res = prism_propagate_stream(run->contexts, run->geometries,
                                                         run->contexts_n, &r.src, &r.desc, &stream,
                                                         &st, shares);
+        if (res == PRISM_SUCCESS)
+            sum->inside = st;
         if (res != PRISM_SUCCESS && r.err[0] == 0)
             tool_fail(r.err, sizeof r.err, "propagate: %s", prism_context_last_error(run->ctx));
         rc = res != PRISM_SUCCESS ? -1 : 0;

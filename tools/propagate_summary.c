@@ -279,9 +279,13 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
            "\"propagate\":%.6g,\"write\":%.6g,\"wait\":%.6g,\"commit\":%.6g,\"run\":%.6g,"
            "\"wall\":%.6g}",
            run->load_seconds, run->context_seconds, run->upload_seconds, run->setup_seconds,
-           s->propagate_seconds,
-           s->write_seconds, s->wait_seconds, s->commit_seconds, s->seconds,
+           s->propagate_seconds, s->write_seconds, s->wait_seconds, s->commit_seconds, s->seconds,
            tool_now() - run->started);
+    const prism_propagate_stats *in = &s->inside;
+    printf(",\"inside\":{\"generate\":%.6g,\"tail\":%.6g,\"tally\":%.6g,\"hits\":%.6g,"
+           "\"launches\":%u,\"tail_launches\":%u}",
+           in->generate_seconds, in->tail_seconds, in->tally_seconds, in->hits_seconds,
+           in->launches, in->tail_launches);
     printf(",\"photons_per_second\":%.6g,\"photons_per_second_overall\":%.6g",
            rate(s, s->propagate_seconds), rate(s, s->seconds));
     printf(",\"memory\":{\"device_batch_bytes\":%zu,\"host_batch_bytes\":%zu,"

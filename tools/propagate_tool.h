@@ -78,11 +78,15 @@ typedef struct propagate_summary {
     size_t solids;
     uint64_t batch; /* photons a batch */
     unsigned batches;
-    double propagate_seconds;  /* inside prism_propagate (the busiest context's) */
-    double seconds;            /* the batch loop, reading and writing included */
-    double write_seconds;      /* appending to the files (the sink) */
-    double wait_seconds;       /* contexts waiting for the writer to free a buffer */
-    double commit_seconds;     /* the files' headers, fsync and renames after the run */
+    double propagate_seconds; /* inside prism_propagate (the busiest context's) */
+    double seconds;           /* the batch loop, reading and writing included */
+    double write_seconds;     /* appending to the files (the sink) */
+    double wait_seconds;      /* contexts waiting for the writer to free a buffer */
+    double commit_seconds;    /* the files' headers, fsync and renames after the run */
+    /* inside the prism_propagate calls, summed over the contexts: the
+     * photons' generation, the steps' tail, the tally, the hits' selection
+     * and copy (prism_propagate_stats) */
+    prism_propagate_stats inside;
     size_t device_batch_bytes; /* device memory of one batch (photons, queues, records) */
     size_t host_batch_bytes;   /* host memory of one batch */
     size_t engine_peak_bytes;  /* the context's ledger at its peak (device, pinned, mapped) */

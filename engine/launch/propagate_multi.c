@@ -247,6 +247,11 @@ void prism__stats_add(prism_propagate_stats *sum, const prism_propagate_stats *s
     sum->detected += st->detected;
     sum->step_limited += st->step_limited;
     sum->hits += st->hits;
+    sum->generate_seconds += st->generate_seconds;
+    sum->tail_seconds += st->tail_seconds;
+    sum->tail_launches += st->tail_launches;
+    sum->tally_seconds += st->tally_seconds;
+    sum->hits_seconds += st->hits_seconds;
     if (st->time_max > sum->time_max)
         sum->time_max = st->time_max;
 }

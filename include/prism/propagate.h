@@ -249,6 +249,14 @@ typedef struct prism_propagate_stats {
     float time_max;      /* the latest final time of any photon, ns (non-finite
                                  times left out; 0 when none): an animation's end */
     size_t hits;         /* photons written to outputs->hits */
+    /* Where the time went (host clock around the device's synchronous
+     * steps; summed over calls where stats are added up): */
+    double generate_seconds; /* making the photons (a part of seconds) */
+    double tail_seconds;     /* step launches while under 1/16 of the photons
+                                still lived (a part of seconds) */
+    unsigned tail_launches;  /* those launches (a part of launches) */
+    double tally_seconds;    /* the summary or tally (a part of seconds) */
+    double hits_seconds;     /* selecting the hits and copying them out (after seconds) */
 } prism_propagate_stats;
 
 /** Generate the photons of `source` and propagate them through `geometry`
