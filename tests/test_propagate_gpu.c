@@ -18,6 +18,7 @@
  *   and hits made on the device too.
  * With PRISM_TEST_SMALL set (for compute-sanitizer, which is slow) the
  * photon counts are divided by 50. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -262,11 +263,22 @@ static void test_exact_bit_identical(void **state)
     prism_propagate_stats hs, cs;
     assert_int_equal(prism_propagate(host, hg, &src, &d, &oa, &hs), PRISM_SUCCESS);
     /* each scheme: the wavefront traces on the GPU walk (the geometry is
-     * all in device memory) and, as WAVE_GENERIC, on prism_trace_closest */
-    const int schemes[3] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE, PRISM__SCHEME_WAVE_GENERIC};
-    for (int k = 0; k < 3; k++) {
+     * all in device memory) and, as WAVE_GENERIC, on prism_trace_closest;
+     * to the end, and (its default) with the megakernel in its tail */
+    const int schemes[4] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE, PRISM__SCHEME_WAVE,
+                            PRISM__SCHEME_WAVE_GENERIC};
+    const char *const tails[4] = {NULL, "0", NULL, "0"};
+    for (int k = 0; k < 4; k++) {
         assert_true(prism__propagate_scheme(cuda, schemes[k]));
-        const char *name = prism__propagate_scheme_name(schemes[k]);
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", prism__propagate_scheme_name(schemes[k]),
+                 schemes[k] == PRISM__SCHEME_MEGA ? ""
+                 : tails[k] != NULL               ? " to the end"
+                                                  : " with the megakernel's tail");
+        if (tails[k] != NULL)
+            setenv("PRISM_PROPAGATE_TAIL_STEPS", tails[k], 1);
+        else
+            unsetenv("PRISM_PROPAGATE_TAIL_STEPS");
         d.math = PRISM_PROPAGATE_MATH_EXACT;
         memset(b, 0, N * sizeof *b);
         memset(rb, 0, N * K * sizeof *rb);
@@ -317,6 +329,7 @@ static void test_exact_bit_identical(void **state)
                name, same, alike, N, da, db);
         assert_true(fabs((double)da - (double)db) <= 5.0 * sqrt((double)(da + db)) + 1.0);
     }
+    unsetenv("PRISM_PROPAGATE_TAIL_STEPS");
     prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
     free(a);
     free(b);

@@ -144,10 +144,6 @@ static const struct {
     {prism_render_tuned<2, 0, false, 0, 1>, false, 3}, /* 7: wide, <= 128 registers */
     {prism_render_tuned<2, 0, true, 0, 1>, true, 7},   /* 8: 7, persistent */
     {prism_render_tuned<4, 0, false, 0, 2>, false, 3}, /* 9: 6, a node or a triangle a step */
-    /* 3 at other register budgets, for the occupancy the profile asks
-     * about: 10 at <= 48 registers (5 blocks of 256), 11 at <= 40 (6) */
-    {prism_render_tuned<5, 1, false, 1>, false, 10}, /* 10 */
-    {prism_render_tuned<6, 1, false, 1>, false, 11}, /* 11 */
 };
 #define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
 

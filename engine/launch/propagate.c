@@ -151,6 +151,7 @@ typedef struct run_state {
     int scheme;          /* PRISM__SCHEME_MEGA or a wavefront */
     prism__scratch hits; /* the wavefront's hit records, hits_capacity of them */
     uint32_t hits_capacity;
+    uint32_t tail_steps; /* the megakernel's steps a launch in the wavefront's tail */
 } run_state;
 
 static void run_release(run_state *w)
@@ -217,11 +218,19 @@ static prism_result launch_steps(prism_context *ctx, const prism_geometry_view *
                                  const prism_optics_view *o, const prism_propagate_params *q,
                                  prism_photon *photons, prism_step_record *records,
                                  const uint32_t *in, uint32_t n, uint32_t *out, uint32_t *n_out,
-                                 uint32_t budget, run_state *w)
+                                 uint32_t budget, run_state *w, bool tail)
 {
-    if (w->scheme == PRISM__SCHEME_MEGA)
+    /* The wavefront's tail: where too few photons live to fill the device,
+     * each step's launch pair, counter reset and read-back may cost more
+     * than the step, so the megakernel may take several steps a launch
+     * there (the same photons: a photon's numbers depend on its index and
+     * step only). w->tail_steps: those steps; 0 keeps the wavefront. It
+     * halves the launches of a call and gains a little (the README has the
+     * figures): a long-lived photon's steps are serial either way. */
+    const uint32_t tail_steps = tail && w->scheme != PRISM__SCHEME_MEGA ? w->tail_steps : 0;
+    if (w->scheme == PRISM__SCHEME_MEGA || tail_steps > 0)
         return ctx->be->propagate(ctx, w->math, g, o, q, photons, records, in, n, out, n_out,
-                                  budget, w->counter.pointer);
+                                  tail_steps > 0 ? tail_steps : budget, w->counter.pointer);
     /* The wavefront: one step a trace and physics launch pair, whatever the
      * budget (each step ends with a compaction); the tuned walk needs the
      * binary tree, and is built for geometry all in device memory. */
@@ -265,8 +274,18 @@ static uint32_t next_slice(const prism_context *ctx, uint32_t slice, uint32_t do
 static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
                               const prism_optics_view *o, const prism_propagate_params *q,
                               prism_photon *photons, prism_step_record *records, uint32_t count,
-                              uint32_t budget, run_state *w, unsigned *launches)
+                              uint32_t budget, run_state *w, prism_propagate_stats *st)
 {
+    unsigned *launches = &st->launches;
+    const uint32_t tail = count / 16; /* below this many live photons: the tail */
+    /* The megakernel's part in the wavefront's tail (launch_steps):
+     * PRISM_PROPAGATE_TAIL_STEPS steps a launch once fewer than
+     * PRISM_PROPAGATE_TAIL_PHOTONS live (the environment may change both
+     * for a measurement; a photon's result does not depend on them). */
+    const char *e = getenv("PRISM_PROPAGATE_TAIL_STEPS"),
+               *f = getenv("PRISM_PROPAGATE_TAIL_PHOTONS");
+    w->tail_steps = e != NULL ? (uint32_t)strtoul(e, NULL, 10) : PRISM_PROPAGATE_TAIL_STEPS;
+    const uint32_t few = f != NULL ? (uint32_t)strtoul(f, NULL, 10) : PRISM_PROPAGATE_TAIL_PHOTONS;
     struct prism_kernel_state *k = ctx->kernels;
     const bool known = k->slice_geometry == g->nodes_head && k->slice > 0;
     uint32_t n = count,
@@ -281,10 +300,15 @@ static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
             uint32_t take = n - off < slice ? n - off : slice, alive = 0;
             double t0 = omp_get_wtime();
             r = launch_steps(ctx, g, o, q, photons, records, in + off, take, out + survivors,
-                             &alive, budget, w);
+                             &alive, budget, w, n < few);
             if (take == slice && slice > grown)
                 grown = slice;
-            slice = next_slice(ctx, slice, take, omp_get_wtime() - t0);
+            const double took = omp_get_wtime() - t0;
+            slice = next_slice(ctx, slice, take, took);
+            if (n < tail) {
+                st->tail_seconds += took;
+                st->tail_launches++;
+            }
             survivors += alive;
             off += take;
             (*launches)++;
@@ -378,10 +402,12 @@ static prism_result view_run(prism_context *ctx, const prism_geometry_view *g,
         r = upload_gensteps(ctx, &gr, g0, g1, &w, &sp);
     prism__gensteps_close(&gr);
     uint32_t count = (uint32_t)src.count;
+    const double t_generate = omp_get_wtime();
     if (r == PRISM_SUCCESS)
         r = launch_generate(ctx, &sp, o, &q, &w, photons, records, count);
+    st.generate_seconds = omp_get_wtime() - t_generate;
     if (r == PRISM_SUCCESS && steps)
-        r = step_loop(ctx, g, o, &q, photons, records, count, budget, &w, &st.launches);
+        r = step_loop(ctx, g, o, &q, photons, records, count, budget, &w, &st);
     run_release(&w);
     if (!steps) {
         st.seconds = omp_get_wtime() - t0;
@@ -389,10 +415,12 @@ static prism_result view_run(prism_context *ctx, const prism_geometry_view *g,
             *stats = st;
         return r;
     }
+    const double t_tally = omp_get_wtime();
     if (r == PRISM_SUCCESS && summary != NULL)
         r = summarise(ctx, photons, count, summary, &st);
     else if (r == PRISM_SUCCESS)
         r = ctx->be->tally(ctx, photons, count, &st); /* photons where the kernels are */
+    st.tally_seconds = omp_get_wtime() - t_tally;
     st.seconds = omp_get_wtime() - t0;
     if (stats != NULL)
         *stats = st;
@@ -505,12 +533,15 @@ static prism_result call(prism_context *ctx, const prism_geometry *geometry,
         prism_geometry_view view;
         r = prism__geometry_map(geometry, &view);
         if (r == PRISM_SUCCESS) {
-            prism_propagate_stats st;
+            prism_propagate_stats st = {0};
             r = view_run(ctx, &view, prism__optics_view(prism__geometry_optics(geometry)), source,
                          desc, ph.pointer, want_records ? rec.pointer : NULL, outputs->summary, &st,
                          steps);
-            if (r == PRISM_SUCCESS && wanted(&outputs->hits))
+            if (r == PRISM_SUCCESS && wanted(&outputs->hits)) {
+                const double t_hits = omp_get_wtime();
                 r = take_hits(ctx, outputs, ph.pointer, source->count, &st, &st.hits);
+                st.hits_seconds = omp_get_wtime() - t_hits;
+            }
             if (stats != NULL)
                 *stats = st;
             prism_result u = prism__geometry_unmap(geometry);

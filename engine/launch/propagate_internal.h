@@ -19,6 +19,10 @@
 #define PRISM_PROPAGATE_MIN_SLICE 4096u
 #define PRISM_PROPAGATE_MAX_SLICE (1u << 22)
 #define PRISM_PROPAGATE_LAUNCH_SECONDS 0.020
+/* The wavefront's tail: below this many live photons (about what fills a
+ * large GPU once) the megakernel takes this many steps a launch. */
+#define PRISM_PROPAGATE_TAIL_PHOTONS (1u << 18)
+#define PRISM_PROPAGATE_TAIL_STEPS 4u
 /* Steps a photon takes in one launch before the survivors are compacted
  * into the next queue. On CUDA a warp runs as long as its longest-lived
  * photon, and most photons end within a few steps, so short launches keep

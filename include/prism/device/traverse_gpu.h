@@ -19,7 +19,9 @@
  * Tried and dropped (measured): 8-byte stack entries (no gain: the stack
  * is not the limit), the speculative while-while (a warp vote per step
  * cost more than it saved), slab distances as one fma each (a small gain,
- * but outside the robust traversal's error bound). */
+ * but outside the robust traversal's error bound), tighter register caps
+ * for more occupancy (48 and 40 registers: the spills cost what the
+ * occupancy gave). */
 #ifndef PRISM_KERNELS_TRAVERSE_GPU_H
 #define PRISM_KERNELS_TRAVERSE_GPU_H
 
