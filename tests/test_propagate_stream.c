@@ -344,8 +344,12 @@ static void test_stream_strided_shares(void **state)
                                                     &source, &d, &s, NULL, shares),
                              PRISM_SUCCESS);
             assert_int_equal(c.batches, (batches - phase + ranks - 1) / ranks);
+            size_t caller = 0;
             for (size_t i = 0; i < n; i++)
-                photons += shares[i].photons;
+                caller += shares[i].photons;
+            /* what a caller is told beforehand is what it propagates */
+            assert_int_equal(caller, prism_propagate_stream_photons(N, batch, ranks, phase));
+            photons += caller;
         }
         assert_int_equal(photons, N);
         assert_memory_equal(c.photons, f->ref, N * sizeof *f->ref);
@@ -531,6 +535,34 @@ static void test_stream_late_contexts(void **state)
     free(want);
 }
 
+/* A strided caller's photons against a count of its batches one by one,
+ * and every caller's together the run. */
+static void test_stream_photons(void **state)
+{
+    (void)state;
+    const uint64_t counts[] = {0, 1, 5, 999, 1000, 1001, 123457};
+    const size_t batches[] = {1, 3, 7, 1000, 5000};
+    for (size_t a = 0; a < sizeof counts / sizeof counts[0]; a++)
+        for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
+            for (uint32_t stride = 2; stride <= 5; stride++) {
+                uint64_t all = 0;
+                for (uint32_t phase = 0; phase < stride; phase++) {
+                    uint64_t own = 0;
+                    for (uint64_t first = (uint64_t)phase * batches[b]; first < counts[a];
+                         first += (uint64_t)stride * batches[b])
+                        own += counts[a] - first < batches[b] ? counts[a] - first : batches[b];
+                    assert_int_equal(
+                        prism_propagate_stream_photons(counts[a], batches[b], stride, phase), own);
+                    all += own;
+                }
+                assert_int_equal(all, counts[a]);
+            }
+    assert_int_equal(prism_propagate_stream_photons(77, 10, 1, 0), 77); /* the whole run */
+    assert_int_equal(prism_propagate_stream_photons(77, 0, 0, 0), 77);
+    assert_int_equal(prism_propagate_stream_photons(77, 0, 2, 0), 0);  /* no batch size */
+    assert_int_equal(prism_propagate_stream_photons(77, 10, 2, 2), 0); /* phase >= stride */
+}
+
 static void test_end_bit(void **state)
 {
     (void)state;
@@ -547,6 +579,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_end_bit),
+        cmocka_unit_test(test_stream_photons),
         cmocka_unit_test(test_hits_and_summary_of_one_call),
         cmocka_unit_test(test_stream_same_bytes),
         cmocka_unit_test(test_stream_strided_shares),

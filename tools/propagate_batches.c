@@ -344,14 +344,6 @@ static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_ph
     return b;
 }
 
-/* This rank's photons: its batches of the run's (prism_propagate_stream's stride). */
-static uint64_t mpi_own_photons(uint64_t count, uint64_t batch, int rank, int ranks)
-{
-    uint64_t own = 0;
-    for (uint64_t first = (uint64_t)rank * batch; first < count; first += (uint64_t)ranks * batch)
-        own += count - first < batch ? count - first : batch;
-    return own;
-}
 #endif
 
 int propagate_run(const propagate_run_info *run, propagate_summary *sum)
@@ -377,7 +369,8 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
             rc = tool_fail(r.err, sizeof r.err, "a rank could not start its run");
         stride = (uint32_t)run->ranks;
         phase = (uint32_t)run->rank;
-        r.total = rc == 0 ? mpi_own_photons(r.total, batch, run->rank, run->ranks) : 0;
+        r.total = rc == 0 ? prism_propagate_stream_photons(r.total, (size_t)batch, stride, phase)
+                          : 0;
     } else
 #endif
         rc = open_outputs(o, r.desc.record_steps, &r.w, r.err, sizeof r.err);

@@ -376,18 +376,30 @@ static prism_result batch_size(stream_run *run, prism_context *const *ctxs,
                                          : b;
     }
     run->batch = (uint64_t)b < run->total ? b : (size_t)run->total;
-    run->mine = run->total;
+    run->mine = prism_propagate_stream_photons(run->total, b, run->s->stride, run->s->phase);
     const uint32_t stride = run->s->stride > 1 ? run->s->stride : 1;
     if (stride > 1) { /* batches phase, phase + stride, ... of the run's */
-        const uint64_t batches = (run->total + b - 1) / b, last = batches - 1;
-        const uint64_t own = run->s->phase < batches ? (last - run->s->phase) / stride + 1 : 0;
-        run->mine = own * (uint64_t)b;
-        if (own > 0 && (last - run->s->phase) % stride == 0) /* the short last batch is ours */
-            run->mine -= (uint64_t)b * batches - run->total;
         run->next_first = (uint64_t)run->s->phase * b;
         run->advance = (uint64_t)stride * b;
     }
     return PRISM_SUCCESS;
+}
+
+uint64_t prism_propagate_stream_photons(uint64_t count, size_t batch, uint32_t stride,
+                                        uint32_t phase)
+{
+    if (stride <= 1)
+        return count;
+    if (batch == 0 || phase >= stride)
+        return 0;
+    const uint64_t batches = (count + batch - 1) / batch;
+    if (phase >= batches)
+        return 0;
+    const uint64_t last = batches - 1, own = (last - phase) / stride + 1;
+    uint64_t mine = own * (uint64_t)batch;
+    if ((last - phase) % stride == 0) /* the short last batch is ours */
+        mine -= (uint64_t)batch * batches - count;
+    return mine;
 }
 
 static prism_result start(stream_run *run, size_t *failed)

@@ -405,6 +405,16 @@ typedef struct prism_propagate_stream_desc {
     uint32_t stride, phase;
 } prism_propagate_stream_desc;
 
+/** The photons a strided prism_propagate_stream call propagates: those of
+ * batches phase, phase + stride, ... of a run of `count` photons cut into
+ * batches of `batch` (the last one short), as stream->stride and ->phase
+ * describe. stride 0 or 1: the whole run, `count`; otherwise 0 when batch
+ * is 0 or phase >= stride. For a caller's progress and its share of the output before the
+ * run (under MPI, a rank's).
+ * @thread_safety Any thread. */
+PRISM_API uint64_t prism_propagate_stream_photons(uint64_t count, size_t batch, uint32_t stride,
+                                                  uint32_t phase);
+
 /** A run of any size on one or more contexts, as a pipeline: each context
  * has its own thread that takes the next batch, propagates it, tallies the
  * summary and selects the hits on its device, and copies back only the
