@@ -8,7 +8,7 @@
  * both, and in whichever call of a run split into batches it is.
  *
  * Functions: prism_propagate, prism_photons_generate, prism_propagate_multi,
- *            prism_propagate_stream,
+ *            prism_propagate_stream, prism_propagate_stream_photons,
  *            prism_propagate_batch_limit, prism_photons_select,
  *            prism_photon_end_bit, prism_history_flag_name. */
 #ifndef PRISM_PROPAGATE_H
