@@ -162,6 +162,12 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            s->propagate_seconds, rate(s, s->propagate_seconds) / 1e6,
            s->propagate_seconds > 0 ? (double)s->steps / s->propagate_seconds / 1e6 : 0.0,
            s->seconds, rate(s, s->seconds) / 1e6);
+    const prism_propagate_stats *in = &s->inside;
+    printf("  inside the calls (summed over the devices): %.3f s generating photons, %.3f s in "
+           "the tail's %u of %u launches, %.3f s tallying; then %.3f s selecting and copying the "
+           "hits\n",
+           in->generate_seconds, in->tail_seconds, in->tail_launches, in->launches,
+           in->tally_seconds, in->hits_seconds);
     printf("  %.3f s writing (overlapped with the devices), %.3f s of device time waiting for "
            "it, %.3f s closing the files; %.3f s before the run (start, load, upload)\n",
            s->write_seconds, s->wait_seconds, s->commit_seconds, run->setup_seconds);

@@ -139,7 +139,10 @@ class Result:
         The step records when ``record_steps`` K > 0.
     stats : dict
         seconds, steps, launches, history_or, detected, step_limited,
-        time_max (the latest final time, ns).
+        time_max (the latest final time, ns); where the seconds went:
+        generate_seconds, tail_seconds (the launches while under 1/16 of
+        the photons lived, tail_launches of them) and tally_seconds, parts
+        of seconds, and hits_seconds (selecting the hits, after seconds).
     hits : the photons with SURFACE_DETECT, in photon order (a new array).
     """
 

@@ -126,10 +126,13 @@ static int exact_buffer(PyObject *o, Py_buffer *b, size_t bytes, bool writable, 
 
 static PyObject *stats_dict(const prism_propagate_stats *s)
 {
-    return Py_BuildValue("{s:d,s:K,s:I,s:I,s:n,s:n,s:d}", "seconds", s->seconds, "steps",
-                         (unsigned long long)s->steps, "launches", s->launches, "history_or",
-                         s->history_or, "detected", (Py_ssize_t)s->detected, "step_limited",
-                         (Py_ssize_t)s->step_limited, "time_max", (double)s->time_max);
+    return Py_BuildValue("{s:d,s:K,s:I,s:I,s:n,s:n,s:d,s:d,s:d,s:I,s:d,s:d}", "seconds", s->seconds,
+                         "steps", (unsigned long long)s->steps, "launches", s->launches,
+                         "history_or", s->history_or, "detected", (Py_ssize_t)s->detected,
+                         "step_limited", (Py_ssize_t)s->step_limited, "time_max",
+                         (double)s->time_max, "generate_seconds", s->generate_seconds,
+                         "tail_seconds", s->tail_seconds, "tail_launches", s->tail_launches,
+                         "tally_seconds", s->tally_seconds, "hits_seconds", s->hits_seconds);
 }
 
 typedef struct propagate_args {
@@ -143,12 +146,29 @@ typedef struct propagate_args {
 
 static int parse_propagate(PyObject *args, PyObject *kwargs, propagate_args *a)
 {
-    static char *keywords[] = {
-        "kind",           "count",       "position",       "direction",    "radius",
-        "divergence",     "wavelength",  "wavelength_max", "time",         "photons",
-        "photons_device", "seed",        "max_steps",      "record_steps", "steps_per_launch",
-        "out_photons",    "out_records", "on_device",      "math",         "first_photon",
-        "gensteps",       "generate_only", NULL};
+    static char *keywords[] = {"kind",
+                               "count",
+                               "position",
+                               "direction",
+                               "radius",
+                               "divergence",
+                               "wavelength",
+                               "wavelength_max",
+                               "time",
+                               "photons",
+                               "photons_device",
+                               "seed",
+                               "max_steps",
+                               "record_steps",
+                               "steps_per_launch",
+                               "out_photons",
+                               "out_records",
+                               "on_device",
+                               "math",
+                               "first_photon",
+                               "gensteps",
+                               "generate_only",
+                               NULL};
     memset(a, 0, sizeof *a);
     a->photons = a->out_photons = a->out_records = a->gensteps = Py_None;
     int kind = 0, math = 0;

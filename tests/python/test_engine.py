@@ -81,6 +81,9 @@ def test_propagate_a_source(geometry, centre):
     assert np.all(r.hits["history"] & prism.SURFACE_DETECT)
     assert r.stats["steps"] == int(p["steps"].sum())
     assert r.stats["time_max"] == float(p["time"][np.isfinite(p["time"])].max())
+    parts = r.stats["generate_seconds"] + r.stats["tail_seconds"] + r.stats["tally_seconds"]
+    assert 0 < parts <= r.stats["seconds"]
+    assert 0 <= r.stats["tail_launches"] <= r.stats["launches"]
     assert r.records is None
     again = geometry.propagate(prism.Source.point(5000, centre), seed=3)
     assert again.photons.tobytes() == p.tobytes()
