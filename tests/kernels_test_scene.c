@@ -221,6 +221,21 @@ prism_context *kt_host_context(void)
     return prism_context_create(&d, &ctx) == PRISM_SUCCESS ? ctx : NULL;
 }
 
+prism_context *kt_ctx;
+
+int kt_host_setup(void **state)
+{
+    (void)state;
+    kt_ctx = kt_host_context();
+    return kt_ctx != NULL ? 0 : -1;
+}
+
+int kt_host_teardown(void **state)
+{
+    (void)state;
+    return prism_context_destroy(kt_ctx) == PRISM_SUCCESS ? 0 : -1;
+}
+
 prism_context *kt_cuda_context(void)
 {
     if (prism_cuda_device_count() == 0)

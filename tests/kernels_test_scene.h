@@ -53,6 +53,11 @@ void kt_free(kt_scene *s, prism_context *ctx);
 
 /* A host-backend context for the tests. */
 prism_context *kt_host_context(void);
+/* A cmocka group's setup and teardown around one host context, kt_ctx,
+ * that the group's tests share. */
+extern prism_context *kt_ctx;
+int kt_host_setup(void **state);
+int kt_host_teardown(void **state);
 /* A CUDA context, or NULL when there is no device (the test then skips). */
 prism_context *kt_cuda_context(void);
 /* Upload the built scene with a placement policy. `split` forces the

@@ -32,21 +32,6 @@
 #define ALPHA 7.2973525693e-3
 #define PI 3.141592653589793
 
-static prism_context *ctx;
-
-static int setup(void **state)
-{
-    (void)state;
-    ctx = kt_host_context();
-    return ctx != NULL ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return prism_context_destroy(ctx) == PRISM_SUCCESS ? 0 : -1;
-}
-
 static void assert_near(double got, double want, double tol, const char *what)
 {
     if (!(fabs(got - want) <= tol))
@@ -92,7 +77,7 @@ static void generation_scene(kt_scene *s)
     dispersive_rindex(s, disp, 1.3f, 30.0f);
     const float lo[3] = {1000, 1000, 1000}, hi[3] = {1000.01f, 1000.01f, 1000.01f};
     kt_box(s, lo, hi, 0, 0, PRISM_NONE, PRISM_NONE);
-    assert_int_equal(kt_build(s, ctx), 0);
+    assert_int_equal(kt_build(s, kt_ctx), 0);
 }
 
 static prism_material_params *material_params(kt_scene *s, uint32_t m)
@@ -160,10 +145,10 @@ static prism_photon *generate(kt_scene *s, const prism_photon_source *src, size_
     assert_non_null(ph);
     prism_propagate_desc d = {.seed = seed, .first_photon = first};
     prism_propagate_stats st;
-    prism_result r = prism__propagate_view(ctx, &s->view, prism__optics_view(s->optics), src, &d,
+    prism_result r = prism__propagate_view(kt_ctx, &s->view, prism__optics_view(s->optics), src, &d,
                                            ph, NULL, NULL, &st);
     if (r != PRISM_SUCCESS)
-        fail_msg("propagate: %s", prism_context_last_error(ctx));
+        fail_msg("propagate: %s", prism_context_last_error(kt_ctx));
     for (size_t i = 0; i < count; i++)
         if (ph[i].history != PRISM_NO_HIT || ph[i].steps != 0)
             fail_msg("photon %zu: history %#x steps %u: not where it was made", i, ph[i].history,
@@ -215,7 +200,7 @@ static void test_cerenkov_cone_constant_index(void **state)
         assert_true(p->wavelength >= 200.0f && p->wavelength <= 800.0f);
     }
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Constant index: the spectrum is uniform in photon energy (dN/dlambda ~
@@ -242,7 +227,7 @@ static void test_cerenkov_spectrum(void **state)
                 "mean 1/lambda");
     assert_fraction(below, g.photons, 2.0 / 3.0, "below 400 nm");
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* A dispersive index, n = 1.3 + 30/lambda, BetaInverse 1.35: each photon's
@@ -272,7 +257,7 @@ static void test_cerenkov_cone_dispersive(void **state)
     /* the weight sin^2 theta falls to 0 at 600 nm: most photons are short */
     assert_true(short_half > g.photons / 2);
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* The muon source in a 10 m cube of water (n = 1.33), 10 GeV: one segment,
@@ -288,8 +273,8 @@ static void test_muon_frank_tamm(void **state)
     uint32_t water = kt_material(&s, "water", 1.33f, 0, 0);
     const float lo[3] = {-5, -5, -5}, hi[3] = {5, 5, 5};
     kt_box(&s, lo, hi, 0, water, PRISM_NONE, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
-    prism_geometry *geo = kt_upload(&s, ctx, PRISM_PLACEMENT_AUTO, false);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
+    prism_geometry *geo = kt_upload(&s, kt_ctx, PRISM_PLACEMENT_AUTO, false);
     assert_non_null(geo);
     const double e = 10.0, gamma = e / PRISM_MUON_MASS_GEV, beta = sqrt(1 - 1 / (gamma * gamma));
     const double per_m = 2 * PI * ALPHA * (1 - 1 / (beta * beta * 1.33 * 1.33)) *
@@ -340,7 +325,7 @@ static void test_muon_frank_tamm(void **state)
     prism_propagate_outputs o = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
     prism_propagate_stats st;
     src.count = 1000;
-    assert_int_equal(prism_propagate(ctx, geo, &src, NULL, &o, &st), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(kt_ctx, geo, &src, NULL, &o, &st), PRISM_SUCCESS);
     free(ph);
     /* a track that misses: no gensteps, success */
     d.position[0] = 50;
@@ -357,7 +342,7 @@ static void test_muon_frank_tamm(void **state)
     d.direction[2] = 0;
     assert_int_equal(prism_gensteps_muon(geo, &d, &out), PRISM_ERROR_INVALID_ARGUMENT);
     prism_geometry_destroy(geo);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* A scintillator (yield 1000/MeV) in the muon source, its constants set in
@@ -371,12 +356,12 @@ static void test_muon_scintillation_yield(void **state)
     uint32_t ls = kt_material(&s, "ls", 1.5f, 0, 0);
     const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
     kt_box(&s, lo, hi, 0, ls, PRISM_NONE, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     *material_params(&s, ls) = (prism_material_params){
         .yield = 1000, .resolution_scale = 1, .time_fast = 5, .time_slow = 50, .yield_ratio = 0.7f};
     prism_muon_desc d = {.position = {0, 0, -3}, .direction = {0, 0, 1}, .energy_gev = 4};
     prism_gensteps out;
-    assert_int_equal(prism__gensteps_muon_view(ctx, &s.view, prism__optics_view(s.optics), &d,
+    assert_int_equal(prism__gensteps_muon_view(kt_ctx, &s.view, prism__optics_view(s.optics), &d,
                                                &out),
                      PRISM_SUCCESS);
     assert_int_equal(out.segments, 1);
@@ -392,7 +377,7 @@ static void test_muon_scintillation_yield(void **state)
         scint += g[k].gentype == PRISM_GENSTEP_SCINTILLATION;
     assert_int_equal(scint, 20); /* 2 m in 0.1 m pieces */
     prism_gensteps_free(&out);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Scintillation: the delay after the step's own time is two exponentials,
@@ -462,7 +447,7 @@ static void test_scintillation_profile(void **state)
     assert_near(delay / g.photons, 7.0, 4 * 7.0 / sqrt(g.photons), "one decay constant");
     assert_near(wl / g.photons, 450.0, 4 * 100 / sqrt(12.0 * g.photons), "spectrum mean");
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Several gensteps, some without photons: photon i is the same bits
@@ -498,7 +483,7 @@ static void test_batches_bit_identical(void **state)
     assert_true(memcmp(other, whole, total * sizeof *other) != 0);
     free(other);
     free(whole);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 typedef struct collected {
@@ -528,8 +513,8 @@ static void test_stream_bit_identical(void **state)
     kt_scene s;
     memset(&s, 0, sizeof s);
     kt_detector_scene(&s);
-    assert_int_equal(kt_build(&s, ctx), 0);
-    prism_geometry *geo = kt_upload(&s, ctx, PRISM_PLACEMENT_AUTO, false);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
+    prism_geometry *geo = kt_upload(&s, kt_ctx, PRISM_PLACEMENT_AUTO, false);
     assert_non_null(geo);
     prism_genstep g[3] = {cerenkov(1, 2500, 0.99f), cerenkov(1, 0, 0.99f), cerenkov(1, 2000, 0.8f)};
     for (int k = 0; k < 3; k++) {
@@ -542,7 +527,7 @@ static void test_stream_bit_identical(void **state)
     prism_photon *one = calloc(total, sizeof *one);
     prism_propagate_outputs o = {.photons = {.kind = PRISM_TARGET_HOST, .host = one}};
     prism_propagate_desc d = {.seed = 5};
-    assert_int_equal(prism_propagate(ctx, geo, &src, &d, &o, NULL), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(kt_ctx, geo, &src, &d, &o, NULL), PRISM_SUCCESS);
     size_t detected = 0;
     for (size_t i = 0; i < total; i++)
         detected += (one[i].history & (PRISM_BULK_ABSORB | PRISM_NO_HIT)) != 0;
@@ -552,11 +537,11 @@ static void test_stream_bit_identical(void **state)
         collected c = {.photons = calloc(total, sizeof(prism_photon))};
         prism_propagate_stream_desc sd = {
             .batch = batches[b], .photons = true, .sink = sink, .user = &c};
-        prism_context *ctxs[1] = {ctx};
+        prism_context *ctxs[1] = {kt_ctx};
         const prism_geometry *geos[1] = {geo};
         prism_result r = prism_propagate_stream(ctxs, geos, 1, &src, &d, &sd, NULL, NULL);
         if (r != PRISM_SUCCESS)
-            fail_msg("stream: %s", prism_context_last_error(ctx));
+            fail_msg("stream: %s", prism_context_last_error(kt_ctx));
         assert_int_equal(c.count, total);
         assert_memory_equal(c.photons, one, total * sizeof *one);
         free(c.photons);
@@ -564,7 +549,7 @@ static void test_stream_bit_identical(void **state)
     /* prism_propagate_multi too */
     prism_photon *multi = calloc(total, sizeof *multi);
     prism_propagate_outputs mo = {.photons = {.kind = PRISM_TARGET_HOST, .host = multi}};
-    prism_context *ctxs[1] = {ctx};
+    prism_context *ctxs[1] = {kt_ctx};
     const prism_geometry *geos[1] = {geo};
     assert_int_equal(prism_propagate_multi(ctxs, geos, 1, &src, &d, &mo, NULL, NULL),
                      PRISM_SUCCESS);
@@ -576,12 +561,12 @@ static void test_stream_bit_identical(void **state)
     prism_propagate_stream_desc sd = {.batch = 1000, .photons = true, .sink = sink, .user = &c};
     assert_int_equal(prism_propagate_stream(ctxs, geos, 1, &src, &d, &sd, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(prism_context_last_error(ctx), "genstep 2"));
+    assert_non_null(strstr(prism_context_last_error(kt_ctx), "genstep 2"));
     assert_int_equal(c.count, 0);
     free(c.photons);
     free(one);
     prism_geometry_destroy(geo);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 static void expect_error(kt_scene *s, prism_photon_source *src, uint64_t first, const char *text)
@@ -589,11 +574,11 @@ static void expect_error(kt_scene *s, prism_photon_source *src, uint64_t first, 
     prism_photon ph[8];
     prism_propagate_desc d = {.first_photon = first};
     prism_propagate_stats st;
-    const prism_result r = prism__propagate_view(ctx, &s->view, prism__optics_view(s->optics), src,
-                                                 &d, ph, NULL, NULL, &st);
+    const prism_result r = prism__propagate_view(kt_ctx, &s->view, prism__optics_view(s->optics),
+                                                 src, &d, ph, NULL, NULL, &st);
     assert_int_equal(r, PRISM_ERROR_INVALID_ARGUMENT);
-    if (strstr(prism_context_last_error(ctx), text) == NULL)
-        fail_msg("message '%s' does not say '%s'", prism_context_last_error(ctx), text);
+    if (strstr(prism_context_last_error(kt_ctx), text) == NULL)
+        fail_msg("message '%s' does not say '%s'", prism_context_last_error(kt_ctx), text);
 }
 
 /* Each refusal names the genstep (by its index) and what is wrong. */
@@ -606,8 +591,8 @@ static void test_errors(void **state)
     prism_photon_source src = genstep_source(g, 3, 8);
     prism_photon ph[8];
     prism_propagate_stats st;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &src, NULL,
-                                           ph, NULL, NULL, &st),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, prism__optics_view(s.optics), &src,
+                                           NULL, ph, NULL, NULL, &st),
                      PRISM_SUCCESS);
     g[1].material = 3; /* three materials in the tables */
     expect_error(&s, &src, 0, "genstep 1: material 3, the optics tables hold 3 materials");
@@ -640,10 +625,10 @@ static void test_errors(void **state)
     src.genstep_count = 3;
     g[2].material = 77;
     src.count = 2;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &src, NULL,
-                                           ph, NULL, NULL, &st),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, prism__optics_view(s.optics), &src,
+                                           NULL, ph, NULL, NULL, &st),
                      PRISM_SUCCESS);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 int main(void)
@@ -659,5 +644,5 @@ int main(void)
         cmocka_unit_test(test_stream_bit_identical),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kt_host_setup, kt_host_teardown);
 }

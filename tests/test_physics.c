@@ -29,21 +29,6 @@
 #define C_LIGHT 0.299792458
 #define PI 3.14159265358979323846
 
-static prism_context *ctx;
-
-static int setup(void **state)
-{
-    (void)state;
-    ctx = kt_host_context();
-    return ctx != NULL ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return prism_context_destroy(ctx) == PRISM_SUCCESS ? 0 : -1;
-}
-
 /* k of n against probability p, 4 binomial sigma. */
 static void check_fraction(const char *what, size_t k, size_t n, double p)
 {
@@ -263,14 +248,14 @@ static void free_path_case(float la, float ls, double mean, double p_abs, uint64
     uint32_t mat = kt_material(&s, "medium", 1.25f, la, ls);
     const float lo[3] = {-500, -500, -500}, hi[3] = {500, 500, 500};
     kt_box(&s, lo, hi, 1, mat, PRISM_NONE, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     const size_t N = 100000;
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N};
     prism_propagate_desc d = {.seed = seed, .max_steps = 1};
     prism_photon *ph = calloc(N, sizeof *ph);
     prism_propagate_stats st;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &src, &d, ph,
-                                           NULL, NULL, &st),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, prism__optics_view(s.optics), &src, &d,
+                                           ph, NULL, NULL, &st),
                      PRISM_SUCCESS);
     enum { B = 10 };
     size_t bins[B] = {0}, absorbed = 0;
@@ -297,7 +282,7 @@ static void free_path_case(float la, float ls, double mean, double p_abs, uint64
     assert_true(chi2 < 35.0);
     check_fraction("absorbed first", absorbed, N, p_abs);
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 static void test_free_paths_exponential(void **state)
@@ -662,7 +647,7 @@ static void test_tables_error_paths(void **state)
     kt_material(&s, "glass", 1.5f, 3.0f, 0);
     const float lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
     kt_box(&s, lo, hi, 0, 0, PRISM_NONE, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     const prism_optics_view *o = prism__optics_view(s.optics);
     float *rindex = (float *)(uintptr_t)o->materials;
     for (uint32_t i = 0; i < o->wavelength_count; i++)
@@ -676,7 +661,7 @@ static void test_tables_error_paths(void **state)
         assert_memory_equal(&a, &c, sizeof a);
     }
     assert_true(prism_optics_rindex(o, 5, 400.0f) == 1.0f);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -696,7 +681,7 @@ static void test_propagate_unified_metal_sphere(void **state)
     uint32_t surf = kt_surface(&s, "g4", 0, 0, 0, 0);
     const float c[3] = {0, 0, 0};
     kt_sphere(&s, c, 2.0f, 48, 3, vac, PRISM_NONE, surf);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     pt_surface g = {.model = PRISM_SURFACE_MODEL_UNIFIED,
                     .type = PRISM_SURFACE_DIELECTRIC_METAL,
                     .finish = PRISM_FINISH_POLISHED,
@@ -708,8 +693,8 @@ static void test_propagate_unified_metal_sphere(void **state)
     prism_propagate_desc d = {.seed = 91, .max_steps = 200};
     prism_photon *ph = calloc(N, sizeof *ph);
     prism_propagate_stats st;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &src, &d, ph,
-                                           NULL, NULL, &st),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, prism__optics_view(s.optics), &src, &d,
+                                           ph, NULL, NULL, &st),
                      PRISM_SUCCESS);
     size_t det = 0, abs_ = 0;
     for (size_t i = 0; i < N; i++) {
@@ -724,7 +709,7 @@ static void test_propagate_unified_metal_sphere(void **state)
     check_fraction("sphere detected 0.12/0.3", det, N, 0.4);
     assert_int_equal(det + abs_, N);
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* A 1 km box of scintillator (n 1.5, absorption length 1 m, no
@@ -745,14 +730,14 @@ static void reemission_run(float prob, uint32_t has_spectrum, prism_photon **out
     uint32_t ls = kt_material(&s, "scintillator", 1.5f, 1.0f, 0);
     const float lo[3] = {-500, -500, -500}, hi[3] = {500, 500, 500};
     kt_box(&s, lo, hi, 1, ls, PRISM_NONE, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     pt_set_reemission(s.optics, ls, prob, 2.0f, 20.0f, 0.7f, has_spectrum);
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N};
     prism_propagate_desc d = {.seed = 101, .max_steps = 2, .record_steps = 3};
     prism_photon *ph = calloc(N, sizeof *ph);
     prism_step_record *rec = calloc(N * 3, sizeof *rec);
-    assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &src, &d, ph,
-                                           rec, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, prism__optics_view(s.optics), &src, &d,
+                                           ph, rec, NULL, NULL),
                      PRISM_SUCCESS);
     /* the state after step 1 is record 1: rebuild it as the photon */
     for (size_t i = 0; i < N; i++) {
@@ -766,7 +751,7 @@ static void reemission_run(float prob, uint32_t has_spectrum, prism_photon **out
         }
     }
     free(rec);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
     *out = ph;
 }
 
@@ -849,5 +834,5 @@ int main(void)
         cmocka_unit_test(test_propagate_unified_metal_sphere),
         cmocka_unit_test(test_bulk_reemission),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kt_host_setup, kt_host_teardown);
 }

@@ -26,21 +26,6 @@
 
 #define C_LIGHT 0.299792458
 
-static prism_context *ctx;
-
-static int setup(void **state)
-{
-    (void)state;
-    ctx = kt_host_context();
-    return ctx != NULL ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return prism_context_destroy(ctx) == PRISM_SUCCESS ? 0 : -1;
-}
-
 /* Run `src` through `s` on the host backend; returns the photons. */
 static prism_photon *run(kt_scene *s, const prism_photon_source *src, const prism_propagate_desc *d,
                          prism_step_record *records, prism_propagate_stats *st)
@@ -48,8 +33,8 @@ static prism_photon *run(kt_scene *s, const prism_photon_source *src, const pris
     prism_photon *ph = calloc(src->count, sizeof *ph);
     assert_non_null(ph);
     prism_propagate_stats local;
-    assert_int_equal(prism__propagate_view(ctx, &s->view, prism__optics_view(s->optics), src, d, ph,
-                                           records, NULL, st != NULL ? st : &local),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s->view, prism__optics_view(s->optics), src, d,
+                                           ph, records, NULL, st != NULL ? st : &local),
                      PRISM_SUCCESS);
     return ph;
 }
@@ -105,7 +90,7 @@ static void test_sphere_arrival_time(void **state)
     uint32_t det = kt_surface(&s, "pmt", 1, 0, 0, 0);
     const float c[3] = {0, 0, 0};
     kt_sphere(&s, c, 2.0f, 64, 7, water, PRISM_NONE, det);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 20000};
     prism_propagate_stats st;
     prism_photon *ph = run(&s, &src, NULL, NULL, &st);
@@ -126,7 +111,7 @@ static void test_sphere_arrival_time(void **state)
         latest = ph[i].time > latest ? ph[i].time : latest;
     assert_true(st.time_max == latest); /* the stats' latest final time */
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* A pencil beam through a slab of absorption length L = 1 m and thickness
@@ -140,7 +125,7 @@ static void test_absorbing_slab(void **state)
     uint32_t absb = kt_material(&s, "absorber", 1.0f, 1.0f, 0);
     const float lo[3] = {-5, -5, 0}, hi[3] = {5, 5, 0.5f};
     kt_box(&s, lo, hi, 1, absb, vac, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
                                .count = 100000,
                                .position = {0.1f, 0.2f, -1},
@@ -155,7 +140,7 @@ static void test_absorbing_slab(void **state)
         if (ph[i].history & PRISM_BULK_ABSORB)
             assert_true(ph[i].pos[2] >= 0.0f && ph[i].pos[2] <= 0.5f);
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Normal incidence from vacuum on glass n = 1.5: reflectance
@@ -169,7 +154,7 @@ static void test_fresnel_normal_incidence(void **state)
     uint32_t glass = kt_material(&s, "glass", 1.5f, 0, 0);
     const float lo[3] = {-1, -1, 0}, hi[3] = {1, 1, 1};
     kt_box(&s, lo, hi, 1, glass, vac, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     prism_photon_source src = {
         .kind = PRISM_SOURCE_BEAM, .count = 100000, .position = {0, 0, -1}, .direction = {0, 0, 1}};
     prism_propagate_desc d = {.max_steps = 1, .seed = 5};
@@ -184,7 +169,7 @@ static void test_fresnel_normal_incidence(void **state)
         assert_int_equal(ph[i].history & PRISM_STEP_LIMIT, PRISM_STEP_LIMIT);
     }
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Inside glass (n = 1.5, critical angle 41.8 degrees), photons meet the
@@ -198,7 +183,7 @@ static void test_critical_angle(void **state)
     uint32_t glass = kt_material(&s, "glass", 1.5f, 0, 0);
     const float lo[3] = {-10, -10, -1}, hi[3] = {10, 10, 1};
     kt_box(&s, lo, hi, 1, glass, vac, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     enum { N = 5000 };
     prism_photon *in = calloc(N, sizeof *in);
     for (int angle = 0; angle < 2; angle++) {
@@ -224,7 +209,7 @@ static void test_critical_angle(void **state)
         free(ph);
     }
     free(in);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Axis-aligned photons from the centre, from face planes, edges and
@@ -237,7 +222,7 @@ static void test_axis_aligned_box(void **state)
     uint32_t black = kt_surface(&s, "black", 0, 1, 0, 0);
     const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
     kt_box(&s, lo, hi, 1, vac, vac, black);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     static const float starts[][3] = {{0, 0, 0},         {0, 1, 0},    {1, 1, 0},
                                       {0.5f, -1, 0.25f}, {-1, -1, -1}, {0, 0, 1}};
     enum { NS = sizeof starts / sizeof starts[0] };
@@ -264,7 +249,7 @@ static void test_axis_aligned_box(void **state)
         assert_float_equal(fabsf(ph[a].pos[a / 2]), 1.0f, 1e-6);
     }
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* A photon standing on a face and pointing into the box must not hit that
@@ -277,7 +262,7 @@ static void test_start_on_surface(void **state)
     uint32_t black = kt_surface(&s, "black", 0, 1, 0, 0);
     const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
     kt_box(&s, lo, hi, 1, vac, vac, black);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     prism_photon in[3];
     memset(in, 0, sizeof in);
     const float pos[3][3] = {{0.3f, 0.2f, -1}, {-1, 0.1f, 0.7f}, {0.25f, 1, 0.5f}};
@@ -298,7 +283,7 @@ static void test_start_on_surface(void **state)
         assert_true(ph[i].time > 2.0f / C_LIGHT * 0.99f);
     }
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* A beam at 45 degrees onto a face: a mirror reflects it exactly; a
@@ -313,7 +298,7 @@ static void test_surface_reflection(void **state)
         uint32_t surf = kt_surface(&s, "plate", 0, 0, diffuse ? 0 : 1, diffuse ? 1 : 0);
         const float lo[3] = {-5, -5, -1}, hi[3] = {5, 5, 0};
         kt_box(&s, lo, hi, 1, vac, vac, surf);
-        assert_int_equal(kt_build(&s, ctx), 0);
+        assert_int_equal(kt_build(&s, kt_ctx), 0);
         prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
                                    .count = 20000,
                                    .position = {-1, 0.3f, 1},
@@ -336,7 +321,7 @@ static void test_surface_reflection(void **state)
         if (diffuse)
             assert_float_equal(mean, 2.0 / 3.0, 4 * 0.236 / sqrt(20000.0));
         free(ph);
-        kt_free(&s, ctx);
+        kt_free(&s, kt_ctx);
     }
 }
 
@@ -349,7 +334,7 @@ static void test_step_limit_flagged(void **state)
     uint32_t mirror = kt_surface(&s, "mirror", 0, 0, 1, 0);
     const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
     kt_box(&s, lo, hi, 1, vac, vac, mirror);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 1000};
     prism_propagate_desc d = {.max_steps = 7, .steps_per_launch = 3};
     prism_propagate_stats st;
@@ -364,14 +349,14 @@ static void test_step_limit_flagged(void **state)
     assert_int_equal(st.steps, 7 * src.count);
     assert_int_equal(st.launches, 3); /* 3 + 3 + 1 steps */
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* kt_rich_scene, built. */
 static void rich_scene(kt_scene *s)
 {
     kt_rich_scene(s, 24);
-    assert_int_equal(kt_build(s, ctx), 0);
+    assert_int_equal(kt_build(s, kt_ctx), 0);
 }
 
 /* Same seed: same photons, whatever the steps per launch and thread count;
@@ -387,10 +372,10 @@ static void test_deterministic(void **state)
     prism_propagate_desc d1 = {.seed = 42}, d2 = {.seed = 42, .steps_per_launch = 1},
                          d3 = {.seed = 43};
     prism_photon *a = run(&s, &src, &d1, NULL, NULL);
-    int threads = ctx->host_threads;
-    ctx->host_threads = 1;
+    int threads = kt_ctx->host_threads;
+    kt_ctx->host_threads = 1;
     prism_photon *b = run(&s, &src, &d2, NULL, NULL);
-    ctx->host_threads = threads;
+    kt_ctx->host_threads = threads;
     prism_photon *c = run(&s, &src, &d3, NULL, NULL);
     assert_memory_equal(a, b, src.count * sizeof *a);
     assert_memory_not_equal(a, c, src.count * sizeof *a);
@@ -405,7 +390,7 @@ static void test_deterministic(void **state)
     free(a);
     free(b);
     free(c);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Step records: record 0 the start, one per step, padding repeats the
@@ -440,7 +425,7 @@ static void test_step_records(void **state)
     }
     free(rec);
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* A run split into calls (first_photon advancing) gives the photons and
@@ -462,7 +447,7 @@ static void test_first_photon_splits(void **state)
         part.count = parts[i];
         prism_propagate_desc pd = d;
         pd.first_photon = at;
-        assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &part,
+        assert_int_equal(prism__propagate_view(kt_ctx, &s.view, prism__optics_view(s.optics), &part,
                                                &pd, ph + at, rec + at * K, NULL, NULL),
                          PRISM_SUCCESS);
     }
@@ -473,8 +458,8 @@ static void test_first_photon_splits(void **state)
     few.count = 10;
     prism_propagate_desc high = d;
     high.first_photon = ((uint64_t)1 << 32) + 7;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, prism__optics_view(s.optics), &few, &high,
-                                           ph, rec, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, prism__optics_view(s.optics), &few,
+                                           &high, ph, rec, NULL, NULL),
                      PRISM_SUCCESS);
     for (uint32_t i = 0; i < 10; i++) {
         assert_memory_not_equal(&ph[i], &ref[7 + i], sizeof *ph);
@@ -490,7 +475,7 @@ static void test_first_photon_splits(void **state)
     free(ref);
     free(rec);
     free(ref_rec);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Final photons do not depend on the tree that traced them: another
@@ -510,9 +495,9 @@ static void test_tree_independent(void **state)
     assert_int_equal(prism_bvh_build(s.positions, s.vertices, s.indices, s.triangles, &bd, &other),
                      PRISM_SUCCESS);
     prism_geometry *g = NULL;
-    assert_int_equal(prism_geometry_upload(ctx, &s.scene, other, NULL, &g), PRISM_SUCCESS);
+    assert_int_equal(prism_geometry_upload(kt_ctx, &s.scene, other, NULL, &g), PRISM_SUCCESS);
     prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
-    assert_int_equal(prism_propagate(ctx, g, &src, &d, &out, NULL), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(kt_ctx, g, &src, &d, &out, NULL), PRISM_SUCCESS);
     assert_memory_equal(ph, ref, N * sizeof *ph);
     for (int i = 0; i < N; i++)
         assert_int_equal(ph[i].reserved, 0xFFFFFFFFu);
@@ -520,7 +505,7 @@ static void test_tree_independent(void **state)
     prism_bvh_free(other);
     free(ph);
     free(ref);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* The own logarithm and sine/cosine (prism/device/kmath.h) against libm in
@@ -571,18 +556,18 @@ static void test_batch_limit(void **state)
     (void)state;
     kt_scene s = {0};
     rich_scene(&s);
-    prism_geometry *g = kt_upload(&s, ctx, PRISM_PLACEMENT_AUTO, false);
+    prism_geometry *g = kt_upload(&s, kt_ctx, PRISM_PLACEMENT_AUTO, false);
     assert_non_null(g);
     size_t point = 0, photons = 0, records = 0;
     prism_propagate_desc d = {.record_steps = 10};
-    assert_int_equal(prism_propagate_batch_limit(ctx, g, PRISM_SOURCE_POINT, NULL, &point),
+    assert_int_equal(prism_propagate_batch_limit(kt_ctx, g, PRISM_SOURCE_POINT, NULL, &point),
                      PRISM_SUCCESS);
-    assert_int_equal(prism_propagate_batch_limit(ctx, g, PRISM_SOURCE_PHOTONS, NULL, &photons),
+    assert_int_equal(prism_propagate_batch_limit(kt_ctx, g, PRISM_SOURCE_PHOTONS, NULL, &photons),
                      PRISM_SUCCESS);
-    assert_int_equal(prism_propagate_batch_limit(ctx, g, PRISM_SOURCE_POINT, &d, &records),
+    assert_int_equal(prism_propagate_batch_limit(kt_ctx, g, PRISM_SOURCE_POINT, &d, &records),
                      PRISM_SUCCESS);
     size_t free_bytes = 0, total = 0;
-    assert_int_equal(prism_device_memory_info(ctx, &free_bytes, &total), PRISM_SUCCESS);
+    assert_int_equal(prism_device_memory_info(kt_ctx, &free_bytes, &total), PRISM_SUCCESS);
     const size_t left = free_bytes - prism_geometry_report(g)->reserve;
     printf("# batch limit: %zu / %zu / %zu photons in %.0f MB\n", point, photons, records,
            left / 1e6);
@@ -591,18 +576,18 @@ static void test_batch_limit(void **state)
     assert_true(point > 0 && (double)point > 0.99 * (double)fits);
     assert_true(photons < point && records < photons);
     assert_float_equal((double)records / (double)(left / 392), 1.0, 0.01);
-    assert_int_equal(prism_propagate_batch_limit(ctx, NULL, PRISM_SOURCE_POINT, NULL, &point),
+    assert_int_equal(prism_propagate_batch_limit(kt_ctx, NULL, PRISM_SOURCE_POINT, NULL, &point),
                      PRISM_ERROR_INVALID_ARGUMENT);
     prism_geometry_destroy(g);
     /* a reserve above the free memory: no photon fits, and the message says why */
     prism_geometry_desc gd = {.policy = PRISM_PLACEMENT_MAPPED, .reserve = free_bytes * 2};
-    assert_int_equal(prism_geometry_upload(ctx, &s.scene, s.bvh, &gd, &g), PRISM_SUCCESS);
-    assert_int_equal(prism_propagate_batch_limit(ctx, g, PRISM_SOURCE_POINT, NULL, &point),
+    assert_int_equal(prism_geometry_upload(kt_ctx, &s.scene, s.bvh, &gd, &g), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate_batch_limit(kt_ctx, g, PRISM_SOURCE_POINT, NULL, &point),
                      PRISM_ERROR_OUT_OF_DEVICE_MEMORY);
-    assert_non_null(strstr(prism_context_last_error(ctx), "reserve"));
+    assert_non_null(strstr(prism_context_last_error(kt_ctx), "reserve"));
     assert_int_equal(point, 0);
     prism_geometry_destroy(g);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Rayleigh: with no absorption and scattering length 2 m, the fraction of
@@ -616,7 +601,7 @@ static void test_rayleigh_fraction(void **state)
     uint32_t black = kt_surface(&s, "black", 0, 1, 0, 0);
     const float c[3] = {0, 0, 0};
     kt_sphere(&s, c, 1.0f, 96, 1, fog, PRISM_NONE, black);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 50000};
     prism_propagate_desc d = {.max_steps = 1, .seed = 9};
     prism_photon *ph = run(&s, &src, &d, NULL, NULL);
@@ -638,7 +623,7 @@ static void test_rayleigh_fraction(void **state)
     assert_true(n > 15000);
     assert_float_equal(c2 / n, 0.4, 4.0 * 0.31 / sqrt((double)n));
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* The public path: upload, propagate into host photons and records in a
@@ -649,7 +634,7 @@ static void test_public_path(void **state)
     kt_scene s = {0};
     rich_scene(&s);
     prism_geometry *geom = NULL;
-    assert_int_equal(prism_geometry_upload(ctx, &s.scene, s.bvh, NULL, &geom), PRISM_SUCCESS);
+    assert_int_equal(prism_geometry_upload(kt_ctx, &s.scene, s.bvh, NULL, &geom), PRISM_SUCCESS);
     enum { N = 3000, K = 5 };
     prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
                                .count = N,
@@ -663,13 +648,13 @@ static void test_public_path(void **state)
     prism_photon *ref = run(&s, &src, &d, ref_rec, NULL);
     prism_photon *ph = calloc(N, sizeof *ph);
     prism_buffer *buf = NULL;
-    assert_int_equal(prism_buffer_create_device(ctx, N * K * sizeof(prism_step_record), "test.vbo",
-                                                &buf),
+    assert_int_equal(prism_buffer_create_device(kt_ctx, N * K * sizeof(prism_step_record),
+                                                "test.vbo", &buf),
                      PRISM_SUCCESS);
     prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph},
                                    .records = {.kind = PRISM_TARGET_BUFFER, .buffer = buf}};
     prism_propagate_stats st;
-    assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, &st), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(kt_ctx, geom, &src, &d, &out, &st), PRISM_SUCCESS);
     assert_memory_equal(ph, ref, N * sizeof *ph);
     prism_step_record *rec = calloc(N * K, sizeof *rec);
     assert_int_equal(prism_buffer_read(buf, 0, rec, N * K * sizeof *rec), PRISM_SUCCESS);
@@ -679,17 +664,17 @@ static void test_public_path(void **state)
         assert_true(ph[i].wavelength >= 380 && ph[i].wavelength <= 480);
     /* Records asked for without record_steps; a buffer too small. */
     d.record_steps = 0;
-    assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, NULL),
+    assert_int_equal(prism_propagate(kt_ctx, geom, &src, &d, &out, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     d.record_steps = K + 1;
-    assert_int_equal(prism_propagate(ctx, geom, &src, &d, &out, NULL), PRISM_ERROR_OUT_OF_RANGE);
+    assert_int_equal(prism_propagate(kt_ctx, geom, &src, &d, &out, NULL), PRISM_ERROR_OUT_OF_RANGE);
     prism_buffer_release(buf);
     free(rec);
     free(ref_rec);
     free(ph);
     free(ref);
     prism_geometry_destroy(geom);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Every placement policy, the split one included (nodes head and tail in
@@ -706,20 +691,20 @@ static void test_placement_policies(void **state)
     const prism_placement_policy policies[] = {PRISM_PLACEMENT_AUTO, PRISM_PLACEMENT_DEVICE,
                                                PRISM_PLACEMENT_MAPPED, PRISM_PLACEMENT_CHROMA};
     for (int i = 0; i < 5; i++) {
-        prism_geometry *g = kt_upload(&s, ctx, policies[i % 4], i == 4);
+        prism_geometry *g = kt_upload(&s, kt_ctx, policies[i % 4], i == 4);
         assert_non_null(g);
         if (i == 4) {
             const prism_geometry_view *v = prism__geometry_view(g);
             assert_true(v->nodes_split > 0 && v->nodes_split < v->node_count);
         }
         prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
-        assert_int_equal(prism_propagate(ctx, g, &src, &d, &out, NULL), PRISM_SUCCESS);
+        assert_int_equal(prism_propagate(kt_ctx, g, &src, &d, &out, NULL), PRISM_SUCCESS);
         assert_memory_equal(ph, ref, N * sizeof *ph);
         prism_geometry_destroy(g);
     }
     free(ph);
     free(ref);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* prism_photons_generate: the photons a run starts with, not propagated:
@@ -731,7 +716,7 @@ static void test_generate_only(void **state)
     (void)state;
     kt_scene s = {0};
     rich_scene(&s);
-    prism_geometry *g = kt_upload(&s, ctx, PRISM_PLACEMENT_AUTO, false);
+    prism_geometry *g = kt_upload(&s, kt_ctx, PRISM_PLACEMENT_AUTO, false);
     assert_non_null(g);
     enum { N = 3000, K = 2 };
     prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
@@ -746,10 +731,10 @@ static void test_generate_only(void **state)
     prism_photon *gen = calloc(N, sizeof *gen), *fin = calloc(N, sizeof *fin);
     prism_step_record *rec = calloc((size_t)N * K, sizeof *rec);
     prism_target t = {.kind = PRISM_TARGET_HOST, .host = gen};
-    assert_int_equal(prism_photons_generate(ctx, g, &src, &d, &t), PRISM_SUCCESS);
+    assert_int_equal(prism_photons_generate(kt_ctx, g, &src, &d, &t), PRISM_SUCCESS);
     prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = fin},
                                    .records = {.kind = PRISM_TARGET_HOST, .host = rec}};
-    assert_int_equal(prism_propagate(ctx, g, &src, &d, &out, NULL), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(kt_ctx, g, &src, &d, &out, NULL), PRISM_SUCCESS);
     size_t moved = 0;
     for (size_t i = 0; i < N; i++) {
         const prism_step_record *r0 = rec + i * K;
@@ -762,15 +747,16 @@ static void test_generate_only(void **state)
         moved += fin[i].steps > 0;
     }
     assert_int_equal(moved, N); /* the propagated run did step them */
-    assert_int_equal(prism_photons_generate(ctx, g, &src, &d, NULL), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_photons_generate(kt_ctx, g, &src, &d, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
     src.count = 0;
-    assert_int_equal(prism_photons_generate(ctx, g, &src, &d, &t), PRISM_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(prism_context_last_error(ctx), "count"));
+    assert_int_equal(prism_photons_generate(kt_ctx, g, &src, &d, &t), PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(kt_ctx), "count"));
     free(gen);
     free(fin);
     free(rec);
     prism_geometry_destroy(g);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 static void test_errors(void **state)
@@ -779,53 +765,53 @@ static void test_errors(void **state)
     kt_scene s = {0};
     const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
     kt_box(&s, lo, hi, 1, PRISM_NONE, PRISM_NONE, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     prism_photon ph[4];
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = 0};
     const prism_optics_view *o = prism__optics_view(s.optics);
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(prism_context_last_error(ctx), "count"));
+    assert_non_null(strstr(prism_context_last_error(kt_ctx), "count"));
     src.count = 4;
     src.kind = PRISM_SOURCE_PHOTONS;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     src.kind = PRISM_SOURCE_BEAM;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(prism_context_last_error(ctx), "direction"));
+    assert_non_null(strstr(prism_context_last_error(kt_ctx), "direction"));
     src.direction[2] = 1;
     src.divergence = 4.0f;
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     src.divergence = 0.1f;
     prism_propagate_desc d = {.record_steps = 5000};
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     d = (prism_propagate_desc){.math = (prism_propagate_math)7};
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(prism_context_last_error(ctx), "math"));
+    assert_non_null(strstr(prism_context_last_error(kt_ctx), "math"));
     d = (prism_propagate_desc){.first_photon = PRISM_PROPAGATE_MAX_PHOTON_INDEX - 3};
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(prism_context_last_error(ctx), "2^56"));
+    assert_non_null(strstr(prism_context_last_error(kt_ctx), "2^56"));
     d.first_photon--; /* photons 2^56 - 4 .. 2^56 - 1: the last ones there are */
-    assert_int_equal(prism__propagate_view(ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, o, &src, &d, ph, NULL, NULL, NULL),
                      PRISM_SUCCESS);
-    assert_int_equal(prism__propagate_view(ctx, NULL, o, &src, NULL, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, NULL, o, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
     /* No materials at all: vacuum; the beam leaves the box. */
-    assert_int_equal(prism__propagate_view(ctx, &s.view, NULL, &src, NULL, ph, NULL, NULL, NULL),
+    assert_int_equal(prism__propagate_view(kt_ctx, &s.view, NULL, &src, NULL, ph, NULL, NULL, NULL),
                      PRISM_SUCCESS);
     for (int i = 0; i < 4; i++)
         assert_int_equal(ph[i].history, PRISM_REFRACT | PRISM_NO_HIT);
     assert_string_equal(prism_history_flag_name(PRISM_SURFACE_DETECT), "SURFACE_DETECT");
     assert_string_equal(prism_history_flag_name(3), "?");
     prism_propagate_outputs out = {0};
-    assert_int_equal(prism_propagate(ctx, NULL, &src, NULL, &out, NULL),
+    assert_int_equal(prism_propagate(kt_ctx, NULL, &src, NULL, &out, NULL),
                      PRISM_ERROR_INVALID_ARGUMENT);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 /* Sources, seen through photons that hit nothing (their final state is the
@@ -839,7 +825,7 @@ static void test_sources(void **state)
     kt_scene s = {0};
     const float lo[3] = {50, 50, 50}, hi[3] = {51, 51, 51};
     kt_box(&s, lo, hi, 0, PRISM_NONE, PRISM_NONE, PRISM_NONE);
-    assert_int_equal(kt_build(&s, ctx), 0);
+    assert_int_equal(kt_build(&s, kt_ctx), 0);
     enum { N = 20000 };
     const float ax[3] = {0.6f, 0.0f, 0.8f}, c[3] = {1, 2, 3};
     prism_photon_source beam = {.kind = PRISM_SOURCE_BEAM,
@@ -883,7 +869,7 @@ static void test_sources(void **state)
     assert_true(sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]) < 4.0 / sqrt(N));
     assert_float_equal(ph[0].wavelength, 420.0f, 0);
     free(ph);
-    kt_free(&s, ctx);
+    kt_free(&s, kt_ctx);
 }
 
 int main(void)
@@ -911,5 +897,5 @@ int main(void)
         cmocka_unit_test(test_generate_only),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kt_host_setup, kt_host_teardown);
 }
