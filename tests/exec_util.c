@@ -3,6 +3,9 @@
 #include "exec_util.h"
 
 #include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <spawn.h>
@@ -12,6 +15,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 extern char **environ;
 
@@ -161,4 +166,15 @@ size_t exec_count_entries(const char *dir, bool hidden)
             n++;
     closedir(d);
     return n;
+}
+
+double exec_json_number(const char *json, const char *anchor, const char *key)
+{
+    const char *at = strstr(json, anchor);
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    at = at != NULL ? strstr(at, k) : NULL;
+    if (at == NULL)
+        fail_msg("no %s after %s in: %s", key, anchor, json);
+    return strtod(at + strlen(k), NULL);
 }

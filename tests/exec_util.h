@@ -34,5 +34,8 @@ char *exec_read_file(const char *path, size_t *size);
 /* The entries of directory `dir` whose names start with a dot (hidden) or
  * do not, "." and ".." aside; 0 when it cannot be opened. */
 size_t exec_count_entries(const char *dir, bool hidden);
+/* The number after "key": that follows `anchor` in a JSON text (a
+ * program's --json); fails the test when there is none. */
+double exec_json_number(const char *json, const char *anchor, const char *key);
 
 #endif

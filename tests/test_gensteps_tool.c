@@ -42,17 +42,6 @@ static int setup(void **state)
     return r.exit_code == 0 ? 0 : -1;
 }
 
-static double json_number(const char *json, const char *anchor, const char *key)
-{
-    const char *at = strstr(json, anchor);
-    char k[64];
-    snprintf(k, sizeof k, "\"%s\":", key);
-    at = at != NULL ? strstr(at, k) : NULL;
-    if (at == NULL)
-        fail_msg("no %s after %s in: %s", key, anchor, json);
-    return strtod(at + strlen(k), NULL);
-}
-
 /* A 10 GeV muon down the detector's axis: hits, the gensteps saved, and
  * their counts in the summary; then the saved gensteps again, in batches
  * of 7000: the same hits file. */
@@ -67,14 +56,14 @@ static void test_muon_end_to_end(void **state)
     run(&r, (const char *[]){detector, "--backend", "host", "--source", "muon:0,0,-3,0,0,1,10",
                              "--hits", hits, "--save-gensteps", gs, "--json", "--quiet", NULL});
     assert_int_equal(r.exit_code, 0);
-    const double count = json_number(r.out, "\"gensteps\":", "count");
-    const double photons = json_number(r.out, "\"gensteps\":", "photons");
+    const double count = exec_json_number(r.out, "\"gensteps\":", "count");
+    const double photons = exec_json_number(r.out, "\"gensteps\":", "photons");
     assert_true(count > 0);
     assert_true(photons > 1000);
-    assert_true(json_number(r.out, "\"gensteps\":", "cerenkov_photons") > 0);
+    assert_true(exec_json_number(r.out, "\"gensteps\":", "cerenkov_photons") > 0);
     /* the generated detector's liquid scintillator scintillates */
-    assert_true(json_number(r.out, "\"gensteps\":", "scintillation_photons") > 0);
-    assert_true(json_number(r.out, "\"history\":", "photons") > 0);
+    assert_true(exec_json_number(r.out, "\"gensteps\":", "scintillation_photons") > 0);
+    assert_true(exec_json_number(r.out, "\"history\":", "photons") > 0);
     const uint64_t dims[2] = {6, 4}, photon[2] = {4, 4};
     npy_reader in;
     if (npy_reader_open(&in, gs, dims, 2) != 0)

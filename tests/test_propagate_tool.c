@@ -44,18 +44,6 @@ static void run(exec_run *r, const char *const *args)
     exec_program(r, argv, false);
 }
 
-/* The number after "key": that follows `anchor` in a JSON text. */
-static double json_number(const char *json, const char *anchor, const char *key)
-{
-    const char *at = strstr(json, anchor);
-    char k[64];
-    snprintf(k, sizeof k, "\"%s\":", key);
-    at = at != NULL ? strstr(at, k) : NULL;
-    if (at == NULL)
-        fail_msg("no %s after %s in: %s", key, anchor, json);
-    return strtod(at + strlen(k), NULL);
-}
-
 static float *read_npy(const char *path, const uint64_t *dims, uint64_t *rows)
 {
     npy_reader r;
@@ -185,22 +173,22 @@ static void test_end_to_end(void **state)
     } else {
         printf("# no python3: the JSON is checked by the figures below only\n");
     }
-    assert_float_equal(json_number(r.out, "{", "photons"), 20000, 0);
-    assert_float_equal(json_number(r.out, "{", "unit_meter"), 0.001, 1e-12); /* Geant4's mm */
+    assert_float_equal(exec_json_number(r.out, "{", "photons"), 20000, 0);
+    assert_float_equal(exec_json_number(r.out, "{", "unit_meter"), 0.001, 1e-12); /* Geant4's mm */
     /* the start's stages: the first context is made while the detector
      * loads, and both are part of the setup */
-    const double setup = json_number(r.out, "\"seconds\":", "setup");
-    const double context = json_number(r.out, "\"seconds\":", "context");
+    const double setup = exec_json_number(r.out, "\"seconds\":", "setup");
+    const double context = exec_json_number(r.out, "\"seconds\":", "context");
     assert_true(context > 0 && context <= setup);
-    assert_true(json_number(r.out, "\"seconds\":", "load") <= setup);
+    assert_true(exec_json_number(r.out, "\"seconds\":", "load") <= setup);
     /* inside the calls: the parts are parts of the whole */
-    const double launches = json_number(r.out, "\"inside\":", "launches");
+    const double launches = exec_json_number(r.out, "\"inside\":", "launches");
     assert_true(launches > 0);
-    assert_true(json_number(r.out, "\"inside\":", "tail_launches") <= launches);
-    const double inside = json_number(r.out, "\"seconds\":", "propagate");
-    assert_true(json_number(r.out, "\"inside\":", "tail") <= inside);
-    assert_true(json_number(r.out, "\"inside\":", "generate") <= inside);
-    assert_true(json_number(r.out, "\"inside\":", "hits") > 0); /* --hits was asked */
+    assert_true(exec_json_number(r.out, "\"inside\":", "tail_launches") <= launches);
+    const double inside = exec_json_number(r.out, "\"seconds\":", "propagate");
+    assert_true(exec_json_number(r.out, "\"inside\":", "tail") <= inside);
+    assert_true(exec_json_number(r.out, "\"inside\":", "generate") <= inside);
+    assert_true(exec_json_number(r.out, "\"inside\":", "hits") > 0); /* --hits was asked */
     /* every photon ended one way, once */
     const char *ended = strstr(r.out, "\"ended\":{");
     assert_non_null(ended);
@@ -216,7 +204,7 @@ static void test_end_to_end(void **state)
     float *rr = read_npy(rec, rdims, &nr);
     assert_int_equal(no, 20000);
     assert_int_equal(nr, 20000);
-    const double detected = json_number(r.out, "\"detected\":", "photons");
+    const double detected = exec_json_number(r.out, "\"detected\":", "photons");
     assert_true(nh > 0);
     assert_float_equal((double)nh, detected, 0);
     const prism_photon *hp = (const prism_photon *)h, *op = (const prism_photon *)o;
@@ -326,7 +314,7 @@ static void test_devices_same_bytes(void **state)
                                 NULL};
         run(&r, args);
         assert_int_equal(r.exit_code, 0);
-        assert_int_equal(json_number(r.out, "{", "contexts"), d + 1);
+        assert_int_equal(exec_json_number(r.out, "{", "contexts"), d + 1);
     }
     for (int d = 1; d < 3; d++)
         for (int k = 0; k < 3; k++)
@@ -581,7 +569,7 @@ static void test_no_rindex_note(void **state)
     run(&r, (const char *[]){DETECTOR, "--count", "1000", "--backend", "host", "--unit", "m",
                              "--json", NULL});
     assert_int_equal(r.exit_code, 0);
-    assert_float_equal(json_number(r.out, "{", "unit_meter"), 1.0, 0);
+    assert_float_equal(exec_json_number(r.out, "{", "unit_meter"), 1.0, 0);
     assert_non_null(strstr(r.out, "user"));
 }
 
