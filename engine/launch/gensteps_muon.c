@@ -249,15 +249,22 @@ static prism_result check_desc(prism_context *ctx, const prism_muon_desc *d)
     return PRISM_SUCCESS;
 }
 
+/* Both entries' start: the arguments checked, *out emptied. */
+static prism_result begin(prism_context *ctx, const void *geometry, const prism_muon_desc *desc,
+                          prism_gensteps *out)
+{
+    if (geometry == NULL || desc == NULL || out == NULL)
+        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
+                            "gensteps_muon: NULL geometry, desc or out");
+    memset(out, 0, sizeof *out);
+    return check_desc(ctx, desc);
+}
+
 prism_result prism__gensteps_muon_view(prism_context *ctx, const prism_geometry_view *g,
                                        const prism_optics_view *o, const prism_muon_desc *desc,
                                        prism_gensteps *out)
 {
-    if (g == NULL || desc == NULL || out == NULL)
-        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
-                            "gensteps_muon: NULL geometry, desc or out");
-    memset(out, 0, sizeof *out);
-    prism_result r = check_desc(ctx, desc);
+    prism_result r = begin(ctx, g, desc, out);
     if (r != PRISM_SUCCESS)
         return r;
     const double gamma = desc->energy_gev / PRISM_MUON_MASS_GEV;
@@ -319,11 +326,8 @@ prism_result prism_gensteps_muon(const prism_geometry *geometry, const prism_muo
                                  prism_gensteps *out)
 {
     prism_context *ctx = geometry != NULL ? prism__geometry_context(geometry) : NULL;
-    if (geometry == NULL || desc == NULL || out == NULL)
-        return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
-                            "gensteps_muon: NULL geometry, desc or out");
-    memset(out, 0, sizeof *out);
-    prism_result r = check_desc(ctx, desc);
+    /* checked before the geometry is read back, as the view's call does */
+    prism_result r = begin(ctx, geometry, desc, out);
     if (r != PRISM_SUCCESS)
         return r;
     /* the tree and the triangles' records where the host reads them */
