@@ -176,7 +176,9 @@ typedef struct prism_propagate_desc {
     uint32_t record_steps; /* K records per photon; 0 = none; at most 1024 */
     /* Steps each photon may take in one kernel launch before the survivors
      * are compacted into a queue for the next launch, as Chroma did.
-     * 0 = automatic. Results do not depend on it. */
+     * 0 = automatic. Results do not depend on it. Read by the host backend
+     * and CUDA's megakernel; CUDA's default, the wavefront, takes one step
+     * a launch pair (and its tail a fixed few) and ignores it. */
     uint32_t steps_per_launch;
     prism_propagate_math math;
     /* Index in the whole run of this call's first photon. Photon i of the
