@@ -309,15 +309,6 @@ static prism_result read_batch(void *user, uint64_t first, size_t count, prism_p
     return PRISM_SUCCESS;
 }
 
-/* Photons a batch: --batch, else the engine's choice on CUDA (what fits
- * the device) and PROPAGATE_MAX_BATCH_HOST on the host backend. */
-static size_t batch_size(const propagate_run_info *run)
-{
-    if (run->opt->batch != 0)
-        return (size_t)run->opt->batch;
-    return prism_context_backend(run->ctx) == PRISM_BACKEND_CUDA ? 0 : PROPAGATE_MAX_BATCH_HOST;
-}
-
 #ifdef PRISM_HAVE_MPI
 /* Under MPI every rank needs the same batch: each proposes what it would
  * take alone (--batch, else what its first device holds, at most
@@ -329,7 +320,7 @@ static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_ph
 {
     if (run->opt->batch != 0)
         return run->opt->batch;
-    size_t limit = PROPAGATE_MAX_BATCH_HOST;
+    size_t limit = PRISM_PROPAGATE_STREAM_MAX_BATCH_HOST;
     if (prism_context_backend(run->ctx) == PRISM_BACKEND_CUDA &&
         prism_propagate_batch_limit(run->ctx, run->geometry, src->kind, desc, &limit) !=
             PRISM_SUCCESS) {
@@ -360,7 +351,9 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     const double t0 = tool_now();
     r.total = run->count;
     int rc = 0;
-    uint64_t batch = batch_size(run);
+    /* --batch, else 0: the engine's choice (what fits the device, at most
+     * PRISM_PROPAGATE_STREAM_MAX_BATCH, or _HOST on the host backend) */
+    uint64_t batch = run->opt->batch;
     uint32_t stride = 0, phase = 0;
 #ifdef PRISM_HAVE_MPI
     if (run->mpi != NULL) { /* no files of its own: every rank writes into the one */

@@ -28,11 +28,6 @@ enum {
     PROPAGATE_NO_CUDA = 4   /* --validate: no CUDA device to compare with */
 };
 
-/* Automatic batches on the host backend (on CUDA the engine sizes them to
- * what fits the device): two a context held in host memory, 64 bytes a
- * photon for each output, as many again for --photons input, 32 K for
- * records. */
-#define PROPAGATE_MAX_BATCH_HOST ((uint64_t)PRISM_PROPAGATE_STREAM_MAX_BATCH_HOST)
 #define PROPAGATE_DEFAULT_COUNT 1000000u
 #define PROPAGATE_VALIDATE_COUNT 100000u
 #define PROPAGATE_DEFAULT_RECORD_STEPS 16u
