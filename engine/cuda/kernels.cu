@@ -53,11 +53,7 @@ __device__ __forceinline__ void prism_render_gpu(const prism_geometry_view &g,
     ray.tmax = p.max_distance;
     prism_ray_pre pre;
     prism_ray_prepare(&ray, &pre);
-    /* fminf/fmaxf slabs only where no slab product can be NaN */
-    const uint32_t e = 0x7F800000u;
-    const bool finite = (__float_as_uint(pre.inv[0]) & e) != e &&
-                        (__float_as_uint(pre.inv[1]) & e) != e &&
-                        (__float_as_uint(pre.inv[2]) & e) != e;
+    const bool finite = prism_gpu_slabs_finite(pre); /* BOX 1 only then */
     for (int more = s.layers > 0; more;) {
         pre.tmin = s.tmin;
         prism_trace_hit hit;

@@ -220,22 +220,50 @@ static prism_result generate(prism_context *ctx, const prism_source_params *s,
     return prism__cuda_finish(ctx, "generate");
 }
 
+/* A step launch's start: the context bound and the survivors' counter
+ * zeroed on its stream. Returns false (with *r set) when there is nothing
+ * to launch or that failed. */
+static bool step_begin(prism_context *ctx, uint32_t n_in, uint32_t *counter, uint32_t *n_out,
+                       cudaStream_t *s, prism_result *r)
+{
+    *n_out = 0;
+    *r = prism__cuda_bind(ctx);
+    if (*r != PRISM_SUCCESS || n_in == 0)
+        return false;
+    *s = prism__cuda_stream_of(ctx);
+    if (cudaMemsetAsync(counter, 0, sizeof *counter, *s) != cudaSuccess) {
+        *r = prism__cuda_finish(ctx, "propagate (counter)");
+        return false;
+    }
+    return true;
+}
+
+/* A step launch's end: the survivors' count read back, once the kernels
+ * (`err`: how their launch went) are done. */
+static prism_result step_end(prism_context *ctx, cudaError_t err, const uint32_t *counter,
+                             uint32_t *n_out, cudaStream_t s, const char *what)
+{
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(n_out, counter, sizeof *n_out, cudaMemcpyDeviceToHost, s);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return prism__error(ctx, PRISM_ERROR_CUDA, "%s: %s", what, cudaGetErrorString(err));
+    }
+    return prism__cuda_finish(ctx, what);
+}
+
 static prism_result propagate(prism_context *ctx, const prism_geometry_view *g,
                               const prism_optics_view *o, const prism_propagate_params *q,
                               prism_photon *photons, prism_step_record *records,
                               const uint32_t *queue_in, uint32_t n_in, uint32_t *queue_out,
                               uint32_t *n_out, uint32_t budget, uint32_t *counter)
 {
-    *n_out = 0;
-    prism_result r = prism__cuda_bind(ctx);
-    if (r != PRISM_SUCCESS || n_in == 0)
+    cudaStream_t s;
+    prism_result r;
+    if (!step_begin(ctx, n_in, counter, n_out, &s, &r))
         return r;
     prism_optics_view vacuum;
     memset(&vacuum, 0, sizeof vacuum);
-    cudaStream_t s = prism__cuda_stream_of(ctx);
-    cudaError_t err = cudaMemsetAsync(counter, 0, sizeof *counter, s);
-    if (err != cudaSuccess)
-        return prism__cuda_finish(ctx, "propagate (counter)");
     const unsigned blocks = prism__cuda_blocks(n_in, PRISM_PHOTON_BLOCK);
     if (g->device_resident)
         prism_propagate_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, o != 0 ? *o : vacuum, *q,
@@ -246,14 +274,7 @@ static prism_result propagate(prism_context *ctx, const prism_geometry_view *g,
         prism_propagate_mapped_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(
             *g, o != 0 ? *o : vacuum, *q, photons, records, queue_in, n_in, queue_out, counter,
             budget);
-    err = cudaGetLastError();
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(n_out, counter, sizeof *n_out, cudaMemcpyDeviceToHost, s);
-    if (err != cudaSuccess) {
-        cudaGetLastError();
-        return prism__error(ctx, PRISM_ERROR_CUDA, "propagate kernel: %s", cudaGetErrorString(err));
-    }
-    return prism__cuda_finish(ctx, "propagate");
+    return step_end(ctx, cudaGetLastError(), counter, n_out, s, "propagate kernel");
 }
 
 /* One step of queue_in[0, n_in) as the wavefront: the trace kernel (the
@@ -267,16 +288,12 @@ static prism_result propagate_wave(prism_context *ctx, const prism_geometry_view
                                    uint32_t *n_out, uint32_t *counter, prism_trace_hit *hits,
                                    int tuned)
 {
-    *n_out = 0;
-    prism_result r = prism__cuda_bind(ctx);
-    if (r != PRISM_SUCCESS || n_in == 0)
+    cudaStream_t s;
+    prism_result r;
+    if (!step_begin(ctx, n_in, counter, n_out, &s, &r))
         return r;
     prism_optics_view vacuum;
     memset(&vacuum, 0, sizeof vacuum);
-    cudaStream_t s = prism__cuda_stream_of(ctx);
-    cudaError_t err = cudaMemsetAsync(counter, 0, sizeof *counter, s);
-    if (err != cudaSuccess)
-        return prism__cuda_finish(ctx, "propagate (counter)");
     const unsigned blocks = prism__cuda_blocks(n_in, PRISM_PHOTON_BLOCK);
     if (tuned)
         prism_trace_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, *q, photons, queue_in, n_in,
@@ -284,21 +301,14 @@ static prism_result propagate_wave(prism_context *ctx, const prism_geometry_view
     else
         prism_trace_generic_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, *q, photons, queue_in,
                                                                          n_in, hits);
-    err = cudaGetLastError();
+    cudaError_t err = cudaGetLastError();
     if (err == cudaSuccess) {
         prism_physics_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, o != 0 ? *o : vacuum, *q,
                                                                    photons, records, queue_in, n_in,
                                                                    hits, queue_out, counter);
         err = cudaGetLastError();
     }
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(n_out, counter, sizeof *n_out, cudaMemcpyDeviceToHost, s);
-    if (err != cudaSuccess) {
-        cudaGetLastError();
-        return prism__error(ctx, PRISM_ERROR_CUDA, "propagate (wavefront): %s",
-                            cudaGetErrorString(err));
-    }
-    return prism__cuda_finish(ctx, "propagate (wavefront)");
+    return step_end(ctx, err, counter, n_out, s, "propagate (wavefront)");
 }
 
 extern "C" const prism_cuda_photon_kernels PRISM_PHOTON_KERNELS = {

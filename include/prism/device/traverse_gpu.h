@@ -37,6 +37,16 @@ __device__ __forceinline__ const float4 *prism_gpu_node(const prism_geometry_vie
                                               : g.nodes_tail + (i - g.nodes_split));
 }
 
+/* Whether the ray's reciprocal direction is finite on every axis, so that
+ * no slab product is NaN and BOX 1's fminf/fmaxf slabs give the
+ * compare-selects' answer exactly. */
+__device__ __forceinline__ bool prism_gpu_slabs_finite(const prism_ray_pre &pre)
+{
+    const uint32_t e = 0x7F800000u;
+    return (__float_as_uint(pre.inv[0]) & e) != e && (__float_as_uint(pre.inv[1]) & e) != e &&
+           (__float_as_uint(pre.inv[2]) & e) != e;
+}
+
 /* prism_ray_box on a node given as its two halves. */
 template <int BOX>
 __device__ __forceinline__ bool prism_gpu_box(const prism_ray_pre &p, float4 a, float4 b,
@@ -239,13 +249,9 @@ __device__ __forceinline__ bool prism_gpu_trace_closest(const prism_geometry_vie
     ray.tmax = tmax;
     prism_ray_pre pre;
     prism_ray_prepare(&ray, &pre);
-    /* fminf/fmaxf slabs only where no slab product can be NaN */
-    const uint32_t e = 0x7F800000u;
-    const bool finite = (__float_as_uint(pre.inv[0]) & e) != e &&
-                        (__float_as_uint(pre.inv[1]) & e) != e &&
-                        (__float_as_uint(pre.inv[2]) & e) != e;
-    const bool found = finite ? prism_gpu_closest<1, LOOP, 0>(g, pre, tmax, skip, hit)
-                              : prism_gpu_closest<0, LOOP, 0>(g, pre, tmax, skip, hit);
+    const bool found = prism_gpu_slabs_finite(pre)
+                           ? prism_gpu_closest<1, LOOP, 0>(g, pre, tmax, skip, hit)
+                           : prism_gpu_closest<0, LOOP, 0>(g, pre, tmax, skip, hit);
     if (found) {
         float t;
         prism_view_triangle(&g, &pre, hit.index, -INFINITY, INFINITY, &t, &hit.u, &hit.v);
