@@ -274,6 +274,18 @@ static void test_stream_same_bytes(void **state)
                 total += shares[i].photons;
                 nb += shares[i].batches;
                 assert_int_equal(shares[i].batches, c.contexts_seen[i]);
+                /* the stream's own time: within the run, and what a
+                 * context that ran no batch has none of */
+                const double parts[] = {shares[i].start_seconds, shares[i].finish_seconds,
+                                        shares[i].pin_seconds, shares[i].hits_wait_seconds};
+                for (int p = 0; p < 4; p++) {
+                    assert_true(parts[p] >= 0.0 && parts[p] <= st.seconds);
+                    if (shares[i].batches == 0)
+                        assert_true(parts[p] == 0.0);
+                }
+                assert_true(shares[i].start_seconds + shares[i].seconds +
+                                shares[i].finish_seconds <=
+                            st.seconds + 1e-6);
             }
             assert_int_equal(total, N);
             assert_int_equal(nb, c.batches);

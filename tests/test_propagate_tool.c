@@ -189,6 +189,13 @@ static void test_end_to_end(void **state)
     assert_true(exec_json_number(r.out, "\"inside\":", "tail") <= inside);
     assert_true(exec_json_number(r.out, "\"inside\":", "generate") <= inside);
     assert_true(exec_json_number(r.out, "\"inside\":", "hits") > 0); /* --hits was asked */
+    /* the stream's time outside the calls: within the run */
+    const double run = exec_json_number(r.out, "\"seconds\":", "run");
+    const char *const outside[] = {"start", "finish", "pin", "hits_wait"};
+    for (int i = 0; i < 4; i++) {
+        const double v = exec_json_number(r.out, "\"stream\":", outside[i]);
+        assert_true(v >= 0 && v <= run);
+    }
     /* every photon ended one way, once */
     const char *ended = strstr(r.out, "\"ended\":{");
     assert_non_null(ended);

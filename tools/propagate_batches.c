@@ -416,6 +416,12 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
         sum->propagate_seconds =
             shares[i].seconds > sum->propagate_seconds ? shares[i].seconds : sum->propagate_seconds;
         sum->wait_seconds += shares[i].wait_seconds;
+        if (shares[i].start_seconds > sum->stream_start_seconds)
+            sum->stream_start_seconds = shares[i].start_seconds;
+        if (shares[i].finish_seconds > sum->stream_finish_seconds)
+            sum->stream_finish_seconds = shares[i].finish_seconds;
+        sum->pin_seconds += shares[i].pin_seconds;
+        sum->hits_wait_seconds += shares[i].hits_wait_seconds;
     }
     sum->write_seconds = r.write_seconds;
     sum->seconds = tool_now() - t0;

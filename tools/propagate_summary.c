@@ -168,6 +168,10 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            "hits\n",
            in->generate_seconds, in->tail_seconds, in->tail_launches, in->launches,
            in->tally_seconds, in->hits_seconds);
+    printf("  between the calls: %.3f s to the first, %.3f s after the last (the last batch "
+           "written, buffers freed), %.3f s page-locking hits memory, %.3f s of the writer "
+           "waiting for hits still crossing\n",
+           s->stream_start_seconds, s->stream_finish_seconds, s->pin_seconds, s->hits_wait_seconds);
     printf("  %.3f s writing (overlapped with the devices), %.3f s of device time waiting for "
            "it, %.3f s closing the files; %.3f s before the run (start, load, upload)\n",
            s->write_seconds, s->wait_seconds, s->commit_seconds, run->setup_seconds);
@@ -292,6 +296,8 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
            "\"launches\":%u,\"tail_launches\":%u}",
            in->generate_seconds, in->tail_seconds, in->tally_seconds, in->hits_seconds,
            in->launches, in->tail_launches);
+    printf(",\"stream\":{\"start\":%.6g,\"finish\":%.6g,\"pin\":%.6g,\"hits_wait\":%.6g}",
+           s->stream_start_seconds, s->stream_finish_seconds, s->pin_seconds, s->hits_wait_seconds);
     printf(",\"photons_per_second\":%.6g,\"photons_per_second_overall\":%.6g",
            rate(s, s->propagate_seconds), rate(s, s->seconds));
     printf(",\"memory\":{\"device_batch_bytes\":%zu,\"host_batch_bytes\":%zu,"

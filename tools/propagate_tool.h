@@ -77,7 +77,11 @@ typedef struct propagate_summary {
     double seconds;           /* the batch loop, reading and writing included */
     double write_seconds;     /* appending to the files (the sink) */
     double wait_seconds;      /* contexts waiting for the writer to free a buffer */
-    double commit_seconds;    /* the files' headers, fsync and renames after the run */
+    /* the stream's own time outside the calls (prism_propagate_share):
+     * the longest start and finish of a context, the sums of page-locking
+     * and of the writer's waits for hits still crossing */
+    double stream_start_seconds, stream_finish_seconds, pin_seconds, hits_wait_seconds;
+    double commit_seconds; /* the files' headers, fsync and renames after the run */
     /* inside the prism_propagate calls, summed over the contexts: the
      * photons' generation, the steps' tail, the tally, the hits' selection
      * and copy (prism_propagate_stats) */

@@ -448,12 +448,73 @@ static prism_result select_hits(prism_context *ctx, const prism_photon *photons,
     return ctx->be->select(ctx, photons, count, mask, out, capacity, n);
 }
 
+/* The staging of `copy` at least `bytes` long, grown with half again to
+ * spare (rounded to whole MB) so that the batches after it do not each
+ * reallocate; it holds no copy in flight (the holder waited). */
+static prism_result staging_for(prism_context *ctx, prism__hits_copy *copy, size_t bytes)
+{
+    if (copy->staging != NULL && copy->staging_bytes >= bytes)
+        return PRISM_SUCCESS;
+    prism_buffer_release(copy->staging);
+    copy->staging = NULL;
+    copy->staging_bytes = 0;
+    const size_t mb = (size_t)1 << 20;
+    const size_t want = (bytes + bytes / 2 + mb - 1) / mb * mb;
+    prism_result r = prism_buffer_create_device(ctx, want, "propagate.hits_copy", &copy->staging);
+    if (r == PRISM_SUCCESS)
+        copy->staging_bytes = want;
+    return r;
+}
+
+/* n hits of photons[0, count) into the host target `host` through `copy`:
+ * selected into its staging, then copied on its stream (made at first use)
+ * and left in flight, or copied at once when larger than its async_bytes. */
+static prism_result hits_by_copy(prism_context *ctx, const prism_photon *photons, size_t count,
+                                 uint32_t mask, size_t n, prism_photon *host,
+                                 prism__hits_copy *copy)
+{
+    const size_t bytes = n * sizeof(prism_photon);
+    prism_result r = staging_for(ctx, copy, bytes);
+    size_t again = 0;
+    if (r == PRISM_SUCCESS)
+        r = select_hits(ctx, photons, count, mask, prism_buffer_device_pointer(copy->staging), n,
+                        &again);
+    if (r != PRISM_SUCCESS)
+        return r;
+    if (bytes > copy->async_bytes)
+        return prism_buffer_read(copy->staging, 0, host, bytes);
+    if (copy->stream == NULL && (r = prism_stream_create(ctx, &copy->stream)) != PRISM_SUCCESS)
+        return r;
+    r = prism_buffer_read_async(copy->staging, 0, host, bytes, copy->stream);
+    copy->pending = r == PRISM_SUCCESS;
+    return r;
+}
+
+prism_result prism__hits_copy_wait(prism__hits_copy *copy)
+{
+    if (copy == NULL || !copy->pending)
+        return PRISM_SUCCESS;
+    copy->pending = false;
+    return prism_stream_synchronize(copy->stream);
+}
+
+void prism__hits_copy_release(prism__hits_copy *copy)
+{
+    if (copy == NULL)
+        return;
+    prism__hits_copy_wait(copy);
+    prism_stream_destroy(copy->stream);
+    prism_buffer_release(copy->staging);
+    *copy = (prism__hits_copy){0};
+}
+
 /* outputs->hits from the final photons where they are: counted, then only
  * the hits written to the target (on CUDA: selected on the device, and
- * only they copied back). */
+ * only they copied back; through `copy` when one is given and the target
+ * is host memory). */
 static prism_result take_hits(prism_context *ctx, const prism_propagate_outputs *o,
                               const prism_photon *photons, size_t count,
-                              const prism_propagate_stats *st, size_t *hits)
+                              const prism_propagate_stats *st, prism__hits_copy *copy, size_t *hits)
 {
     const uint32_t mask = o->hit_mask != 0 ? o->hit_mask : PRISM_SURFACE_DETECT;
     const size_t capacity = o->hits_capacity != 0 ? o->hits_capacity : count;
@@ -469,6 +530,8 @@ static prism_result take_hits(prism_context *ctx, const prism_propagate_outputs 
                             "propagate: %zu hits, the hits output holds %zu", n, capacity);
     if (n == 0)
         return PRISM_SUCCESS;
+    if (copy != NULL && o->hits.kind == PRISM_TARGET_HOST)
+        return hits_by_copy(ctx, photons, count, mask, n, o->hits.host, copy);
     prism_target t = o->hits;
     t.row_bytes = 0;
     prism__target_map map;
@@ -494,7 +557,7 @@ static prism_result check_outputs(prism_context *ctx, const prism_propagate_outp
 static prism_result call(prism_context *ctx, const prism_geometry *geometry,
                          const prism_photon_source *source, const prism_propagate_desc *desc,
                          const prism_propagate_outputs *outputs, prism_propagate_stats *stats,
-                         bool steps)
+                         bool steps, prism__hits_copy *copy)
 {
     if (ctx == NULL || geometry == NULL || source == NULL || outputs == NULL)
         return prism__error(ctx, PRISM_ERROR_INVALID_ARGUMENT,
@@ -539,7 +602,7 @@ static prism_result call(prism_context *ctx, const prism_geometry *geometry,
                          steps);
             if (r == PRISM_SUCCESS && wanted(&outputs->hits)) {
                 const double t_hits = omp_get_wtime();
-                r = take_hits(ctx, outputs, ph.pointer, source->count, &st, &st.hits);
+                r = take_hits(ctx, outputs, ph.pointer, source->count, &st, copy, &st.hits);
                 st.hits_seconds = omp_get_wtime() - t_hits;
             }
             if (stats != NULL)
@@ -559,7 +622,16 @@ prism_result prism_propagate(prism_context *ctx, const prism_geometry *geometry,
                              const prism_photon_source *source, const prism_propagate_desc *desc,
                              const prism_propagate_outputs *outputs, prism_propagate_stats *stats)
 {
-    return call(ctx, geometry, source, desc, outputs, stats, true);
+    return call(ctx, geometry, source, desc, outputs, stats, true, NULL);
+}
+
+prism_result prism__propagate_copying(prism_context *ctx, const prism_geometry *geometry,
+                                      const prism_photon_source *source,
+                                      const prism_propagate_desc *desc,
+                                      const prism_propagate_outputs *outputs,
+                                      prism_propagate_stats *stats, prism__hits_copy *copy)
+{
+    return call(ctx, geometry, source, desc, outputs, stats, true, copy);
 }
 
 prism_result prism_photons_generate(prism_context *ctx, const prism_geometry *geometry,
@@ -571,7 +643,7 @@ prism_result prism_photons_generate(prism_context *ctx, const prism_geometry *ge
     prism_propagate_desc d = desc != NULL ? *desc : (prism_propagate_desc){0};
     d.record_steps = 0;
     const prism_propagate_outputs out = {.photons = *photons};
-    return call(ctx, geometry, source, &d, &out, NULL, false);
+    return call(ctx, geometry, source, &d, &out, NULL, false, NULL);
 }
 
 prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometry *geometry,

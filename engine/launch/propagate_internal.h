@@ -8,6 +8,7 @@
 #include "engine/context_internal.h"
 #include "prism/device/geometry_view.h"
 #include "prism/device/optics_view.h"
+#include "prism/memory.h"
 #include "prism/propagate.h"
 
 /* Launch sizes. The host backend takes 1M photons a launch. On CUDA the
@@ -61,6 +62,33 @@ prism_result prism__multi_failed(const char *what, prism_context *const *context
                                  prism_result r);
 /* One call's stats added to a run's (seconds left to the caller). */
 void prism__stats_add(prism_propagate_stats *sum, const prism_propagate_stats *st);
+
+/* A batch's hits on their way to host memory while its context goes on:
+ * selected on the device into `staging` (kept and grown across batches),
+ * then copied on the holder's own stream, so that the copy overlaps the
+ * context's next batch. The holder waits (prism__hits_copy_wait) before it
+ * reads the hits or hands `copy` to the next call, and releases it when
+ * done. A copy of more than `async_bytes` (the page-locked part of the host
+ * memory, which the holder sets: a copy into pageable memory would not
+ * overlap anyway) is made at once. */
+typedef struct prism__hits_copy {
+    prism_buffer *staging;
+    size_t staging_bytes;
+    prism_stream *stream;
+    size_t async_bytes;
+    bool pending;
+} prism__hits_copy;
+
+/* prism_propagate, its hits (a host target) left in flight in `copy`. */
+prism_result prism__propagate_copying(prism_context *ctx, const prism_geometry *geometry,
+                                      const prism_photon_source *source,
+                                      const prism_propagate_desc *desc,
+                                      const prism_propagate_outputs *outputs,
+                                      prism_propagate_stats *stats, prism__hits_copy *copy);
+/* The copy finished (a no-op when none is in flight). */
+prism_result prism__hits_copy_wait(prism__hits_copy *copy);
+/* Its stream and staging released, after a wait. */
+void prism__hits_copy_release(prism__hits_copy *copy);
 
 /* Sum up final photons into stats (steps, OR of histories, counts). */
 void prism__propagate_tally(const prism_photon *photons, size_t count,

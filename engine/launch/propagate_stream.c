@@ -1,11 +1,14 @@
 /* prism_propagate_stream: a run of any size as a pipeline. A thread per
  * context takes the next batch, propagates it with its hits and summary
  * made on its device, and leaves the batch's host outputs in one of its two
- * slots; the calling thread hands the batches to the sink in photon order
- * and frees their slots. A context waits only when both its slots are
- * still queued for the sink. */
+ * slots, the hits still being copied there on the slot's own stream while
+ * the context starts its next batch; the calling thread waits for each
+ * batch's copy, hands the batches to the sink in photon order and frees
+ * their slots. A context waits only when both its slots are still queued
+ * for the sink. */
 #include <omp.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +36,7 @@ typedef struct stream_slot {
     prism_buffer *hits_pinned; /* CUDA: the start of `hits` page-locked (pinned_bytes) */
     size_t pinned_bytes;
     prism_step_record *records;
+    prism__hits_copy copy; /* the batch's hits still crossing to `hits` */
     prism_propagate_batch batch;
     uint64_t seq;
     bool busy;  /* taken by its worker, or queued for the sink */
@@ -49,6 +53,7 @@ typedef struct stream_worker {
     prism_propagate_share share;
     prism_propagate_stats stats;
     prism_result result;
+    double first_start, last_end; /* its first call's start, its last call's end */
     pthread_t thread;
     bool started;
     bool late; /* joins on its thread (stream->join) */
@@ -61,6 +66,7 @@ struct stream_run {
     uint64_t next_seq, delivered; /* batches taken; batches the sink has had */
     uint64_t delivered_photons;
     uint64_t total;
+    double t0;        /* the run's start */
     uint64_t mine;    /* photons of this call's batches (total, unless strided) */
     uint64_t advance; /* batch photons times the stride: the cursor's step when strided */
     size_t batch, n, running;
@@ -155,12 +161,16 @@ static void pin_hits(stream_worker *w, stream_slot *slot, size_t hits)
     if (prism_context_backend(w->ctx) != PRISM_BACKEND_CUDA || hits == 0 ||
         want <= slot->pinned_bytes)
         return;
+    const double t0 = omp_get_wtime();
+    if (prism__hits_copy_wait(&slot->copy) != PRISM_SUCCESS) /* into the memory re-locked now */
+        return;                                              /* the sink's wait says why */
     prism_buffer_release(slot->hits_pinned);
     slot->hits_pinned = NULL;
     slot->pinned_bytes = 0;
     if (prism_buffer_register_host(w->ctx, slot->hits, want, 0, "propagate_stream.hits",
                                    &slot->hits_pinned) == PRISM_SUCCESS)
         slot->pinned_bytes = want;
+    w->share.pin_seconds += omp_get_wtime() - t0;
 }
 
 static prism_result one_batch(stream_worker *w, stream_slot *slot)
@@ -183,8 +193,17 @@ static prism_result one_batch(stream_worker *w, stream_slot *slot)
         out.photons = (prism_target){.kind = PRISM_TARGET_HOST, .host = slot->photons};
     if (d.record_steps > 0)
         out.records = (prism_target){.kind = PRISM_TARGET_HOST, .host = slot->records};
+    /* the hits' copy may overlap the next batch where it lands in
+     * page-locked memory (the host backend's copies are made at once) */
+    slot->copy.async_bytes =
+        prism_context_backend(w->ctx) == PRISM_BACKEND_CUDA ? slot->pinned_bytes : SIZE_MAX;
     prism_propagate_stats st;
-    prism_result r = prism_propagate(w->ctx, w->geometry, &src, &d, &out, &st);
+    const double t0 = omp_get_wtime();
+    if (w->share.batches == 0)
+        w->first_start = t0;
+    prism_result r = prism__propagate_copying(w->ctx, w->geometry, &src, &d, &out, &st,
+                                              &slot->copy);
+    w->last_end = omp_get_wtime();
     if (r != PRISM_SUCCESS)
         return r;
     prism__stats_add(&w->stats, &st);
@@ -290,7 +309,11 @@ static prism_result deliver(stream_run *run)
             continue;
         }
         pthread_mutex_unlock(&run->lock);
-        r = run->s->sink(run->s->user, &slot->batch);
+        const double t0 = omp_get_wtime();
+        r = prism__hits_copy_wait(&slot->copy);
+        run->workers[slot->batch.context].share.hits_wait_seconds += omp_get_wtime() - t0;
+        if (r == PRISM_SUCCESS)
+            r = run->s->sink(run->s->user, &slot->batch);
         pthread_mutex_lock(&run->lock);
         slot->busy = slot->ready = false;
         run->delivered++;
@@ -308,6 +331,7 @@ static prism_result deliver(stream_run *run)
 static void free_slots(stream_worker *w)
 {
     for (int k = 0; k < STREAM_SLOTS; k++) {
+        prism__hits_copy_release(&w->slots[k].copy);   /* before the memory it writes */
         prism_buffer_release(w->slots[k].hits_pinned); /* before the memory it locks */
         w->slots[k].hits_pinned = NULL;
         free(w->slots[k].hits);
@@ -470,6 +494,7 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     stream_run run = {.total = source->count,
                       .n = n,
                       .workers = workers,
+                      .t0 = t0,
                       .source = source,
                       .desc = desc,
                       .s = stream};
@@ -507,8 +532,13 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     pthread_cond_destroy(&run.changed);
     pthread_mutex_destroy(&run.lock);
     prism_propagate_stats sum = {0};
+    const double t_end = omp_get_wtime();
     for (size_t i = 0; i < n; i++) {
         prism__stats_add(&sum, &workers[i].stats);
+        if (workers[i].share.batches > 0) {
+            workers[i].share.start_seconds = workers[i].first_start - t0;
+            workers[i].share.finish_seconds = t_end - workers[i].last_end;
+        }
         if (shares != NULL)
             shares[i] = workers[i].share;
         if (r == PRISM_SUCCESS && stream->summary != NULL)

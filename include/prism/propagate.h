@@ -313,6 +313,13 @@ typedef struct prism_propagate_share {
     double seconds;      /* time inside them */
     double wait_seconds; /* prism_propagate_stream: time it waited for the sink to free a
                             buffer (the sink, not the device, was the bound) */
+    /* prism_propagate_stream, where the rest of the run's time went: */
+    double start_seconds;     /* the run's start to its first call's */
+    double finish_seconds;    /* its last call's end to the run's return (the last batch
+                                 handed to the sink, the buffers freed) */
+    double pin_seconds;       /* page-locking host memory for its hits, between calls */
+    double hits_wait_seconds; /* the sink's wait for its batches' hits to reach the host
+                                 (their copy overlaps its next call) */
 } prism_propagate_share;
 
 /** prism_propagate across several contexts at once (one per GPU, or
