@@ -1,7 +1,8 @@
 /* prism_photons_select on CUDA against the host backend, byte for byte:
  * made-up photons (millions, so the count kernel runs many blocks and cub
- * many tiles), the count-only call, and an output too small. Skipped (77)
- * without a CUDA device. */
+ * many tiles), the count-only call, selections cut into many chunks, an
+ * output that is not 16-byte aligned, and an output too small. Skipped
+ * (77) without a CUDA device. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "engine/launch/select_internal.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
 
@@ -71,6 +73,62 @@ static void test_cuda_equals_host(void **state)
     }
 }
 
+/* Chunks of 1000 and 4099 photons (the default is 2^26): every chunk's
+ * indices start at its own first photon, and the hits land in order. */
+static void test_chunks(void **state)
+{
+    (void)state;
+    const size_t n = 300007, chunks[] = {1000, 4099};
+    prism_photon *in = malloc(n * sizeof *in);
+    make(in, n);
+    size_t kh = 0;
+    prism_photon *h = select_on(host, in, n, PRISM_SURFACE_DETECT, &kh);
+    assert_true(kh > 0);
+    for (int c = 0; c < 2; c++) {
+        prism__cuda_select_chunk(chunks[c]);
+        size_t kc = 0;
+        prism_photon *got = select_on(cuda, in, n, PRISM_SURFACE_DETECT, &kc);
+        assert_int_equal(kc, kh);
+        assert_memory_equal(got, h, kh * sizeof *h);
+        free(got);
+    }
+    prism__cuda_select_chunk(0);
+    free(h);
+    free(in);
+}
+
+/* An output 4 bytes past a 16-byte boundary (a target at an offset) takes
+ * the word-by-word gather: the same photons. */
+static void test_unaligned_output(void **state)
+{
+    (void)state;
+    const size_t n = 100003;
+    prism_photon *in = malloc(n * sizeof *in);
+    make(in, n);
+    size_t kh = 0;
+    prism_photon *h = select_on(host, in, n, PRISM_SURFACE_DETECT, &kh);
+    prism_buffer *b = NULL, *out = NULL;
+    assert_int_equal(prism_buffer_create_device(cuda, n * sizeof *in, "test.photons", &b),
+                     PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_write(b, 0, in, n * sizeof *in), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(cuda, 4 + kh * sizeof *in, "test.out", &out),
+                     PRISM_SUCCESS);
+    prism_photon *at = (prism_photon *)((char *)prism_buffer_device_pointer(out) + 4);
+    size_t kc = 0;
+    assert_int_equal(prism__cuda_select(cuda, prism_buffer_device_pointer(b), n,
+                                        PRISM_SURFACE_DETECT, at, kh, &kc),
+                     PRISM_SUCCESS);
+    assert_int_equal(kc, kh);
+    prism_photon *got = malloc(kh * sizeof *got);
+    assert_int_equal(prism_buffer_read(out, 4, got, kh * sizeof *got), PRISM_SUCCESS);
+    assert_memory_equal(got, h, kh * sizeof *h);
+    free(got);
+    prism_buffer_release(out);
+    prism_buffer_release(b);
+    free(h);
+    free(in);
+}
+
 static void test_output_too_small(void **state)
 {
     (void)state;
@@ -87,6 +145,13 @@ static void test_output_too_small(void **state)
     assert_int_equal(prism_photons_select(cuda, b, N, PRISM_SURFACE_DETECT, out, &selected),
                      PRISM_ERROR_OUT_OF_RANGE);
     assert_true(selected > 64);
+    /* in chunks: the chunks past the output are still counted */
+    prism__cuda_select_chunk(1000);
+    size_t chunked = 0;
+    assert_int_equal(prism_photons_select(cuda, b, N, PRISM_SURFACE_DETECT, out, &chunked),
+                     PRISM_ERROR_OUT_OF_RANGE);
+    prism__cuda_select_chunk(0);
+    assert_int_equal(chunked, selected);
     prism_buffer_release(out);
     prism_buffer_release(b);
     free(in);
@@ -103,6 +168,8 @@ int main(void)
     assert_int_equal(prism_context_create(&hd, &host), PRISM_SUCCESS);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cuda_equals_host),
+        cmocka_unit_test(test_chunks),
+        cmocka_unit_test(test_unaligned_output),
         cmocka_unit_test(test_output_too_small),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -428,7 +428,7 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     /* what prism_propagate_batch_limit counts a photon at, and the stream's
      * two host slots a context */
     const size_t b = (size_t)sum->batch, k = r.desc.record_steps;
-    sum->device_batch_bytes = b * (sizeof(prism_photon) + 2 * sizeof(uint32_t) +
+    sum->device_batch_bytes = b * (sizeof(prism_photon) + 3 * sizeof(uint32_t) +
                                    (o->photons ? sizeof(prism_photon) : 0) +
                                    k * sizeof(prism_step_record));
     sum->host_batch_bytes = 2 * b *

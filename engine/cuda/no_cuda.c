@@ -9,6 +9,7 @@
 #include "engine/backend.h"
 #include "engine/devices.h"
 #include "engine/launch/render_tuning.h"
+#include "engine/launch/select_internal.h"
 #include "engine/module/internal.h"
 
 #define NO_CUDA "this build of Prism has no CUDA backend"
@@ -133,6 +134,11 @@ void prism__cuda_render_tuning_get(const prism_context *ctx, int *variant, unsig
     (void)ctx;
     *variant = 0;
     *block = 0;
+}
+
+void prism__cuda_select_chunk(size_t photons)
+{
+    (void)photons;
 }
 #else
 typedef int prism_no_cuda_unused_; /* ISO C forbids an empty unit */

@@ -663,7 +663,8 @@ prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometr
         return r;
     const size_t reserve = prism_geometry_report(geometry)->reserve;
     const size_t k = desc != NULL ? desc->record_steps : 0;
-    const size_t per_photon = sizeof(prism_photon) + 2 * sizeof(uint32_t) +
+    /* the photons, the two queues and the hits' selection indices */
+    const size_t per_photon = sizeof(prism_photon) + 3 * sizeof(uint32_t) +
                               (kind == PRISM_SOURCE_PHOTONS ? sizeof(prism_photon) : 0) +
                               k * sizeof(prism_step_record) +
                               (prism__propagate_scheme_get(ctx) != PRISM__SCHEME_MEGA

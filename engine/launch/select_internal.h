@@ -20,6 +20,11 @@ prism_result prism__cuda_select(prism_context *ctx, const prism_photon *in, size
                                 uint32_t any_of, prism_photon *out, size_t capacity,
                                 size_t *selected);
 
+/* Photons a DeviceSelect call of prism__cuda_select takes (0: the
+ * default, 2^26), for tests that need several chunks without gigabytes;
+ * not thread-safe. A no-op in a build without CUDA. */
+void prism__cuda_select_chunk(size_t photons);
+
 #ifdef __cplusplus
 }
 #endif
