@@ -1,5 +1,6 @@
 /* Placement rules with made-up memory figures: every policy, the edge cases
- * the issue lists, and the split landing on a BFS node prefix. */
+ * the issue lists, the split landing on a BFS node prefix, and the device
+ * budget (a cap on the device bytes) of each policy. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -267,13 +268,220 @@ static void test_bad_arguments_and_names(void **state)
     assert_non_null(strstr(plan[0].reason, "empty"));
 }
 
+/* ---- device_budget: a cap on the device bytes, on top of free memory */
+
+static prism_result plan_budget(prism_placement_policy policy, size_t free_bytes, size_t reserve,
+                                size_t budget, prism_placement *plan, char *msg)
+{
+    prism_placement_desc d = {arrays,  N_ARRAYS, free_bytes, 80000 * MB,
+                              reserve, policy,   false,      budget};
+    return prism_placement_plan(&d, plan, msg, 256);
+}
+
+static size_t need_all(void)
+{
+    size_t need = 0;
+    for (int i = 0; i < N_ARRAYS; i++)
+        need += arrays[i].bytes;
+    return need;
+}
+
+/* A budget below the nodes' bytes: the head of the BFS node array, a whole
+ * number of nodes, on the device; every other array mapped. */
+static void test_budget_splits_nodes(void **state)
+{
+    (void)state;
+    geometry(1000000, 2000000, 1000000); /* 32 MB of nodes */
+    prism_placement plan[N_ARRAYS];
+    char msg[256];
+    const size_t budgets[] = {32, 33, 4u << 20, (4u << 20) + 17, 16u << 20, 32 * MB - 1};
+    for (size_t k = 0; k < sizeof budgets / sizeof budgets[0]; k++) {
+        const size_t budget = budgets[k];
+        assert_int_equal(plan_budget(PRISM_PLACEMENT_AUTO, 80000 * MB, 0, budget, plan, msg),
+                         PRISM_SUCCESS);
+        assert_consistent(plan, N_ARRAYS);
+        assert_int_equal(plan[NODES].device_bytes, budget / 32 * 32);
+        assert_int_equal(plan[NODES].device_bytes % 32, 0);
+        assert_true(plan[NODES].mapped_bytes > 0);
+        assert_int_equal(plan[TRIANGLES].device_bytes, 0);
+        assert_int_equal(plan[VERTICES].device_bytes, 0);
+        assert_int_equal(plan[INFO].device_bytes, 0);
+        assert_true(device_total(plan, N_ARRAYS) <= budget);
+        assert_non_null(strstr(plan[NODES].reason, "split at element"));
+        assert_non_null(strstr(plan[NODES].reason, "device budget"));
+        assert_non_null(strstr(plan[TRIANGLES].reason, "device budget"));
+        assert_null(strstr(plan[NODES].reason, "reserve"));
+    }
+    /* 4 MiB: 131072 nodes, the top 17 levels of a complete tree and one more. */
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_AUTO, 80000 * MB, 0, 4u << 20, plan, msg),
+                     PRISM_SUCCESS);
+    assert_non_null(strstr(plan[NODES].reason, "split at element 131072: head 4.19 MB"));
+    assert_non_null(strstr(plan[NODES].reason, "left of the 4.19 MB device budget"));
+}
+
+/* 0 is no cap: the plan is the one without the field, reasons included. */
+static void test_budget_zero_is_no_cap(void **state)
+{
+    (void)state;
+    geometry(1000000, 2000000, 1000000);
+    prism_placement plan[N_ARRAYS], plain[N_ARRAYS];
+    char msg[256];
+    const size_t frees[] = {0, 300 * MB + 20 * MB, 80000 * MB};
+    for (size_t k = 0; k < 3; k++) {
+        assert_int_equal(plan_with(PRISM_PLACEMENT_AUTO, frees[k], 80000 * MB, 0, plain, msg),
+                         PRISM_SUCCESS);
+        assert_int_equal(plan_budget(PRISM_PLACEMENT_AUTO, frees[k], 0, 0, plan, msg),
+                         PRISM_SUCCESS);
+        for (int i = 0; i < N_ARRAYS; i++) {
+            assert_int_equal(plan[i].device_bytes, plain[i].device_bytes);
+            assert_string_equal(plan[i].reason, plain[i].reason);
+            assert_null(strstr(plan[i].reason, "budget"));
+        }
+    }
+    assert_int_equal(device_total(plan, N_ARRAYS), need_all());
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_DEVICE, 80000 * MB, 0, 0, plan, msg),
+                     PRISM_SUCCESS);
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_CHROMA, 80000 * MB, 0, 0, plan, msg),
+                     PRISM_SUCCESS);
+}
+
+/* A budget that holds everything places everything, as with no budget;
+ * one byte less and the coldest array no longer fits (the hotter ones are
+ * not split to make room for it). */
+static void test_budget_larger_than_everything(void **state)
+{
+    (void)state;
+    geometry(1000000, 2000000, 1000000);
+    prism_placement plan[N_ARRAYS];
+    char msg[256];
+    const size_t need = need_all();
+    const size_t budgets[] = {need, need + 1, 2 * need, SIZE_MAX};
+    for (size_t k = 0; k < 4; k++) {
+        assert_int_equal(plan_budget(PRISM_PLACEMENT_AUTO, 80000 * MB, 0, budgets[k], plan, msg),
+                         PRISM_SUCCESS);
+        assert_consistent(plan, N_ARRAYS);
+        for (int i = 0; i < N_ARRAYS; i++)
+            assert_int_equal(plan[i].device_bytes, plan[i].bytes);
+        assert_int_equal(plan_budget(PRISM_PLACEMENT_DEVICE, 80000 * MB, 0, budgets[k], plan, msg),
+                         PRISM_SUCCESS);
+        assert_int_equal(device_total(plan, N_ARRAYS), need);
+    }
+    /* Above what free memory leaves, the reserve decides and says so. */
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_AUTO, 300 * MB + 20 * MB, 0, SIZE_MAX, plan, msg),
+                     PRISM_SUCCESS);
+    assert_int_equal(plan[NODES].device_bytes, 20 * MB);
+    assert_int_equal(device_total(plan, N_ARRAYS), 20 * MB);
+    assert_non_null(strstr(plan[NODES].reason, "all that is left above the reserve"));
+    assert_non_null(strstr(plan[TRIANGLES].reason, "0 B left above the reserve"));
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_AUTO, 80000 * MB, 0, need - 1, plan, msg),
+                     PRISM_SUCCESS);
+    assert_int_equal(plan[NODES].device_bytes, plan[NODES].bytes);
+    assert_int_equal(plan[TRIANGLES].device_bytes, plan[TRIANGLES].bytes);
+    assert_int_equal(plan[VERTICES].device_bytes, plan[VERTICES].bytes);
+    assert_int_equal(plan[INFO].device_bytes, 0);
+    assert_non_null(strstr(plan[INFO].reason, "device budget"));
+}
+
+/* Whatever the budget, free memory and reserve: the device bytes stay
+ * within the budget and within free - reserve, nodes split on a node. */
+static void test_budget_never_exceeded(void **state)
+{
+    (void)state;
+    geometry(100000, 200000, 100000); /* 3.2 MB of nodes, 10.4 MB in all */
+    prism_placement plan[N_ARRAYS];
+    char msg[256];
+    const size_t need = need_all();
+    const size_t frees[] = {0, 1 * MB, 5 * MB, 12 * MB, 80000 * MB};
+    for (size_t f = 0; f < 5; f++)
+        for (size_t budget = 1; budget < need + 100000; budget += 99991) {
+            assert_int_equal(plan_budget(PRISM_PLACEMENT_AUTO, frees[f], PRISM_PLACEMENT_NO_RESERVE,
+                                         budget, plan, msg),
+                             PRISM_SUCCESS);
+            assert_consistent(plan, N_ARRAYS);
+            const size_t dev = device_total(plan, N_ARRAYS);
+            assert_true(dev <= budget);
+            assert_true(dev <= frees[f]);
+            assert_int_equal(plan[NODES].device_bytes % 32, 0);
+            /* the hottest array takes what the tighter limit allows */
+            const size_t limit = budget < frees[f] ? budget : frees[f];
+            const size_t nodes = limit / 32 * 32;
+            assert_int_equal(plan[NODES].device_bytes,
+                             nodes < arrays[NODES].bytes ? nodes : arrays[NODES].bytes);
+            prism_result r = plan_budget(PRISM_PLACEMENT_DEVICE, frees[f],
+                                         PRISM_PLACEMENT_NO_RESERVE, budget, plan, msg);
+            assert_int_equal(r, budget >= need && frees[f] >= need ? PRISM_SUCCESS
+                                                                   : PRISM_ERROR_PLACEMENT);
+            assert_true(device_total(plan, N_ARRAYS) <= budget);
+        }
+}
+
+static void test_budget_edges(void **state)
+{
+    (void)state;
+    prism_placement plan[N_ARRAYS];
+    char msg[256];
+    /* Smaller than one node: the nodes are mapped, and a colder array small
+     * enough for what is left still goes (the rule is hottest first). */
+    geometry(10, 1, 3); /* 320 B nodes, 12 B triangles, 36 B vertices, 16 B info */
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_AUTO, 80000 * MB, 0, 31, plan, msg),
+                     PRISM_SUCCESS);
+    assert_consistent(plan, N_ARRAYS);
+    assert_int_equal(plan[NODES].device_bytes, 0);
+    assert_non_null(strstr(plan[NODES].reason, "does not fit in the 31 B left of the 31 B device"));
+    assert_int_equal(plan[TRIANGLES].device_bytes, 12);
+    assert_int_equal(plan[VERTICES].device_bytes, 0);
+    assert_int_equal(plan[INFO].device_bytes, 16);
+    assert_int_equal(device_total(plan, N_ARRAYS), 28);
+    /* Device policy over the budget: fails naming it, nothing placed. */
+    geometry(1000, 2000, 1000);
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_DEVICE, 80000 * MB, 0, 1000, plan, msg),
+                     PRISM_ERROR_PLACEMENT);
+    assert_non_null(strstr(msg, "device budget is 1.00 kB"));
+    assert_int_equal(device_total(plan, N_ARRAYS), 0);
+    assert_non_null(strstr(plan[NODES].reason, "exceed the device budget"));
+    /* Mapped: nothing on the device, budget or not. */
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_MAPPED, 80000 * MB, 0, 1000, plan, msg),
+                     PRISM_SUCCESS);
+    assert_int_equal(device_total(plan, N_ARRAYS), 0);
+    /* Chroma's rule has no budget: refused, every entry still filled. */
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_CHROMA, 80000 * MB, 0, 1000, plan, msg),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "chroma takes no device budget"));
+    for (int i = 0; i < N_ARRAYS; i++) {
+        assert_int_equal(plan[i].device_bytes, 0);
+        assert_int_equal(plan[i].mapped_bytes, plan[i].bytes);
+    }
+    /* A budget that maps anything while mapped memory is denied. */
+    prism_placement_desc d = {arrays, N_ARRAYS, 80000 * MB, 80000 * MB, 0, PRISM_PLACEMENT_AUTO,
+                              true,   1000};
+    assert_int_equal(prism_placement_plan(&d, plan, msg, 256), PRISM_ERROR_PLACEMENT);
+    assert_non_null(strstr(msg, "deny_mapped_memory"));
+    d.device_budget = need_all();
+    assert_int_equal(prism_placement_plan(&d, plan, msg, 256), PRISM_SUCCESS);
+    /* Empty arrays with a budget: nothing placed, no error. */
+    geometry(0, 0, 0);
+    assert_int_equal(plan_budget(PRISM_PLACEMENT_AUTO, 80000 * MB, 0, 64, plan, msg),
+                     PRISM_SUCCESS);
+    assert_int_equal(device_total(plan, N_ARRAYS), 0);
+    assert_non_null(strstr(plan[NODES].reason, "empty"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_zero_free_memory),  cmocka_unit_test(test_reserve_larger_than_free),
-        cmocka_unit_test(test_exact_fit),         cmocka_unit_test(test_larger_than_device),
-        cmocka_unit_test(test_many_small_arrays), cmocka_unit_test(test_split_on_node_prefix),
-        cmocka_unit_test(test_mapped_and_deny),   cmocka_unit_test(test_bad_arguments_and_names),
+        cmocka_unit_test(test_zero_free_memory),
+        cmocka_unit_test(test_reserve_larger_than_free),
+        cmocka_unit_test(test_exact_fit),
+        cmocka_unit_test(test_larger_than_device),
+        cmocka_unit_test(test_many_small_arrays),
+        cmocka_unit_test(test_split_on_node_prefix),
+        cmocka_unit_test(test_mapped_and_deny),
+        cmocka_unit_test(test_bad_arguments_and_names),
+        cmocka_unit_test(test_budget_splits_nodes),
+        cmocka_unit_test(test_budget_zero_is_no_cap),
+        cmocka_unit_test(test_budget_larger_than_everything),
+        cmocka_unit_test(test_budget_never_exceeded),
+        cmocka_unit_test(test_budget_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,9 @@
  * second of prism_propagate, for 1M and 10M photons (--counts) from an
  * isotropic point at the detector's centre (350..550 nm), for each
  * placement policy (device, mapped, chroma) on the CUDA backend, and on the
- * host backend (--host-count photons, default 1M) for the GPU/CPU ratio.
+ * host backend (--host-count photons, default 1M) for the GPU/CPU ratio;
+ * --device-budget adds rows on the auto policy with the geometry's device
+ * bytes capped (a split tree: its top levels on the device, the rest mapped).
  * CUDA writes final photons to device memory (no copy back in the timing;
  * they are read afterwards to count steps). Each figure is the median of
  * --repeat runs after one warm-up. The kernel's registers and occupancy are
@@ -29,21 +31,26 @@ int bench_propagate_multi(const char *list, const bench_scene *s, const size_t *
                           int counts_n, int repeat, unsigned max_steps, prism_propagate_math math,
                           bool host, bool json);
 
-#define MAX_RESULTS 96
+#define MAX_RESULTS 160
 #define MAX_COUNTS 4
 #define MAX_SCHEMES 3
+#define MAX_BUDGETS 8
 
 typedef struct prop_result {
-    const char *backend, *policy;
+    const char *backend;
+    char policy[24]; /* "device", ..., or "budget:64M" (auto with a device budget) */
+    size_t device_budget;
     size_t photons;
     double seconds, photons_per_second, steps_per_second;
     unsigned long long steps;
     unsigned launches;
     size_t detected;
-    size_t device_bytes, mapped_bytes; /* where the geometry went */
-    unsigned steps_per_launch;         /* desc.steps_per_launch; 0 = the engine's */
-    const char *scheme;                /* the CUDA step scheme; "-" on the host */
-    unsigned long long hash;           /* FNV-1a of the final photons' words */
+    size_t device_bytes, mapped_bytes;           /* where the geometry went */
+    size_t node_device_bytes, node_mapped_bytes; /* where the BVH nodes went */
+    const char *tree;                            /* "wide" or "binary": the tree walked */
+    unsigned steps_per_launch;                   /* desc.steps_per_launch; 0 = the engine's */
+    const char *scheme;                          /* the CUDA step scheme; "-" on the host */
+    unsigned long long hash;                     /* FNV-1a of the final photons' words */
 } prop_result;
 
 typedef struct prop_bench {
@@ -64,7 +71,9 @@ typedef struct prop_bench {
     prism_propagate_math math; /* --math exact|fast */
     int schemes[MAX_SCHEMES];  /* --scheme mega,wave,wave-generic; 0: the engine's */
     int schemes_n;
-    const char *policies; /* --policy device,mapped,chroma: the CUDA placements run */
+    const char *policies;        /* --policy device,mapped,chroma: the CUDA placements run */
+    size_t budgets[MAX_BUDGETS]; /* --device-budget: auto rows with these device caps */
+    int budgets_n;
     prop_result results[MAX_RESULTS];
     int count;
     char skipped[6][300];
@@ -87,7 +96,7 @@ static void usage(FILE *f)
         "                             [--bvh-order bfs|dfs] [--bvh cuda|host] [--unit U]\n"
         "                             [--math exact|fast] [--steps-per-launch S,T]\n"
         "                             [--scheme mega,wave,wave-generic]\n"
-        "                             [--policy device,mapped,chroma]\n"
+        "                             [--policy device,mapped,chroma] [--device-budget B,B..]\n"
         "Photons/s and steps/s for N photons (default 1000000,10000000) from the detector's\n"
         "centre, per placement policy (device, mapped, chroma) on CUDA, and for --host-count\n"
         "photons (default 1000000; 0 = none) on the host backend. Median of R runs (default 3).\n"
@@ -102,7 +111,14 @@ static void usage(FILE *f)
         "launch), wave (a trace kernel on the GPU walk, then a physics kernel, a step a\n"
         "pair), wave-generic (wave, the trace on the shared walk); default: the engine's.\n"
         "The hash column is of the final photons: equal where the photons are.\n"
-        "--policy: the CUDA placements to run (default all three).\n"
+        "--policy: the CUDA placements to run (default all three; none: only the budget rows).\n"
+        "--device-budget: rows on the auto policy with at most B bytes of the geometry in\n"
+        "device memory each (k, M, G: 2^10, 2^20, 2^30 bytes): hottest arrays first, the BVH\n"
+        "nodes split at a node, so the top of the tree is on the device and the rest mapped.\n"
+        "On CUDA (whatever --policy says), and on the host backend next to its auto row\n"
+        "(both memories are host memory there). The policy column says budget:B; node dev\n"
+        "and node map say where the nodes went; tree says which tree the rows walk (wide\n"
+        "where the upload made it: on the host, and on CUDA where no node is on the device).\n"
         "--gensteps: on CUDA (device placement), the file's gensteps made into photons where\n"
         "they are propagated, against the same photons (prism_photons_generate) read from\n"
         "host memory: photons/s of each and the bytes each sends over PCIe.\n"
@@ -145,16 +161,23 @@ static double time_runs(prism_context *ctx, prism_geometry *g, const prism_photo
     return prism_bench_median(times, (size_t)repeat);
 }
 
-static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g,
-                prism_placement_policy policy, size_t n, double sec,
-                const prism_propagate_stats *st, unsigned spl, const char *scheme,
-                unsigned long long hash)
+/* Which geometry a row ran on: its policy column and device budget. */
+typedef struct placement_row {
+    const char *label; /* "device", ..., "budget:64M" */
+    size_t budget;     /* 0: none */
+} placement_row;
+
+static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g, placement_row pr,
+                size_t n, double sec, const prism_propagate_stats *st, unsigned spl,
+                const char *scheme, unsigned long long hash)
 {
     if (b->count >= MAX_RESULTS)
         return;
     prop_result *r = &b->results[b->count++];
+    const prism_upload_report *rep = prism_geometry_report(g);
     r->backend = prism_backend_name(prism_context_backend(ctx));
-    r->policy = bench_policy_name(policy);
+    snprintf(r->policy, sizeof r->policy, "%s", pr.label);
+    r->device_budget = pr.budget;
     r->photons = n;
     r->seconds = sec;
     r->photons_per_second = (double)n / sec;
@@ -162,8 +185,13 @@ static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g,
     r->steps_per_second = (double)st->steps / sec;
     r->launches = st->launches;
     r->detected = st->detected;
-    r->device_bytes = prism_geometry_report(g)->device_bytes;
-    r->mapped_bytes = prism_geometry_report(g)->mapped_bytes;
+    r->device_bytes = rep->device_bytes;
+    r->mapped_bytes = rep->mapped_bytes;
+    prism_bench_node_bytes(rep, &r->node_device_bytes, &r->node_mapped_bytes);
+    /* The wavefront's trace takes the tuned binary walk on geometry all in
+     * device memory, the shared walk otherwise. */
+    r->tree = strcmp(scheme, "wave") == 0 && rep->mapped_bytes == 0 ? "binary"
+                                                                    : prism_bench_tree(rep);
     r->steps_per_launch = spl;
     r->scheme = scheme;
     r->hash = hash;
@@ -185,15 +213,14 @@ static unsigned long long photons_hash(const prism_photon *p, size_t n)
 
 /* One CUDA run set: photons into device memory, read back after timing. */
 static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry *g,
-                               const bench_scene *s, prism_placement_policy policy, size_t n,
-                               unsigned spl)
+                               const bench_scene *s, placement_row pr, size_t n, unsigned spl)
 {
     char why[600];
     prism_buffer *buf = NULL;
     prism_photon *host = malloc(n * sizeof *host);
     if (host == NULL || prism_buffer_create_device(ctx, n * sizeof(prism_photon), "bench.photons",
                                                    &buf) != PRISM_SUCCESS) {
-        snprintf(why, sizeof why, "cuda %s %zu photons: no memory", bench_policy_name(policy), n);
+        snprintf(why, sizeof why, "cuda %s %zu photons: no memory", pr.label, n);
         skip(b, why);
         free(host);
         return;
@@ -212,15 +239,27 @@ static void measure_cuda_count(prop_bench *b, prism_context *ctx, prism_geometry
             tally.steps += host[i].steps;
             tally.detected += (host[i].history & PRISM_SURFACE_DETECT) != 0;
         }
-        add(b, ctx, g, policy, n, sec, &tally, spl,
+        add(b, ctx, g, pr, n, sec, &tally, spl,
             prism__propagate_scheme_name(prism__propagate_scheme_get(ctx)), photons_hash(host, n));
     } else {
-        snprintf(why, sizeof why, "cuda %s: %s", bench_policy_name(policy),
-                 prism_context_last_error(ctx));
+        snprintf(why, sizeof why, "cuda %s: %s", pr.label, prism_context_last_error(ctx));
         skip(b, why);
     }
     prism_buffer_release(buf);
     free(host);
+}
+
+/* The rows of one geometry: each scheme, `spl_n` steps-per-launch values,
+ * each count. */
+static void measure_cuda_geometry(prop_bench *b, prism_context *ctx, prism_geometry *g,
+                                  const bench_scene *s, placement_row pr, int spl_n)
+{
+    for (int m = 0; m < b->schemes_n; m++) {
+        prism__propagate_scheme(ctx, b->schemes[m]);
+        for (int k = 0; k < spl_n; k++)
+            for (int c = 0; c < b->counts_n; c++)
+                measure_cuda_count(b, ctx, g, s, pr, b->counts[c], b->spl[k]);
+    }
 }
 
 static void measure_cuda(prop_bench *b, const bench_scene *s)
@@ -241,12 +280,20 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
             skip(b, why);
             continue;
         }
-        for (int m = 0; m < b->schemes_n; m++) {
-            prism__propagate_scheme(ctx, b->schemes[m]);
-            for (int k = 0; k < (p[i] == PRISM_PLACEMENT_DEVICE ? b->spl_n : 1); k++)
-                for (int c = 0; c < b->counts_n; c++)
-                    measure_cuda_count(b, ctx, g, s, p[i], b->counts[c], b->spl[k]);
+        const placement_row pr = {bench_policy_name(p[i]), 0};
+        measure_cuda_geometry(b, ctx, g, s, pr, p[i] == PRISM_PLACEMENT_DEVICE ? b->spl_n : 1);
+        prism_geometry_destroy(g);
+    }
+    for (int j = 0; j < b->budgets_n; j++) {
+        char label[24];
+        prism_bench_budget_label(b->budgets[j], label, sizeof label);
+        prism_geometry *g = prism_bench_upload_budget(ctx, s->scene, s->bvh, s->device_bvh,
+                                                      b->budgets[j], why, sizeof why);
+        if (g == NULL) {
+            skip(b, why);
+            continue;
         }
+        measure_cuda_geometry(b, ctx, g, s, (placement_row){label, b->budgets[j]}, 1);
         prism_geometry_destroy(g);
     }
     /* the kernels of the schemes the rows ran */
@@ -279,6 +326,22 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
     prism_context_destroy(ctx);
 }
 
+/* One host row: a single timed run into host memory. */
+static void measure_host_geometry(prop_bench *b, prism_context *ctx, const prism_geometry *g,
+                                  const bench_scene *s, placement_row pr, prism_photon *ph)
+{
+    prism_photon_source src = source_of(s->scene, b->host_count);
+    prism_propagate_desc d = {.seed = 1, .max_steps = b->max_steps};
+    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
+    prism_propagate_stats st;
+    double t0 = prism_bench_now();
+    if (prism_propagate(ctx, g, &src, &d, &out, &st) == PRISM_SUCCESS)
+        add(b, ctx, g, pr, b->host_count, prism_bench_now() - t0, &st, 0, "-",
+            photons_hash(ph, b->host_count));
+    else
+        skip(b, prism_context_last_error(ctx));
+}
+
 static void measure_host(prop_bench *b, const bench_scene *s)
 {
     char why[600];
@@ -287,24 +350,29 @@ static void measure_host(prop_bench *b, const bench_scene *s)
         skip(b, why);
         return;
     }
-    prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, why, sizeof why);
     prism_photon *ph = malloc(b->host_count * sizeof *ph);
-    if (g != NULL && ph != NULL) {
-        prism_photon_source src = source_of(s->scene, b->host_count);
-        prism_propagate_desc d = {.seed = 1, .max_steps = b->max_steps};
-        prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
-        prism_propagate_stats st;
-        double t0 = prism_bench_now();
-        if (prism_propagate(ctx, g, &src, &d, &out, &st) == PRISM_SUCCESS)
-            add(b, ctx, g, PRISM_PLACEMENT_AUTO, b->host_count, prism_bench_now() - t0, &st, 0, "-",
-                photons_hash(ph, b->host_count));
+    if (ph == NULL) {
+        skip(b, "host: out of memory");
+        prism_context_destroy(ctx);
+        return;
+    }
+    prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, why, sizeof why);
+    if (g != NULL)
+        measure_host_geometry(b, ctx, g, s, (placement_row){"auto", 0}, ph);
+    else
+        skip(b, why);
+    prism_geometry_destroy(g);
+    for (int j = 0; j < b->budgets_n; j++) {
+        char label[24];
+        prism_bench_budget_label(b->budgets[j], label, sizeof label);
+        g = prism_bench_upload_budget(ctx, s->scene, s->bvh, false, b->budgets[j], why, sizeof why);
+        if (g != NULL)
+            measure_host_geometry(b, ctx, g, s, (placement_row){label, b->budgets[j]}, ph);
         else
-            skip(b, prism_context_last_error(ctx));
-    } else {
-        skip(b, g == NULL ? why : "host: out of memory");
+            skip(b, why);
+        prism_geometry_destroy(g);
     }
     free(ph);
-    prism_geometry_destroy(g);
     prism_context_destroy(ctx);
 }
 
@@ -317,18 +385,21 @@ static void print_table(const prop_bench *b, const bench_scene *s)
            s->bvh_seconds);
     printf("BVH: CUDA runs on the %s tree, host runs on the host-built one\n",
            s->device_bvh ? "device-built (built at each upload)" : "host-built");
-    printf("%-6s %-8s %-12s %10s %10s %12s %12s %11s %9s %9s %10s %10s %6s %16s\n", "backend",
-           "policy", "scheme", "photons", "seconds", "Mphotons/s", "Msteps/s", "steps", "launches",
-           "detected", "device MB", "mapped MB", "s/l", "hash");
+    printf("%-6s %-12s %-12s %10s %10s %12s %12s %11s %9s %9s %10s %10s %12s %12s %-6s %6s "
+           "%16s\n",
+           "backend", "policy", "scheme", "photons", "seconds", "Mphotons/s", "Msteps/s", "steps",
+           "launches", "detected", "device MB", "mapped MB", "node dev MB", "node map MB", "tree",
+           "s/l", "hash");
     for (int i = 0; i < b->count; i++) {
         const prop_result *r = &b->results[i];
         char spl[16];
         snprintf(spl, sizeof spl, r->steps_per_launch ? "%u" : "auto", r->steps_per_launch);
-        printf("%-6s %-8s %-12s %10zu %10.4f %12.2f %12.2f %11llu %9u %9zu %10.1f %10.1f %6s "
-               "%016llx\n",
+        printf("%-6s %-12s %-12s %10zu %10.4f %12.2f %12.2f %11llu %9u %9zu %10.1f %10.1f %12.2f "
+               "%12.2f %-6s %6s %016llx\n",
                r->backend, r->policy, r->scheme, r->photons, r->seconds,
                r->photons_per_second / 1e6, r->steps_per_second / 1e6, r->steps, r->launches,
-               r->detected, r->device_bytes / 1e6, r->mapped_bytes / 1e6, spl, r->hash);
+               r->detected, r->device_bytes / 1e6, r->mapped_bytes / 1e6,
+               r->node_device_bytes / 1e6, r->node_mapped_bytes / 1e6, r->tree, spl, r->hash);
     }
     for (int i = 0; i < b->kernels_n; i++)
         printf("%s kernel: %d registers/thread, occupancy %.2f at 128 threads (limited by %s)\n",
@@ -352,10 +423,12 @@ static void print_json(const prop_bench *b, const bench_scene *s)
                "\"seconds\":%.6g,"
                "\"photons_per_second\":%.6g,\"steps\":%llu,\"steps_per_second\":%.6g,"
                "\"launches\":%u,\"detected\":%zu,\"device_bytes\":%zu,\"mapped_bytes\":%zu,"
-               "\"steps_per_launch\":%u,\"hash\":\"%016llx\"}",
+               "\"device_budget\":%zu,\"node_device_bytes\":%zu,\"node_mapped_bytes\":%zu,"
+               "\"tree\":\"%s\",\"steps_per_launch\":%u,\"hash\":\"%016llx\"}",
                i ? "," : "", r->backend, r->policy, r->scheme, r->photons, r->seconds,
                r->photons_per_second, r->steps, r->steps_per_second, r->launches, r->detected,
-               r->device_bytes, r->mapped_bytes, r->steps_per_launch, r->hash);
+               r->device_bytes, r->mapped_bytes, r->device_budget, r->node_device_bytes,
+               r->node_mapped_bytes, r->tree, r->steps_per_launch, r->hash);
     }
     printf("]");
     /* the megakernel's under its old key too, for readers of earlier output */
@@ -427,6 +500,15 @@ static bool parse(int argc, char **argv, prop_bench *b)
     if (!parse_schemes(prism_bench_option(argc, argv, "--scheme", "auto"), b))
         return false;
     b->policies = prism_bench_option(argc, argv, "--policy", "device,mapped,chroma");
+    const char *budgets = prism_bench_option(argc, argv, "--device-budget", NULL);
+    if (budgets != NULL &&
+        (b->budgets_n = prism_bench_bytes_list(budgets, b->budgets, MAX_BUDGETS)) < 0) {
+        fprintf(stderr,
+                "prism-bench propagate: --device-budget: expected up to %d sizes such as "
+                "16M,64M,1G, got '%s'\n",
+                MAX_BUDGETS, budgets);
+        return false;
+    }
     long long hc = atoll(prism_bench_option(argc, argv, "--host-count", "1000000"));
     b->host_count = hc > 0 ? (size_t)hc : 0;
     b->max_steps = (unsigned)atoi(prism_bench_option(argc, argv, "--max-steps", "100"));

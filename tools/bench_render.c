@@ -7,7 +7,9 @@
  * memory (the image stays on the GPU, as with a PBO); the host backend into
  * host memory. Each figure is the median of --repeat renders after one
  * warm-up. With a CUDA device the kernel's registers and occupancy are
- * reported too. */
+ * reported too. --device-budget adds rows on the auto policy with the
+ * geometry's device bytes capped (a split tree: its top levels on the
+ * device, the rest mapped). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,13 +25,24 @@
 
 #define MAX_RESULTS 160
 #define MAX_TUNINGS 24
+#define MAX_BUDGETS 8
 
 typedef struct render_result {
-    const char *backend, *policy, *view;
+    const char *backend, *view;
+    char policy[24];  /* "device", ..., or "budget:64M" (auto with a device budget) */
     char variant[16]; /* CUDA render variant and block ("v3/256"), or "" */
     double seconds, rays_per_second;
-    size_t device_bytes, mapped_bytes; /* where the geometry went */
+    size_t device_budget;                        /* 0: none */
+    size_t device_bytes, mapped_bytes;           /* where the geometry went */
+    size_t node_device_bytes, node_mapped_bytes; /* where the BVH nodes went */
+    const char *tree; /* "wide" or "binary" (the default variant's walk); "-" with a variant */
 } render_result;
+
+/* Which geometry a row ran on: its policy column and device budget. */
+typedef struct placement_row {
+    const char *label; /* "device", ..., "budget:64M" */
+    size_t budget;     /* 0: none */
+} placement_row;
 
 typedef struct render_bench {
     const char *file;
@@ -40,6 +53,8 @@ typedef struct render_bench {
     prism_length_unit unit;                   /* --unit */
     bool device_bvh;                          /* --bvh cuda: CUDA rows on the device-built tree */
     int variants[MAX_TUNINGS], variant_count; /* --variants: CUDA kernels to compare */
+    size_t budgets[MAX_BUDGETS]; /* --device-budget: auto rows with these device caps */
+    int budgets_n;
     unsigned blocks[MAX_TUNINGS];
     int block_count;
     int tuned_registers[MAX_TUNINGS * MAX_TUNINGS];
@@ -60,6 +75,7 @@ static void usage(FILE *f)
                "                          [--host-repeat N] [--no-host] [--no-cuda] [--json]\n"
                "                          [--device-only] [--bvh-order bfs|dfs] [--bvh cuda|host]\n"
                "                          [--variants V,V..] [--blocks B,B..] [--unit U]\n"
+               "                          [--device-budget B,B..]\n"
                "Primary rays per second at WxH (default 1920x1080), outside and inside the\n"
                "detector, for placement policies device, mapped and chroma on CUDA and on the\n"
                "host backend. Median of N renders (default 5; host 1) after a warm-up.\n"
@@ -68,7 +84,15 @@ static void usage(FILE *f)
                "lists them), each with every --blocks size (default 256). --bvh: the CUDA rows\n"
                "trace the tree the device builds at upload (cuda, the default) or the host's\n"
                "(host); host rows always trace the host's. --bvh-order: the host tree's node\n"
-               "order (default bfs; dfs implies --bvh host).\n" PRISM_BENCH_UNIT_HELP);
+               "order (default bfs; dfs implies --bvh host).\n"
+               "--device-budget: rows on the auto policy with at most B bytes of the geometry in\n"
+               "device memory each (k, M, G: 2^10, 2^20, 2^30 bytes): hottest arrays first, the\n"
+               "BVH nodes split at a node, so the top of the tree is on the device and the rest\n"
+               "mapped. On CUDA (also with --device-only; the default variant) and on the host\n"
+               "backend next to its auto row (both memories are host memory there). The policy\n"
+               "column says budget:B; node dev and node map say where the nodes went; tree says\n"
+               "which tree the default variant walks (wide where the upload made it: on the\n"
+               "host, and on CUDA where no node is on the device).\n" PRISM_BENCH_UNIT_HELP);
 }
 
 static void skip(render_bench *b, const char *why)
@@ -120,9 +144,10 @@ static double time_view(prism_context *ctx, prism_geometry *g, const prism_camer
 
 /* The four views of `g`, one result each, labelled with `variant`. */
 static void measure_views(render_bench *b, prism_context *ctx, const bench_scene *s,
-                          prism_geometry *g, prism_placement_policy policy, const prism_target *t,
-                          int repeat, const char *variant)
+                          prism_geometry *g, placement_row pr, const prism_target *t, int repeat,
+                          const char *variant)
 {
+    const prism_upload_report *rep = prism_geometry_report(g);
     char why[600];
     prism_camera cam[2];
     bench_cameras(s->scene, cam);
@@ -139,13 +164,16 @@ static void measure_views(render_bench *b, prism_context *ctx, const bench_scene
         }
         render_result *r = &b->results[b->count++];
         r->backend = prism_backend_name(prism_context_backend(ctx));
-        r->policy = bench_policy_name(policy);
+        snprintf(r->policy, sizeof r->policy, "%s", pr.label);
+        r->device_budget = pr.budget;
         r->view = views[v];
         snprintf(r->variant, sizeof r->variant, "%s", variant);
         r->seconds = sec;
         r->rays_per_second = (double)b->width * b->height / sec;
-        r->device_bytes = prism_geometry_report(g)->device_bytes;
-        r->mapped_bytes = prism_geometry_report(g)->mapped_bytes;
+        r->device_bytes = rep->device_bytes;
+        r->mapped_bytes = rep->mapped_bytes;
+        prism_bench_node_bytes(rep, &r->node_device_bytes, &r->node_mapped_bytes);
+        r->tree = variant[0] ? "-" : prism_bench_tree(rep);
     }
 }
 
@@ -158,8 +186,26 @@ static void measure_policy(render_bench *b, prism_context *ctx, const bench_scen
         skip(b, why);
         return;
     }
-    measure_views(b, ctx, s, g, policy, t, repeat, "");
+    measure_views(b, ctx, s, g, (placement_row){bench_policy_name(policy), 0}, t, repeat, "");
     prism_geometry_destroy(g);
+}
+
+/* The --device-budget rows: auto with each cap, the default variant. */
+static void measure_budgets(render_bench *b, prism_context *ctx, const bench_scene *s,
+                            bool device_bvh, const prism_target *t, int repeat)
+{
+    char why[600], label[24];
+    for (int j = 0; j < b->budgets_n; j++) {
+        prism_bench_budget_label(b->budgets[j], label, sizeof label);
+        prism_geometry *g = prism_bench_upload_budget(ctx, s->scene, s->bvh, device_bvh,
+                                                      b->budgets[j], why, sizeof why);
+        if (g == NULL) {
+            skip(b, why);
+            continue;
+        }
+        measure_views(b, ctx, s, g, (placement_row){label, b->budgets[j]}, t, repeat, "");
+        prism_geometry_destroy(g);
+    }
 }
 
 /* --variants x --blocks on one policy, one upload; the kernel choice is
@@ -197,7 +243,8 @@ static void measure_variants(render_bench *b, prism_context *ctx, const bench_sc
                     PRISM_SUCCESS &&
                 prism_kernel_occupancy(ctx, "render", (int)b->blocks[j], &o) == PRISM_SUCCESS)
                 b->tuned_occupancy[k] = o.occupancy;
-            measure_views(b, ctx, s, g, policy, t, b->repeat, label);
+            measure_views(b, ctx, s, g, (placement_row){bench_policy_name(policy), 0}, t, b->repeat,
+                          label);
         }
     prism__cuda_render_tuning(ctx, v0, b0);
     prism_geometry_destroy(g);
@@ -219,6 +266,8 @@ static void measure_cuda(render_bench *b, const bench_scene *s)
                                              PRISM_PLACEMENT_CHROMA};
         for (int i = 0; i < (b->device_only ? 1 : 3); i++)
             measure_policy(b, ctx, s, p[i], &t, b->repeat);
+        /* before the variants: choosing one ends the default choice */
+        measure_budgets(b, ctx, s, s->device_bvh, &t, b->repeat);
         b->block = 256;
         int v;
         prism__cuda_render_tuning_get(ctx, &v, &b->block);
@@ -245,8 +294,10 @@ static void measure_host(render_bench *b, const bench_scene *s)
     }
     uint32_t *pixels = malloc((size_t)b->width * b->height * 4);
     prism_target t = {.kind = PRISM_TARGET_HOST, .host = pixels};
-    if (pixels != NULL)
+    if (pixels != NULL) {
         measure_policy(b, ctx, s, PRISM_PLACEMENT_AUTO, &t, b->host_repeat);
+        measure_budgets(b, ctx, s, false, &t, b->host_repeat);
+    }
     free(pixels);
     prism_context_destroy(ctx);
 }
@@ -259,13 +310,15 @@ static void print_table(const render_bench *b, const bench_scene *s)
            s->device_bvh ? "device-built (built at each upload)" : "host-built",
            b->bvh_order == PRISM_BVH_ORDER_DFS ? "dfs" : "bfs", s->bvh->stats.nodes,
            s->bvh->stats.sah_cost);
-    printf("%-8s %-8s %-8s %-13s %12s %14s %10s %10s\n", "backend", "policy", "variant", "view",
-           "ms/frame", "Mrays/s", "device MB", "mapped MB");
+    printf("%-8s %-12s %-8s %-13s %12s %14s %10s %10s %12s %12s %s\n", "backend", "policy",
+           "variant", "view", "ms/frame", "Mrays/s", "device MB", "mapped MB", "node dev MB",
+           "node map MB", "tree");
     for (int i = 0; i < b->count; i++) {
         const render_result *r = &b->results[i];
-        printf("%-8s %-8s %-8s %-13s %12.3f %14.1f %10.1f %10.1f\n", r->backend, r->policy,
-               r->variant[0] ? r->variant : "-", r->view, r->seconds * 1e3,
-               r->rays_per_second / 1e6, r->device_bytes / 1e6, r->mapped_bytes / 1e6);
+        printf("%-8s %-12s %-8s %-13s %12.3f %14.1f %10.1f %10.1f %12.2f %12.2f %s\n", r->backend,
+               r->policy, r->variant[0] ? r->variant : "-", r->view, r->seconds * 1e3,
+               r->rays_per_second / 1e6, r->device_bytes / 1e6, r->mapped_bytes / 1e6,
+               r->node_device_bytes / 1e6, r->node_mapped_bytes / 1e6, r->tree);
     }
     for (int i = 0; i < b->variant_count; i++)
         for (int j = 0; j < b->block_count; j++)
@@ -291,9 +344,12 @@ static void print_json(const render_bench *b, const bench_scene *s)
         const render_result *r = &b->results[i];
         printf("%s{\"backend\":\"%s\",\"policy\":\"%s\",\"variant\":\"%s\","
                "\"view\":\"%s\",\"seconds\":%.6g,"
-               "\"rays_per_second\":%.6g,\"device_bytes\":%zu,\"mapped_bytes\":%zu}",
+               "\"rays_per_second\":%.6g,\"device_bytes\":%zu,\"mapped_bytes\":%zu,"
+               "\"device_budget\":%zu,\"node_device_bytes\":%zu,\"node_mapped_bytes\":%zu,"
+               "\"tree\":\"%s\"}",
                i ? "," : "", r->backend, r->policy, r->variant, r->view, r->seconds,
-               r->rays_per_second, r->device_bytes, r->mapped_bytes);
+               r->rays_per_second, r->device_bytes, r->mapped_bytes, r->device_budget,
+               r->node_device_bytes, r->node_mapped_bytes, r->tree);
     }
     printf("]");
     if (b->have_occupancy)
@@ -344,6 +400,15 @@ static bool parse(int argc, char **argv, render_bench *b)
     b->block_count = parse_list(prism_bench_option(argc, argv, "--blocks", "256"), blocks);
     for (int i = 0; i < b->block_count; i++)
         b->blocks[i] = blocks[i] > 0 ? (unsigned)blocks[i] : 0u;
+    const char *budgets = prism_bench_option(argc, argv, "--device-budget", NULL);
+    if (budgets != NULL &&
+        (b->budgets_n = prism_bench_bytes_list(budgets, b->budgets, MAX_BUDGETS)) < 0) {
+        fprintf(stderr,
+                "prism-bench render: --device-budget: expected up to %d sizes such as "
+                "16M,64M,1G, got '%s'\n",
+                MAX_BUDGETS, budgets);
+        return false;
+    }
     static const char *const flags[] = {"--json", "--no-host", "--no-cuda", "--device-only", NULL};
     b->file = prism_bench_positional(argc, argv, flags);
     if (!prism_bench_unit(argc, argv, "render", &b->unit))

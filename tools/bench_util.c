@@ -2,10 +2,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_util.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "cli.h"
 
 void prism_bench_settle(void)
 {
@@ -81,4 +84,89 @@ bool prism_bench_unit(int argc, char **argv, const char *stage, prism_length_uni
         return true;
     fprintf(stderr, "prism-bench %s: --unit: expected m, cm, mm or auto, got '%s'\n", stage, v);
     return false;
+}
+
+int prism_bench_bytes_list(const char *text, size_t *out, int max)
+{
+    int n = 0;
+    const char *p = text;
+    if (p == NULL || *p == '\0')
+        return -1;
+    for (;;) {
+        if (*p < '0' || *p > '9' || n == max)
+            return -1;
+        size_t v = 0;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (v > (SIZE_MAX - 9) / 10)
+                return -1;
+            v = v * 10 + (size_t)(*p - '0');
+        }
+        unsigned shift = 0;
+        if (*p == 'k' || *p == 'K')
+            shift = 10;
+        else if (*p == 'm' || *p == 'M')
+            shift = 20;
+        else if (*p == 'g' || *p == 'G')
+            shift = 30;
+        p += shift != 0;
+        if (v == 0 || v > (SIZE_MAX >> shift))
+            return -1;
+        out[n++] = v << shift;
+        if (*p == '\0')
+            return n;
+        if (*p++ != ',')
+            return -1;
+    }
+}
+
+void prism_bench_budget_label(size_t bytes, char *buf, size_t size)
+{
+    static const struct {
+        unsigned shift;
+        char unit;
+    } units[] = {{30, 'G'}, {20, 'M'}, {10, 'k'}};
+    for (int i = 0; i < 3; i++) {
+        if (bytes != 0 && bytes % ((size_t)1 << units[i].shift) == 0) {
+            snprintf(buf, size, "budget:%zu%c", bytes >> units[i].shift, units[i].unit);
+            return;
+        }
+    }
+    snprintf(buf, size, "budget:%zu", bytes);
+}
+
+prism_geometry *prism_bench_upload_budget(prism_context *ctx, const prism_scene *scene,
+                                          const prism_bvh *bvh, bool device_bvh,
+                                          size_t device_budget, char *why, size_t why_size)
+{
+    prism_geometry_desc d = {0};
+    d.policy = PRISM_PLACEMENT_AUTO;
+    d.device_budget = device_budget;
+    tool_env_geometry(&d);
+    const bool device = device_bvh && prism_context_backend(ctx) == PRISM_BACKEND_CUDA;
+    if (device)
+        d.builder = PRISM_BVH_BUILDER_CUDA;
+    prism_geometry *g = NULL;
+    if (prism_geometry_upload(ctx, scene, device ? NULL : bvh, &d, &g) != PRISM_SUCCESS) {
+        char label[32];
+        prism_bench_budget_label(device_budget, label, sizeof label);
+        snprintf(why, why_size, "upload (auto, %s): %s", label, prism_context_last_error(ctx));
+        return NULL;
+    }
+    return g;
+}
+
+void prism_bench_node_bytes(const prism_upload_report *r, size_t *device, size_t *mapped)
+{
+    *device = *mapped = 0;
+    for (size_t i = 0; i < r->array_count; i++) {
+        if (strcmp(r->arrays[i].name, "bvh.nodes") == 0) {
+            *device = r->arrays[i].device_bytes;
+            *mapped = r->arrays[i].mapped_bytes;
+        }
+    }
+}
+
+const char *prism_bench_tree(const prism_upload_report *r)
+{
+    return r->wide_nodes ? "wide" : "binary";
 }

@@ -1,11 +1,14 @@
 /* Small helpers shared by prism-bench's subcommands: a monotonic clock,
- * medians, and the --json flag. */
+ * medians, the --json flag, and --device-budget's byte sizes and upload. */
 #ifndef PRISM_BENCH_UTIL_H
 #define PRISM_BENCH_UTIL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "prism/bvh.h"
+#include "prism/context.h"
+#include "prism/geometry.h"
 #include "prism/scene.h"
 
 /* Seconds on a monotonic clock. */
@@ -31,6 +34,26 @@ const char *prism_bench_option(int argc, char **argv, const char *option, const 
 /* --unit m|cm|mm|auto (prism_length_unit_parse; default auto) into *unit:
  * false, with a message naming `stage` on stderr, for any other value. */
 bool prism_bench_unit(int argc, char **argv, const char *stage, prism_length_unit *unit);
+/* "16M,64M,1G": up to `max` byte sizes, each a whole number of bytes
+ * with an optional k, M or G (2^10, 2^20, 2^30; either case), into out.
+ * The count, or -1 for an empty or malformed list, a 0 or too many. */
+int prism_bench_bytes_list(const char *text, size_t *out, int max);
+/* The label of a --device-budget row: "budget:64M" (the largest of G, M,
+ * k that divides `bytes`, else bytes). */
+void prism_bench_budget_label(size_t bytes, char *buf, size_t size);
+/* A --device-budget row's geometry: as render and propagate upload their
+ * other rows (the environment's settings; the CUDA builder where
+ * device_bvh and the context is CUDA, else the given host tree), with
+ * policy AUTO and desc.device_budget = device_budget. NULL with `why`. */
+prism_geometry *prism_bench_upload_budget(prism_context *ctx, const prism_scene *scene,
+                                          const prism_bvh *bvh, bool device_bvh,
+                                          size_t device_budget, char *why, size_t why_size);
+/* The BVH nodes' bytes in device and in mapped memory, by the report. */
+void prism_bench_node_bytes(const prism_upload_report *r, size_t *device, size_t *mapped);
+/* The tree the shared walk (prism_trace_closest) and the CUDA render's
+ * default variant take: "wide" where the upload made the wide tree, else
+ * "binary". */
+const char *prism_bench_tree(const prism_upload_report *r);
 /* The usage line's piece for it. */
 #define PRISM_BENCH_UNIT_HELP                                                                      \
     "  --unit m|cm|mm|auto   the file's length unit (default auto: its <unit>, else mm for a\n"    \

@@ -47,17 +47,18 @@ static void set(prism_placement *p, size_t device_bytes)
     p->mapped_bytes = p->bytes - device_bytes;
 }
 
-/* ---- auto: hottest first, split the splittable, map the rest. */
+/* ---- auto: hottest first, split the splittable, map the rest. `limit`
+ * names what bounds the device bytes: "above the reserve" (free memory) or
+ * "of the 4.19 MB device budget" (desc.device_budget, where it is lower). */
 
 static void auto_one(const prism_placement_array *a, prism_placement *p, size_t *avail,
-                     size_t total)
+                     size_t total, const char *limit, bool capped)
 {
     char fmtbuf[3][32];
     if (a->bytes <= *avail) {
         set(p, a->bytes);
-        snprintf(p->reason, sizeof p->reason,
-                 "device: heat %.3g, %s fits in the %s left above the reserve", a->heat,
-                 FMT(a->bytes, 0), FMT(*avail, 1));
+        snprintf(p->reason, sizeof p->reason, "device: heat %.3g, %s fits in the %s left %s",
+                 a->heat, FMT(a->bytes, 0), FMT(*avail, 1), limit);
         *avail -= a->bytes;
         return;
     }
@@ -66,24 +67,29 @@ static void auto_one(const prism_placement_array *a, prism_placement *p, size_t 
     if (head > 0) {
         set(p, head);
         snprintf(p->reason, sizeof p->reason,
-                 "split at element %zu: head %s on the device (all that is left above the "
-                 "reserve), tail %s mapped",
-                 head / elem, FMT(head, 0), FMT(a->bytes - head, 1));
+                 "split at element %zu: head %s on the device (all that is left %s), tail %s "
+                 "mapped",
+                 head / elem, FMT(head, 0), limit, FMT(a->bytes - head, 1));
         *avail -= head;
         return;
     }
     set(p, 0);
-    if (total && a->bytes > total)
+    if (!capped && total && a->bytes > total)
         snprintf(p->reason, sizeof p->reason, "mapped: %s is larger than the whole device (%s)",
                  FMT(a->bytes, 0), FMT(total, 1));
     else
-        snprintf(p->reason, sizeof p->reason,
-                 "mapped: %s does not fit in the %s left above the reserve", FMT(a->bytes, 0),
-                 FMT(*avail, 1));
+        snprintf(p->reason, sizeof p->reason, "mapped: %s does not fit in the %s left %s",
+                 FMT(a->bytes, 0), FMT(*avail, 1), limit);
 }
 
-static void plan_auto(const prism_placement_desc *d, prism_placement *plan, size_t avail)
+static void plan_auto(const prism_placement_desc *d, prism_placement *plan, size_t avail,
+                      bool capped)
 {
+    char fmtbuf[1][32], limit[64];
+    if (capped)
+        snprintf(limit, sizeof limit, "of the %s device budget", FMT(d->device_budget, 0));
+    else
+        snprintf(limit, sizeof limit, "above the reserve");
     /* Selection by heat, ties in input order: there are a few arrays, and a
      * sort would need scratch memory this function must not allocate. An
      * entry with a reason is done (empty arrays start done). */
@@ -97,7 +103,7 @@ static void plan_auto(const prism_placement_desc *d, prism_placement *plan, size
         }
         if (best == d->array_count)
             return;
-        auto_one(&d->arrays[best], &plan[best], &avail, d->total_bytes);
+        auto_one(&d->arrays[best], &plan[best], &avail, d->total_bytes, limit, capped);
     }
 }
 
@@ -110,15 +116,23 @@ static prism_result plan_device(const prism_placement_desc *d, prism_placement *
     size_t need = 0;
     for (size_t i = 0; i < d->array_count; i++)
         need += d->arrays[i].bytes;
-    bool fits = need <= avail;
+    const bool over_budget = d->device_budget && need > d->device_budget;
+    const bool fits = need <= avail && !over_budget;
     for (size_t i = 0; i < d->array_count; i++) {
         set(&plan[i], fits ? plan[i].bytes : 0);
         snprintf(plan[i].reason, sizeof plan[i].reason, "%s",
-                 fits ? "device: policy device"
-                      : "policy device: not placed, the arrays do not fit");
+                 fits          ? "device: policy device"
+                 : over_budget ? "policy device: not placed, the arrays exceed the device budget"
+                               : "policy device: not placed, the arrays do not fit");
     }
     if (fits)
         return PRISM_SUCCESS;
+    if (over_budget) {
+        snprintf(message, message_size,
+                 "placement policy device: the arrays need %s but the device budget is %s",
+                 FMT(need, 0), FMT(d->device_budget, 1));
+        return PRISM_ERROR_PLACEMENT;
+    }
     snprintf(message, message_size,
              "placement policy device: the arrays need %s but free device memory %s less the "
              "reserve %s leaves %s",
@@ -262,8 +276,19 @@ prism_result prism_placement_plan(const prism_placement_desc *d, prism_placement
         return PRISM_ERROR_INVALID_ARGUMENT;
     }
     init_plan(d, plan);
+    if (d->device_budget && d->policy == PRISM_PLACEMENT_CHROMA) {
+        snprintf(message, message_size,
+                 "placement policy chroma takes no device budget: Chroma's rule keeps at least "
+                 "100 nodes on the device whatever is free");
+        return PRISM_ERROR_INVALID_ARGUMENT;
+    }
     size_t reserve = reserve_of(d);
     size_t avail = d->free_bytes > reserve ? d->free_bytes - reserve : 0;
+    /* The budget bounds the device bytes where it is below what free memory
+     * leaves; the reasons then name it rather than the reserve. */
+    const bool capped = d->device_budget && d->device_budget < avail;
+    if (capped)
+        avail = d->device_budget;
     switch (d->policy) {
     case PRISM_PLACEMENT_DEVICE: return plan_device(d, plan, avail, reserve, message, message_size);
     case PRISM_PLACEMENT_MAPPED:
@@ -275,7 +300,7 @@ prism_result prism_placement_plan(const prism_placement_desc *d, prism_placement
         }
         return PRISM_SUCCESS;
     case PRISM_PLACEMENT_CHROMA: plan_chroma(d, plan, reserve); break;
-    default: plan_auto(d, plan, avail); break;
+    default: plan_auto(d, plan, avail, capped); break;
     }
     return d->deny_mapped ? check_mapped(d, plan, message, message_size) : PRISM_SUCCESS;
 }

@@ -350,9 +350,10 @@ prism_result prism__up_plan(prism_geometry *g, const prism_bvh *b, const prism_g
     if (r != PRISM_SUCCESS)
         return r;
     prism_placement_desc pd = {
-        arrays,    PRISM_GEOMETRY_ARRAYS,  rep->free_bytes, rep->total_bytes, d->reserve,
-        d->policy, !g->ctx->mapped_allowed};
+        arrays,    PRISM_GEOMETRY_ARRAYS,   rep->free_bytes, rep->total_bytes, d->reserve,
+        d->policy, !g->ctx->mapped_allowed, d->device_budget};
     rep->policy = d->policy;
+    rep->device_budget = d->device_budget;
     rep->reserve = d->reserve == 0                            ? PRISM_PLACEMENT_DEFAULT_RESERVE
                    : d->reserve == PRISM_PLACEMENT_NO_RESERVE ? 0
                                                               : d->reserve;
@@ -768,6 +769,9 @@ size_t prism_geometry_report_format(const prism_upload_report *r, char *buf, siz
     OUT("upload (policy %s, free %.1f MB of %.1f MB, reserve %.1f MB): %.3f s\n",
         prism_placement_policy_name(r->policy), r->free_bytes / 1e6, r->total_bytes / 1e6,
         r->reserve / 1e6, r->seconds);
+    if (r->device_budget)
+        OUT("  device budget: %.1f MB for the arrays, %.1f MB used\n", r->device_budget / 1e6,
+            r->device_bytes / 1e6);
     const prism_bvh_build_report *b = &r->bvh;
     OUT("  bvh: %s build, %.4f s, %zu nodes, SAH %.2f, depth %u (%s)\n",
         prism_bvh_builder_name(b->builder), b->seconds, b->stats.nodes, b->stats.sah_cost,

@@ -100,7 +100,8 @@ enum { PRISM_GEOMETRY_TRACE_UPLOAD = 1u << 0, PRISM_GEOMETRY_TRACE_BVH = 1u << 1
  * defaults; on the host backend the free "device" memory is the host's
  * physical memory; traversal AUTO, the wide tree collapsed where the
  * binary one was built; no validation of the built tree; the CUDA
- * builder's window of 16 and tail of 4096 clusters; no traces.
+ * builder's window of 16 and tail of 4096 clusters; no traces; no
+ * device budget.
  *
  * builder, bvh: used when prism_geometry_upload gets no BVH (bvh NULL) and
  * builds one from the scene. bvh (may be NULL) is the host build's
@@ -166,7 +167,15 @@ enum { PRISM_GEOMETRY_TRACE_UPLOAD = 1u << 0, PRISM_GEOMETRY_TRACE_BVH = 1u << 1
  * (PRISM_BVH_CUDA_TAIL_MAX); else 2..4096. Any other value is
  * PRISM_ERROR_INVALID_ARGUMENT.
  *
- * trace: PRISM_GEOMETRY_TRACE_* bits (above); 0 = none. */
+ * trace: PRISM_GEOMETRY_TRACE_* bits (above); 0 = none.
+ *
+ * device_budget: at most this many bytes of the placed arrays in device
+ * memory (prism_placement_desc.device_budget), however much more is
+ * free: with policy AUTO a budget below the BVH nodes' bytes keeps the
+ * top levels of the tree on the device and maps the rest. Unlike `budget`, which only
+ * lowers the free memory that the reserve is then taken from, it counts
+ * the arrays' own bytes. Not counted: the CUDA builder's temporaries and a
+ * wide tree (placed as the binary nodes are, so mapped beside a split). */
 typedef struct prism_geometry_desc {
     prism_placement_policy policy;
     size_t reserve; /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = none */
@@ -192,6 +201,7 @@ typedef struct prism_geometry_desc {
     unsigned cuda_bvh_radius;    /* 0 = 16; see above */
     unsigned cuda_bvh_tail;      /* 0 = 4096; see above */
     uint32_t trace;              /* PRISM_GEOMETRY_TRACE_*; 0 = none */
+    size_t device_budget;        /* 0 = no cap; see above */
 } prism_geometry_desc;
 
 /* Where one array went and how fast it got there. */
@@ -210,6 +220,7 @@ typedef struct prism_upload_entry {
 typedef struct prism_upload_report {
     prism_placement_policy policy;
     size_t free_bytes, total_bytes, reserve; /* what placement saw (after the budget) */
+    size_t device_budget;                    /* desc.device_budget; 0 = none */
     prism_upload_entry arrays[PRISM_GEOMETRY_ARRAYS];
     size_t array_count;
     size_t device_bytes, mapped_bytes;

@@ -21,9 +21,11 @@ extern "C" {
 typedef enum prism_placement_policy {
     /* Hottest arrays (most reads per byte) to the device first; a splittable
      * array that does not fit keeps its head on the device and its tail mapped;
-     * what does not fit is mapped. */
+     * what does not fit is mapped. "Fits": in free memory above the reserve,
+     * and within device_budget where one is given. */
     PRISM_PLACEMENT_AUTO = 0,
-    /* Everything on the device, or PRISM_ERROR_PLACEMENT saying how much is missing. */
+    /* Everything on the device, or PRISM_ERROR_PLACEMENT saying how much is
+     * missing (free memory or device_budget). */
     PRISM_PLACEMENT_DEVICE,
     /* Everything in mapped write-combined host memory. */
     PRISM_PLACEMENT_MAPPED,
@@ -62,9 +64,19 @@ typedef struct prism_placement_array {
 /* Chroma's min_free_gpu_mem. */
 #define PRISM_PLACEMENT_DEFAULT_RESERVE ((size_t)300000000)
 
-/* Defaults (all-zero): policy AUTO, reserve 300 MB, mapped memory allowed.
+/* Defaults (all-zero): policy AUTO, reserve 300 MB, mapped memory allowed,
+ * no device budget.
  * free_bytes/total_bytes are the device's figures (cudaMemGetInfo, or the
- * host backend's made-up ones); free_bytes = 0 means no device memory free. */
+ * host backend's made-up ones); free_bytes = 0 means no device memory free.
+ *
+ * device_budget: at most this many bytes of the arrays together on the
+ * device (0 = no cap), on top of what free memory and the reserve allow.
+ * AUTO fills it hottest first and splits a splittable array at the last
+ * whole element that fits, so a budget smaller than the BVH nodes puts the
+ * top levels of the tree on the device and maps the rest; DEVICE fails
+ * when the arrays exceed it; MAPPED places nothing on the device anyway;
+ * CHROMA refuses one (PRISM_ERROR_INVALID_ARGUMENT), its rule keeping at
+ * least 100 nodes on the device whatever is free. */
 typedef struct prism_placement_desc {
     const prism_placement_array *arrays;
     size_t array_count;
@@ -72,7 +84,8 @@ typedef struct prism_placement_desc {
     size_t total_bytes;
     size_t reserve; /* 0 = 300 MB; PRISM_PLACEMENT_NO_RESERVE = 0 bytes */
     prism_placement_policy policy;
-    bool deny_mapped; /* the context refuses mapped memory: nothing may be mapped */
+    bool deny_mapped;     /* the context refuses mapped memory: nothing may be mapped */
+    size_t device_budget; /* 0 = no cap; see above */
 } prism_placement_desc;
 
 /* Where one array goes. device_bytes + mapped_bytes == bytes. A split array
@@ -89,8 +102,9 @@ typedef struct prism_placement {
  * no device call. On failure every plan entry is still filled (all mapped or
  * all device as far as decided) and `message` says why.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL desc/plan, arrays NULL with a
- *   count, unknown policy), PRISM_ERROR_PLACEMENT (device policy that does not
- *   fit; anything that must be mapped while deny_mapped),
+ *   count, unknown policy, a device budget with policy chroma),
+ *   PRISM_ERROR_PLACEMENT (device policy that does not fit in free memory or
+ *   the device budget; anything that must be mapped while deny_mapped),
  *   PRISM_ERROR_MAPPED_NOT_ALLOWED (mapped policy with deny_mapped).
  * @thread_safety Any thread; reads desc and its arrays only. */
 PRISM_API prism_result prism_placement_plan(const prism_placement_desc *desc, prism_placement *plan,
