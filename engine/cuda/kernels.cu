@@ -268,14 +268,26 @@ extern "C" prism_result prism__cuda_kernels_init(prism_context *ctx, prism_kerne
                             cudaGetErrorString(err));
     }
     state->stream = (void *)s;
+    /* The tails' stream, blocking as the kernels' one; without priorities
+     * (or a stream) the tails stay on the kernels' stream. */
+    int least = 0, greatest = 0;
+    cudaStream_t u = 0;
+    if (cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess && greatest < least &&
+        cudaStreamCreateWithPriority(&u, cudaStreamDefault, greatest) == cudaSuccess)
+        state->urgent_stream = (void *)u;
+    cudaGetLastError();
     return PRISM_SUCCESS;
 }
 
 extern "C" void prism__cuda_kernels_shutdown(prism_context *ctx, prism_kernel_state *state)
 {
-    if (state->stream != 0 && prism__cuda_bind(ctx) == PRISM_SUCCESS)
-        cudaStreamDestroy((cudaStream_t)state->stream);
-    state->stream = 0;
+    if (prism__cuda_bind(ctx) == PRISM_SUCCESS) {
+        if (state->stream != 0)
+            cudaStreamDestroy((cudaStream_t)state->stream);
+        if (state->urgent_stream != 0)
+            cudaStreamDestroy((cudaStream_t)state->urgent_stream);
+    }
+    state->stream = state->urgent_stream = 0;
 }
 
 /* The stats' photon figures (prism__propagate_tally's) from photons in

@@ -10,7 +10,10 @@
 
 static inline cudaStream_t prism__cuda_stream_of(prism_context *ctx)
 {
-    return ctx->kernels != NULL ? (cudaStream_t)ctx->kernels->stream : (cudaStream_t)0;
+    const struct prism_kernel_state *k = ctx->kernels;
+    if (k == NULL)
+        return (cudaStream_t)0;
+    return (cudaStream_t)(k->urgent && k->urgent_stream != NULL ? k->urgent_stream : k->stream);
 }
 
 /* After a launch on `stream`: its error, then the stream's. */

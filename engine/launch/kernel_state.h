@@ -8,6 +8,13 @@
 
 struct prism_kernel_state {
     void *stream; /* cudaStream_t of the kernels; NULL = the default stream */
+    /* CUDA: a stream of the device's highest priority, which the kernels
+     * take while `urgent` (a propagation's tail: few photons live, each
+     * step waiting on the last). Where another context shares the device,
+     * a tail's blocks then go ahead of that context's full launches
+     * instead of queueing behind them. NULL: the kernels' stream. */
+    void *urgent_stream;
+    bool urgent;
     /* The render colour table where kernels read it, kept between frames
      * so a viewer does not allocate and copy it 60 times a second. */
     prism__scratch colors;

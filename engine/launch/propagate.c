@@ -299,8 +299,10 @@ static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
         for (uint32_t off = 0; off < n && r == PRISM_SUCCESS;) {
             uint32_t take = n - off < slice ? n - off : slice, alive = 0;
             double t0 = omp_get_wtime();
+            k->urgent = n < few; /* each launch ends synchronised: the streams stay in order */
             r = launch_steps(ctx, g, o, q, photons, records, in + off, take, out + survivors,
                              &alive, budget, w, n < few);
+            k->urgent = false;
             if (take == slice && slice > grown)
                 grown = slice;
             const double took = omp_get_wtime() - t0;
