@@ -3,8 +3,8 @@
 # formulas; (label gpu) the CUDA backend's photons against the host's, bit
 # for bit.
 prism_test(NAME gensteps SOURCES test_gensteps.c kernels_test_scene.c TIMEOUT 300)
-prism_test(NAME gensteps_gpu SOURCES test_gensteps_gpu.c kernels_test_scene.c LABELS gpu
-           TIMEOUT 300)
+prism_test(NAME gensteps_gpu SOURCES test_gensteps_gpu.c gpu_compare.c kernels_test_scene.c
+           LABELS gpu TIMEOUT 300)
 # prism-propagate --source muon:... and --gensteps end to end on a
 # detector made by prism-gen-detector (host backend).
 if(TARGET prism-propagate AND TARGET prism-gen-detector)

@@ -6,24 +6,16 @@
  * either CUDA step scheme (the megakernel, the wavefront:
  * engine/launch/propagate_scheme.h); a muon's gensteps read from a
  * geometry on the device are the host's. */
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
 #include "engine/launch/propagate_scheme.h"
-#include "kernels_test_scene.h"
+#include "gpu_compare.h"
 #include "prism/device/genstep.h"
 #include "prism/gensteps.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
-
-static prism_context *cuda, *host;
 
 /* The detector of kt_detector_scene, its water tank lit by a muon. */
 static prism_photon *run(prism_context *ctx, prism_geometry *geo, const prism_gensteps *gs,
@@ -52,11 +44,8 @@ static void test_host_and_cuda_bits(void **state)
     kt_scene s;
     memset(&s, 0, sizeof s);
     kt_detector_scene(&s);
-    assert_int_equal(kt_build(&s, host), 0);
-    prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
-    prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_AUTO, false);
-    assert_non_null(hg);
-    assert_non_null(cg);
+    prism_geometry *hg, *cg;
+    gc_upload_both(&s, PRISM_PLACEMENT_AUTO, &hg, &cg);
     prism_muon_desc d = {.position = {-3.5f, 0.3f, -9},
                          .direction = {0.2f, 0.1f, 1},
                          .energy_gev = 3};
@@ -67,49 +56,37 @@ static void test_host_and_cuda_bits(void **state)
     assert_true(gh.count > 0);
     assert_memory_equal(gh.data, gc.data, gh.count * sizeof(prism_genstep));
     const size_t total = gh.photons < 200000 ? (size_t)gh.photons : 200000;
-    prism_photon *a = run(host, hg, &gh, gh.data, total, total);
+    prism_photon *a = run(gc_host, hg, &gh, gh.data, total, total);
     /* gensteps in device memory, read in place */
     prism_buffer *buf = NULL;
     const size_t bytes = gh.count * sizeof(prism_genstep);
-    assert_int_equal(prism_buffer_create_device(cuda, bytes, "test.gensteps", &buf), PRISM_SUCCESS);
+    assert_int_equal(prism_buffer_create_device(gc_cuda, bytes, "test.gensteps", &buf),
+                     PRISM_SUCCESS);
     assert_int_equal(prism_buffer_write(buf, 0, gh.data, bytes), PRISM_SUCCESS);
-    const int schemes[2] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE};
-    for (int k = 0; k < 2; k++) {
-        assert_true(prism__propagate_scheme(cuda, schemes[k]));
-        printf("# scheme %s\n", prism__propagate_scheme_name(schemes[k]));
-        prism_photon *b = run(cuda, cg, &gh, gh.data, total, total);
-        assert_memory_equal(a, b, total * sizeof *a);
-        prism_photon *c = run(cuda, cg, &gh, gh.data, total, 7777);
-        assert_memory_equal(a, c, total * sizeof *a);
-        prism_photon *e = run(cuda, cg, &gh, prism_buffer_device_pointer(buf), total, total);
-        assert_memory_equal(a, e, total * sizeof *a);
+    for (int k = 0; k < GC_SCHEMES; k++) {
+        printf("# scheme %s\n", gc_scheme(gc_schemes[k]));
+        prism_photon *b = run(gc_cuda, cg, &gh, gh.data, total, total);
+        gc_assert_identical(a, b, total);
+        prism_photon *c = run(gc_cuda, cg, &gh, gh.data, total, 7777);
+        gc_assert_identical(a, c, total);
+        prism_photon *e = run(gc_cuda, cg, &gh, prism_buffer_device_pointer(buf), total, total);
+        gc_assert_identical(a, e, total);
         free(b);
         free(c);
         free(e);
     }
-    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
+    gc_scheme(PRISM__SCHEME_AUTO);
     prism_buffer_release(buf);
     free(a);
     prism_gensteps_free(&gh);
     prism_gensteps_free(&gc);
-    prism_geometry_destroy(hg);
-    prism_geometry_destroy(cg);
-    kt_free(&s, host);
+    gc_free_both(&s, hg, cg);
 }
 
 int main(void)
 {
-    cuda = kt_cuda_context();
-    if (cuda == NULL) {
-        printf("no CUDA device: skipped\n");
-        return 77;
-    }
-    host = kt_host_context();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_and_cuda_bits),
     };
-    const int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    prism_context_destroy(cuda);
-    prism_context_destroy(host);
-    return failed;
+    return gc_run_group_tests(tests, NULL, NULL);
 }

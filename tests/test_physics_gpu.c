@@ -16,30 +16,18 @@
  *   the reemitted fraction and spectrum mean of a scintillator.
  * With PRISM_TEST_SMALL set the photon counts are divided by 50. */
 #include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
 #include "engine/launch/propagate_scheme.h"
 #include "engine/upload/geometry_internal.h"
-#include "kernels_test_scene.h"
+#include "gpu_compare.h"
 #include "physics_tables.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
 
 #define PI 3.14159265358979323846
-
-static prism_context *host, *cuda;
-
-static size_t photons(size_t n)
-{
-    return getenv("PRISM_TEST_SMALL") != NULL ? n / 50 : n;
-}
 
 static void check_fraction(const char *what, size_t k, size_t n, double p)
 {
@@ -47,18 +35,6 @@ static void check_fraction(const char *what, size_t k, size_t n, double p)
     printf("# %-34s %.5f expected %.5f +- %.5f (4 sigma, N=%zu)\n", what, f, p, 4 * sigma, n);
     if (fabs(f - p) > 4.0 * sigma)
         fail_msg("%s: fraction %.5f, expected %.5f +- %.5f", what, f, p, 4 * sigma);
-}
-
-static prism_photon *run(prism_context *ctx, prism_geometry *g, const prism_photon_source *src,
-                         const prism_propagate_desc *d, prism_step_record *records)
-{
-    prism_photon *ph = calloc(src->count, sizeof *ph);
-    assert_non_null(ph);
-    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
-    if (records != NULL)
-        out.records = (prism_target){.kind = PRISM_TARGET_HOST, .host = records};
-    assert_int_equal(prism_propagate(ctx, g, src, d, &out, NULL), PRISM_SUCCESS);
-    return ph;
 }
 
 /* The tables of an uploaded geometry made the suite's: surfaces[i] for
@@ -83,13 +59,9 @@ static void patch(prism_context *ctx, prism_geometry *g, const g4_tables *t)
 
 static void upload_both(kt_scene *s, const g4_tables *t, prism_geometry **hg, prism_geometry **cg)
 {
-    assert_int_equal(kt_build(s, host), 0);
-    *hg = kt_upload(s, host, PRISM_PLACEMENT_AUTO, false);
-    *cg = kt_upload(s, cuda, PRISM_PLACEMENT_DEVICE, false);
-    assert_non_null(*hg);
-    assert_non_null(*cg);
-    patch(host, *hg, t);
-    patch(cuda, *cg, t);
+    gc_upload_both(s, PRISM_PLACEMENT_DEVICE, hg, cg);
+    patch(gc_host, *hg, t);
+    patch(gc_cuda, *cg, t);
 }
 
 static const pt_surface g4_surfaces[5] = {
@@ -168,7 +140,7 @@ static void test_g4_scene_exact_bit_identical(void **state)
     g4_tables t = {g4_surfaces, 5, ls, 0.5f};
     prism_geometry *hg, *cg;
     upload_both(&s, &t, &hg, &cg);
-    const size_t N = photons(300000);
+    const size_t N = gc_photons(300000);
     enum { K = 6 };
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT,
                                .count = N,
@@ -177,52 +149,33 @@ static void test_g4_scene_exact_bit_identical(void **state)
                                .wavelength_max_nm = 520};
     prism_propagate_desc d = {.seed = 77, .record_steps = K, .max_steps = 80};
     prism_step_record *ra = calloc(N * K, sizeof *ra), *rb = calloc(N * K, sizeof *rb);
-    prism_photon *a = run(host, hg, &src, &d, ra), *b = NULL;
-    const int schemes[2] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE};
-    for (int k = 0; k < 2; k++) {
-        assert_true(prism__propagate_scheme(cuda, schemes[k]));
+    prism_photon *a = gc_propagate(gc_host, hg, &src, &d, ra, NULL), *b = NULL;
+    uint32_t or_ = 0;
+    for (size_t i = 0; i < N; i++)
+        or_ |= a[i].history;
+    const uint32_t want = PRISM_SURFACE_DETECT | PRISM_SURFACE_ABSORB | PRISM_BULK_ABSORB |
+                          PRISM_BULK_REEMIT | PRISM_REFLECT_DIFFUSE | PRISM_REFLECT_SPECULAR |
+                          PRISM_REFRACT | PRISM_RAYLEIGH_SCATTER;
+    assert_int_equal(or_ & want, want); /* the scene exercises what it should */
+    for (int k = 0; k < GC_SCHEMES; k++) {
+        char label[96];
+        snprintf(label, sizeof label, "Geant4 surfaces and reemission, scheme %s",
+                 gc_scheme(gc_schemes[k]));
         memset(rb, 0, N * K * sizeof *rb);
-        b = run(cuda, cg, &src, &d, rb);
-        size_t same = 0;
-        uint32_t or_ = 0;
-        for (size_t i = 0; i < N; i++) {
-            same += memcmp(&a[i], &b[i], sizeof *a) == 0;
-            or_ |= a[i].history;
-        }
-        printf("# exact, Geant4 surfaces and reemission, scheme %s: %zu of %zu photons "
-               "bit-identical\n",
-               prism__propagate_scheme_name(schemes[k]), same, N);
-        const uint32_t want = PRISM_SURFACE_DETECT | PRISM_SURFACE_ABSORB | PRISM_BULK_ABSORB |
-                              PRISM_BULK_REEMIT | PRISM_REFLECT_DIFFUSE | PRISM_REFLECT_SPECULAR |
-                              PRISM_REFRACT | PRISM_RAYLEIGH_SCATTER;
-        assert_int_equal(or_ & want, want); /* the scene exercises what it should */
-        assert_int_equal(same, N);
-        assert_memory_equal(ra, rb, N * K * sizeof *ra);
+        b = gc_propagate(gc_cuda, cg, &src, &d, rb, NULL);
+        gc_expect_exact(label, "", a, b, N, ra, rb, K);
         free(b);
     }
-    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
+    gc_scheme(PRISM__SCHEME_AUTO);
     d.math = PRISM_PROPAGATE_MATH_FAST;
     d.record_steps = 0;
-    b = run(cuda, cg, &src, &d, NULL);
-    for (int bit = 0; bit < 32; bit++) {
-        size_t na = 0, nb = 0;
-        for (size_t i = 0; i < N; i++) {
-            na += (a[i].history >> bit) & 1u;
-            nb += (b[i].history >> bit) & 1u;
-        }
-        double tol = 5.0 * sqrt((double)(na + nb)) + 1.0;
-        if (na + nb > 0)
-            printf("# fast %-18s host %8zu cuda %8zu (tolerance %.0f)\n",
-                   prism_history_flag_name(1u << bit), na, nb, tol);
-        assert_true(fabs((double)na - (double)nb) <= tol);
-    }
+    b = gc_propagate(gc_cuda, cg, &src, &d, NULL, NULL);
+    gc_expect_history_counts("fast ", a, b, N);
     free(a);
     free(b);
     free(ra);
     free(rb);
-    prism_geometry_destroy(hg);
-    prism_geometry_destroy(cg);
-    kt_free(&s, host);
+    gc_free_both(&s, hg, cg);
 }
 
 /* Photons given (PHOTONS source) at 45 degrees onto glass n 1.5 from
@@ -232,7 +185,7 @@ static void test_g4_scene_exact_bit_identical(void **state)
 static void test_fresnel_on_cuda(void **state)
 {
     (void)state;
-    const size_t N = photons(200000);
+    const size_t N = gc_photons(200000);
     double c1 = cos(PI / 4), s2 = sin(PI / 4) / 1.5, c2 = sqrt(1 - s2 * s2);
     double rs = pow((c1 - 1.5 * c2) / (c1 + 1.5 * c2), 2);
     double rp = pow((1.5 * c1 - c2) / (1.5 * c1 + c2), 2);
@@ -266,16 +219,14 @@ static void test_fresnel_on_cuda(void **state)
             }
             prism_photon_source src = {.kind = PRISM_SOURCE_PHOTONS, .count = N, .photons = in};
             prism_propagate_desc d = {.seed = 5 + p, .max_steps = 1};
-            prism_photon *ph = run(cuda, cg, &src, &d, NULL);
+            prism_photon *ph = gc_propagate(gc_cuda, cg, &src, &d, NULL, NULL);
             size_t refl = 0;
             for (size_t i = 0; i < N; i++)
                 refl += (ph[i].history & PRISM_REFLECT_SPECULAR) != 0;
             check_fraction(p ? "cuda R_p 45 deg" : "cuda R_s 45 deg", refl, N, p ? rp : rs);
             free(ph);
         }
-        prism_geometry_destroy(hg);
-        prism_geometry_destroy(cg);
-        kt_free(&s, host);
+        gc_free_both(&s, hg, cg);
     }
     free(in);
 }
@@ -288,7 +239,7 @@ static void test_fresnel_on_cuda(void **state)
 static void test_surface_and_reemission_on_cuda(void **state)
 {
     (void)state;
-    const size_t N = photons(200000);
+    const size_t N = gc_photons(200000);
     {
         kt_scene s = {0};
         uint32_t vac = kt_material(&s, "vacuum", 1.0f, 0, 0);
@@ -305,15 +256,13 @@ static void test_surface_and_reemission_on_cuda(void **state)
         upload_both(&s, &t, &hg, &cg);
         prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N};
         prism_propagate_desc d = {.seed = 91, .max_steps = 200};
-        prism_photon *ph = run(cuda, cg, &src, &d, NULL);
+        prism_photon *ph = gc_propagate(gc_cuda, cg, &src, &d, NULL, NULL);
         size_t det = 0;
         for (size_t i = 0; i < N; i++)
             det += (ph[i].history & PRISM_SURFACE_DETECT) != 0;
         check_fraction("cuda sphere detected", det, N, 0.4);
         free(ph);
-        prism_geometry_destroy(hg);
-        prism_geometry_destroy(cg);
-        kt_free(&s, host);
+        gc_free_both(&s, hg, cg);
     }
     kt_scene s = {0};
     uint32_t ls = kt_material(&s, "scintillator", 1.5f, 1.0f, 0);
@@ -324,7 +273,7 @@ static void test_surface_and_reemission_on_cuda(void **state)
     upload_both(&s, &t, &hg, &cg);
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N};
     prism_propagate_desc d = {.seed = 101, .max_steps = 1};
-    prism_photon *ph = run(cuda, cg, &src, &d, NULL);
+    prism_photon *ph = gc_propagate(gc_cuda, cg, &src, &d, NULL, NULL);
     size_t re = 0;
     double wl = 0;
     for (size_t i = 0; i < N; i++)
@@ -340,25 +289,15 @@ static void test_surface_and_reemission_on_cuda(void **state)
     printf("# cuda reemitted mean %.3f nm, expected 466.667 +- %.3f\n", wl / re, tol);
     assert_true(fabs(wl / re - (400.0 + 200.0 / 3.0)) <= tol);
     free(ph);
-    prism_geometry_destroy(hg);
-    prism_geometry_destroy(cg);
-    kt_free(&s, host);
+    gc_free_both(&s, hg, cg);
 }
 
 int main(void)
 {
-    cuda = kt_cuda_context();
-    if (cuda == NULL) {
-        printf("no CUDA device: skipped\n");
-        return 77;
-    }
-    host = kt_host_context();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_g4_scene_exact_bit_identical),
         cmocka_unit_test(test_fresnel_on_cuda),
         cmocka_unit_test(test_surface_and_reemission_on_cuda),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    prism_context_destroy(host);
-    return prism_context_destroy(cuda) == PRISM_SUCCESS ? failed : 1;
+    return gc_run_group_tests(tests, NULL, NULL);
 }

@@ -20,36 +20,15 @@
  * photon counts are divided by 50. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
 #include "engine/launch/propagate_scheme.h"
-#include "kernels_test_scene.h"
+#include "gpu_compare.h"
 #include "prism/device_view.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
-
-static prism_context *host, *cuda;
-
-static size_t photons(size_t n)
-{
-    return getenv("PRISM_TEST_SMALL") != NULL ? n / 50 : n;
-}
-
-static prism_photon *run(prism_context *ctx, prism_geometry *g, const prism_photon_source *src,
-                         const prism_propagate_desc *d, prism_propagate_stats *st)
-{
-    prism_photon *ph = calloc(src->count, sizeof *ph);
-    prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph}};
-    assert_int_equal(prism_propagate(ctx, g, src, d, &out, st), PRISM_SUCCESS);
-    return ph;
-}
 
 static void rich_scene(kt_scene *s)
 {
@@ -69,34 +48,20 @@ static void test_histograms_1M(void **state)
     (void)state;
     kt_scene s = {0};
     rich_scene(&s);
-    assert_int_equal(kt_build(&s, host), 0);
-    prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
-    prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
-    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = photons(1000000)};
+    prism_geometry *hg, *cg;
+    gc_upload_both(&s, PRISM_PLACEMENT_DEVICE, &hg, &cg);
+    prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = gc_photons(1000000)};
     prism_propagate_desc d = {.seed = 2024, .max_steps = 60};
     prism_propagate_stats hs, cs;
-    prism_photon *a = run(host, hg, &src, &d, &hs), *b = run(cuda, cg, &src, &d, &cs);
+    prism_photon *a = gc_propagate(gc_host, hg, &src, &d, NULL, &hs);
+    prism_photon *b = gc_propagate(gc_cuda, cg, &src, &d, NULL, &cs);
     printf("# host %.3f s, cuda %.3f s (%u launches), %llu steps\n", hs.seconds, cs.seconds,
            cs.launches, (unsigned long long)cs.steps);
-    for (int bit = 0; bit < 32; bit++) {
-        size_t na = 0, nb = 0;
-        for (size_t i = 0; i < src.count; i++) {
-            na += (a[i].history >> bit) & 1u;
-            nb += (b[i].history >> bit) & 1u;
-        }
-        if (na + nb == 0)
-            continue;
-        double diff = fabs((double)na - (double)nb), tol = 5.0 * sqrt((double)(na + nb)) + 1.0;
-        printf("# %-18s host %8zu cuda %8zu (tolerance %.0f)\n", prism_history_flag_name(1u << bit),
-               na, nb, tol);
-        assert_true(diff <= tol);
-    }
+    gc_expect_history_counts("", a, b, src.count);
     assert_int_equal(cs.history_or & PRISM_NAN_ABORT, 0);
     free(a);
     free(b);
-    prism_geometry_destroy(hg);
-    prism_geometry_destroy(cg);
-    kt_free(&s, host);
+    gc_free_both(&s, hg, cg);
 }
 
 static void compare_photons(const prism_photon *a, const prism_photon *b, size_t n)
@@ -120,22 +85,20 @@ static void test_deterministic_photon_by_photon(void **state)
     const float c[3] = {0, 0, 0}, lo[3] = {-0.5f, -0.5f, -0.5f}, hi[3] = {0.5f, 0.5f, 0.5f};
     kt_sphere(&s, c, 2.0f, 64, 1, water, PRISM_NONE, det);
     kt_box(&s, lo, hi, 2, water, water, black);
-    assert_int_equal(kt_build(&s, host), 0);
-    prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
-    prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
+    prism_geometry *hg, *cg;
+    gc_upload_both(&s, PRISM_PLACEMENT_DEVICE, &hg, &cg);
     prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
-                               .count = photons(200000),
+                               .count = gc_photons(200000),
                                .position = {0, 0, 1},
                                .direction = {0, 0.2f, 1},
                                .radius = 0.5f,
                                .divergence = 2.5f};
-    prism_photon *a = run(host, hg, &src, NULL, NULL), *b = run(cuda, cg, &src, NULL, NULL);
+    prism_photon *a = gc_propagate(gc_host, hg, &src, NULL, NULL, NULL);
+    prism_photon *b = gc_propagate(gc_cuda, cg, &src, NULL, NULL, NULL);
     compare_photons(a, b, src.count);
     free(a);
     free(b);
-    prism_geometry_destroy(hg);
-    prism_geometry_destroy(cg);
-    kt_free(&s, host);
+    gc_free_both(&s, hg, cg);
 }
 
 static void test_policies_and_outputs_identical(void **state)
@@ -143,12 +106,12 @@ static void test_policies_and_outputs_identical(void **state)
     (void)state;
     kt_scene s = {0};
     rich_scene(&s);
-    assert_int_equal(kt_build(&s, host), 0);
-    const size_t N = photons(200000);
+    assert_int_equal(kt_build(&s, gc_host), 0);
+    const size_t N = gc_photons(200000);
     enum { K = 8 };
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT, .count = N, .position = {0.1f, 0.2f, 0}};
     prism_propagate_desc d = {.seed = 5, .record_steps = K};
-    prism_geometry *g0 = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
+    prism_geometry *g0 = kt_upload(&s, gc_cuda, PRISM_PLACEMENT_DEVICE, false);
     /* the upload says where the walk's arrays live, once, for the launcher
      * to pick its kernel build: all device memory here, some mapped below */
     prism_device_view view;
@@ -159,21 +122,20 @@ static void test_policies_and_outputs_identical(void **state)
     prism_step_record *rec = calloc((size_t)N * K, sizeof *rec);
     prism_propagate_outputs out = {.photons = {.kind = PRISM_TARGET_HOST, .host = ref},
                                    .records = {.kind = PRISM_TARGET_HOST, .host = ref_rec}};
-    assert_int_equal(prism_propagate(cuda, g0, &src, &d, &out, NULL), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(gc_cuda, g0, &src, &d, &out, NULL), PRISM_SUCCESS);
     const prism_placement_policy p[3] = {PRISM_PLACEMENT_MAPPED, PRISM_PLACEMENT_CHROMA,
                                          PRISM_PLACEMENT_AUTO};
     prism_buffer *vbo = NULL;
-    assert_int_equal(prism_buffer_create_device(cuda, (size_t)N * K * sizeof *rec, "test.records",
-                                                &vbo),
+    assert_int_equal(prism_buffer_create_device(gc_cuda, (size_t)N * K * sizeof *rec,
+                                                "test.records", &vbo),
                      PRISM_SUCCESS);
     /* every placement on either scheme: the megakernel's device photons
      * (the wavefront traces on the GPU walk on the device placement, on
      * the shared walk on the others) */
-    const int schemes[2] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE};
-    for (int k = 0; k < 2; k++) {
-        assert_true(prism__propagate_scheme(cuda, schemes[k]));
+    for (int k = 0; k < GC_SCHEMES; k++) {
+        gc_scheme(gc_schemes[k]);
         for (int i = -1; i < 3; i++) {
-            prism_geometry *g = i < 0 ? g0 : kt_upload(&s, cuda, p[i], i == 1);
+            prism_geometry *g = i < 0 ? g0 : kt_upload(&s, gc_cuda, p[i], i == 1);
             assert_non_null(g);
             if (i >= 0 && p[i] == PRISM_PLACEMENT_MAPPED) {
                 assert_int_equal(prism_geometry_device_view(g, &view), PRISM_SUCCESS);
@@ -181,8 +143,8 @@ static void test_policies_and_outputs_identical(void **state)
             }
             prism_propagate_outputs o2 = {.photons = {.kind = PRISM_TARGET_HOST, .host = ph},
                                           .records = {.kind = PRISM_TARGET_BUFFER, .buffer = vbo}};
-            assert_int_equal(prism_propagate(cuda, g, &src, &d, &o2, NULL), PRISM_SUCCESS);
-            assert_memory_equal(ph, ref, N * sizeof *ph);
+            assert_int_equal(prism_propagate(gc_cuda, g, &src, &d, &o2, NULL), PRISM_SUCCESS);
+            gc_assert_identical(ref, ph, N);
             assert_int_equal(prism_buffer_read(vbo, 0, rec, (size_t)N * K * sizeof *rec),
                              PRISM_SUCCESS);
             assert_memory_equal(rec, ref_rec, (size_t)N * K * sizeof *rec);
@@ -190,19 +152,19 @@ static void test_policies_and_outputs_identical(void **state)
                 prism_geometry_destroy(g);
         }
     }
-    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
+    gc_scheme(PRISM__SCHEME_AUTO);
     /* the stats' photon figures are counted wherever the photons go: on
      * the device when no host memory receives them (records only, or a
      * device buffer), the same as counted from the host copy */
     prism_propagate_stats on_host, records_only, in_buffer;
-    assert_int_equal(prism_propagate(cuda, g0, &src, &d, &out, &on_host), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(gc_cuda, g0, &src, &d, &out, &on_host), PRISM_SUCCESS);
     prism_propagate_outputs only = {.records = {.kind = PRISM_TARGET_BUFFER, .buffer = vbo}};
-    assert_int_equal(prism_propagate(cuda, g0, &src, &d, &only, &records_only), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(gc_cuda, g0, &src, &d, &only, &records_only), PRISM_SUCCESS);
     prism_buffer *dev = NULL;
-    assert_int_equal(prism_buffer_create_device(cuda, N * sizeof *ph, "test.photons", &dev),
+    assert_int_equal(prism_buffer_create_device(gc_cuda, N * sizeof *ph, "test.photons", &dev),
                      PRISM_SUCCESS);
     prism_propagate_outputs buffered = {.photons = {.kind = PRISM_TARGET_BUFFER, .buffer = dev}};
-    assert_int_equal(prism_propagate(cuda, g0, &src, &d, &buffered, &in_buffer), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(gc_cuda, g0, &src, &d, &buffered, &in_buffer), PRISM_SUCCESS);
     size_t detected = 0;
     for (size_t i = 0; i < N; i++)
         detected += (ref[i].history & PRISM_SURFACE_DETECT) != 0;
@@ -229,7 +191,7 @@ static void test_policies_and_outputs_identical(void **state)
     free(ref_rec);
     free(rec);
     prism_geometry_destroy(g0);
-    kt_free(&s, host);
+    kt_free(&s, gc_host);
 }
 
 /* Exact arithmetic (the default): CUDA's photons and records are the
@@ -240,10 +202,9 @@ static void test_exact_bit_identical(void **state)
     (void)state;
     kt_scene s = {0};
     rich_scene(&s);
-    assert_int_equal(kt_build(&s, host), 0);
-    prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
-    prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
-    const size_t N = photons(300000);
+    prism_geometry *hg, *cg;
+    gc_upload_both(&s, PRISM_PLACEMENT_DEVICE, &hg, &cg);
+    const size_t N = gc_photons(300000);
     enum { K = 6 };
     prism_photon_source src = {.kind = PRISM_SOURCE_BEAM,
                                .count = N,
@@ -254,14 +215,11 @@ static void test_exact_bit_identical(void **state)
                                .wavelength_nm = 350,
                                .wavelength_max_nm = 550};
     prism_propagate_desc d = {.seed = 99, .record_steps = K, .max_steps = 60};
-    prism_photon *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
     prism_step_record *ra = calloc(N * K, sizeof *ra), *rb = calloc(N * K, sizeof *rb);
-    prism_propagate_outputs oa = {.photons = {.kind = PRISM_TARGET_HOST, .host = a},
-                                  .records = {.kind = PRISM_TARGET_HOST, .host = ra}};
+    prism_propagate_stats hs, cs;
+    prism_photon *a = gc_propagate(gc_host, hg, &src, &d, ra, &hs), *b = calloc(N, sizeof *b);
     prism_propagate_outputs ob = {.photons = {.kind = PRISM_TARGET_HOST, .host = b},
                                   .records = {.kind = PRISM_TARGET_HOST, .host = rb}};
-    prism_propagate_stats hs, cs;
-    assert_int_equal(prism_propagate(host, hg, &src, &d, &oa, &hs), PRISM_SUCCESS);
     /* each scheme: the wavefront traces on the GPU walk (the geometry is
      * all in device memory) and, as WAVE_GENERIC, on prism_trace_closest;
      * to the end, and (its default) with the megakernel in its tail */
@@ -269,9 +227,8 @@ static void test_exact_bit_identical(void **state)
                             PRISM__SCHEME_WAVE_GENERIC};
     const char *const tails[4] = {NULL, "0", NULL, "0"};
     for (int k = 0; k < 4; k++) {
-        assert_true(prism__propagate_scheme(cuda, schemes[k]));
         char name[64];
-        snprintf(name, sizeof name, "%s%s", prism__propagate_scheme_name(schemes[k]),
+        snprintf(name, sizeof name, "%s%s", gc_scheme(schemes[k]),
                  schemes[k] == PRISM__SCHEME_MEGA ? ""
                  : tails[k] != NULL               ? " to the end"
                                                   : " with the megakernel's tail");
@@ -282,15 +239,11 @@ static void test_exact_bit_identical(void **state)
         d.math = PRISM_PROPAGATE_MATH_EXACT;
         memset(b, 0, N * sizeof *b);
         memset(rb, 0, N * K * sizeof *rb);
-        assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
-        size_t same = 0;
-        for (size_t i = 0; i < N; i++)
-            same += memcmp(&a[i], &b[i], sizeof *a) == 0;
-        printf("# exact, %s: %zu of %zu photons bit-identical, %llu steps, %u launches; host "
-               "%.3f s, cuda %.3f s\n",
-               name, same, N, (unsigned long long)cs.steps, cs.launches, hs.seconds, cs.seconds);
-        assert_int_equal(same, N);
-        assert_memory_equal(ra, rb, N * K * sizeof *ra);
+        assert_int_equal(prism_propagate(gc_cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
+        char tail[96];
+        snprintf(tail, sizeof tail, ", %llu steps, %u launches; host %.3f s, cuda %.3f s",
+                 (unsigned long long)cs.steps, cs.launches, hs.seconds, cs.seconds);
+        gc_expect_exact(name, tail, a, b, N, ra, rb, K);
         assert_int_equal(cs.steps, hs.steps);
         assert_int_equal(cs.detected, hs.detected);
         assert_int_equal(cs.history_or, hs.history_or);
@@ -308,17 +261,15 @@ static void test_exact_bit_identical(void **state)
             prism_propagate_outputs po = {.photons = {.kind = PRISM_TARGET_HOST, .host = b + at},
                                           .records = {.kind = PRISM_TARGET_HOST,
                                                       .host = rb + at * K}};
-            assert_int_equal(prism_propagate(cuda, cg, &part, &pd, &po, NULL), PRISM_SUCCESS);
+            assert_int_equal(prism_propagate(gc_cuda, cg, &part, &pd, &po, NULL), PRISM_SUCCESS);
         }
-        assert_memory_equal(a, b, N * sizeof *a);
+        gc_assert_identical(a, b, N);
         assert_memory_equal(ra, rb, N * K * sizeof *ra);
         /* fast arithmetic: other photons, the same physics */
         d.math = PRISM_PROPAGATE_MATH_FAST;
-        assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
+        assert_int_equal(prism_propagate(gc_cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
         size_t alike = 0, da = 0, db = 0;
-        same = 0;
         for (size_t i = 0; i < N; i++) {
-            same += memcmp(&a[i], &b[i], sizeof *a) == 0;
             alike += a[i].history == b[i].history && a[i].solid == b[i].solid &&
                      a[i].steps == b[i].steps;
             da += (a[i].history & PRISM_SURFACE_DETECT) != 0;
@@ -326,18 +277,16 @@ static void test_exact_bit_identical(void **state)
         }
         printf("# fast, %s: %zu bit-identical, %zu end alike of %zu; detected %zu host, %zu "
                "cuda\n",
-               name, same, alike, N, da, db);
-        assert_true(fabs((double)da - (double)db) <= 5.0 * sqrt((double)(da + db)) + 1.0);
+               name, gc_identical(a, b, N), alike, N, da, db);
+        assert_true(fabs((double)da - (double)db) <= gc_tolerance(da, db));
     }
     unsetenv("PRISM_PROPAGATE_TAIL_STEPS");
-    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
+    gc_scheme(PRISM__SCHEME_AUTO);
     free(a);
     free(b);
     free(ra);
     free(rb);
-    prism_geometry_destroy(hg);
-    prism_geometry_destroy(cg);
-    kt_free(&s, host);
+    gc_free_both(&s, hg, cg);
 }
 
 static prism_result gpu_sink(void *user, const prism_propagate_batch *b)
@@ -354,13 +303,12 @@ static prism_result gpu_sink(void *user, const prism_propagate_batch *b)
  * host and the device as two contexts of one run. */
 static void summary_and_hits(int scheme)
 {
-    assert_true(prism__propagate_scheme(cuda, scheme));
+    gc_scheme(scheme);
     kt_scene s = {0};
     rich_scene(&s);
-    assert_int_equal(kt_build(&s, host), 0);
-    prism_geometry *hg = kt_upload(&s, host, PRISM_PLACEMENT_AUTO, false);
-    prism_geometry *cg = kt_upload(&s, cuda, PRISM_PLACEMENT_DEVICE, false);
-    const size_t N = photons(400000), solids = s.scene.solids_count;
+    prism_geometry *hg, *cg;
+    gc_upload_both(&s, PRISM_PLACEMENT_DEVICE, &hg, &cg);
+    const size_t N = gc_photons(400000), solids = s.scene.solids_count;
     prism_photon_source src = {.kind = PRISM_SOURCE_POINT,
                                .count = N,
                                .position = {0.1f, 0, 0},
@@ -375,8 +323,8 @@ static void summary_and_hits(int scheme)
     prism_propagate_outputs oa = {.hits = {.kind = PRISM_TARGET_HOST, .host = a}, .summary = &sa};
     prism_propagate_outputs ob = {.hits = {.kind = PRISM_TARGET_HOST, .host = b}, .summary = &sb};
     prism_propagate_stats hs, cs;
-    assert_int_equal(prism_propagate(host, hg, &src, &d, &oa, &hs), PRISM_SUCCESS);
-    assert_int_equal(prism_propagate(cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(gc_host, hg, &src, &d, &oa, &hs), PRISM_SUCCESS);
+    assert_int_equal(prism_propagate(gc_cuda, cg, &src, &d, &ob, &cs), PRISM_SUCCESS);
     printf("# device summary: %zu hits of %zu photons, times %.3f to %.3f ns\n", cs.hits, N,
            (double)sb.time_min, (double)sb.time_max);
     assert_true(cs.hits > 0);
@@ -390,18 +338,18 @@ static void summary_and_hits(int scheme)
     assert_true(sa.time_min == sb.time_min && sa.time_max == sb.time_max);
     assert_memory_equal(ha, hb, (solids + 1) * 8);
     /* the stream over the host and the device together, small batches */
-    prism_context *both[2] = {cuda, host};
+    prism_context *both[2] = {gc_cuda, gc_host};
     const prism_geometry *gs[2] = {cg, hg};
     prism_photon *at = c;
     prism_propagate_stream_desc sd = {
         .batch = N / 7 + 1, .sink = gpu_sink, .user = &at, .summary = &sc};
     prism_propagate_share shares[2];
     prism_memory_report before, after;
-    assert_int_equal(prism_memory_report_get(cuda, &before), PRISM_SUCCESS);
+    assert_int_equal(prism_memory_report_get(gc_cuda, &before), PRISM_SUCCESS);
     assert_int_equal(prism_propagate_stream(both, gs, 2, &src, &d, &sd, NULL, shares),
                      PRISM_SUCCESS);
     /* the scratch the batches shared is returned with the run */
-    assert_int_equal(prism_memory_report_get(cuda, &after), PRISM_SUCCESS);
+    assert_int_equal(prism_memory_report_get(gc_cuda, &after), PRISM_SUCCESS);
     assert_int_equal(after.total.bytes, before.total.bytes);
     assert_true(after.peak_bytes > before.total.bytes);
     printf("# stream: %zu photons on CUDA, %zu on the host\n", shares[0].photons,
@@ -416,16 +364,14 @@ static void summary_and_hits(int scheme)
     free(ha);
     free(hb);
     free(hc);
-    prism_geometry_destroy(hg);
-    prism_geometry_destroy(cg);
-    kt_free(&s, host);
+    gc_free_both(&s, hg, cg);
 }
 
 static void test_device_summary_and_hits(void **state)
 {
     (void)state;
     summary_and_hits(PRISM__SCHEME_MEGA);
-    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
+    gc_scheme(PRISM__SCHEME_AUTO);
 }
 
 /* The same through the wavefront. */
@@ -433,17 +379,11 @@ static void test_device_summary_and_hits_wave(void **state)
 {
     (void)state;
     summary_and_hits(PRISM__SCHEME_WAVE);
-    prism__propagate_scheme(cuda, PRISM__SCHEME_AUTO);
+    gc_scheme(PRISM__SCHEME_AUTO);
 }
 
 int main(void)
 {
-    cuda = kt_cuda_context();
-    if (cuda == NULL) {
-        printf("no CUDA device: skipped\n");
-        return 77;
-    }
-    host = kt_host_context();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_histograms_1M),
         cmocka_unit_test(test_deterministic_photon_by_photon),
@@ -452,7 +392,5 @@ int main(void)
         cmocka_unit_test(test_device_summary_and_hits),
         cmocka_unit_test(test_device_summary_and_hits_wave),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    prism_context_destroy(host);
-    return prism_context_destroy(cuda) == PRISM_SUCCESS ? failed : 1;
+    return gc_run_group_tests(tests, NULL, NULL);
 }
