@@ -1,7 +1,8 @@
 # Ray-traced rendering on the host backend (known pixels of a known scene)
 # and (label gpu) the CUDA backend and GL targets against the host.
 prism_test(NAME render SOURCES test_render.c kernels_test_scene.c)
-prism_test(NAME render_gpu SOURCES test_render_gpu.c kernels_test_scene.c LABELS gpu TIMEOUT 600)
+prism_test(NAME render_gpu SOURCES test_render_gpu.c gpu_compare.c kernels_test_scene.c LABELS gpu
+           TIMEOUT 600)
 
 # GL interop targets (PBO, VBO) through headless EGL: only where EGL is found.
 find_package(OpenGL QUIET COMPONENTS EGL)

@@ -2,4 +2,4 @@
 # backend against a plain loop, its errors, and (label gpu) CUDA against
 # the host, byte for byte.
 prism_test(NAME select SOURCES test_select.c)
-prism_test(NAME select_gpu SOURCES test_select_gpu.c LABELS gpu)
+prism_test(NAME select_gpu SOURCES test_select_gpu.c gpu_compare.c kernels_test_scene.c LABELS gpu)

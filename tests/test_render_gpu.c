@@ -8,16 +8,11 @@
  * at most 0.1% of pixels may differ by more than one level. Between
  * placement policies and targets on CUDA the code and arithmetic are the
  * same: pixel-exact. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
-#include "kernels_test_scene.h"
+#include "gpu_compare.h"
 #include "prism/kernels.h"
 #include "prism/memory.h"
 #include "prism/render.h"
@@ -25,19 +20,17 @@
 
 enum { W = 640, H = 480 };
 
-static prism_context *host, *cuda;
 static kt_scene scene;
 static prism_geometry *host_geom, *cuda_geom;
 
 static int setup(void **state)
 {
     (void)state;
-    host = kt_host_context();
     kt_detector_scene(&scene);
-    if (host == NULL || kt_build(&scene, host) != 0)
+    if (kt_build(&scene, gc_host) != 0)
         return -1;
-    host_geom = kt_upload(&scene, host, PRISM_PLACEMENT_AUTO, false);
-    cuda_geom = kt_upload(&scene, cuda, PRISM_PLACEMENT_DEVICE, false);
+    host_geom = kt_upload(&scene, gc_host, PRISM_PLACEMENT_AUTO, false);
+    cuda_geom = kt_upload(&scene, gc_cuda, PRISM_PLACEMENT_DEVICE, false);
     return host_geom != NULL && cuda_geom != NULL ? 0 : -1;
 }
 
@@ -46,9 +39,8 @@ static int teardown(void **state)
     (void)state;
     prism_geometry_destroy(host_geom);
     prism_geometry_destroy(cuda_geom);
-    kt_free(&scene, host);
-    prism_context_destroy(host);
-    return prism_context_destroy(cuda) == PRISM_SUCCESS ? 0 : -1;
+    kt_free(&scene, gc_host);
+    return 0;
 }
 
 static const prism_camera outside = {.eye = {7, 5, 9}, .look_at = {0, 0, 0}, .vfov_degrees = 50};
@@ -89,8 +81,8 @@ static void test_same_images_both_backends(void **state)
     const prism_camera *cams[2] = {&outside, &inside};
     for (int c = 0; c < 2; c++)
         for (int m = 0; m < 2; m++) {
-            uint32_t *a = render(host, host_geom, cams[c], (prism_render_mode)m);
-            uint32_t *b = render(cuda, cuda_geom, cams[c], (prism_render_mode)m);
+            uint32_t *a = render(gc_host, host_geom, cams[c], (prism_render_mode)m);
+            uint32_t *b = render(gc_cuda, cuda_geom, cams[c], (prism_render_mode)m);
             compare(a, b,
                     c == 0 ? (m ? "outside x-ray" : "outside shaded")
                            : (m ? "inside x-ray" : "inside shaded"));
@@ -102,13 +94,13 @@ static void test_same_images_both_backends(void **state)
 static void test_placement_policies_identical(void **state)
 {
     (void)state;
-    uint32_t *ref = render(cuda, cuda_geom, &inside, PRISM_RENDER_XRAY);
+    uint32_t *ref = render(gc_cuda, cuda_geom, &inside, PRISM_RENDER_XRAY);
     const prism_placement_policy p[3] = {PRISM_PLACEMENT_MAPPED, PRISM_PLACEMENT_CHROMA,
                                          PRISM_PLACEMENT_AUTO};
     for (int i = 0; i < 3; i++) {
-        prism_geometry *g = kt_upload(&scene, cuda, p[i], i == 1);
+        prism_geometry *g = kt_upload(&scene, gc_cuda, p[i], i == 1);
         assert_non_null(g);
-        uint32_t *img = render(cuda, g, &inside, PRISM_RENDER_XRAY);
+        uint32_t *img = render(gc_cuda, g, &inside, PRISM_RENDER_XRAY);
         assert_memory_equal(img, ref, W * H * 4);
         free(img);
         prism_geometry_destroy(g);
@@ -120,19 +112,19 @@ static void test_placement_policies_identical(void **state)
 static void test_targets_identical(void **state)
 {
     (void)state;
-    uint32_t *ref = render(cuda, cuda_geom, &outside, PRISM_RENDER_SHADED);
+    uint32_t *ref = render(gc_cuda, cuda_geom, &outside, PRISM_RENDER_SHADED);
     prism_render_desc d = {.width = W, .height = H, .background = {20, 20, 40, 255}};
     prism_buffer *dev = NULL, *mapped = NULL;
-    assert_int_equal(prism_buffer_create_device(cuda, W * H * 4, "test.image", &dev),
+    assert_int_equal(prism_buffer_create_device(gc_cuda, W * H * 4, "test.image", &dev),
                      PRISM_SUCCESS);
-    assert_int_equal(prism_buffer_create_pinned(cuda, W * H * 4, PRISM_HOST_MAPPED, "test.mapped",
-                                                &mapped),
+    assert_int_equal(prism_buffer_create_pinned(gc_cuda, W * H * 4, PRISM_HOST_MAPPED,
+                                                "test.mapped", &mapped),
                      PRISM_SUCCESS);
     prism_buffer *bufs[2] = {dev, mapped};
     uint32_t *img = calloc(W * H, 4);
     for (int i = 0; i < 2; i++) {
         prism_target t = {.kind = PRISM_TARGET_BUFFER, .buffer = bufs[i]};
-        assert_int_equal(prism_render(cuda, cuda_geom, &outside, &d, &t, NULL), PRISM_SUCCESS);
+        assert_int_equal(prism_render(gc_cuda, cuda_geom, &outside, &d, &t, NULL), PRISM_SUCCESS);
         assert_int_equal(prism_buffer_read(bufs[i], 0, img, W * H * 4), PRISM_SUCCESS);
         assert_memory_equal(img, ref, W * H * 4);
     }
@@ -150,12 +142,12 @@ static void test_every_kernel_variant(void **state)
     (void)state;
     int v0;
     unsigned b0;
-    prism__cuda_render_tuning_get(cuda, &v0, &b0);
+    prism__cuda_render_tuning_get(gc_cuda, &v0, &b0);
     const prism_camera *cams[2] = {&outside, &inside};
     const uint32_t hall = 0;
     uint32_t *ref[5];
     for (int i = 0; i < 4; i++)
-        ref[i] = render(host, host_geom, cams[i / 2], (prism_render_mode)(i % 2));
+        ref[i] = render(gc_host, host_geom, cams[i / 2], (prism_render_mode)(i % 2));
     prism_render_desc hd = {.width = W,
                             .height = H,
                             .background = {20, 20, 40, 255},
@@ -163,21 +155,22 @@ static void test_every_kernel_variant(void **state)
                             .hidden_solids_count = 1};
     ref[4] = calloc(W * H, 4);
     prism_target ht = {.kind = PRISM_TARGET_HOST, .host = ref[4]};
-    assert_int_equal(prism_render(host, host_geom, &outside, &hd, &ht, NULL), PRISM_SUCCESS);
+    assert_int_equal(prism_render(gc_host, host_geom, &outside, &hd, &ht, NULL), PRISM_SUCCESS);
     const unsigned blocks[3] = {256, 128, 64};
     for (int v = 0; v < prism__cuda_render_variants(); v++)
         for (int b = 0; b < 3; b++) {
-            assert_true(prism__cuda_render_tuning(cuda, v, blocks[b]));
+            assert_true(prism__cuda_render_tuning(gc_cuda, v, blocks[b]));
             char what[64];
             for (int i = 0; i < 4; i++) {
-                uint32_t *img = render(cuda, cuda_geom, cams[i / 2], (prism_render_mode)(i % 2));
+                uint32_t *img = render(gc_cuda, cuda_geom, cams[i / 2], (prism_render_mode)(i % 2));
                 snprintf(what, sizeof what, "variant %d/%u view %d", v, blocks[b], i);
                 compare(ref[i], img, what);
                 free(img);
             }
             uint32_t *img = calloc(W * H, 4);
             prism_target t = {.kind = PRISM_TARGET_HOST, .host = img};
-            assert_int_equal(prism_render(cuda, cuda_geom, &outside, &hd, &t, NULL), PRISM_SUCCESS);
+            assert_int_equal(prism_render(gc_cuda, cuda_geom, &outside, &hd, &t, NULL),
+                             PRISM_SUCCESS);
             snprintf(what, sizeof what, "variant %d/%u hall hidden", v, blocks[b]);
             compare(ref[4], img, what);
             free(img);
@@ -185,14 +178,14 @@ static void test_every_kernel_variant(void **state)
     for (int i = 0; i < 5; i++)
         free(ref[i]);
     /* out of range: refused, the choice unchanged */
-    assert_true(prism__cuda_render_tuning(cuda, v0, b0));
-    assert_false(prism__cuda_render_tuning(cuda, prism__cuda_render_variants(), 256));
-    assert_false(prism__cuda_render_tuning(cuda, -1, 256));
-    assert_false(prism__cuda_render_tuning(cuda, 0, 48));
-    assert_false(prism__cuda_render_tuning(cuda, 0, 512));
+    assert_true(prism__cuda_render_tuning(gc_cuda, v0, b0));
+    assert_false(prism__cuda_render_tuning(gc_cuda, prism__cuda_render_variants(), 256));
+    assert_false(prism__cuda_render_tuning(gc_cuda, -1, 256));
+    assert_false(prism__cuda_render_tuning(gc_cuda, 0, 48));
+    assert_false(prism__cuda_render_tuning(gc_cuda, 0, 512));
     int v;
     unsigned b;
-    prism__cuda_render_tuning_get(cuda, &v, &b);
+    prism__cuda_render_tuning_get(gc_cuda, &v, &b);
     assert_int_equal(v, v0);
     assert_int_equal(b, b0);
 }
@@ -205,24 +198,20 @@ static void test_occupancy_report(void **state)
         prism_occupancy o;
         int regs = 0;
         size_t shared = 0;
-        assert_int_equal(prism_kernel_resources(cuda, names[i], &regs, &shared), PRISM_SUCCESS);
-        assert_int_equal(prism_kernel_occupancy(cuda, names[i], 128, &o), PRISM_SUCCESS);
+        assert_int_equal(prism_kernel_resources(gc_cuda, names[i], &regs, &shared), PRISM_SUCCESS);
+        assert_int_equal(prism_kernel_occupancy(gc_cuda, names[i], 128, &o), PRISM_SUCCESS);
         printf("# %s: %d registers, %zu shared bytes, occupancy %.2f (limited by %s)\n", names[i],
                regs, shared, o.occupancy, prism_occupancy_limit_name(o.limited_by));
         assert_true(regs > 0 && o.occupancy > 0.0);
     }
     prism_occupancy o;
-    assert_int_equal(prism_kernel_occupancy(cuda, "nope", 128, &o), PRISM_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(prism_kernel_occupancy(host, "render", 128, &o), PRISM_ERROR_UNSUPPORTED);
+    assert_int_equal(prism_kernel_occupancy(gc_cuda, "nope", 128, &o),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(prism_kernel_occupancy(gc_host, "render", 128, &o), PRISM_ERROR_UNSUPPORTED);
 }
 
 int main(void)
 {
-    cuda = kt_cuda_context();
-    if (cuda == NULL) {
-        printf("no CUDA device: skipped\n");
-        return 77;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_images_both_backends),
         cmocka_unit_test(test_placement_policies_identical),
@@ -230,5 +219,5 @@ int main(void)
         cmocka_unit_test(test_every_kernel_variant),
         cmocka_unit_test(test_occupancy_report),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return gc_run_group_tests(tests, setup, teardown);
 }

@@ -3,21 +3,14 @@
  * many tiles), the count-only call, selections cut into many chunks, an
  * output that is not 16-byte aligned, and an output too small. Skipped
  * (77) without a CUDA device. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
 #include "engine/launch/select_internal.h"
+#include "gpu_compare.h"
 #include "prism/memory.h"
 #include "prism/propagate.h"
-
-static prism_context *host, *cuda;
 
 static void make(prism_photon *p, size_t n)
 {
@@ -61,8 +54,8 @@ static void test_cuda_equals_host(void **state)
         make(in, sizes[s]);
         for (size_t m = 0; m < 3; m++) {
             size_t kh = 0, kc = 0;
-            prism_photon *h = select_on(host, in, sizes[s], masks[m], &kh);
-            prism_photon *c = select_on(cuda, in, sizes[s], masks[m], &kc);
+            prism_photon *h = select_on(gc_host, in, sizes[s], masks[m], &kh);
+            prism_photon *c = select_on(gc_cuda, in, sizes[s], masks[m], &kc);
             assert_int_equal(kc, kh);
             if (kh > 0)
                 assert_memory_equal(c, h, kh * sizeof *h);
@@ -82,12 +75,12 @@ static void test_chunks(void **state)
     prism_photon *in = malloc(n * sizeof *in);
     make(in, n);
     size_t kh = 0;
-    prism_photon *h = select_on(host, in, n, PRISM_SURFACE_DETECT, &kh);
+    prism_photon *h = select_on(gc_host, in, n, PRISM_SURFACE_DETECT, &kh);
     assert_true(kh > 0);
     for (int c = 0; c < 2; c++) {
         prism__cuda_select_chunk(chunks[c]);
         size_t kc = 0;
-        prism_photon *got = select_on(cuda, in, n, PRISM_SURFACE_DETECT, &kc);
+        prism_photon *got = select_on(gc_cuda, in, n, PRISM_SURFACE_DETECT, &kc);
         assert_int_equal(kc, kh);
         assert_memory_equal(got, h, kh * sizeof *h);
         free(got);
@@ -106,16 +99,16 @@ static void test_unaligned_output(void **state)
     prism_photon *in = malloc(n * sizeof *in);
     make(in, n);
     size_t kh = 0;
-    prism_photon *h = select_on(host, in, n, PRISM_SURFACE_DETECT, &kh);
+    prism_photon *h = select_on(gc_host, in, n, PRISM_SURFACE_DETECT, &kh);
     prism_buffer *b = NULL, *out = NULL;
-    assert_int_equal(prism_buffer_create_device(cuda, n * sizeof *in, "test.photons", &b),
+    assert_int_equal(prism_buffer_create_device(gc_cuda, n * sizeof *in, "test.photons", &b),
                      PRISM_SUCCESS);
     assert_int_equal(prism_buffer_write(b, 0, in, n * sizeof *in), PRISM_SUCCESS);
-    assert_int_equal(prism_buffer_create_device(cuda, 4 + kh * sizeof *in, "test.out", &out),
+    assert_int_equal(prism_buffer_create_device(gc_cuda, 4 + kh * sizeof *in, "test.out", &out),
                      PRISM_SUCCESS);
     prism_photon *at = (prism_photon *)((char *)prism_buffer_device_pointer(out) + 4);
     size_t kc = 0;
-    assert_int_equal(prism__cuda_select(cuda, prism_buffer_device_pointer(b), n,
+    assert_int_equal(prism__cuda_select(gc_cuda, prism_buffer_device_pointer(b), n,
                                         PRISM_SURFACE_DETECT, at, kh, &kc),
                      PRISM_SUCCESS);
     assert_int_equal(kc, kh);
@@ -136,19 +129,19 @@ static void test_output_too_small(void **state)
     prism_photon *in = malloc(N * sizeof *in);
     make(in, N);
     prism_buffer *b = NULL, *out = NULL;
-    assert_int_equal(prism_buffer_create_device(cuda, N * sizeof *in, "test.photons", &b),
+    assert_int_equal(prism_buffer_create_device(gc_cuda, N * sizeof *in, "test.photons", &b),
                      PRISM_SUCCESS);
     assert_int_equal(prism_buffer_write(b, 0, in, N * sizeof *in), PRISM_SUCCESS);
-    assert_int_equal(prism_buffer_create_device(cuda, 64 * sizeof *in, "test.small", &out),
+    assert_int_equal(prism_buffer_create_device(gc_cuda, 64 * sizeof *in, "test.small", &out),
                      PRISM_SUCCESS);
     size_t selected = 0;
-    assert_int_equal(prism_photons_select(cuda, b, N, PRISM_SURFACE_DETECT, out, &selected),
+    assert_int_equal(prism_photons_select(gc_cuda, b, N, PRISM_SURFACE_DETECT, out, &selected),
                      PRISM_ERROR_OUT_OF_RANGE);
     assert_true(selected > 64);
     /* in chunks: the chunks past the output are still counted */
     prism__cuda_select_chunk(1000);
     size_t chunked = 0;
-    assert_int_equal(prism_photons_select(cuda, b, N, PRISM_SURFACE_DETECT, out, &chunked),
+    assert_int_equal(prism_photons_select(gc_cuda, b, N, PRISM_SURFACE_DETECT, out, &chunked),
                      PRISM_ERROR_OUT_OF_RANGE);
     prism__cuda_select_chunk(0);
     assert_int_equal(chunked, selected);
@@ -159,20 +152,11 @@ static void test_output_too_small(void **state)
 
 int main(void)
 {
-    prism_context_desc d = {.backend = PRISM_BACKEND_CUDA};
-    if (prism_cuda_device_count() == 0 || prism_context_create(&d, &cuda) != PRISM_SUCCESS) {
-        printf("no CUDA device: skipped\n");
-        return 77;
-    }
-    prism_context_desc hd = {.backend = PRISM_BACKEND_HOST};
-    assert_int_equal(prism_context_create(&hd, &host), PRISM_SUCCESS);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cuda_equals_host),
         cmocka_unit_test(test_chunks),
         cmocka_unit_test(test_unaligned_output),
         cmocka_unit_test(test_output_too_small),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    prism_context_destroy(host);
-    return prism_context_destroy(cuda) == PRISM_SUCCESS ? failed : 1;
+    return gc_run_group_tests(tests, NULL, NULL);
 }
