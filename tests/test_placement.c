@@ -35,7 +35,7 @@ static void geometry(size_t nodes, size_t triangles, size_t vertices)
 static prism_result plan_with(prism_placement_policy policy, size_t free_bytes, size_t total,
                               size_t reserve, prism_placement *plan, char *msg)
 {
-    prism_placement_desc d = {arrays, N_ARRAYS, free_bytes, total, reserve, policy, false};
+    prism_placement_desc d = {arrays, N_ARRAYS, free_bytes, total, reserve, policy, false, 0};
     return prism_placement_plan(&d, plan, msg, 256);
 }
 
@@ -166,7 +166,7 @@ static void test_many_small_arrays(void **state)
     }
     prism_placement_desc d = {many,      COUNT, 300 * MB + 100 * 1000 + 999,
                               1000 * MB, 0,     PRISM_PLACEMENT_AUTO,
-                              false};
+                              false,     0};
     char msg[256];
     assert_int_equal(prism_placement_plan(&d, plan, msg, sizeof msg), PRISM_SUCCESS);
     size_t on_device = 0;
@@ -227,7 +227,7 @@ static void test_mapped_and_deny(void **state)
                      PRISM_SUCCESS);
     assert_int_equal(device_total(plan, N_ARRAYS), 0);
     assert_consistent(plan, N_ARRAYS);
-    prism_placement_desc d = {arrays, N_ARRAYS, 0, 1000 * MB, 0, PRISM_PLACEMENT_MAPPED, true};
+    prism_placement_desc d = {arrays, N_ARRAYS, 0, 1000 * MB, 0, PRISM_PLACEMENT_MAPPED, true, 0};
     assert_int_equal(prism_placement_plan(&d, plan, msg, sizeof msg),
                      PRISM_ERROR_MAPPED_NOT_ALLOWED);
     assert_non_null(strstr(msg, "deny_mapped_memory"));
@@ -245,7 +245,7 @@ static void test_bad_arguments_and_names(void **state)
     prism_placement plan[1];
     assert_int_equal(prism_placement_plan(NULL, plan, msg, sizeof msg),
                      PRISM_ERROR_INVALID_ARGUMENT);
-    prism_placement_desc d = {NULL, 1, 0, 0, 0, PRISM_PLACEMENT_AUTO, false};
+    prism_placement_desc d = {NULL, 1, 0, 0, 0, PRISM_PLACEMENT_AUTO, false, 0};
     assert_int_equal(prism_placement_plan(&d, plan, msg, sizeof msg), PRISM_ERROR_INVALID_ARGUMENT);
     d.array_count = 0;
     d.policy = (prism_placement_policy)42;
@@ -262,7 +262,7 @@ static void test_bad_arguments_and_names(void **state)
     assert_string_equal(prism_placement_policy_name(PRISM_PLACEMENT_CHROMA), "chroma");
     /* An empty array is placed nowhere and says so. */
     prism_placement_array empty = {"empty", 0, 1.0, true, 32, PRISM_ARRAY_NODES};
-    d = (prism_placement_desc){&empty, 1, 0, 0, 0, PRISM_PLACEMENT_CHROMA, true};
+    d = (prism_placement_desc){&empty, 1, 0, 0, 0, PRISM_PLACEMENT_CHROMA, true, 0};
     assert_int_equal(prism_placement_plan(&d, plan, msg, sizeof msg), PRISM_SUCCESS);
     assert_int_equal(plan[0].device_bytes + plan[0].mapped_bytes, 0);
     assert_non_null(strstr(plan[0].reason, "empty"));
