@@ -401,6 +401,7 @@ int main(int argc, char **argv)
     /* Under mpirun the rank's first context is made while MPI_Init runs
      * (a quarter of a second each on the test machine). */
     const bool early_mpi = !o.validate && propagate_mpi_prepare(&o);
+    propagate_visible_devices(&o); /* its node-local rank known: before CUDA starts */
     if (early_mpi)
         start_early(&early, &o, &run);
     int mpi_rc;
@@ -425,8 +426,12 @@ int main(int argc, char **argv)
 #endif
     if (mpi == NULL && check_outputs(&o) != PROPAGATE_OK)
         return PROPAGATE_FAILED;
-    if (mpi == NULL && !o.validate)
+    if (mpi == NULL && !o.validate) {
+#ifndef PRISM_HAVE_MPI
+        propagate_visible_devices(&o);
+#endif
         start_early(&early, &o, &run);
+    }
     prism_scene *scene = load(&o, &run.load_seconds);
     int rc = PROPAGATE_FAILED;
     if (scene != NULL) {

@@ -3,7 +3,7 @@
 add_executable(prism-propagate ${CMAKE_CURRENT_LIST_DIR}/prism_propagate.c
   ${CMAKE_CURRENT_LIST_DIR}/propagate_options.c ${CMAKE_CURRENT_LIST_DIR}/propagate_batches.c
   ${CMAKE_CURRENT_LIST_DIR}/propagate_summary.c ${CMAKE_CURRENT_LIST_DIR}/propagate_validate.c
-  ${CMAKE_CURRENT_LIST_DIR}/propagate_devices.c)
+  ${CMAKE_CURRENT_LIST_DIR}/propagate_devices.c ${CMAKE_CURRENT_LIST_DIR}/propagate_visible.c)
 target_link_libraries(prism-propagate PRIVATE prism_static prism_tool_support prism_warnings)
 if(PRISM_HAVE_MPI)
   # mpirun -np N prism-propagate: a share of the photons a rank, gathered by rank 0

@@ -1,12 +1,15 @@
 /* prism-propagate's contexts: one, or one per device that --devices (else
  * a list in $PRISM_DEVICE) names, by the engine's device rules
  * (prism_device_list). Under mpirun each rank takes one device of that
- * list by its node-local rank. */
+ * list by its node-local rank. CUDA is shown only the devices used
+ * (propagate_visible.h). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "propagate_tool.h"
+#include "propagate_visible.h"
 
 /* $PRISM_DEVICE when it names several devices ("0,1", "all"). */
 static const char *env_list(void)
@@ -31,6 +34,36 @@ static size_t host_entries(const char *list)
     for (const char *c = list; *c; c++)
         n += *c == ',';
     return n;
+}
+
+/* The first of $PRISM_DEVICE and $CUDA_DEVICE that is set, as the engine
+ * reads them. */
+static const char *env_devices(void)
+{
+    const char *names[] = {"PRISM_DEVICE", "CUDA_DEVICE"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        if (v != NULL && *v)
+            return v;
+    }
+    return NULL;
+}
+
+void propagate_visible_devices(propagate_options *o)
+{
+    static char visible[256], renumbered[256];
+    if (getenv("CUDA_VISIBLE_DEVICES") != NULL || o->engine.backend == PRISM_BACKEND_HOST ||
+        o->validate)
+        return;
+    const char *list = o->devices != NULL ? o->devices : env_devices();
+    if (!propagate_visible_plan(list, o->local_rank,
+                                propagate_driver_gpus("/proc/driver/nvidia/gpus"), visible,
+                                sizeof visible, renumbered, sizeof renumbered))
+        return;
+    if (setenv("CUDA_VISIBLE_DEVICES", visible, 1) != 0)
+        return;
+    o->devices = renumbered; /* before the environment's list, as an argument is */
+    o->visible = visible;
 }
 
 int propagate_device_descs(const propagate_options *o, prism_context_desc *descs, char names[][32],

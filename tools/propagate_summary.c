@@ -239,6 +239,8 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
            (unsigned long long)s->photons, (unsigned long long)o->seed,
            prism_backend_name(prism_context_backend(run->ctx)));
     tool_json_string(prism_context_device(run->ctx)->name);
+    if (run->opt->visible != NULL) /* what the run set, before CUDA started */
+        printf(",\"cuda_visible_devices\":\"%s\"", run->opt->visible);
     printf(",\"contexts\":%zu,\"ranks\":%d,\"upload_seconds_each\":[", run->contexts_n,
            run->ranks > 1 ? run->ranks : 1);
     for (size_t i = 0; i < run->contexts_n; i++)

@@ -53,6 +53,7 @@ typedef struct propagate_options {
     const char *devices;    /* --devices all|0,1: several contexts (NULL: one, or
                                      $PRISM_DEVICE's list) */
     uint32_t lanes;         /* --lanes: contexts a CUDA device; 0 = 1 */
+    const char *visible;    /* CUDA_VISIBLE_DEVICES as the run set it (NULL: untouched) */
     bool wavelength;        /* --wavelength given */
     float wavelength_nm[2]; /* its value, or MIN and MAX (MAX 0: one wavelength) */
     bool json, quiet, validate, help;
@@ -163,6 +164,11 @@ int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n, uint
 /* The contexts `--devices` (else $PRISM_DEVICE's list, else one) asks
  * for: their number into *n with the desc each is created with. Returns an
  * exit status. */
+/* Before CUDA starts: CUDA_VISIBLE_DEVICES set to the devices the run uses
+ * (propagate_visible.h) and o->devices renumbered to match, unless the
+ * user set CUDA_VISIBLE_DEVICES, the run is on the host or validates, or
+ * the driver's GPUs cannot be counted. */
+void propagate_visible_devices(propagate_options *o);
 int propagate_device_descs(const propagate_options *o, prism_context_desc *descs, char names[][32],
                            size_t *n);
 

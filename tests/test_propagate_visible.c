@@ -1,0 +1,113 @@
+/* propagate_visible_plan: the devices a prism-propagate run lets CUDA
+ * start (CUDA_VISIBLE_DEVICES) and its device list renumbered within them;
+ * nothing to do where the run uses every device in CUDA's order, or where
+ * the list is not one the engine would accept (the engine's message then
+ * stands); and propagate_driver_gpus on a made-up procfs folder. */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "propagate_visible.h"
+
+/* The plan for (list, rank, gpus): "visible|renumbered", or "-" for none. */
+static const char *plan(const char *list, int rank, int gpus)
+{
+    static char out[600];
+    char visible[256], renumbered[256];
+    if (!propagate_visible_plan(list, rank, gpus, visible, sizeof visible, renumbered,
+                                sizeof renumbered))
+        return "-";
+    snprintf(out, sizeof out, "%s|%s", visible, renumbered);
+    return out;
+}
+
+static void test_one_process(void **state)
+{
+    (void)state;
+    assert_string_equal(plan("0", -1, 2), "0|0");
+    assert_string_equal(plan("1", -1, 2), "1|0");
+    assert_string_equal(plan("cuda:3", -1, 8), "3|0");
+    assert_string_equal(plan(" 2 , 5 ", -1, 8), "2,5|0,1");
+    assert_string_equal(plan("1,0", -1, 2), "1,0|0,1");         /* a new order: renumbered */
+    assert_string_equal(plan("1,1,0,1", -1, 4), "1,0|0,0,1,0"); /* lanes: once each */
+    /* every device in CUDA's order, or none named: nothing to leave out */
+    assert_string_equal(plan("0,1", -1, 2), "-");
+    assert_string_equal(plan("0,0,1", -1, 2), "-");
+    assert_string_equal(plan(NULL, -1, 2), "-");
+    assert_string_equal(plan("all", -1, 4), "-");
+    assert_string_equal(plan("0", -1, 1), "-");
+}
+
+static void test_ranks(void **state)
+{
+    (void)state;
+    /* no list: rank r takes device r mod the driver's count */
+    assert_string_equal(plan(NULL, 0, 2), "0|0");
+    assert_string_equal(plan(NULL, 1, 2), "1|0");
+    assert_string_equal(plan(NULL, 5, 4), "1|0");
+    assert_string_equal(plan(" all", 3, 2), "1|0");
+    /* a list: rank r takes its entry r mod its length */
+    assert_string_equal(plan("2,3", 0, 4), "2|0");
+    assert_string_equal(plan("2,3", 3, 4), "3|0");
+    assert_string_equal(plan("0", 0, 1), "-"); /* the only device */
+}
+
+/* What the engine must report stays the engine's: no plan. */
+static void test_refused(void **state)
+{
+    (void)state;
+    const char *bad[] = {"2", "0,2", "-1", "x", "0,,1", "", "1a", "cuda:", "1234567", "0,"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_string_equal(plan(bad[i], -1, 2), "-");
+    assert_string_equal(plan("0", -1, 0), "-");  /* no GPU */
+    assert_string_equal(plan("0", -1, -1), "-"); /* the driver's count unknown */
+    assert_string_equal(plan(NULL, 0, -1), "-");
+    char small[2], big[64];
+    assert_false(propagate_visible_plan("10", -1, 16, small, sizeof small, big, sizeof big));
+    assert_false(propagate_visible_plan("1", -1, 2, big, 0, big, sizeof big));
+    char many[400] = "";
+    for (int i = 0; i < 70; i++) /* more entries than a plan holds */
+        strcat(many, i ? ",1" : "1");
+    assert_string_equal(plan(many, -1, 2), "-");
+}
+
+static void test_driver_gpus(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/prism_gpusXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(propagate_driver_gpus(dir), 0);
+    const char *entries[] = {"0000:1b:00.0", "0000:43:00.0"};
+    char path[256];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, entries[i]);
+        assert_int_equal(mkdir(path, 0700), 0);
+    }
+    assert_int_equal(propagate_driver_gpus(dir), 2);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, entries[i]);
+        rmdir(path);
+    }
+    rmdir(dir);
+    assert_int_equal(propagate_driver_gpus(dir), -1); /* gone */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_process),
+        cmocka_unit_test(test_ranks),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_driver_gpus),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
