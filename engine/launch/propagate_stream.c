@@ -54,6 +54,7 @@ typedef struct stream_worker {
     prism_propagate_stats stats;
     prism_result result;
     double first_start, last_end; /* its first call's start, its last call's end */
+    double hit_fraction;          /* the most hits a photon its batches have had */
     pthread_t thread;
     bool started;
     bool late; /* joins on its thread (stream->join) */
@@ -141,24 +142,29 @@ static stream_slot *take(stream_worker *w)
     return slot;
 }
 
-/* On CUDA, the first bytes of a slot's hits page-locked once a batch has
- * shown how many it needs (with half again to spare), so the next
- * batches' hits cross PCIe by DMA instead of through the driver's pageable
- * staging, which costs a second copy on the host between calls (the
- * README's scaling table has the figure). Locking the whole slot (its worst
- * case: every photon a hit) would cost seconds up front. A failure only
- * leaves the slot pageable. */
+/* On CUDA, the first bytes of a slot's hits page-locked before its batch,
+ * for as many hits as the context's batches have had at most (with half
+ * again to spare; before the first, STREAM_FIRST_HITS of the photons), so
+ * that the hits cross PCIe by DMA, their copy overlapping the next batch,
+ * instead of through the driver's pageable staging, which costs a second
+ * copy on the host between calls (the README's scaling table has the
+ * figures). Locking the whole slot (its worst case: every photon a hit)
+ * would cost seconds up front. A failure only leaves the slot pageable,
+ * and a batch with more hits than its slot's locked bytes copies them at
+ * once. */
 #define STREAM_PIN_STEP ((size_t)64 << 20)
+#define STREAM_FIRST_HITS (1.0 / 16)
 
-static void pin_hits(stream_worker *w, stream_slot *slot, size_t hits)
+static void pin_hits(stream_worker *w, stream_slot *slot, size_t count)
 {
     const size_t capacity = w->run->batch * sizeof(prism_photon);
-    size_t want = hits * sizeof(prism_photon);
+    const double fraction = w->hit_fraction > 0 ? w->hit_fraction : STREAM_FIRST_HITS;
+    size_t want = (size_t)(fraction * (double)count) * sizeof(prism_photon);
     want += want / 2;
     want = (want + STREAM_PIN_STEP - 1) / STREAM_PIN_STEP * STREAM_PIN_STEP;
     if (want > capacity)
         want = capacity;
-    if (prism_context_backend(w->ctx) != PRISM_BACKEND_CUDA || hits == 0 ||
+    if (prism_context_backend(w->ctx) != PRISM_BACKEND_CUDA || want == 0 ||
         want <= slot->pinned_bytes)
         return;
     const double t0 = omp_get_wtime();
@@ -195,6 +201,7 @@ static prism_result one_batch(stream_worker *w, stream_slot *slot)
         out.records = (prism_target){.kind = PRISM_TARGET_HOST, .host = slot->records};
     /* the hits' copy may overlap the next batch where it lands in
      * page-locked memory (the host backend's copies are made at once) */
+    pin_hits(w, slot, slot->batch.count);
     slot->copy.async_bytes =
         prism_context_backend(w->ctx) == PRISM_BACKEND_CUDA ? slot->pinned_bytes : SIZE_MAX;
     prism_propagate_stats st;
@@ -212,7 +219,9 @@ static prism_result one_batch(stream_worker *w, stream_slot *slot)
     w->share.seconds += st.seconds;
     slot->batch.hits = slot->hits;
     slot->batch.hits_count = st.hits;
-    pin_hits(w, slot, st.hits);
+    const double fraction = (double)st.hits / (double)slot->batch.count;
+    if (fraction > w->hit_fraction)
+        w->hit_fraction = fraction;
     slot->batch.photons = s->photons ? slot->photons : NULL;
     slot->batch.records = d.record_steps > 0 ? slot->records : NULL;
     slot->batch.seconds = st.seconds;
