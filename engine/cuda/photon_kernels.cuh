@@ -10,6 +10,7 @@
 #error "define PRISM_PHOTON_KERNELS before including engine/cuda/photon_kernels.cuh"
 #endif
 
+#include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime_api.h>
 #include <string.h>
 
@@ -277,6 +278,73 @@ static prism_result propagate(prism_context *ctx, const prism_geometry_view *g,
     return step_end(ctx, cudaGetLastError(), counter, n_out, s, "propagate kernel");
 }
 
+/* 10 bits spread to every third bit. */
+static __device__ __forceinline__ uint32_t prism_spread3(uint32_t v)
+{
+    v = (v | (v << 16)) & 0x030000FFu;
+    v = (v | (v << 8)) & 0x0300F00Fu;
+    v = (v | (v << 4)) & 0x030C30C3u;
+    v = (v | (v << 2)) & 0x09249249u;
+    return v;
+}
+
+/* The sort key of queue[i]'s photon: a 30-bit Morton code of its position
+ * in the scene's box (mode 1), or its direction's octant then a 27-bit one
+ * (mode 2). */
+static __global__ void prism_sort_key_kernel(const prism_photon *photons, const uint32_t *queue,
+                                             uint32_t n, float3 lo, float3 scale, int mode,
+                                             uint32_t *keys)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const prism_photon p = photons[queue[i]];
+    const float top = mode == 2 ? 511.0f : 1023.0f;
+    const float f[3] = {(p.pos[0] - lo.x) * scale.x, (p.pos[1] - lo.y) * scale.y,
+                        (p.pos[2] - lo.z) * scale.z};
+    uint32_t c[3];
+    for (int a = 0; a < 3; a++)
+        c[a] = (uint32_t)fminf(fmaxf(f[a] * top, 0.0f), top);
+    uint32_t key = prism_spread3(c[0]) | prism_spread3(c[1]) << 1 | prism_spread3(c[2]) << 2;
+    if (mode == 2)
+        key |= (uint32_t)(p.dir[0] < 0.0f) << 27 | (uint32_t)(p.dir[1] < 0.0f) << 28 |
+               (uint32_t)(p.dir[2] < 0.0f) << 29;
+    keys[i] = key;
+}
+
+/* queue_in ordered by the sort key into the context's sort scratch, when
+ * the sort is on, the queue long enough and the scratch holds it; else
+ * queue_in itself. */
+static const uint32_t *sorted_queue(prism_context *ctx, const prism_geometry_view *g,
+                                    const prism_photon *photons, const uint32_t *queue_in,
+                                    uint32_t n, cudaStream_t s)
+{
+    const struct prism_kernel_state *k = ctx->kernels;
+    if (k == NULL || k->sort_mode == 0 || k->sort_scratch == NULL || n < (1u << 16))
+        return queue_in;
+    uint32_t *keys = (uint32_t *)k->sort_scratch, *keys_out = keys + n, *out = keys + 2 * (size_t)n;
+    const size_t used = ((size_t)3 * n * sizeof(uint32_t) + 255) / 256 * 256;
+    size_t temp_bytes = 0;
+    if (used >= k->sort_bytes ||
+        cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, keys, keys_out, queue_in, out, (int)n, 0,
+                                        30, s) != cudaSuccess ||
+        temp_bytes > k->sort_bytes - used)
+        return queue_in;
+    float3 lo = make_float3(g->bbox_lo[0], g->bbox_lo[1], g->bbox_lo[2]);
+    float3 scale = make_float3(1.0f / fmaxf(g->bbox_hi[0] - g->bbox_lo[0], 1e-30f),
+                               1.0f / fmaxf(g->bbox_hi[1] - g->bbox_lo[1], 1e-30f),
+                               1.0f / fmaxf(g->bbox_hi[2] - g->bbox_lo[2], 1e-30f));
+    prism_sort_key_kernel<<<prism__cuda_blocks(n, 256), 256, 0, s>>>(photons, queue_in, n, lo,
+                                                                     scale, k->sort_mode, keys);
+    if (cudaGetLastError() != cudaSuccess ||
+        cub::DeviceRadixSort::SortPairs((char *)k->sort_scratch + used, temp_bytes, keys, keys_out,
+                                        queue_in, out, (int)n, 0, 30, s) != cudaSuccess) {
+        cudaGetLastError();
+        return queue_in;
+    }
+    return out;
+}
+
 /* One step of queue_in[0, n_in) as the wavefront: the trace kernel (the
  * tuned walk where `tuned`, else prism_trace_closest), then the physics
  * kernel, on one stream with no wait between them; survivors in
@@ -295,6 +363,7 @@ static prism_result propagate_wave(prism_context *ctx, const prism_geometry_view
     prism_optics_view vacuum;
     memset(&vacuum, 0, sizeof vacuum);
     const unsigned blocks = prism__cuda_blocks(n_in, PRISM_PHOTON_BLOCK);
+    queue_in = sorted_queue(ctx, g, photons, queue_in, n_in, s);
     if (tuned)
         prism_trace_kernel<<<blocks, PRISM_PHOTON_BLOCK, 0, s>>>(*g, *q, photons, queue_in, n_in,
                                                                  hits);

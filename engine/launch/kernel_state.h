@@ -33,6 +33,13 @@ struct prism_kernel_state {
     bool render_chosen;
     int render_variant;
     unsigned render_block;
+    /* The wavefront's queue sort (measurement: PRISM_PROPAGATE_SORT=pos or
+     * dirpos): each step's queue ordered by a Morton code of the photons'
+     * positions (with their direction's octant first), so that a warp's
+     * photons walk nearby nodes; scratch set for the step loop's run. */
+    int sort_mode;
+    void *sort_scratch;
+    size_t sort_bytes;
     /* The propagation scheme chosen for the context
      * (engine/launch/propagate_scheme.h); 0: the default. */
     int propagate_scheme;

@@ -150,12 +150,19 @@ typedef struct run_state {
     prism_propagate_math math;
     int scheme;          /* PRISM__SCHEME_MEGA or a wavefront */
     prism__scratch hits; /* the wavefront's hit records, hits_capacity of them */
+    prism__scratch sort; /* the wavefront's queue sort (kernel_state.h), when on */
     uint32_t hits_capacity;
     uint32_t tail_steps; /* the megakernel's steps a launch in the wavefront's tail */
 } run_state;
 
-static void run_release(run_state *w)
+static void run_release(prism_context *ctx, run_state *w)
 {
+    if (ctx->kernels != NULL) {
+        ctx->kernels->sort_scratch = NULL;
+        ctx->kernels->sort_bytes = 0;
+        ctx->kernels->sort_mode = 0;
+    }
+    prism__scratch_release(&w->sort);
     prism__scratch_release(&w->hits);
     prism__scratch_release(&w->given);
     prism__scratch_release(&w->gensteps);
@@ -183,6 +190,18 @@ static prism_result run_alloc(prism_context *ctx, const prism_photon_source *s, 
                                                                 : PRISM_PROPAGATE_MAX_SLICE;
         r = prism__scratch_alloc(ctx, &w->hits, (size_t)w->hits_capacity * sizeof(prism_trace_hit),
                                  "propagate.hits");
+        const char *sort = getenv("PRISM_PROPAGATE_SORT");
+        const int mode = sort == NULL                  ? 0
+                         : strcmp(sort, "pos") == 0    ? 1
+                         : strcmp(sort, "dirpos") == 0 ? 2
+                                                       : 0;
+        const size_t bytes = (size_t)3 * w->hits_capacity * sizeof(uint32_t) + ((size_t)32 << 20);
+        if (r == PRISM_SUCCESS && mode != 0 && ctx->kernels != NULL &&
+            prism__scratch_alloc(ctx, &w->sort, bytes, "propagate.sort") == PRISM_SUCCESS) {
+            ctx->kernels->sort_mode = mode;
+            ctx->kernels->sort_scratch = w->sort.pointer;
+            ctx->kernels->sort_bytes = bytes;
+        }
     }
     return r;
 }
@@ -410,7 +429,7 @@ static prism_result view_run(prism_context *ctx, const prism_geometry_view *g,
     st.generate_seconds = omp_get_wtime() - t_generate;
     if (r == PRISM_SUCCESS && steps)
         r = step_loop(ctx, g, o, &q, photons, records, count, budget, &w, &st);
-    run_release(&w);
+    run_release(ctx, &w);
     if (!steps) {
         st.seconds = omp_get_wtime() - t0;
         if (stats != NULL)
