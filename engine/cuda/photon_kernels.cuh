@@ -22,6 +22,7 @@ extern "C" {
 }
 #include "launch.h"
 #include "engine/launch/kernel_backend.h"
+#include "engine/launch/propagate_scheme.h"
 #include "prism/device/traverse_gpu.h"
 
 #define PRISM_PHOTON_BLOCK 128
@@ -289,8 +290,8 @@ static __device__ __forceinline__ uint32_t prism_spread3(uint32_t v)
 }
 
 /* The sort key of queue[i]'s photon: a 30-bit Morton code of its position
- * in the scene's box (mode 1), or its direction's octant then a 27-bit one
- * (mode 2). */
+ * in the scene's box (PRISM__SORT_POS), or its direction's octant then a
+ * 27-bit one (PRISM__SORT_DIRPOS). */
 static __global__ void prism_sort_key_kernel(const prism_photon *photons, const uint32_t *queue,
                                              uint32_t n, float3 lo, float3 scale, int mode,
                                              uint32_t *keys)
@@ -299,21 +300,22 @@ static __global__ void prism_sort_key_kernel(const prism_photon *photons, const 
     if (i >= n)
         return;
     const prism_photon p = photons[queue[i]];
-    const float top = mode == 2 ? 511.0f : 1023.0f;
+    const float top = mode == PRISM__SORT_DIRPOS ? 511.0f : 1023.0f;
     const float f[3] = {(p.pos[0] - lo.x) * scale.x, (p.pos[1] - lo.y) * scale.y,
                         (p.pos[2] - lo.z) * scale.z};
     uint32_t c[3];
     for (int a = 0; a < 3; a++)
         c[a] = (uint32_t)fminf(fmaxf(f[a] * top, 0.0f), top);
     uint32_t key = prism_spread3(c[0]) | prism_spread3(c[1]) << 1 | prism_spread3(c[2]) << 2;
-    if (mode == 2)
+    if (mode == PRISM__SORT_DIRPOS)
         key |= (uint32_t)(p.dir[0] < 0.0f) << 27 | (uint32_t)(p.dir[1] < 0.0f) << 28 |
                (uint32_t)(p.dir[2] < 0.0f) << 29;
     keys[i] = key;
 }
 
 /* queue_in ordered by the sort key into the context's sort scratch, when
- * the sort is on, the queue long enough and the scratch holds it; else
+ * the sort is on, the queue long enough to fill the device (shorter ones
+ * gain nothing to pay the sort with) and the scratch holds it; else
  * queue_in itself. */
 static const uint32_t *sorted_queue(prism_context *ctx, const prism_geometry_view *g,
                                     const prism_photon *photons, const uint32_t *queue_in,

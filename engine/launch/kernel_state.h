@@ -33,10 +33,8 @@ struct prism_kernel_state {
     bool render_chosen;
     int render_variant;
     unsigned render_block;
-    /* The wavefront's queue sort (measurement: PRISM_PROPAGATE_SORT=pos or
-     * dirpos): each step's queue ordered by a Morton code of the photons'
-     * positions (with their direction's octant first), so that a warp's
-     * photons walk nearby nodes; scratch set for the step loop's run. */
+    /* The wavefront's queue order (propagate_scheme.h: PRISM__SORT_*) and
+     * its scratch, set for a step loop's run. */
     int sort_mode;
     void *sort_scratch;
     size_t sort_bytes;

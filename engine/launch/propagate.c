@@ -118,6 +118,22 @@ int prism__propagate_scheme_parse(const char *name)
     return -1;
 }
 
+static const char *const sort_names[PRISM__SORTS] = {"none", "pos", "dirpos"};
+
+int prism__propagate_sort(void)
+{
+    const char *e = getenv("PRISM_PROPAGATE_SORT");
+    for (int i = 0; e != NULL && i < PRISM__SORTS; i++)
+        if (strcmp(e, sort_names[i]) == 0)
+            return i;
+    return PRISM__SORT_DIRPOS;
+}
+
+const char *prism__propagate_sort_name(int sort)
+{
+    return sort >= 0 && sort < PRISM__SORTS ? sort_names[sort] : "?";
+}
+
 const char *prism__propagate_scheme_name(int scheme)
 {
     return scheme >= 0 && scheme < PRISM__SCHEMES ? scheme_names[scheme] : "?";
@@ -190,13 +206,11 @@ static prism_result run_alloc(prism_context *ctx, const prism_photon_source *s, 
                                                                 : PRISM_PROPAGATE_MAX_SLICE;
         r = prism__scratch_alloc(ctx, &w->hits, (size_t)w->hits_capacity * sizeof(prism_trace_hit),
                                  "propagate.hits");
-        const char *sort = getenv("PRISM_PROPAGATE_SORT");
-        const int mode = sort == NULL                  ? 0
-                         : strcmp(sort, "pos") == 0    ? 1
-                         : strcmp(sort, "dirpos") == 0 ? 2
-                                                       : 0;
+        /* the queue's order (propagate_scheme.h): keys, sorted keys and
+         * sorted queue a photon, and cub's temporaries */
+        const int mode = prism__propagate_sort();
         const size_t bytes = (size_t)3 * w->hits_capacity * sizeof(uint32_t) + ((size_t)32 << 20);
-        if (r == PRISM_SUCCESS && mode != 0 && ctx->kernels != NULL &&
+        if (r == PRISM_SUCCESS && mode != PRISM__SORT_NONE && ctx->kernels != NULL &&
             prism__scratch_alloc(ctx, &w->sort, bytes, "propagate.sort") == PRISM_SUCCESS) {
             ctx->kernels->sort_mode = mode;
             ctx->kernels->sort_scratch = w->sort.pointer;

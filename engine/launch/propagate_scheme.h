@@ -38,6 +38,16 @@ int prism__propagate_scheme_get(const prism_context *ctx);
 int prism__propagate_scheme_parse(const char *name);
 const char *prism__propagate_scheme_name(int scheme);
 
+/* The order of the wavefront's queue each step: NONE, the compaction's;
+ * POS, a Morton code of the photons' positions in the scene's box; DIRPOS
+ * (the default), the octant of their directions, then that code, so that
+ * a warp's photons walk nearby nodes the same way (the README's photon
+ * kernel table has the figures). The environment's PRISM_PROPAGATE_SORT
+ * (none, pos, dirpos) chooses another. Any order gives the same photons. */
+enum { PRISM__SORT_NONE = 0, PRISM__SORT_POS, PRISM__SORT_DIRPOS, PRISM__SORTS };
+int prism__propagate_sort(void);
+const char *prism__propagate_sort_name(int sort);
+
 #ifdef __cplusplus
 }
 #endif
