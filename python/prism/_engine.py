@@ -490,7 +490,7 @@ class Context:
         self._c.trim()
 
     def upload(self, scene, policy="auto", reserve=None, budget=None, builder="auto",
-               skip_optics=False, progress=None):
+               skip_optics=False, progress=None, device_budget=None):
         """Build the BVH and place the geometry: ``prism_geometry_upload``.
 
         Parameters
@@ -508,6 +508,11 @@ class Context:
             Geometry only: no optics tables.
         progress : None, bool or callable(done, total)
             For a BVH built on the host (triangles placed); as in load().
+        device_budget : int, optional
+            At most this many bytes of the arrays in device memory (None or
+            0: no cap): hottest first, the BVH nodes split at a node, so a
+            small budget keeps the top of the tree on the device and maps
+            the rest. Not with policy "chroma".
 
         Returns
         -------
@@ -518,7 +523,8 @@ class Context:
         callback, done = progress_callback(progress, "BVH", "tri")
         try:
             g = self._c.upload(scene._c, policy=policy, reserve=reserve, budget=budget,
-                               builder=builder, skip_optics=bool(skip_optics), progress=callback)
+                               builder=builder, skip_optics=bool(skip_optics), progress=callback,
+                               device_budget=device_budget)
         finally:
             done()
         return Geometry(g, self, scene)

@@ -112,7 +112,8 @@ class Context:
     def trim(self) -> None: ...
     def upload(self, scene: Scene, policy: str = ..., reserve: Optional[int] = ...,
                budget: Optional[int] = ..., builder: str = ..., skip_optics: bool = ...,
-               host_free_memory: Optional[int] = ..., progress: _Progress = ...) -> Geometry: ...
+               host_free_memory: Optional[int] = ..., progress: _Progress = ...,
+               device_budget: Optional[int] = ...) -> Geometry: ...
 
 @final
 class Foreign:

@@ -336,16 +336,17 @@ static int parse_builder(const char *name, prism_bvh_builder *out)
 
 static PyObject *context_upload(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"scene",       "policy",           "reserve",  "budget", "builder",
-                               "skip_optics", "host_free_memory", "progress", NULL};
+    static char *keywords[] = {"scene",         "policy",      "reserve",          "budget",
+                               "builder",       "skip_optics", "host_free_memory", "progress",
+                               "device_budget", NULL};
     pyprism_context *c = (pyprism_context *)self;
     PyObject *scene, *reserve = Py_None, *budget = Py_None, *host_free = Py_None;
-    PyObject *progress = Py_None;
+    PyObject *progress = Py_None, *device_budget = Py_None;
     const char *policy = "auto", *builder = "auto";
     int skip_optics = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|sOOspOO:upload", keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|sOOspOOO:upload", keywords,
                                      &pyprism_scene_type, &scene, &policy, &reserve, &budget,
-                                     &builder, &skip_optics, &host_free, &progress))
+                                     &builder, &skip_optics, &host_free, &progress, &device_budget))
         return NULL;
     if (pyprism_context_get(c) == NULL)
         return NULL;
@@ -361,6 +362,7 @@ static PyObject *context_upload(PyObject *self, PyObject *args, PyObject *kwargs
     if (parse_builder(builder, &desc.builder) < 0 ||
         pyprism_size_arg(reserve, "reserve", 0, &reserve_bytes) < 0 ||
         pyprism_size_arg(budget, "budget", 0, &desc.budget) < 0 ||
+        pyprism_size_arg(device_budget, "device_budget", 0, &desc.device_budget) < 0 ||
         pyprism_size_arg(host_free, "host_free_memory", 0, &desc.host_free_memory) < 0)
         return NULL;
     /* Python's reserve=0 means none; the C zero means the default */
@@ -416,7 +418,8 @@ static PyMethodDef context_methods[] = {
     {"memory_report", context_memory_report, METH_NOARGS, "The ledger (prism_memory_report)."},
     {"trim", context_trim, METH_NOARGS, "prism_memory_trim: free the context's idle pools."},
     {"upload", (PyCFunction)(void (*)(void))context_upload, METH_VARARGS | METH_KEYWORDS,
-     "upload(scene, policy, reserve, budget, builder, skip_optics, host_free_memory, progress)"},
+     "upload(scene, policy, reserve, budget, builder, skip_optics, host_free_memory, progress, "
+     "device_budget)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -87,11 +87,12 @@ static PyObject *geometry_report(PyObject *self, PyObject *unused)
     char text[4096];
     prism_geometry_report_format(r, text, sizeof text);
     PyObject *d = arrays && bvh
-                      ? Py_BuildValue("{s:s,s:n,s:n,s:n,s:O,s:n,s:n,s:d,s:O,s:O,s:d,s:s}", "policy",
-                                      prism_placement_policy_name(r->policy), "free_bytes",
-                                      (Py_ssize_t)r->free_bytes, "total_bytes",
+                      ? Py_BuildValue("{s:s,s:n,s:n,s:n,s:n,s:O,s:n,s:n,s:d,s:O,s:O,s:d,s:s}",
+                                      "policy", prism_placement_policy_name(r->policy),
+                                      "free_bytes", (Py_ssize_t)r->free_bytes, "total_bytes",
                                       (Py_ssize_t)r->total_bytes, "reserve", (Py_ssize_t)r->reserve,
-                                      "arrays", arrays, "device_bytes", (Py_ssize_t)r->device_bytes,
+                                      "device_budget", (Py_ssize_t)r->device_budget, "arrays",
+                                      arrays, "device_bytes", (Py_ssize_t)r->device_bytes,
                                       "mapped_bytes", (Py_ssize_t)r->mapped_bytes, "seconds",
                                       r->seconds, "bvh", bvh, "gl_filled",
                                       r->gl_filled ? Py_True : Py_False, "gl_fill_seconds",

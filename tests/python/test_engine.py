@@ -66,6 +66,24 @@ def test_upload_bad_arguments(host, tiny):
     assert mapped.report["device_bytes"] == 0 and mapped.report["mapped_bytes"] > 0
 
 
+def test_upload_device_budget_splits_the_nodes(host, tiny):
+    whole = host.upload(tiny, progress=False).report
+    nodes = next(a for a in whole["arrays"] if a["name"] == "bvh.nodes")
+    assert whole["device_budget"] == 0 and nodes["device_bytes"] == nodes["bytes"]
+    budget = nodes["bytes"] // 2
+    r = host.upload(tiny, device_budget=budget, progress=False).report
+    assert r["device_budget"] == budget
+    split = next(a for a in r["arrays"] if a["name"] == "bvh.nodes")
+    # the top of the tree on the device, at a whole node; the rest mapped
+    assert 0 < split["device_bytes"] <= budget < split["bytes"]
+    assert split["device_bytes"] % (nodes["bytes"] // whole["bvh"]["stats"]["nodes"]) == 0
+    assert r["device_bytes"] <= budget and r["mapped_bytes"] > 0
+    with pytest.raises(prism.InvalidArgumentError, match="device_budget"):
+        host.upload(tiny, device_budget=-1)
+    with pytest.raises(prism.InvalidArgumentError):
+        host.upload(tiny, policy="chroma", device_budget=budget)
+
+
 def test_upload_progress_counts_triangles(host, tiny):
     calls = []
     host.upload(tiny, builder="host", progress=lambda d, t: calls.append((d, t)))
