@@ -33,7 +33,7 @@ for stage in "$@"; do
     for t in memory_gpu render_gpu propagate_gpu; do
       for tool in memcheck racecheck; do
         [ -x $b/tests/test_$t ] || continue
-        (cd $b/tests && PRISM_TEST_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
+        (cd $b/tests && PRISM_TEST_SMALL=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
            ./test_$t) > /tmp/san.txt 2>&1
         echo "compute-sanitizer $tool test_$t: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.txt | tail -1)"
         grep -E "^========= (Invalid|Error|Race|.*hazard)" /tmp/san.txt | head -5
