@@ -140,6 +140,20 @@ void prism__cuda_select_chunk(size_t photons)
 {
     (void)photons;
 }
+
+prism_result prism__cuda_select(prism_context *ctx, const prism_photon *in, size_t count,
+                                uint32_t any_of, prism_photon *out, size_t capacity,
+                                size_t *selected)
+{
+    (void)in;
+    (void)count;
+    (void)any_of;
+    (void)out;
+    (void)capacity;
+    if (selected != NULL)
+        *selected = 0;
+    return prism__error(ctx, PRISM_ERROR_UNSUPPORTED, "photons_select: %s", NO_CUDA);
+}
 #else
 typedef int prism_no_cuda_unused_; /* ISO C forbids an empty unit */
 #endif
