@@ -66,18 +66,23 @@ prism_context *bench_context(prism_backend backend, char *why, size_t why_size)
 }
 
 prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
-                             prism_placement_policy policy, char *why, size_t why_size)
+                             prism_placement_policy policy, size_t device_budget, char *why,
+                             size_t why_size)
 {
     prism_geometry_desc d = {0};
     d.policy = policy;
+    d.device_budget = device_budget;
     tool_env_geometry(&d);
     const bool device = s->device_bvh && prism_context_backend(ctx) == PRISM_BACKEND_CUDA;
     if (device)
         d.builder = PRISM_BVH_BUILDER_CUDA;
     prism_geometry *g = NULL;
     if (prism_geometry_upload(ctx, s->scene, device ? NULL : s->bvh, &d, &g) != PRISM_SUCCESS) {
-        snprintf(why, why_size, "upload (%s): %s", bench_policy_name(policy),
-                 prism_context_last_error(ctx));
+        char label[32] = "";
+        if (device_budget != 0)
+            prism_bench_budget_label(device_budget, label, sizeof label);
+        snprintf(why, why_size, "upload (%s%s%s): %s", bench_policy_name(policy),
+                 device_budget != 0 ? ", " : "", label, prism_context_last_error(ctx));
         return NULL;
     }
     return g;

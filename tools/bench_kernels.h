@@ -32,10 +32,13 @@ bool bench_scene_load(const char *file, prism_length_unit unit, unsigned bvh_ord
 void bench_scene_free(bench_scene *s);
 /* A context of `backend` (CUDA or HOST), or NULL with `why`. */
 prism_context *bench_context(prism_backend backend, char *why, size_t why_size);
-/* Upload with `policy` (a CUDA context builds the tree on the device when
- * s->device_bvh); NULL with `why` (the context's last error). */
+/* Upload with `policy` and at most `device_budget` bytes on the device (0:
+ * no cap; a --device-budget row), the environment's settings applied (a
+ * CUDA context builds the tree on the device when s->device_bvh); NULL
+ * with `why` (the context's last error). */
 prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
-                             prism_placement_policy policy, char *why, size_t why_size);
+                             prism_placement_policy policy, size_t device_budget, char *why,
+                             size_t why_size);
 const char *bench_policy_name(prism_placement_policy policy);
 /* The render bench's two views of a detector: [0] outside the tank (from
  * 90% of the way to a corner, a third of the way up), [1] its centre. */

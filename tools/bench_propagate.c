@@ -275,7 +275,7 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
     for (int i = 0; i < 3; i++) {
         if (strstr(b->policies, bench_policy_name(p[i])) == NULL)
             continue;
-        prism_geometry *g = bench_upload(ctx, s, p[i], why, sizeof why);
+        prism_geometry *g = bench_upload(ctx, s, p[i], 0, why, sizeof why);
         if (g == NULL) {
             skip(b, why);
             continue;
@@ -287,8 +287,8 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
     for (int j = 0; j < b->budgets_n; j++) {
         char label[24];
         prism_bench_budget_label(b->budgets[j], label, sizeof label);
-        prism_geometry *g = prism_bench_upload_budget(ctx, s->scene, s->bvh, s->device_bvh,
-                                                      b->budgets[j], why, sizeof why);
+        prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, b->budgets[j], why,
+                                         sizeof why);
         if (g == NULL) {
             skip(b, why);
             continue;
@@ -356,7 +356,7 @@ static void measure_host(prop_bench *b, const bench_scene *s)
         prism_context_destroy(ctx);
         return;
     }
-    prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, why, sizeof why);
+    prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, 0, why, sizeof why);
     if (g != NULL)
         measure_host_geometry(b, ctx, g, s, (placement_row){"auto", 0}, ph);
     else
@@ -365,7 +365,7 @@ static void measure_host(prop_bench *b, const bench_scene *s)
     for (int j = 0; j < b->budgets_n; j++) {
         char label[24];
         prism_bench_budget_label(b->budgets[j], label, sizeof label);
-        g = prism_bench_upload_budget(ctx, s->scene, s->bvh, false, b->budgets[j], why, sizeof why);
+        g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, b->budgets[j], why, sizeof why);
         if (g != NULL)
             measure_host_geometry(b, ctx, g, s, (placement_row){label, b->budgets[j]}, ph);
         else
@@ -502,15 +502,8 @@ static bool parse(int argc, char **argv, prop_bench *b)
     if (!parse_schemes(prism_bench_option(argc, argv, "--scheme", "auto"), b))
         return false;
     b->policies = prism_bench_option(argc, argv, "--policy", "device,mapped,chroma");
-    const char *budgets = prism_bench_option(argc, argv, "--device-budget", NULL);
-    if (budgets != NULL &&
-        (b->budgets_n = prism_bench_bytes_list(budgets, b->budgets, MAX_BUDGETS)) < 0) {
-        fprintf(stderr,
-                "prism-bench propagate: --device-budget: expected up to %d sizes such as "
-                "16M,64M,1G, got '%s'\n",
-                MAX_BUDGETS, budgets);
+    if (!prism_bench_budgets(argc, argv, "propagate", b->budgets, MAX_BUDGETS, &b->budgets_n))
         return false;
-    }
     long long hc = atoll(prism_bench_option(argc, argv, "--host-count", "1000000"));
     b->host_count = hc > 0 ? (size_t)hc : 0;
     b->max_steps = (unsigned)atoi(prism_bench_option(argc, argv, "--max-steps", "100"));
@@ -552,7 +545,8 @@ static int measure_gensteps(prop_bench *b, const bench_scene *s)
     npy_reader_close(&in);
     char why[600];
     prism_context *ctx = rc ? NULL : bench_context(PRISM_BACKEND_CUDA, why, sizeof why);
-    prism_geometry *g = ctx ? bench_upload(ctx, s, PRISM_PLACEMENT_DEVICE, why, sizeof why) : NULL;
+    prism_geometry *g = ctx ? bench_upload(ctx, s, PRISM_PLACEMENT_DEVICE, 0, why, sizeof why)
+                            : NULL;
     if (g == NULL) {
         fprintf(stderr, "prism-bench propagate: --gensteps: %s\n",
                 rc ? "cannot read the file" : why);

@@ -50,7 +50,7 @@ static bool open_set(multi_set *m, const int *idx, size_t n, bool host, const be
         }
         m->n = i + 1;
         const double t0 = prism_bench_now();
-        m->g[i] = bench_upload(m->ctx[i], s, PRISM_PLACEMENT_AUTO, why, size);
+        m->g[i] = bench_upload(m->ctx[i], s, PRISM_PLACEMENT_AUTO, 0, why, size);
         m->upload[i] = prism_bench_now() - t0;
         if (m->g[i] == NULL) {
             close_set(m);

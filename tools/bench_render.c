@@ -181,7 +181,7 @@ static void measure_policy(render_bench *b, prism_context *ctx, const bench_scen
                            prism_placement_policy policy, const prism_target *t, int repeat)
 {
     char why[600];
-    prism_geometry *g = bench_upload(ctx, s, policy, why, sizeof why);
+    prism_geometry *g = bench_upload(ctx, s, policy, 0, why, sizeof why);
     if (g == NULL) {
         skip(b, why);
         return;
@@ -192,13 +192,13 @@ static void measure_policy(render_bench *b, prism_context *ctx, const bench_scen
 
 /* The --device-budget rows: auto with each cap, the default variant. */
 static void measure_budgets(render_bench *b, prism_context *ctx, const bench_scene *s,
-                            bool device_bvh, const prism_target *t, int repeat)
+                            const prism_target *t, int repeat)
 {
     char why[600], label[24];
     for (int j = 0; j < b->budgets_n; j++) {
         prism_bench_budget_label(b->budgets[j], label, sizeof label);
-        prism_geometry *g = prism_bench_upload_budget(ctx, s->scene, s->bvh, device_bvh,
-                                                      b->budgets[j], why, sizeof why);
+        prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, b->budgets[j], why,
+                                         sizeof why);
         if (g == NULL) {
             skip(b, why);
             continue;
@@ -218,7 +218,7 @@ static void measure_variants(render_bench *b, prism_context *ctx, const bench_sc
         return;
     }
     char why[600];
-    prism_geometry *g = bench_upload(ctx, s, policy, why, sizeof why);
+    prism_geometry *g = bench_upload(ctx, s, policy, 0, why, sizeof why);
     if (g == NULL) {
         skip(b, why);
         return;
@@ -267,7 +267,7 @@ static void measure_cuda(render_bench *b, const bench_scene *s)
         for (int i = 0; i < (b->device_only ? 1 : 3); i++)
             measure_policy(b, ctx, s, p[i], &t, b->repeat);
         /* before the variants: choosing one ends the default choice */
-        measure_budgets(b, ctx, s, s->device_bvh, &t, b->repeat);
+        measure_budgets(b, ctx, s, &t, b->repeat);
         b->block = 256;
         int v;
         prism__cuda_render_tuning_get(ctx, &v, &b->block);
@@ -296,7 +296,7 @@ static void measure_host(render_bench *b, const bench_scene *s)
     prism_target t = {.kind = PRISM_TARGET_HOST, .host = pixels};
     if (pixels != NULL) {
         measure_policy(b, ctx, s, PRISM_PLACEMENT_AUTO, &t, b->host_repeat);
-        measure_budgets(b, ctx, s, false, &t, b->host_repeat);
+        measure_budgets(b, ctx, s, &t, b->host_repeat);
     }
     free(pixels);
     prism_context_destroy(ctx);
@@ -400,15 +400,8 @@ static bool parse(int argc, char **argv, render_bench *b)
     b->block_count = parse_list(prism_bench_option(argc, argv, "--blocks", "256"), blocks);
     for (int i = 0; i < b->block_count; i++)
         b->blocks[i] = blocks[i] > 0 ? (unsigned)blocks[i] : 0u;
-    const char *budgets = prism_bench_option(argc, argv, "--device-budget", NULL);
-    if (budgets != NULL &&
-        (b->budgets_n = prism_bench_bytes_list(budgets, b->budgets, MAX_BUDGETS)) < 0) {
-        fprintf(stderr,
-                "prism-bench render: --device-budget: expected up to %d sizes such as "
-                "16M,64M,1G, got '%s'\n",
-                MAX_BUDGETS, budgets);
+    if (!prism_bench_budgets(argc, argv, "render", b->budgets, MAX_BUDGETS, &b->budgets_n))
         return false;
-    }
     static const char *const flags[] = {"--json", "--no-host", "--no-cuda", "--device-only", NULL};
     b->file = prism_bench_positional(argc, argv, flags);
     if (!prism_bench_unit(argc, argv, "render", &b->unit))

@@ -134,25 +134,17 @@ void prism_bench_budget_label(size_t bytes, char *buf, size_t size)
     snprintf(buf, size, "budget:%zu", bytes);
 }
 
-prism_geometry *prism_bench_upload_budget(prism_context *ctx, const prism_scene *scene,
-                                          const prism_bvh *bvh, bool device_bvh,
-                                          size_t device_budget, char *why, size_t why_size)
+bool prism_bench_budgets(int argc, char **argv, const char *stage, size_t *out, int max, int *n)
 {
-    prism_geometry_desc d = {0};
-    d.policy = PRISM_PLACEMENT_AUTO;
-    d.device_budget = device_budget;
-    tool_env_geometry(&d);
-    const bool device = device_bvh && prism_context_backend(ctx) == PRISM_BACKEND_CUDA;
-    if (device)
-        d.builder = PRISM_BVH_BUILDER_CUDA;
-    prism_geometry *g = NULL;
-    if (prism_geometry_upload(ctx, scene, device ? NULL : bvh, &d, &g) != PRISM_SUCCESS) {
-        char label[32];
-        prism_bench_budget_label(device_budget, label, sizeof label);
-        snprintf(why, why_size, "upload (auto, %s): %s", label, prism_context_last_error(ctx));
-        return NULL;
-    }
-    return g;
+    const char *text = prism_bench_option(argc, argv, "--device-budget", NULL);
+    *n = text != NULL ? prism_bench_bytes_list(text, out, max) : 0;
+    if (*n >= 0)
+        return true;
+    fprintf(stderr,
+            "prism-bench %s: --device-budget: expected up to %d sizes such as 16M,64M,1G, got "
+            "'%s'\n",
+            stage, max, text);
+    return false;
 }
 
 void prism_bench_node_bytes(const prism_upload_report *r, size_t *device, size_t *mapped)

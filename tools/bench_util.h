@@ -41,13 +41,10 @@ int prism_bench_bytes_list(const char *text, size_t *out, int max);
 /* The label of a --device-budget row: "budget:64M" (the largest of G, M,
  * k that divides `bytes`, else bytes). */
 void prism_bench_budget_label(size_t bytes, char *buf, size_t size);
-/* A --device-budget row's geometry: as render and propagate upload their
- * other rows (the environment's settings; the CUDA builder where
- * device_bvh and the context is CUDA, else the given host tree), with
- * policy AUTO and desc.device_budget = device_budget. NULL with `why`. */
-prism_geometry *prism_bench_upload_budget(prism_context *ctx, const prism_scene *scene,
-                                          const prism_bvh *bvh, bool device_bvh,
-                                          size_t device_budget, char *why, size_t why_size);
+/* --device-budget's sizes (prism_bench_bytes_list) into out[0, max), their
+ * number in *n (0 without the option); false, with the message on stderr,
+ * when they do not parse. */
+bool prism_bench_budgets(int argc, char **argv, const char *stage, size_t *out, int max, int *n);
 /* The BVH nodes' bytes in device and in mapped memory, by the report. */
 void prism_bench_node_bytes(const prism_upload_report *r, size_t *device, size_t *mapped);
 /* The tree the shared walk (prism_trace_closest) and the CUDA render's
