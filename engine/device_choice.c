@@ -3,6 +3,7 @@
 #include "device_choice.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,23 +28,27 @@ static int parse_index(const char *text)
     return (int)v;
 }
 
-static void trimmed(const char *text, char *out, size_t size)
+/* False when the text does not fit `size` (cut there). */
+static bool trimmed(const char *text, char *out, size_t size)
 {
     while (isspace((unsigned char)*text))
         text++;
     size_t n = strcspn(text, "\r\n");
     while (n && isspace((unsigned char)text[n - 1]))
         n--;
-    if (n >= size)
+    const bool fits = n < size;
+    if (!fits)
         n = size - 1;
     memcpy(out, text, n);
     out[n] = 0;
+    return fits;
 }
 
 /* The first source that is set: its trimmed text in `value`, its name in
- * `source`; NULL when none is. */
+ * `source`; NULL when none is. *whole: false when the text is longer than
+ * `value` holds (it is cut there). */
 static const char *pick_source(const prism_device_sources *s, char *value, size_t value_size,
-                               char *source, size_t source_size)
+                               char *source, size_t source_size, bool *whole)
 {
     const char *text = NULL, *name = NULL;
     if (s->argument) {
@@ -60,7 +65,7 @@ static const char *pick_source(const prism_device_sources *s, char *value, size_
     } else {
         return NULL;
     }
-    trimmed(text, value, value_size);
+    *whole = trimmed(text, value, value_size);
     if (name == NULL)
         snprintf(source, source_size, "%s contains \"%s\"",
                  s->file_path ? s->file_path : "~/.cuda-device", value);
@@ -74,6 +79,13 @@ static const char *pick_source(const prism_device_sources *s, char *value, size_
 static int is_all(const char *value)
 {
     return strcmp(value, "all") == 0;
+}
+
+/* A source's text longer than the rules read: refused, never cut. */
+static prism_result too_long(const char *source, size_t limit, char *message, size_t message_size)
+{
+    snprintf(message, message_size, "%s: longer than %zu characters", source, limit);
+    return PRISM_ERROR_INVALID_DEVICE;
 }
 
 /* "0", "0,1", "cuda:0, cuda:2", "all" into indices: the number of them,
@@ -135,11 +147,15 @@ prism_result prism__choose_device(const prism_device_sources *s, prism_device_ch
     choice->source[0] = 0;
     if (message_size)
         message[0] = 0;
-    const char *text = pick_source(s, value, sizeof value, choice->source, sizeof choice->source);
+    bool whole = true;
+    const char *text = pick_source(s, value, sizeof value, choice->source, sizeof choice->source,
+                                   &whole);
     if (text == NULL) {
         snprintf(choice->source, sizeof choice->source, "first usable device");
         return PRISM_SUCCESS;
     }
+    if (!whole)
+        return too_long(choice->source, sizeof value - 1, message, message_size);
     /* A list names the devices of a multi-device run; one context takes
      * its first ("all": the first usable). */
     if (is_all(value))
@@ -159,11 +175,14 @@ prism_result prism__choose_devices(const prism_device_sources *s, int *indices, 
     *count = 0;
     if (message_size)
         message[0] = 0;
-    const char *text = pick_source(s, value, sizeof value, source, sizeof source);
+    bool whole = true;
+    const char *text = pick_source(s, value, sizeof value, source, sizeof source, &whole);
     if (text == NULL) {
         snprintf(value, sizeof value, "all");
         snprintf(source, sizeof source, "every device");
     }
+    if (!whole)
+        return too_long(source, sizeof value - 1, message, message_size);
     int n = parse_list(value, source, s->device_count, indices, capacity, message, message_size);
     if (n < 0)
         return s->device_count > 0 ? PRISM_ERROR_INVALID_DEVICE : PRISM_ERROR_NO_DEVICE;

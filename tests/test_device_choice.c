@@ -160,6 +160,15 @@ static void test_device_lists(void **state)
     s = (prism_device_sources){.argument = "all", .device_count = 0};
     assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_ERROR_NO_DEVICE);
     assert_string_equal(msg, "device argument \"all\": no CUDA device");
+    /* a list longer than the rules read is refused, not cut short */
+    char longer[400] = "";
+    for (int i = 0; i < 100; i++)
+        strcat(longer, i ? ",0" : "0");
+    s = (prism_device_sources){.prism_device = longer, .device_count = 2};
+    assert_int_equal(choose_list(&s, idx, &n, msg), PRISM_ERROR_INVALID_DEVICE);
+    assert_non_null(strstr(msg, "longer than 127 characters"));
+    assert_int_equal(choose(&s, &index, msg), PRISM_ERROR_INVALID_DEVICE);
+    assert_non_null(strstr(msg, "PRISM_DEVICE="));
 }
 
 /* The process's own sources: environment variables and $HOME/.cuda-device. */
