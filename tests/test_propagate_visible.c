@@ -2,7 +2,8 @@
  * start (CUDA_VISIBLE_DEVICES) and its device list renumbered within them;
  * nothing to do where the run uses every device in CUDA's order, or where
  * the list is not one the engine would accept (the engine's message then
- * stands); and propagate_driver_gpus on a made-up procfs folder. */
+ * stands); the environment's sources as the engine ranks them; and
+ * propagate_driver_gpus on a made-up procfs folder. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,13 +19,19 @@
 
 #include "propagate_visible.h"
 
+/* Sources that name `list` as the run's argument, `gpus` devices. */
+static prism_device_sources named(const char *list, int gpus)
+{
+    return (prism_device_sources){.argument = list, .device_count = gpus};
+}
+
 /* The plan for (list, rank, gpus): "visible|renumbered", or "-" for none. */
 static const char *plan(const char *list, int rank, int gpus)
 {
     static char out[600];
     char visible[256], renumbered[256];
-    if (!propagate_visible_plan(list, rank, gpus, visible, sizeof visible, renumbered,
-                                sizeof renumbered))
+    const prism_device_sources s = named(list, gpus);
+    if (!propagate_visible_plan(&s, rank, visible, sizeof visible, renumbered, sizeof renumbered))
         return "-";
     snprintf(out, sizeof out, "%s|%s", visible, renumbered);
     return out;
@@ -72,12 +79,38 @@ static void test_refused(void **state)
     assert_string_equal(plan("0", -1, -1), "-"); /* the driver's count unknown */
     assert_string_equal(plan(NULL, 0, -1), "-");
     char small[2], big[64];
-    assert_false(propagate_visible_plan("10", -1, 16, small, sizeof small, big, sizeof big));
-    assert_false(propagate_visible_plan("1", -1, 2, big, 0, big, sizeof big));
+    const prism_device_sources ten = named("10", 16), one = named("1", 2);
+    assert_false(propagate_visible_plan(&ten, -1, small, sizeof small, big, sizeof big));
+    assert_false(propagate_visible_plan(&one, -1, big, 0, big, sizeof big));
     char many[400] = "";
     for (int i = 0; i < 70; i++) /* more entries than a plan holds */
         strcat(many, i ? ",1" : "1");
     assert_string_equal(plan(many, -1, 2), "-");
+}
+
+/* Where --devices is not given, the environment names them as the engine
+ * reads it: $PRISM_DEVICE, then $CUDA_DEVICE, then ~/.cuda-device. */
+static void test_sources(void **state)
+{
+    (void)state;
+    char visible[64], renumbered[64];
+    prism_device_sources s = {.cuda_device = "1", .file_text = "0", .device_count = 2};
+    assert_true(
+        propagate_visible_plan(&s, -1, visible, sizeof visible, renumbered, sizeof renumbered));
+    assert_string_equal(visible, "1");
+    s.prism_device = "0";
+    assert_true(
+        propagate_visible_plan(&s, -1, visible, sizeof visible, renumbered, sizeof renumbered));
+    assert_string_equal(visible, "0");
+    s = (prism_device_sources){.file_text = "1\n", .device_count = 4};
+    assert_true(
+        propagate_visible_plan(&s, -1, visible, sizeof visible, renumbered, sizeof renumbered));
+    assert_string_equal(visible, "1");
+    assert_string_equal(renumbered, "0");
+    s.prism_device = ""; /* set but empty: not a source */
+    s.file_text = NULL;
+    assert_false(
+        propagate_visible_plan(&s, -1, visible, sizeof visible, renumbered, sizeof renumbered));
 }
 
 static void test_driver_gpus(void **state)
@@ -104,9 +137,8 @@ static void test_driver_gpus(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_process),
-        cmocka_unit_test(test_ranks),
-        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_one_process), cmocka_unit_test(test_ranks),
+        cmocka_unit_test(test_refused),     cmocka_unit_test(test_sources),
         cmocka_unit_test(test_driver_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

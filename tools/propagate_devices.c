@@ -36,31 +36,19 @@ static size_t host_entries(const char *list)
     return n;
 }
 
-/* The first of $PRISM_DEVICE and $CUDA_DEVICE that is set, as the engine
- * reads them. */
-static const char *env_devices(void)
-{
-    const char *names[] = {"PRISM_DEVICE", "CUDA_DEVICE"};
-    for (int i = 0; i < 2; i++) {
-        const char *v = getenv(names[i]);
-        if (v != NULL && *v)
-            return v;
-    }
-    return NULL;
-}
-
 void propagate_visible_devices(propagate_options *o)
 {
     static char visible[256], renumbered[256];
     if (getenv("CUDA_VISIBLE_DEVICES") != NULL || o->engine.backend == PRISM_BACKEND_HOST ||
         o->validate)
         return;
-    const char *list = o->devices != NULL ? o->devices : env_devices();
-    if (!propagate_visible_plan(list, o->local_rank,
-                                propagate_driver_gpus("/proc/driver/nvidia/gpus"), visible,
-                                sizeof visible, renumbered, sizeof renumbered))
-        return;
-    if (setenv("CUDA_VISIBLE_DEVICES", visible, 1) != 0)
+    prism_device_sources sources;
+    char path[512], file[128];
+    prism__device_sources_from_env(&sources, o->devices, path, sizeof path, file, sizeof file);
+    sources.device_count = propagate_driver_gpus("/proc/driver/nvidia/gpus");
+    if (!propagate_visible_plan(&sources, o->local_rank, visible, sizeof visible, renumbered,
+                                sizeof renumbered) ||
+        setenv("CUDA_VISIBLE_DEVICES", visible, 1) != 0)
         return;
     o->devices = renumbered; /* before the environment's list, as an argument is */
     o->visible = visible;

@@ -11,16 +11,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* `list`: the run's devices ("1", "0,1", "cuda:2,cuda:2", "all"; NULL: none
- * named). `local_rank`: an MPI rank's place on its node (-1: no MPI), which
- * takes entry local_rank mod n of the list (of every device when none is
- * named or "all"). `gpus`: the driver's devices. True with `visible` (for
- * CUDA_VISIBLE_DEVICES: the devices used, once each, in the list's order)
- * and `renumbered` (the list in the numbers CUDA will then give them) when
- * the run uses fewer devices than the driver has, or reorders them; false
- * (nothing to do) otherwise, and whenever the list does not parse or names
- * a device beyond `gpus`, which the engine then reports as it always does. */
-bool propagate_visible_plan(const char *list, int local_rank, int gpus, char *visible,
+#include "engine/device_choice.h"
+
+/* `sources`: where the run's devices are named (prism_device_sources:
+ * --devices as the argument, then $PRISM_DEVICE, $CUDA_DEVICE,
+ * ~/.cuda-device), with device_count the driver's GPUs; they resolve by
+ * the engine's own rules (prism__choose_devices), none named meaning every
+ * device. `local_rank`: an MPI rank's place on its node (-1: no MPI),
+ * which takes entry local_rank mod n of them. True with `visible` (for
+ * CUDA_VISIBLE_DEVICES: the devices used, once each, in order) and
+ * `renumbered` (the run's list in the numbers CUDA will then give them)
+ * when the run uses fewer devices than the driver has, or reorders them.
+ * False (nothing to do) otherwise: a run outside MPI that names no device
+ * (its context takes the first usable one, which a restriction would
+ * decide in advance), and a list the engine refuses, whose message the
+ * run then gives as it always does. */
+bool propagate_visible_plan(const prism_device_sources *sources, int local_rank, char *visible,
                             size_t visible_size, char *renumbered, size_t renumbered_size);
 
 /* The entries of `dir` (the driver's /proc/driver/nvidia/gpus: one a GPU),
