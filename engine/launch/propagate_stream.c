@@ -167,9 +167,9 @@ static void pin_hits(stream_worker *w, stream_slot *slot, size_t count)
     if (prism_context_backend(w->ctx) != PRISM_BACKEND_CUDA || want == 0 ||
         want <= slot->pinned_bytes)
         return;
+    /* no copy is in flight into it: the slot is free, and the writer waited
+     * for its last copy before freeing it */
     const double t0 = omp_get_wtime();
-    if (prism__hits_copy_wait(&slot->copy) != PRISM_SUCCESS) /* into the memory re-locked now */
-        return;                                              /* the sink's wait says why */
     prism_buffer_release(slot->hits_pinned);
     slot->hits_pinned = NULL;
     slot->pinned_bytes = 0;
