@@ -322,7 +322,7 @@ static const uint32_t *sorted_queue(prism_context *ctx, const prism_geometry_vie
                                     uint32_t n, cudaStream_t s)
 {
     const struct prism_kernel_state *k = ctx->kernels;
-    if (k == NULL || k->sort_mode == 0 || k->sort_scratch == NULL || n < (1u << 16))
+    if (k == NULL || k->sort_mode == 0 || k->sort_scratch == NULL || n < PRISM__SORT_MIN_PHOTONS)
         return queue_in;
     uint32_t *keys = (uint32_t *)k->sort_scratch, *keys_out = keys + n, *out = keys + 2 * (size_t)n;
     const size_t used = ((size_t)3 * n * sizeof(uint32_t) + 255) / 256 * 256;

@@ -207,8 +207,10 @@ static prism_result run_alloc(prism_context *ctx, const prism_photon_source *s, 
         r = prism__scratch_alloc(ctx, &w->hits, (size_t)w->hits_capacity * sizeof(prism_trace_hit),
                                  "propagate.hits");
         /* the queue's order (propagate_scheme.h): keys, sorted keys and
-         * sorted queue a photon, and cub's temporaries */
-        const int mode = prism__propagate_sort();
+         * sorted queue a photon, and cub's temporaries; none for a call
+         * too small to sort (a viewer's each frame) */
+        const int mode = s->count >= PRISM__SORT_MIN_PHOTONS ? prism__propagate_sort()
+                                                             : PRISM__SORT_NONE;
         const size_t bytes = (size_t)3 * w->hits_capacity * sizeof(uint32_t) + ((size_t)32 << 20);
         if (r == PRISM_SUCCESS && mode != PRISM__SORT_NONE && ctx->kernels != NULL &&
             prism__scratch_alloc(ctx, &w->sort, bytes, "propagate.sort") == PRISM_SUCCESS) {

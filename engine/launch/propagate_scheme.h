@@ -45,6 +45,10 @@ const char *prism__propagate_scheme_name(int scheme);
  * kernel table has the figures). The environment's PRISM_PROPAGATE_SORT
  * (none, pos, dirpos) chooses another. Any order gives the same photons. */
 enum { PRISM__SORT_NONE = 0, PRISM__SORT_POS, PRISM__SORT_DIRPOS, PRISM__SORTS };
+/* Queues shorter than this are not sorted (they do not fill the device,
+ * and gain less than the sort costs), nor is scratch made for a call of
+ * fewer photons. */
+#define PRISM__SORT_MIN_PHOTONS (1u << 16)
 int prism__propagate_sort(void);
 const char *prism__propagate_sort_name(int sort);
 
