@@ -398,10 +398,12 @@ int main(int argc, char **argv)
     propagate_run_info run = {.opt = &o, .started = started};
     startup early = {.rc = PROPAGATE_OK};
 #ifdef PRISM_HAVE_MPI
+    const bool early_mpi = !o.validate && propagate_mpi_prepare(&o);
+#endif
+    propagate_visible_devices(&o); /* a rank's node-local rank known: before CUDA starts */
+#ifdef PRISM_HAVE_MPI
     /* Under mpirun the rank's first context is made while MPI_Init runs
      * (a quarter of a second each on the test machine). */
-    const bool early_mpi = !o.validate && propagate_mpi_prepare(&o);
-    propagate_visible_devices(&o); /* its node-local rank known: before CUDA starts */
     if (early_mpi)
         start_early(&early, &o, &run);
     int mpi_rc;
@@ -426,12 +428,8 @@ int main(int argc, char **argv)
 #endif
     if (mpi == NULL && check_outputs(&o) != PROPAGATE_OK)
         return PROPAGATE_FAILED;
-    if (mpi == NULL && !o.validate) {
-#ifndef PRISM_HAVE_MPI
-        propagate_visible_devices(&o);
-#endif
+    if (mpi == NULL && !o.validate)
         start_early(&early, &o, &run);
-    }
     prism_scene *scene = load(&o, &run.load_seconds);
     int rc = PROPAGATE_FAILED;
     if (scene != NULL) {
