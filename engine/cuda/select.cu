@@ -8,6 +8,8 @@
  * the kernels' stream, with the temporaries in the context's ledger:
  * scratch that a run of calls keeps (prism__scratch_keep), so a stream's
  * batches do not each pay a cudaMalloc and a synchronising cudaFree. */
+#include <algorithm>
+
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime_api.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -110,7 +112,7 @@ static prism_result count_only(prism_context *ctx, const prism_photon *in, size_
     unsigned long long *total = (unsigned long long *)scratch.pointer, got = 0;
     cudaError_t err = cudaMemsetAsync(total, 0, sizeof *total, s);
     if (err == cudaSuccess) {
-        const unsigned grid = grid_for(count) < 1024u ? grid_for(count) : 1024u;
+        const unsigned grid = std::min(grid_for(count), 1024u);
         prism_select_count_kernel<<<grid, SELECT_BLOCK, 0, s>>>(in, count, any_of, total);
         err = cudaGetLastError();
     }
