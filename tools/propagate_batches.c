@@ -17,9 +17,7 @@
 #include "prism/memory.h"
 #include "progress.h"
 #include "propagate_tool.h"
-#ifdef PRISM_HAVE_MPI
-#include "propagate_mpi.h"
-#endif
+#include "propagate_ranks.h"
 
 prism_photon_source propagate_source(const propagate_options *o, const prism_scene *scene,
                                      uint64_t count)
@@ -219,7 +217,7 @@ typedef struct run_state {
 } run_state;
 
 /* After the first batch of a long run: the time left and the size of the
- * hits file, extrapolated from that batch (the whole run's, under MPI,
+ * hits file, extrapolated from that batch (the whole run's, across ranks,
  * where the files gather every rank's share). */
 static void first_estimate(run_state *r)
 {
@@ -250,9 +248,8 @@ static prism_result write_batch(void *user, const prism_propagate_batch *b)
     propagate_summary *sum = r->sum;
     const double t0 = tool_now();
     int bad = 0;
-#ifdef PRISM_HAVE_MPI
-    if (r->run->mpi != NULL) { /* in place, in the one file of each output */
-        if (propagate_mpi_write(r->run->mpi, b, r->err, sizeof r->err) != 0) {
+    if (r->run->ranked != NULL) { /* in place, in the one file of each output */
+        if (propagate_ranks_write(r->run->ranked, b, r->err, sizeof r->err) != 0) {
             r->write_seconds += tool_now() - t0;
             return PRISM_ERROR_IO;
         }
@@ -261,7 +258,6 @@ static prism_result write_batch(void *user, const prism_propagate_batch *b)
         sum->hits += o->hits ? b->hits_count : 0;
         bad = -1; /* written: skip the appends below */
     }
-#endif
     if (bad == 0 && o->out && !(bad = npy_writer_append(&r->w.out, b->photons, b->count)))
         sum->out_rows += b->count;
     if (!bad && o->records && !(bad = npy_writer_append(&r->w.records, b->records, b->count)))
@@ -294,7 +290,7 @@ static prism_result join_batches(void *user, size_t i, prism_context **ctx,
     return r->run->join(r->run->join_user, i, ctx, geometry);
 }
 
-/* --photons, a batch at a time, in order (under MPI, skipping the other
+/* --photons, a batch at a time, in order (across ranks, skipping the other
  * ranks' batches). */
 static prism_result read_batch(void *user, uint64_t first, size_t count, prism_photon *dst)
 {
@@ -309,14 +305,13 @@ static prism_result read_batch(void *user, uint64_t first, size_t count, prism_p
     return PRISM_SUCCESS;
 }
 
-#ifdef PRISM_HAVE_MPI
-/* Under MPI every rank needs the same batch: each proposes what it would
+/* Across ranks every rank needs the same batch: each proposes what it would
  * take alone (--batch, else what its first device holds, at most
  * PRISM_PROPAGATE_STREAM_MAX_BATCH, and
  * at most a quarter of a device's share of the run so that the ranks end
- * together, not below 2^16), and propagate_mpi_ready takes the least. */
-static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_photon_source *src,
-                                   const prism_propagate_desc *desc)
+ * together, not below 2^16), and propagate_ranks_ready takes the least. */
+static uint64_t ranks_batch_proposal(const propagate_run_info *run, const prism_photon_source *src,
+                                     const prism_propagate_desc *desc)
 {
     if (run->opt->batch != 0)
         return run->opt->batch;
@@ -334,8 +329,6 @@ static uint64_t mpi_batch_proposal(const propagate_run_info *run, const prism_ph
         b = share > ((uint64_t)1 << 16) ? share : (uint64_t)1 << 16;
     return b;
 }
-
-#endif
 
 int propagate_run(const propagate_run_info *run, propagate_summary *sum)
 {
@@ -355,17 +348,15 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
      * PRISM_PROPAGATE_STREAM_MAX_BATCH, or _HOST on the host backend) */
     uint64_t batch = run->opt->batch;
     uint32_t stride = 0, phase = 0;
-#ifdef PRISM_HAVE_MPI
-    if (run->mpi != NULL) { /* no files of its own: every rank writes into the one */
-        batch = mpi_batch_proposal(run, &r.src, &r.desc);
-        if (propagate_mpi_ready(run->mpi, batch != 0, r.total, &batch) != 0)
+    if (run->ranked != NULL) { /* no files of its own: every rank writes into the one */
+        batch = ranks_batch_proposal(run, &r.src, &r.desc);
+        if (propagate_ranks_ready(run->ranked, batch != 0, r.total, &batch) != 0)
             rc = tool_fail(r.err, sizeof r.err, "a rank could not start its run");
         stride = (uint32_t)run->ranks;
         phase = (uint32_t)run->rank;
         r.total = rc == 0 ? prism_propagate_stream_photons(r.total, (size_t)batch, stride, phase)
                           : 0;
     } else
-#endif
         rc = open_outputs(o, r.desc.record_steps, &r.w, r.err, sizeof r.err);
     prism_propagate_summary tally = {.detected_by_solid = sum->detected_by_solid,
                                      .solids = sum->solids};
@@ -396,10 +387,8 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
             tool_fail(r.err, sizeof r.err, "propagate: %s", prism_context_last_error(run->ctx));
         rc = res != PRISM_SUCCESS ? -1 : 0;
     }
-#ifdef PRISM_HAVE_MPI
-    if (run->mpi != NULL && propagate_mpi_drain(run->mpi, rc == 0) != 0 && rc == 0)
+    if (run->ranked != NULL && propagate_ranks_drain(run->ranked, rc == 0) != 0 && rc == 0)
         rc = tool_fail(r.err, sizeof r.err, "another rank stopped");
-#endif
     tool_progress_end(&r.bar, rc == 0 ? "" : "failed");
     const double t_commit = tool_now();
     if (rc == 0)
@@ -440,10 +429,8 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     struct rusage usage;
     if (getrusage(RUSAGE_SELF, &usage) == 0)
         sum->host_peak_bytes = (size_t)usage.ru_maxrss * 1024; /* Linux: kilobytes */
-    bool quiet_failure = false;                                /* another rank's: it says why */
-#ifdef PRISM_HAVE_MPI
-    quiet_failure = run->mpi != NULL && propagate_mpi_stopped_by_other(run->mpi);
-#endif
+    /* another rank's failure: that one says why */
+    const bool quiet_failure = run->ranked != NULL && propagate_ranks_stopped_by_other(run->ranked);
     if (rc != 0 && !quiet_failure)
         fprintf(stderr, "prism-propagate: %s\n", r.err);
     return rc == 0 ? PROPAGATE_OK : PROPAGATE_FAILED;

@@ -71,13 +71,20 @@ void propagate_options_usage(FILE *out)
           "                          with the batch, not with the run\n"
           "  --devices all|0,1       spread the batches over several CUDA devices, a\n"
           "                          context each (a device may repeat: two contexts\n"
-          "                          on one); the same files as one device, byte for\n"
-          "                          byte. Default: $PRISM_DEVICE when it holds a list,\n"
+          "                          on one; --processes N: a process each); the\n"
+          "                          same files as one device, byte for byte.\n"
+          "                          Default: $PRISM_DEVICE when it holds a list,\n"
           "                          else one device. With --backend host, as many\n"
           "                          host contexts as the list names (for tests).\n"
           "                          CUDA starts only the devices a run names (an MPI\n"
           "                          rank: its own), through CUDA_VISIBLE_DEVICES,\n"
           "                          unless that is set already\n"
+          "  --processes N           run as N processes (1 to 64) that share the run\n"
+          "                          as mpirun's ranks do: process k takes entry k of\n"
+          "                          the device list (mod its length) and writes its\n"
+          "                          own rows into the one file of each output; the\n"
+          "                          same files as one process. Default 1. With\n"
+          "                          --backend host the processes share the cores\n"
           "  --lanes N               contexts a CUDA device (1 to 4, default 1): a\n"
           "                          device then runs N batches at once, so one\n"
           "                          batch's last long-lived photons overlap the\n"
@@ -124,7 +131,7 @@ static const char *const VALUED[] = {
     "--photons",      "--source",     "--count",     "--hits",    "--out",       "--records",
     "--record-steps", "--seed",       "--max-steps", "--backend", "--placement", "--bvh",
     "--math",         "--batch",      "--unit",      "--devices", "--gensteps",  "--save-gensteps",
-    "--lanes",        "--wavelength", NULL};
+    "--lanes",        "--wavelength", "--processes", NULL};
 
 /* --source muon:x,y,z,dx,dy,dz,energy (GeV, the total energy). */
 static int parse_muon(propagate_options *o, const char *val, char *err, size_t size)
@@ -188,6 +195,11 @@ static int parse_io(propagate_options *o, const char *opt, const char *val, char
         o->wavelength_nm[0] = w[0];
         o->wavelength_nm[1] = colon != NULL ? w[1] : 0.0f;
         o->wavelength = true;
+    } else if (!strcmp(opt, "--processes")) {
+        if (tool_parse_count(val, 1, PROPAGATE_MAX_RANKS, &v))
+            return tool_fail(err, size, "--processes: expected 1 to %d processes, got '%s'",
+                             PROPAGATE_MAX_RANKS, val);
+        o->processes = (int)v;
     } else if (!strcmp(opt, "--lanes")) {
         if (tool_parse_count(val, 1, 4, &v))
             return tool_fail(err, size, "--lanes: expected 1 to 4 contexts a device, got '%s'",
@@ -275,6 +287,8 @@ static int check(const propagate_options *o, char *err, size_t size)
         return tool_fail(err, size,
                          "--validate writes no files: leave out --hits, --out and "
                          "--records");
+    if (o->validate && o->processes > 1)
+        return tool_fail(err, size, "--validate runs in one process: leave out --processes");
     if (o->validate && o->devices)
         return tool_fail(err, size, "--validate runs on one device: leave out --devices");
     if (o->validate && o->engine.backend == PRISM_BACKEND_HOST)

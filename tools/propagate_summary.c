@@ -115,7 +115,10 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
     if (run->contexts_n > 1 || run->ranks > 1) {
         printf("  %zu context%s", run->contexts_n, run->contexts_n == 1 ? "" : "s");
         if (run->ranks > 1)
-            printf(" in each of %d MPI ranks (rank 0's shown)", run->ranks);
+            printf(" in each of %d %s (rank 0's shown)", run->ranks,
+                   run->launcher != NULL && strcmp(run->launcher, "fork") == 0
+                       ? "processes (--processes)"
+                       : "MPI ranks");
         printf(", geometry upload:");
         for (size_t i = 0; i < run->contexts_n; i++)
             printf(" %.3f s (%s)", run->upload_each[i],
@@ -241,15 +244,17 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
     tool_json_string(prism_context_device(run->ctx)->name);
     if (run->opt->visible != NULL) /* what the run set, before CUDA started */
         printf(",\"cuda_visible_devices\":\"%s\"", run->opt->visible);
-    printf(",\"contexts\":%zu,\"ranks\":%d,\"upload_seconds_each\":[", run->contexts_n,
-           run->ranks > 1 ? run->ranks : 1);
+    printf(",\"contexts\":%zu,\"ranks\":%d", run->contexts_n, run->ranks > 1 ? run->ranks : 1);
+    if (run->ranks > 1 && run->launcher != NULL)
+        printf(",\"launcher\":\"%s\"", run->launcher);
+    printf(",\"upload_seconds_each\":[");
     for (size_t i = 0; i < run->contexts_n; i++)
         printf("%s%.6g", i ? "," : "", run->upload_each[i]);
     printf("]");
     if (s->ranks > 0) { /* what each rank read and wrote to put the outputs together */
         const char *keys[5] = {"read_bytes", "written_bytes", "setup_seconds", "init_seconds",
                                "finish_seconds"};
-        printf(",\"mpi\":{");
+        printf(",\"per_rank\":{");
         for (int k = 0; k < 5; k++) {
             printf("%s\"%s\":[", k ? "," : "", keys[k]);
             for (size_t r = 0; r < s->ranks; r++)

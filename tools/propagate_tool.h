@@ -32,6 +32,7 @@ enum {
 #define PROPAGATE_VALIDATE_COUNT 100000u
 #define PROPAGATE_DEFAULT_RECORD_STEPS 16u
 #define PROPAGATE_MAX_CONTEXTS 64
+#define PROPAGATE_MAX_RANKS 64 /* --processes */
 
 typedef struct propagate_options {
     const char *file;
@@ -49,7 +50,8 @@ typedef struct propagate_options {
     uint32_t max_steps; /* 0 = the engine's 100 */
     prism_propagate_math math;
     uint64_t batch;         /* 0 = automatic */
-    int local_rank;         /* an MPI rank's place on its node, -1 without MPI */
+    int local_rank;         /* a rank's place on its node, -1 in a lone process */
+    int processes;          /* --processes: 0 = one a device of a CUDA list, else 1 */
     const char *devices;    /* --devices all|0,1: several contexts (NULL: one, or
                                      $PRISM_DEVICE's list) */
     uint32_t lanes;         /* --lanes: contexts a CUDA device; 0 = 1 */
@@ -92,10 +94,10 @@ typedef struct propagate_summary {
     size_t engine_peak_bytes;  /* the context's ledger at its peak (device, pinned, mapped) */
     size_t host_peak_bytes;    /* the process's peak resident memory (getrusage) */
     uint64_t hits, out_rows, record_rows;
-    /* under MPI, on rank 0: each rank's bytes read and written of the
-     * outputs (rank_io[2 r], rank_io[2 r + 1]), its seconds before its run
-     * (rank_setup[3 r]), in MPI_Init (3 r + 1) and finishing the files
-     * after its run (3 r + 2) */
+    /* one rank of several, on rank 0: each rank's bytes read and written
+     * of the outputs (rank_io[2 r], rank_io[2 r + 1]), its seconds before
+     * its run (rank_setup[3 r]), in making the group (MPI_Init or the
+     * fork: 3 r + 1) and finishing the files after its run (3 r + 2) */
     size_t ranks;
     uint64_t *rank_io;
     double *rank_setup;
@@ -133,9 +135,11 @@ typedef struct propagate_run_info {
     double setup_seconds; /* from then to the run's start */
     uint64_t count;       /* the run's photons (under MPI, every rank's together) */
     int rank, ranks;
-    /* under mpirun: the ranks take the run's batches in turn and write
-     * their rows in place (propagate_mpi.h); NULL otherwise */
-    struct propagate_mpi *mpi;
+    const char *launcher; /* what made the ranks: "mpirun", "fork" (ranks > 1) */
+    /* one rank of several (mpirun's, or --processes): the ranks take the
+     * run's batches in turn and write their rows in place
+     * (propagate_ranks.h); NULL in a lone process */
+    struct propagate_ranks *ranked;
 } propagate_run_info;
 
 void propagate_summary_print(const propagate_summary *s, const propagate_run_info *run);

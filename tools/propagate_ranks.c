@@ -1,22 +1,23 @@
-/* prism-propagate's MPI form (propagate_mpi.h). Only Open MPI's and
- * PMIx's launch variables start it, so a plain run of an MPI build never
- * touches MPI. */
+/* prism-propagate as one rank of several (propagate_ranks.h), over the
+ * steps of a propagate_group: mpirun's ranks or forked processes. */
 #define _GNU_SOURCE /* sync_file_range */
-#include "propagate_mpi.h"
+#include "propagate_ranks.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <mpi.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "npy.h"
 
+#define HOST_BYTES 256
 #define CAPTURE_BYTES 2048
 
-struct propagate_mpi {
+struct propagate_ranks {
+    propagate_group *g;
     int rank, ranks, local_rank;
     const char *final[3]; /* the outputs asked for: hits, out, records (NULL: not asked) */
     uint64_t dims[3][2];
@@ -25,13 +26,12 @@ struct propagate_mpi {
     bool finished;
     int rc;
     propagate_options *opt;
-    /* the run: propagate_mpi_ready */
+    /* the run: propagate_ranks_ready */
     bool readied;
     uint64_t count, batch;        /* the run's photons; photons a batch, the same on all */
     uint64_t rounds, rounds_done; /* exchanges of hit counts: one a round of batches */
     bool stopped;                 /* a rank said it failed */
     bool by_other;                /* this rank stopped for another's failure only */
-    double init_seconds;          /* in MPI_Init_thread */
     double finish_seconds;        /* from the end of its run to the files in place */
     uint64_t hits_total;          /* hits of the rounds so far, every rank's */
     uint64_t *counts;             /* [ranks]: the last round's */
@@ -41,18 +41,16 @@ struct propagate_mpi {
     uint64_t io_read, io_written; /* bytes of the outputs: this rank's own rows (and the header) */
 };
 
-static bool under_mpirun(void)
+void propagate_ranks_capture_name(char *path, size_t size, long pid, int rank)
 {
-    return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMIX_RANK") != NULL ||
-           getenv("PMI_SIZE") != NULL;
+    const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+    snprintf(path, size, "%s/prism-propagate.%ld.%d.stderr", tmp, pid, rank);
 }
 
 /* This rank's stderr into a file until finish, for rank 0 to show. */
-static void capture_stderr(propagate_mpi *m)
+static void capture_stderr(propagate_ranks *m)
 {
-    const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
-    snprintf(m->capture, sizeof m->capture, "%s/prism-propagate.%d.%d.stderr", tmp, (int)getpid(),
-             m->rank);
+    propagate_ranks_capture_name(m->capture, sizeof m->capture, (long)getpid(), m->rank);
     fflush(stderr);
     int fd = open(m->capture, O_RDWR | O_CREAT | O_TRUNC, 0600);
     m->saved_stderr = fd >= 0 ? dup(2) : -1;
@@ -62,7 +60,7 @@ static void capture_stderr(propagate_mpi *m)
         close(fd);
 }
 
-static void release_stderr(propagate_mpi *m, char *text)
+static void release_stderr(propagate_ranks *m, char *text)
 {
     text[0] = 0;
     if (m->saved_stderr < 0)
@@ -83,51 +81,28 @@ static void release_stderr(propagate_mpi *m, char *text)
     unlink(m->capture);
 }
 
-bool propagate_mpi_prepare(propagate_options *o)
+propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
 {
-    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK"),
-               *rank = getenv("OMPI_COMM_WORLD_RANK");
-    if (!under_mpirun() || local == NULL || rank == NULL)
-        return false;
-    o->local_rank = atoi(local);
-    if (atoi(rank) > 0)
-        o->quiet = true;
-    return true;
-}
-
-propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv, int *rc)
-{
-    *rc = PROPAGATE_OK;
-    if (!under_mpirun())
-        return NULL;
-    propagate_mpi *m = calloc(1, sizeof *m);
-    /* MPI is called from the main thread only (the stream's sink runs
-     * there); the engine's threads never call it */
-    int provided = 0;
-    const double t0 = omp_get_wtime();
-    if (m == NULL || MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-        fprintf(stderr, "prism-propagate: MPI_Init failed\n");
-        free(m);
-        *rc = PROPAGATE_FAILED;
+    propagate_ranks *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        fprintf(stderr, "prism-propagate: no memory\n");
+        g->ops->abort(g, PROPAGATE_FAILED);
         return NULL;
     }
-    m->init_seconds = omp_get_wtime() - t0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &m->ranks);
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &m->local_rank);
-    int local_ranks = 1;
-    MPI_Comm_size(node, &local_ranks);
-    MPI_Comm_free(&node);
+    m->g = g;
+    m->rank = g->rank;
+    m->ranks = g->size;
+    m->local_rank = g->local_rank;
+    const int local_ranks = g->local_size;
     /* The ranks of a node share its cores: each takes its part for its
      * threads (the load, the host's staging), unless OMP_NUM_THREADS says. */
     if (getenv("OMP_NUM_THREADS") == NULL && local_ranks > 1) {
         const int each = omp_get_num_procs() / local_ranks;
         omp_set_num_threads(each > 0 ? each : 1);
     }
-    /* as propagate_mpi_prepare guessed them, or set now; written only when
-     * they change, since a context may be being made from them already */
+    /* as the launcher's variables gave them early, or set now; written
+     * only when they change, since a context may be being made from them
+     * already */
     if (o->local_rank != m->local_rank)
         o->local_rank = m->local_rank;
     m->opt = o;
@@ -144,47 +119,58 @@ propagate_mpi *propagate_mpi_begin(propagate_options *o, int *argc, char ***argv
     m->counts = calloc((size_t)m->ranks, sizeof *m->counts);
     if (m->counts == NULL) {
         fprintf(stderr, "prism-propagate: no memory\n");
-        MPI_Abort(MPI_COMM_WORLD, PROPAGATE_FAILED);
+        g->ops->abort(g, PROPAGATE_FAILED);
     }
     m->saved_stderr = -1;
     capture_stderr(m);
     return m;
 }
 
-int propagate_mpi_check_outputs(propagate_mpi *m)
+int propagate_ranks_check_outputs(propagate_ranks *m)
 {
     char err[1024] = "";
     int bad = m->rank == 0 && propagate_check_outputs(m->opt, m->final, err, sizeof err) != 0;
-    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    m->g->ops->bcast(m->g, &bad, sizeof bad);
     if (bad && m->rank == 0)
         fprintf(stderr, "prism-propagate: %s\n", err);
     return bad ? PROPAGATE_FAILED : PROPAGATE_OK;
 }
 
-void propagate_mpi_share(propagate_mpi *m, uint64_t count, propagate_run_info *run)
+/* The rank a test hook's variable names, or -1. */
+static int hooked_rank(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && *v ? atoi(v) : -1;
+}
+
+int propagate_ranks_share(propagate_ranks *m, uint64_t count, propagate_run_info *run)
 {
     run->count = count;
     run->rank = m->rank;
     run->ranks = m->ranks;
-    run->mpi = m;
+    run->launcher = m->g->launcher;
+    run->ranked = m;
     m->count = count;
+    if (hooked_rank("PRISM_PROPAGATE_TEST_FAIL") == m->rank) {
+        fprintf(stderr, "prism-propagate: test hook: rank %d fails\n", m->rank);
+        return PROPAGATE_FAILED;
+    }
+    return PROPAGATE_OK;
 }
 
 /* Every rank's status and what it said; rank 0 shows them. Returns the
  * worst status. */
-static int agree(propagate_mpi *m, int rc)
+static int agree(propagate_ranks *m, int rc)
 {
-    char said[CAPTURE_BYTES], host[MPI_MAX_PROCESSOR_NAME] = "";
+    char said[CAPTURE_BYTES], host[HOST_BYTES] = "";
     release_stderr(m, said);
-    int len = 0;
-    MPI_Get_processor_name(host, &len);
+    m->g->ops->host(m->g, host, sizeof host);
     int *codes = m->rank == 0 ? calloc((size_t)m->ranks, sizeof *codes) : NULL;
     char *texts = m->rank == 0 ? calloc((size_t)m->ranks, CAPTURE_BYTES) : NULL;
-    char *hosts = m->rank == 0 ? calloc((size_t)m->ranks, MPI_MAX_PROCESSOR_NAME) : NULL;
-    MPI_Gather(&rc, 1, MPI_INT, codes, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Gather(said, CAPTURE_BYTES, MPI_CHAR, texts, CAPTURE_BYTES, MPI_CHAR, 0, MPI_COMM_WORLD);
-    MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
-               MPI_COMM_WORLD);
+    char *hosts = m->rank == 0 ? calloc((size_t)m->ranks, HOST_BYTES) : NULL;
+    m->g->ops->gather(m->g, &rc, sizeof rc, codes);
+    m->g->ops->gather(m->g, said, CAPTURE_BYTES, texts);
+    m->g->ops->gather(m->g, host, HOST_BYTES, hosts);
     if (m->rank == 0 && codes != NULL && texts != NULL && hosts != NULL) {
         for (int r = 0; r < m->ranks; r++) {
             /* each line a rank said, named by rank and host */
@@ -193,8 +179,8 @@ static int agree(propagate_mpi *m, int rc)
                 if (*next)
                     *next++ = 0;
                 if (*line && line[0] != '\r')
-                    fprintf(stderr, "[rank %d on %s] %s\n", r,
-                            hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME, line);
+                    fprintf(stderr, "[rank %d on %s] %s\n", r, hosts + (size_t)r * HOST_BYTES,
+                            line);
             }
         }
         for (int r = 0; r < m->ranks; r++)
@@ -202,30 +188,27 @@ static int agree(propagate_mpi *m, int rc)
                 fprintf(stderr,
                         "prism-propagate: rank %d of %d (on %s) failed (exit %d): no "
                         "output written\n",
-                        r, m->ranks, hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME, codes[r]);
+                        r, m->ranks, hosts + (size_t)r * HOST_BYTES, codes[r]);
     }
     free(codes);
     free(texts);
     free(hosts);
-    int worst = 0;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return worst;
+    uint64_t worst = (uint64_t)rc; /* exit statuses are not negative */
+    m->g->ops->allreduce_u64(m->g, &worst, 1, GROUP_MAX);
+    return (int)worst;
 }
 
-static void sum_summary(const propagate_mpi *m, propagate_summary *s)
+static void sum_summary(const propagate_ranks *m, propagate_summary *s)
 {
     uint64_t counts[7] = {s->photons,     s->steps,   s->hits, s->out_rows,
                           s->record_rows, s->batches, s->batch};
-    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : counts, counts, 7, MPI_UINT64_T, MPI_SUM, 0,
-               MPI_COMM_WORLD);
-    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : s->flagged, s->flagged, 32, MPI_UINT64_T, MPI_SUM, 0,
-               MPI_COMM_WORLD);
-    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : s->ended, s->ended, 32, MPI_UINT64_T, MPI_SUM, 0,
-               MPI_COMM_WORLD);
-    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : s->detected_by_solid, s->detected_by_solid,
-               (int)s->solids + 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    propagate_group *g = m->g;
+    g->ops->allreduce_u64(g, counts, 7, GROUP_SUM);
+    g->ops->allreduce_u64(g, s->flagged, 32, GROUP_SUM);
+    g->ops->allreduce_u64(g, s->ended, 32, GROUP_SUM);
+    g->ops->allreduce_u64(g, s->detected_by_solid, s->solids + 1, GROUP_SUM);
     double secs[2] = {s->propagate_seconds, s->seconds};
-    MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : secs, secs, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    g->ops->allreduce_f64(g, secs, 2, GROUP_MAX);
     if (m->rank != 0)
         return;
     s->photons = counts[0];
@@ -248,7 +231,7 @@ static void sum_summary(const propagate_mpi *m, propagate_summary *s)
  * --out and --records rows sit at their photons' indices. The hits of
  * batch k follow those of batches 0..k-1: the ranks take batches in turn
  * (batch k on rank k mod R), and after each round of R batches they tell
- * each other their counts (MPI_Allgather of one number each), so a rank
+ * each other their counts (an allgather of one number each), so a rank
  * knows where its batch's hits go. That exchange is the ranks' only step
  * in common during the run; a rank blocked in it still has its devices
  * working on its next batches. A count of ROUND_FAILED says a rank
@@ -263,13 +246,14 @@ static uint64_t rounds_of(uint64_t count, uint64_t batch, int ranks)
     return (batches + (uint64_t)ranks - 1) / (uint64_t)ranks;
 }
 
-int propagate_mpi_ready(propagate_mpi *m, bool ok, uint64_t count, uint64_t *batch)
+int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t *batch)
 {
     m->readied = true;
     m->count = count;
     /* any rank not ready, and the least batch: one reduce of minima */
     uint64_t v[2] = {ok ? UINT64_MAX : 0, ok ? *batch : UINT64_MAX}, got[2] = {0, 0};
-    MPI_Allreduce(v, got, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    memcpy(got, v, sizeof got);
+    m->g->ops->allreduce_u64(m->g, got, 2, GROUP_MIN);
     if (got[0] != UINT64_MAX || got[1] == 0 || got[1] == UINT64_MAX) {
         m->by_other = ok && *batch != 0;
         return -1; /* a rank could not start: it says why in the agreement */
@@ -293,7 +277,7 @@ int propagate_mpi_ready(propagate_mpi *m, bool ok, uint64_t count, uint64_t *bat
                 made = 0;
             }
         }
-        MPI_Bcast(temp, (int)sizeof temp, MPI_CHAR, 0, MPI_COMM_WORLD);
+        m->g->ops->bcast(m->g, temp, sizeof temp);
         npy_writer w = {.ndims = 2, .dims = {m->dims[i][0], m->dims[i][1]}};
         m->header[i] = npy_writer_header_size(&w);
         m->row[i] = 4 * (size_t)(m->dims[i][0] * m->dims[i][1]);
@@ -306,17 +290,17 @@ int propagate_mpi_ready(propagate_mpi *m, bool ok, uint64_t count, uint64_t *bat
         if (!temp[0])
             made = 0;
     }
-    int all = 0;
-    MPI_Allreduce(&made, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    uint64_t all = (uint64_t)made;
+    m->g->ops->allreduce_u64(m->g, &all, 1, GROUP_MIN);
     return all ? 0 : -1;
 }
 
 /* Exchange this round's hit count; the offset of this rank's hits into
  * *at. Returns 0, or -1 when a rank stopped. */
-static int next_round(propagate_mpi *m, uint64_t mine, uint64_t *at)
+static int next_round(propagate_ranks *m, uint64_t mine, uint64_t *at)
 {
     uint64_t *counts = m->counts;
-    MPI_Allgather(&mine, 1, MPI_UINT64_T, counts, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    m->g->ops->allgather(m->g, &mine, sizeof mine, counts);
     m->rounds_done++;
     uint64_t before = 0, all = 0;
     int failed = -1;
@@ -339,8 +323,8 @@ static int next_round(propagate_mpi *m, uint64_t mine, uint64_t *at)
 }
 
 /* Rows [at, at + n) of output i from `rows`. */
-static int write_rows(propagate_mpi *m, int i, uint64_t at, const void *rows, uint64_t n, char *err,
-                      size_t size)
+static int write_rows(propagate_ranks *m, int i, uint64_t at, const void *rows, uint64_t n,
+                      char *err, size_t size)
 {
     const char *p = rows;
     uint64_t left = n * m->row[i];
@@ -366,8 +350,11 @@ static int write_rows(propagate_mpi *m, int i, uint64_t at, const void *rows, ui
     return 0;
 }
 
-int propagate_mpi_write(propagate_mpi *m, const prism_propagate_batch *b, char *err, size_t size)
+int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, char *err,
+                          size_t size)
 {
+    if (m->rounds_done == 0 && hooked_rank("PRISM_PROPAGATE_TEST_KILL") == m->rank)
+        raise(SIGKILL);
     uint64_t at = 0;
     /* the round's exchange, hits asked or not: it is where a rank learns
      * that another stopped */
@@ -384,12 +371,12 @@ int propagate_mpi_write(propagate_mpi *m, const prism_propagate_batch *b, char *
     return 0;
 }
 
-bool propagate_mpi_stopped_by_other(const propagate_mpi *m)
+bool propagate_ranks_stopped_by_other(const propagate_ranks *m)
 {
     return m->by_other;
 }
 
-int propagate_mpi_drain(propagate_mpi *m, bool ok)
+int propagate_ranks_drain(propagate_ranks *m, bool ok)
 {
     uint64_t at;
     while (m->rounds_done < m->rounds)
@@ -401,7 +388,7 @@ int propagate_mpi_drain(propagate_mpi *m, bool ok)
 /* Every rank's rows on disk, then rank 0 writes the headers with the row
  * counts and renames the files into place; or, after a failure, removes
  * them. Returns an exit status, the same on every rank. */
-static int commit(propagate_mpi *m, int ok)
+static int commit(propagate_ranks *m, int ok)
 {
     for (int i = 0; i < 3; i++) {
         if (m->fd[i] < 0)
@@ -414,8 +401,8 @@ static int commit(propagate_mpi *m, int ok)
         close(m->fd[i]);
         m->fd[i] = -1;
     }
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    uint64_t all = (uint64_t)(ok != 0);
+    m->g->ops->allreduce_u64(m->g, &all, 1, GROUP_MIN);
     int rc = all ? PROPAGATE_OK : PROPAGATE_FAILED;
     if (m->rank == 0) {
         const uint64_t rows[3] = {m->hits_total, m->count, m->count};
@@ -435,20 +422,20 @@ static int commit(propagate_mpi *m, int ok)
             if (m->final[i] != NULL)
                 npy_writer_abort(&m->file[i]);
     }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    m->g->ops->bcast(m->g, &rc, sizeof rc);
     return rc;
 }
 
 /* Rank 0: each rank's bytes read and written of the outputs, its time
- * before its run, in MPI_Init and in finishing, for the summary. */
-static void gather_io(propagate_mpi *m, propagate_summary *s, double setup)
+ * before its run, in making the group (MPI_Init, the fork) and in finishing, for the summary. */
+static void gather_io(propagate_ranks *m, propagate_summary *s, double setup)
 {
     const uint64_t mine[2] = {m->io_read, m->io_written};
     uint64_t *all = m->rank == 0 ? calloc((size_t)m->ranks * 2, sizeof *all) : NULL;
     double *setups = m->rank == 0 ? calloc((size_t)m->ranks * 3, sizeof *setups) : NULL;
-    const double times[3] = {setup, m->init_seconds, m->finish_seconds};
-    MPI_Gather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    MPI_Gather(times, 3, MPI_DOUBLE, setups, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    const double times[3] = {setup, m->g->init_seconds, m->finish_seconds};
+    m->g->ops->gather(m->g, mine, sizeof mine, all);
+    m->g->ops->gather(m->g, times, sizeof times, setups);
     if (m->rank == 0 && s != NULL && all != NULL && setups != NULL) {
         s->rank_io = all;
         s->rank_setup = setups;
@@ -459,8 +446,8 @@ static void gather_io(propagate_mpi *m, propagate_summary *s, double setup)
     free(setups);
 }
 
-int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool *print,
-                         double setup)
+int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, bool *print,
+                           double setup)
 {
     *print = false;
     if (m->finished)
@@ -472,8 +459,8 @@ int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool 
     const double t0 = omp_get_wtime();
     uint64_t batch = 0;
     if (!m->readied)
-        propagate_mpi_ready(m, false, 0, &batch);
-    propagate_mpi_drain(m, rc == PROPAGATE_OK);
+        propagate_ranks_ready(m, false, 0, &batch);
+    propagate_ranks_drain(m, rc == PROPAGATE_OK);
     /* a rank that stopped only because another failed is not named as failed */
     int worst = agree(m, m->by_other ? PROPAGATE_OK : rc);
     if (rc != PROPAGATE_OK && worst == PROPAGATE_OK)
@@ -489,11 +476,11 @@ int propagate_mpi_finish(propagate_mpi *m, int rc, propagate_summary *sum, bool 
     return m->rc;
 }
 
-int propagate_mpi_end(propagate_mpi *m, int rc)
+int propagate_ranks_end(propagate_ranks *m, int rc)
 {
     bool print;
-    rc = propagate_mpi_finish(m, rc, NULL, &print, 0.0);
-    MPI_Finalize();
+    rc = propagate_ranks_finish(m, rc, NULL, &print, 0.0);
+    m->g->ops->end(m->g);
     free(m->counts);
     free(m);
     return rc;

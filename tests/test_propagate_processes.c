@@ -1,0 +1,341 @@
+/* prism-propagate --processes N on the host backend: the program forks N
+ * ranks that share the run as mpirun -np N does, without MPI. The files
+ * are byte for byte those of one process with 2, 3 and 4 ranks, each rank
+ * reading nothing and writing only its own rows, with generated photons
+ * and with photons read from a file, also when there are more ranks than
+ * batches. A rank that fails (the test hook PRISM_PROPAGATE_TEST_FAIL)
+ * or is killed (PRISM_PROPAGATE_TEST_KILL) fails the whole job, named
+ * with its cause, leaving no output and no temporary beside it; a bad
+ * --processes, or --processes with --validate, is a usage error.
+ * $PRISM_PROPAGATE is the program. */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "exec_util.h"
+
+#define DETECTOR PRISM_ASSETS "/tiny_detector.dae"
+
+/* prism-propagate DETECTOR args..., with --processes np when np > 0. */
+static void run(exec_run *r, int np, const char *const *args)
+{
+    const char *argv[48];
+    char nps[16];
+    int n = 0;
+    argv[n++] = getenv("PRISM_PROPAGATE");
+    argv[n++] = DETECTOR;
+    if (np > 0) {
+        snprintf(nps, sizeof nps, "%d", np);
+        argv[n++] = "--processes";
+        argv[n++] = nps;
+    }
+    for (int i = 0; args[i] != NULL && n < 46; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    exec_program(r, argv, false);
+}
+
+/* A fresh directory `name` in the test's own, its path in dir: a case's
+ * outputs go there, so that any temporary left beside them is seen. */
+static void fresh_dir(char dir[512], const char *name)
+{
+    if (snprintf(dir, 512, "%s", exec_path(name)) >= 512)
+        fail_msg("%s: too long a path", name);
+    assert_int_equal(mkdir(dir, 0755), 0);
+}
+
+/* `name` in directory dir, into path. */
+static void in_dir(char path[512], const char *dir, const char *name)
+{
+    if (snprintf(path, 512, "%s/%s", dir, name) >= 512)
+        fail_msg("%s/%s: too long a path", dir, name);
+}
+
+/* Directory dir holds exactly `files` entries, none of them hidden. */
+static void assert_entries(const char *dir, size_t files)
+{
+    assert_int_equal(exec_count_entries(dir, false), files);
+    assert_int_equal(exec_count_entries(dir, true), 0);
+}
+
+static char tmp[512];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmp, sizeof tmp, "%s", exec_path("tmp"));
+    if (mkdir(tmp, 0755) != 0)
+        return -1;
+    /* whatever the ranks might keep in $TMPDIR is seen there too */
+    setenv("TMPDIR", tmp, 1);
+    return 0;
+}
+
+/* The test hooks are for one case each, also when it fails. */
+static int unset_hooks(void **state)
+{
+    (void)state;
+    unsetenv("PRISM_PROPAGATE_TEST_FAIL");
+    unsetenv("PRISM_PROPAGATE_TEST_KILL");
+    return 0;
+}
+
+/* The numbers of the JSON array "key":[...] in `json` into v; their count. */
+static int json_array(const char *json, const char *key, double *v, int max)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":[", key);
+    const char *p = strstr(json, pattern);
+    int n = 0;
+    if (p == NULL)
+        return 0;
+    p += strlen(pattern);
+    while (n < max && *p != ']') {
+        char *end;
+        v[n++] = strtod(p, &end);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* As under mpirun: the ranks take batches of 7001 of the 30000 photons in
+ * turn (batch k on rank k mod np), and each writes its own rows in place
+ * and reads nothing: its --out and --records rows (64 + 3 x 32 bytes a
+ * photon of its batches) and its hits (64 bytes each), rank 0 the three
+ * headers too; together they write every byte of the files once. The
+ * arrays are those of "per_rank". */
+static void assert_own_share(const char *json, int np, char files[3][512])
+{
+    double read[8], written[8], setup[8], init[8], finish[8];
+    assert_non_null(strstr(json, "\"per_rank\":{"));
+    assert_int_equal(json_array(json, "read_bytes", read, 8), np);
+    assert_int_equal(json_array(json, "written_bytes", written, 8), np);
+    assert_int_equal(json_array(json, "setup_seconds", setup, 8), np);
+    assert_int_equal(json_array(json, "init_seconds", init, 8), np);
+    assert_int_equal(json_array(json, "finish_seconds", finish, 8), np);
+    enum { HEADER = 128, PHOTONS = 30000, BATCH = 7001 }; /* npy_writer's header for these shapes */
+    double data = 0, total = 0;
+    for (int k = 0; k < 3; k++)
+        data += (double)(file_size(files[k]) - HEADER);
+    for (int r = 0; r < np; r++) {
+        double own = 0; /* photons of rank r's batches */
+        for (int first = r * BATCH; first < PHOTONS; first += np * BATCH)
+            own += PHOTONS - first < BATCH ? PHOTONS - first : BATCH;
+        const double rows = own * (64 + 3 * 32),
+                     hits = written[r] - rows - (r == 0 ? 3 * HEADER : 0);
+        assert_true(read[r] == 0);
+        assert_true(hits >= 0 && fmod(hits, 64) == 0);
+        assert_true(setup[r] > 0);
+        total += written[r] - (r == 0 ? 3 * HEADER : 0);
+    }
+    assert_true(total == data);
+}
+
+static void test_same_bytes_whatever_processes(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *names[3] = {"hits.npy", "out.npy", "rec.npy"};
+    char dirs[5][512], files[5][3][512];
+    for (int np = 1; np <= 4; np++) { /* 1: one process, no --processes; then 2 to 4 */
+        char name[32];
+        snprintf(name, sizeof name, "np%d", np);
+        fresh_dir(dirs[np], name);
+        for (int k = 0; k < 3; k++)
+            in_dir(files[np][k], dirs[np], names[k]);
+        const char *args[] = {"--backend", "host",       "--count",        "30000",
+                              "--seed",    "4",          "--batch",        "7001",
+                              "--hits",    files[np][0], "--out",          files[np][1],
+                              "--records", files[np][2], "--record-steps", "3",
+                              "--json",    NULL};
+        run(&r, np == 1 ? 0 : np, args);
+        assert_int_equal(r.exit_code, 0);
+        char ranks[32];
+        snprintf(ranks, sizeof ranks, "\"ranks\":%d", np);
+        assert_non_null(strstr(r.out, ranks));
+        assert_non_null(strstr(r.out, "\"photons\":30000"));
+        if (np > 1) {
+            assert_non_null(strstr(r.out, "\"launcher\":\"fork\""));
+            assert_own_share(r.out, np, files[np]);
+        }
+        /* the summary names the files asked for */
+        for (int k = 0; k < 3; k++)
+            assert_non_null(strstr(r.out, files[np][k]));
+        assert_entries(dirs[np], 3);
+    }
+    for (int np = 2; np <= 4; np++)
+        for (int k = 0; k < 3; k++)
+            if (!exec_same_files(files[1][k], files[np][k]))
+                fail_msg("%s and %s differ", files[1][k], files[np][k]);
+    assert_entries(tmp, 0);
+}
+
+/* One photon, one batch, three processes (two with nothing to do), and
+ * --processes 1: the files of a plain run. */
+static void test_more_processes_than_batches(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const int nps[3] = {0, 1, 3};
+    char dirs[3][512], hits[3][512], out[3][512];
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "one_np%d", nps[i]);
+        fresh_dir(dirs[i], name);
+        in_dir(hits[i], dirs[i], "hits.npy");
+        in_dir(out[i], dirs[i], "out.npy");
+        run(&r, nps[i],
+            (const char *[]){"--backend", "host", "--count", "1", "--hits", hits[i], "--out",
+                             out[i], "--quiet", NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_entries(dirs[i], 2);
+    }
+    for (int i = 1; i < 3; i++) {
+        assert_true(exec_same_files(hits[0], hits[i]));
+        assert_true(exec_same_files(out[0], out[i]));
+    }
+    assert_entries(tmp, 0);
+}
+
+/* Photons read from a file (a plain run's final photons), in batches that
+ * both processes take: the hits and final photons of one process. */
+static void test_photons_from_file(void **state)
+{
+    (void)state;
+    static exec_run r;
+    char dir[512], in[512], hits[2][512], out[2][512];
+    fresh_dir(dir, "from_file");
+    in_dir(in, dir, "in.npy");
+    run(&r, 0,
+        (const char *[]){"--backend", "host", "--count", "5000", "--seed", "7", "--out", in,
+                         "--quiet", NULL});
+    assert_int_equal(r.exit_code, 0);
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "hits_%d.npy", i);
+        in_dir(hits[i], dir, name);
+        snprintf(name, sizeof name, "out_%d.npy", i);
+        in_dir(out[i], dir, name);
+        run(&r, i == 0 ? 0 : 2,
+            (const char *[]){"--backend", "host", "--photons", in, "--batch", "1500", "--hits",
+                             hits[i], "--out", out[i], "--json", NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.out, "\"photons\":5000"));
+        if (i == 1)
+            assert_non_null(strstr(r.out, "\"ranks\":2"));
+    }
+    assert_true(exec_same_files(hits[0], hits[1]));
+    assert_true(exec_same_files(out[0], out[1]));
+    assert_entries(dir, 5);
+    assert_entries(tmp, 0);
+}
+
+/* Rank 1 of 2 fails before its run: the job fails, naming rank 1 and its
+ * message, and writes nothing. */
+static void test_failing_rank(void **state)
+{
+    (void)state;
+    static exec_run r;
+    char dir[512], hits[512], out[512];
+    fresh_dir(dir, "failed");
+    in_dir(hits, dir, "hits.npy");
+    in_dir(out, dir, "out.npy");
+    setenv("PRISM_PROPAGATE_TEST_FAIL", "1", 1);
+    run(&r, 2,
+        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits", hits,
+                         "--out", out, NULL});
+    unsetenv("PRISM_PROPAGATE_TEST_FAIL");
+    assert_int_not_equal(r.exit_code, 0);
+    assert_int_equal(r.signal, 0);
+    assert_non_null(strstr(r.err, "[rank 1 on "));
+    assert_non_null(strstr(r.err, "test hook: rank 1 fails"));
+    assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 2 (on "));
+    assert_non_null(strstr(r.err, "failed (exit 1): no output written"));
+    assert_entries(dir, 0);
+    assert_entries(tmp, 0);
+}
+
+/* Rank 1 of 3 is killed (SIGKILL) at its first batch, with the others at
+ * work: the job stops them, names rank 1 and the signal, and writes
+ * nothing. */
+static void test_killed_rank(void **state)
+{
+    (void)state;
+    static exec_run r;
+    char dir[512], hits[512], out[512], rec[512];
+    fresh_dir(dir, "killed");
+    in_dir(hits, dir, "hits.npy");
+    in_dir(out, dir, "out.npy");
+    in_dir(rec, dir, "rec.npy");
+    setenv("PRISM_PROPAGATE_TEST_KILL", "1", 1);
+    run(&r, 3,
+        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits", hits,
+                         "--out", out, "--records", rec, "--record-steps", "3", NULL});
+    unsetenv("PRISM_PROPAGATE_TEST_KILL");
+    assert_int_not_equal(r.exit_code, 0);
+    assert_int_equal(r.signal, 0);
+    assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 3 ended by signal 9"));
+    assert_non_null(strstr(r.err, "no output written"));
+    assert_entries(dir, 0);
+    assert_entries(tmp, 0);
+}
+
+/* A bad process count, and --validate with several: usage errors (exit
+ * 2), before anything is written. */
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    static exec_run r;
+    char dir[512], hits[512];
+    fresh_dir(dir, "usage");
+    in_dir(hits, dir, "hits.npy");
+    const char *bad[] = {"0", "65", "x"};
+    for (int i = 0; i < 3; i++) {
+        const char *argv[] = {getenv("PRISM_PROPAGATE"),
+                              DETECTOR,
+                              "--backend",
+                              "host",
+                              "--count",
+                              "1000",
+                              "--processes",
+                              bad[i],
+                              "--hits",
+                              hits,
+                              NULL};
+        exec_program(&r, argv, false);
+        assert_int_equal(r.exit_code, 2);
+        assert_non_null(strstr(r.err, "prism-propagate: --processes"));
+    }
+    run(&r, 2, (const char *[]){"--validate", "--count", "1000", NULL});
+    assert_int_equal(r.exit_code, 2);
+    assert_non_null(strstr(r.err, "--validate runs in one process"));
+    assert_entries(dir, 0);
+    assert_entries(tmp, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_bytes_whatever_processes),
+        cmocka_unit_test(test_more_processes_than_batches),
+        cmocka_unit_test(test_photons_from_file),
+        cmocka_unit_test_teardown(test_failing_rank, unset_hooks),
+        cmocka_unit_test_teardown(test_killed_rank, unset_hooks),
+        cmocka_unit_test(test_usage_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}

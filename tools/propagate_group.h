@@ -1,0 +1,72 @@
+/* The processes that share one prism-propagate run, and the few steps they
+ * take together. Two kinds make them: mpirun (propagate_group_mpi.c, in
+ * builds with MPI), and prism-propagate itself, which forks one process a
+ * device so that each starts CUDA on its own device at once with the
+ * others (propagate_group_fork.c; the driver brings up the devices one
+ * process sees one after the other). What the ranks do with these steps
+ * is propagate_ranks.h's.
+ *
+ * Every member takes every step, in the same order; each step's result is
+ * the same on every member (gather's on rank 0). A member that dies stops
+ * the group: mpirun's job ends, and a forked group's parent stops the
+ * others. */
+#ifndef PRISM_TOOLS_PROPAGATE_GROUP_H
+#define PRISM_TOOLS_PROPAGATE_GROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { GROUP_SUM, GROUP_MIN, GROUP_MAX } group_op;
+
+typedef struct propagate_group propagate_group;
+
+typedef struct group_ops {
+    /* v[0..n) of every member combined by op, into every member's v */
+    void (*allreduce_u64)(propagate_group *g, uint64_t *v, size_t n, group_op op);
+    void (*allreduce_f64)(propagate_group *g, double *v, size_t n, group_op op);
+    /* rank 0's buf[0..bytes) into every member's */
+    void (*bcast)(propagate_group *g, void *buf, size_t bytes);
+    /* every member's `bytes` bytes, in rank order, into all (every
+     * member's for allgather, rank 0's only for gather) */
+    void (*allgather)(propagate_group *g, const void *mine, size_t bytes, void *all);
+    void (*gather)(propagate_group *g, const void *mine, size_t bytes, void *all);
+    /* this member's host, for messages */
+    void (*host)(propagate_group *g, char *name, size_t size);
+    /* stop every member now, with this exit status */
+    void (*abort)(propagate_group *g, int code);
+    /* after the last step: the group's resources returned; g freed */
+    void (*end)(propagate_group *g);
+} group_ops;
+
+struct propagate_group {
+    int rank, size;             /* this member and how many */
+    int local_rank, local_size; /* the same on this member's node */
+    const char *launcher;       /* "mpirun" or "fork", for the summary */
+    double init_seconds;        /* making the group: MPI_Init, or the fork */
+    const group_ops *ops;
+    void *impl;
+};
+
+#ifdef PRISM_HAVE_MPI
+/* Before MPI starts, under Open MPI's mpirun: this rank's node-local rank
+ * and rank from the launcher's variables, so that its first context can be
+ * made while MPI_Init runs. false when they are not known (then the
+ * group's own values are the ones to use). */
+bool propagate_group_mpi_early(int *local_rank, int *rank);
+/* Under mpirun (Open MPI's or PMIx's variables set): MPI_Init and the
+ * group of the job's ranks. NULL otherwise (a plain run), or on failure
+ * with *failed set and the message on stderr. */
+propagate_group *propagate_group_mpi(int *argc, char ***argv, bool *failed);
+#endif
+
+/* `n` processes forked from this one (n >= 2), before it starts any
+ * thread. Returns true in each child, with *g its group. Returns false in
+ * the parent once every child has ended, with *status the run's exit
+ * status: rank 0's, or PROPAGATE_FAILED when a rank died without ending
+ * its part (named on stderr, the others stopped) or the processes could
+ * not be made. The parent passes SIGINT, SIGTERM and SIGHUP on to the
+ * ranks; a rank whose parent dies gets SIGTERM. */
+bool propagate_group_fork(int n, propagate_group **g, int *status);
+
+#endif

@@ -1,0 +1,329 @@
+/* A group of processes forked by prism-propagate (propagate_group.h). The
+ * ranks meet in memory shared before the fork: each step, every rank puts
+ * its part in its own slot, they wait for one another at a process-shared
+ * barrier, each reads what it needs, and they wait again before the slots
+ * are used anew. Parts larger than a slot go a slot at a time. The steps
+ * are few and small (a count a round of batches, the summary at the end),
+ * so a barrier is all the machinery they need; a rank that dies leaves
+ * the others at a barrier, where the parent, seeing it end without
+ * having ended its part, stops them. */
+#define _GNU_SOURCE /* strsignal */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <omp.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "propagate_group.h"
+#include "propagate_ranks.h"
+#include "propagate_tool.h"
+
+#define SLOT_BYTES ((size_t)64 << 10)
+
+typedef struct shared {
+    pthread_barrier_t barrier;
+    int size;
+    int ended[PROPAGATE_MAX_RANKS]; /* a rank that took its last step */
+    unsigned char slots[];          /* size x SLOT_BYTES */
+} shared;
+
+static size_t shared_bytes(int n)
+{
+    return sizeof(shared) + (size_t)n * SLOT_BYTES;
+}
+
+static shared *of(propagate_group *g)
+{
+    return g->impl;
+}
+
+static unsigned char *slot(shared *s, int rank)
+{
+    return s->slots + (size_t)rank * SLOT_BYTES;
+}
+
+static void meet(shared *s)
+{
+    pthread_barrier_wait(&s->barrier);
+}
+
+static void fork_allgather_to(propagate_group *g, const void *mine, size_t bytes, void *all,
+                              bool every)
+{
+    shared *s = of(g);
+    for (size_t off = 0; off < bytes; off += SLOT_BYTES) {
+        const size_t c = bytes - off < SLOT_BYTES ? bytes - off : SLOT_BYTES;
+        memcpy(slot(s, g->rank), (const unsigned char *)mine + off, c);
+        meet(s);
+        if (all != NULL && (every || g->rank == 0))
+            for (int r = 0; r < g->size; r++)
+                memcpy((unsigned char *)all + (size_t)r * bytes + off, slot(s, r), c);
+        meet(s);
+    }
+}
+
+static void fork_allgather(propagate_group *g, const void *mine, size_t bytes, void *all)
+{
+    fork_allgather_to(g, mine, bytes, all, true);
+}
+
+static void fork_gather(propagate_group *g, const void *mine, size_t bytes, void *all)
+{
+    fork_allgather_to(g, mine, bytes, all, false);
+}
+
+static void fork_bcast(propagate_group *g, void *buf, size_t bytes)
+{
+    shared *s = of(g);
+    for (size_t off = 0; off < bytes; off += SLOT_BYTES) {
+        const size_t c = bytes - off < SLOT_BYTES ? bytes - off : SLOT_BYTES;
+        if (g->rank == 0)
+            memcpy(slot(s, 0), (unsigned char *)buf + off, c);
+        meet(s);
+        if (g->rank != 0)
+            memcpy((unsigned char *)buf + off, slot(s, 0), c);
+        meet(s);
+    }
+}
+
+#define REDUCE(T, NAME)                                                                            \
+    static void NAME(propagate_group *g, T *v, size_t n, group_op op)                              \
+    {                                                                                              \
+        shared *s = of(g);                                                                         \
+        const size_t per = SLOT_BYTES / sizeof(T);                                                 \
+        for (size_t off = 0; off < n; off += per) {                                                \
+            const size_t c = n - off < per ? n - off : per;                                        \
+            memcpy(slot(s, g->rank), v + off, c * sizeof(T));                                      \
+            meet(s);                                                                               \
+            for (size_t i = 0; i < c; i++) {                                                       \
+                T acc;                                                                             \
+                memcpy(&acc, slot(s, 0) + i * sizeof(T), sizeof(T));                               \
+                for (int r = 1; r < g->size; r++) {                                                \
+                    T x;                                                                           \
+                    memcpy(&x, slot(s, r) + i * sizeof(T), sizeof(T));                             \
+                    acc = op == GROUP_SUM   ? acc + x                                              \
+                          : op == GROUP_MIN ? (x < acc ? x : acc)                                  \
+                                            : (x > acc ? x : acc);                                 \
+                }                                                                                  \
+                v[off + i] = acc;                                                                  \
+            }                                                                                      \
+            meet(s);                                                                               \
+        }                                                                                          \
+    }
+REDUCE(uint64_t, fork_allreduce_u64)
+REDUCE(double, fork_allreduce_f64)
+
+static void fork_host(propagate_group *g, char *name, size_t size)
+{
+    (void)g;
+    if (gethostname(name, size) != 0 && size > 0)
+        snprintf(name, size, "localhost");
+    if (size > 0)
+        name[size - 1] = 0;
+}
+
+/* The parent sees this rank end without having ended its part, and stops
+ * the others. */
+static void fork_abort(propagate_group *g, int code)
+{
+    (void)g;
+    fflush(NULL);
+    _exit(code);
+}
+
+static void fork_end(propagate_group *g)
+{
+    shared *s = of(g);
+    s->ended[g->rank] = 1;
+    __sync_synchronize();
+    munmap(s, shared_bytes(s->size));
+    free(g);
+}
+
+static const group_ops fork_ops = {fork_allreduce_u64, fork_allreduce_f64,
+                                   fork_bcast,         fork_allgather,
+                                   fork_gather,        fork_host,
+                                   fork_abort,         fork_end};
+
+/* --- the parent --- */
+
+static pid_t children[PROPAGATE_MAX_RANKS];
+static int children_n;
+static volatile sig_atomic_t signalled;
+
+static void pass_on(int sig)
+{
+    signalled = sig;
+    for (int i = 0; i < children_n; i++)
+        if (children[i] > 0)
+            kill(children[i], sig);
+}
+
+static void stop_others(int except)
+{
+    for (int i = 0; i < children_n; i++)
+        if (i != except && children[i] > 0)
+            kill(children[i], SIGTERM);
+}
+
+/* What a rank that died had said (its stderr kept, propagate_ranks.h), on
+ * the parent's stderr; every rank's kept file removed. */
+static void said_and_removed(const pid_t *pids, int n, const bool *died)
+{
+    for (int r = 0; r < n; r++) {
+        char path[512];
+        propagate_ranks_capture_name(path, sizeof path, (long)pids[r], r);
+        FILE *f = died[r] ? fopen(path, "rb") : NULL;
+        if (f != NULL) {
+            char line[1024];
+            while (fgets(line, sizeof line, f) != NULL) {
+                line[strcspn(line, "\n")] = 0;
+                if (line[0] && line[0] != '\r')
+                    fprintf(stderr, "[rank %d] %s\n", r, line);
+            }
+            fclose(f);
+        }
+        unlink(path);
+    }
+}
+
+static int wait_ranks(shared *s, int n)
+{
+    pid_t pids[PROPAGATE_MAX_RANKS];
+    bool died[PROPAGATE_MAX_RANKS] = {false};
+    memcpy(pids, children, sizeof(pid_t) * (size_t)n);
+    int left = n, status = PROPAGATE_FAILED;
+    bool failed = false;
+    while (left > 0) {
+        int st = 0;
+        const pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* no children left to wait for */
+        }
+        int k = 0;
+        while (k < n && pids[k] != pid)
+            k++;
+        if (k == n)
+            continue;
+        children[k] = 0;
+        left--;
+        __sync_synchronize();
+        const bool clean = WIFEXITED(st) && s->ended[k];
+        if (k == 0 && WIFEXITED(st))
+            status = WEXITSTATUS(st);
+        if (clean || failed)
+            continue;
+        failed = true;
+        died[k] = true;
+        stop_others(k);
+        if (signalled)
+            continue; /* the user stopped the run: the ranks end with it */
+        if (WIFSIGNALED(st))
+            fprintf(stderr,
+                    "prism-propagate: rank %d of %d ended by signal %d (%s) before the run's "
+                    "end: the others stopped, no output written\n",
+                    k, n, WTERMSIG(st), strsignal(WTERMSIG(st)));
+        else
+            fprintf(stderr,
+                    "prism-propagate: rank %d of %d ended (exit %d) before the run's end: the "
+                    "others stopped, no output written\n",
+                    k, n, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    }
+    said_and_removed(pids, n, died);
+    return failed ? PROPAGATE_FAILED : status;
+}
+
+bool propagate_group_fork(int n, propagate_group **g, int *status)
+{
+    *g = NULL;
+    *status = PROPAGATE_FAILED;
+    if (n < 2 || n > PROPAGATE_MAX_RANKS) {
+        fprintf(stderr, "prism-propagate: %d processes: 2 to %d\n", n, PROPAGATE_MAX_RANKS);
+        return false;
+    }
+    const double t0 = omp_get_wtime();
+    shared *s = mmap(NULL, shared_bytes(n), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                     0);
+    pthread_barrierattr_t attr;
+    if (s == MAP_FAILED || pthread_barrierattr_init(&attr) != 0) {
+        fprintf(stderr, "prism-propagate: no shared memory for %d processes: %s\n", n,
+                strerror(errno));
+        return false;
+    }
+    pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    const int made = pthread_barrier_init(&s->barrier, &attr, (unsigned)n);
+    pthread_barrierattr_destroy(&attr);
+    if (made != 0) {
+        fprintf(stderr, "prism-propagate: a barrier for %d processes: %s\n", n, strerror(made));
+        munmap(s, shared_bytes(n));
+        return false;
+    }
+    s->size = n;
+    fflush(NULL); /* nothing buffered is written twice */
+    const pid_t parent = getpid();
+    children_n = n;
+    for (int k = 0; k < n; k++) {
+        const pid_t pid = fork();
+        if (pid == 0) {
+#ifdef __linux__
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+            if (getppid() != parent) /* the parent died before that */
+                _exit(PROPAGATE_FAILED);
+            propagate_group *mine = calloc(1, sizeof *mine);
+            if (mine == NULL)
+                _exit(PROPAGATE_FAILED); /* the parent stops the others */
+            *mine = (propagate_group){.rank = k,
+                                      .size = n,
+                                      .local_rank = k,
+                                      .local_size = n,
+                                      .launcher = "fork",
+                                      .init_seconds = omp_get_wtime() - t0,
+                                      .ops = &fork_ops,
+                                      .impl = s};
+            children_n = 0;
+            *g = mine;
+            return true;
+        }
+        if (pid < 0) {
+            fprintf(stderr, "prism-propagate: cannot start rank %d of %d: %s\n", k, n,
+                    strerror(errno));
+            for (int j = 0; j < k; j++)
+                kill(children[j], SIGKILL);
+            for (int j = 0; j < k; j++)
+                waitpid(children[j], NULL, 0);
+            munmap(s, shared_bytes(n));
+            return false;
+        }
+        children[k] = pid;
+    }
+    /* the parent: the user's signals go on to the ranks, which remove
+     * their temporary files as a lone process does */
+    const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = pass_on;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+    *status = wait_ranks(s, n);
+    munmap(s, shared_bytes(n));
+    if (signalled) { /* end as the signal would have ended a lone run */
+        signal(signalled, SIG_DFL);
+        raise(signalled);
+    }
+    return false;
+}
