@@ -155,6 +155,18 @@ static stream_slot *take(stream_worker *w)
 #define STREAM_PIN_STEP ((size_t)64 << 20)
 #define STREAM_FIRST_HITS (1.0 / 16)
 
+/* Cold pages faulted in on every core before they are locked: the
+ * driver's locking faults them in one by one on the calling thread,
+ * zeroing each, which made locking a slot's first bytes cost 0.12-0.16 s
+ * against 0.06 s for pages already touched. */
+static void touch_pages(unsigned char *p, size_t bytes)
+{
+    const long pages = (long)((bytes + 4095) / 4096);
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < pages; i++)
+        p[(size_t)i * 4096] = 0;
+}
+
 static void pin_hits(stream_worker *w, stream_slot *slot, size_t count)
 {
     const size_t capacity = w->run->batch * sizeof(prism_photon);
@@ -170,6 +182,7 @@ static void pin_hits(stream_worker *w, stream_slot *slot, size_t count)
     /* no copy is in flight into it: the slot is free, and the writer waited
      * for its last copy before freeing it */
     const double t0 = omp_get_wtime();
+    touch_pages((unsigned char *)slot->hits + slot->pinned_bytes, want - slot->pinned_bytes);
     prism_buffer_release(slot->hits_pinned);
     slot->hits_pinned = NULL;
     slot->pinned_bytes = 0;
