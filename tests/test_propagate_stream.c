@@ -5,6 +5,7 @@
  * and number of contexts; the summary is the photons' own tally; a sink or
  * fill that fails stops the run with its error; bad arguments are refused. */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -396,6 +397,184 @@ static void test_stream_strided_shares(void **state)
     free(want);
 }
 
+/* Claimed shares of one run, as processes take them from a cursor they
+ * share: two callers on threads of their own (one context, then two),
+ * claiming batches of varying sizes (never above the batch) from one
+ * cursor. Each caller's batches reach its sink in the order it claimed
+ * them, and all of them put together in photon order are the single
+ * call's hits and photons, their summaries its summary. */
+typedef struct claim_cursor {
+    pthread_mutex_t lock;
+    uint64_t next, claims;
+    struct {
+        uint64_t first;
+        size_t count, hits_n;
+        prism_photon *hits;
+    } got[64];
+    size_t got_n;
+    prism_photon *photons;
+    bool fail; /* the next claim fails */
+} claim_cursor;
+
+typedef struct claimer {
+    claim_cursor *cursor;
+    prism_propagate_summary sum;
+    uint64_t claimed_first[64], delivered;
+    size_t claimed;
+    prism_result result;
+    size_t contexts;
+    bool out_of_order;
+    fixture *f;
+} claimer;
+
+static prism_result claim_batch(void *user, size_t batch, uint64_t *first, uint64_t *count)
+{
+    claimer *c = user;
+    claim_cursor *k = c->cursor;
+    pthread_mutex_lock(&k->lock);
+    const uint64_t want = k->claims++ % 2 ? batch / 2 + 7 : batch, left = N - k->next;
+    *first = k->next;
+    *count = left < want ? left : want;
+    k->next += *count;
+    const bool fail = k->fail;
+    pthread_mutex_unlock(&k->lock);
+    if (fail)
+        return PRISM_ERROR_IO;
+    if (*count > 0 && c->claimed < 64)
+        c->claimed_first[c->claimed++] = *first;
+    return PRISM_SUCCESS;
+}
+
+static prism_result claimed_sink(void *user, const prism_propagate_batch *b)
+{
+    claimer *c = user;
+    claim_cursor *k = c->cursor;
+    const uint64_t at = b->first - desc.first_photon;
+    /* checked here, asserted on the test's thread: in the order claimed */
+    if (c->delivered >= c->claimed || at != c->claimed_first[c->delivered++])
+        c->out_of_order = true;
+    pthread_mutex_lock(&k->lock);
+    if (k->got_n == 64) {
+        pthread_mutex_unlock(&k->lock);
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    }
+    k->got[k->got_n].first = at;
+    k->got[k->got_n].count = b->count;
+    k->got[k->got_n].hits_n = b->hits_count;
+    k->got[k->got_n].hits = malloc((b->hits_count > 0 ? b->hits_count : 1) * sizeof *b->hits);
+    memcpy(k->got[k->got_n].hits, b->hits, b->hits_count * sizeof *b->hits);
+    k->got_n++;
+    memcpy(k->photons + at, b->photons, b->count * sizeof *b->photons);
+    pthread_mutex_unlock(&k->lock);
+    return PRISM_SUCCESS;
+}
+
+static void *claiming_caller(void *arg)
+{
+    claimer *c = arg;
+    /* caller 0 on context 0, caller 1 on contexts 1 and 2 */
+    const size_t from = c->contexts == 1 ? 0 : 1;
+    prism_propagate_stream_desc s = {.batch = 1500,
+                                     .photons = true,
+                                     .sink = claimed_sink,
+                                     .user = c,
+                                     .summary = &c->sum,
+                                     .claim = claim_batch};
+    prism_propagate_desc d = desc;
+    d.record_steps = 0;
+    c->result = prism_propagate_stream(c->f->ctx + from,
+                                       (const prism_geometry *const *)c->f->g + from, c->contexts,
+                                       &source, &d, &s, NULL, NULL);
+    return NULL;
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_stream_claimed_shares(void **state)
+{
+    fixture *f = *state;
+    prism_photon *want = calloc(N, sizeof *want);
+    const size_t want_n = ref_hits(f, PRISM_SURFACE_DETECT, want);
+    static claim_cursor k;
+    memset(&k, 0, sizeof k);
+    pthread_mutex_init(&k.lock, NULL);
+    k.photons = calloc(N, sizeof(prism_photon));
+    claimer c[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        c[i].cursor = &k;
+        c[i].contexts = (size_t)i + 1;
+        c[i].f = f;
+        assert_int_equal(pthread_create(&t[i], NULL, claiming_caller, &c[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(c[i].result, PRISM_SUCCESS);
+        assert_false(c[i].out_of_order);
+        assert_int_equal(c[i].delivered, c[i].claimed);
+    }
+    assert_true(c[0].claimed > 0 && c[1].claimed > 0); /* both took part */
+    /* the batches side by side in photon order cover the run once */
+    qsort(k.got, k.got_n, sizeof k.got[0], by_first);
+    uint64_t next = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < k.got_n; i++) {
+        assert_int_equal(k.got[i].first, next);
+        assert_true(k.got[i].count <= 1500);
+        next += k.got[i].count;
+        assert_true(at + k.got[i].hits_n <= want_n);
+        assert_memory_equal(k.got[i].hits, want + at, k.got[i].hits_n * sizeof *want);
+        at += k.got[i].hits_n;
+        free(k.got[i].hits);
+    }
+    assert_int_equal(next, N);
+    assert_int_equal(at, want_n);
+    assert_memory_equal(k.photons, f->ref, N * sizeof *f->ref);
+    prism_propagate_summary ref = {0};
+    ref_summary(f, &ref);
+    for (int b = 0; b < 32; b++)
+        c[0].sum.flagged[b] += c[1].sum.flagged[b];
+    c[0].sum.photons += c[1].sum.photons;
+    c[0].sum.steps += c[1].sum.steps;
+    assert_int_equal(c[0].sum.photons, ref.photons);
+    assert_int_equal(c[0].sum.steps, ref.steps);
+    assert_memory_equal(c[0].sum.flagged, ref.flagged, sizeof ref.flagged);
+    /* a claim that fails stops the call with its status */
+    memset(&c[0], 0, sizeof c[0]);
+    k.next = 0;
+    k.got_n = 0;
+    k.fail = true;
+    c[0].cursor = &k;
+    c[0].contexts = 1;
+    c[0].f = f;
+    claiming_caller(&c[0]);
+    assert_int_equal(c[0].result, PRISM_ERROR_IO);
+    assert_int_equal(k.got_n, 0);
+    /* a claim needs a batch size and no stride */
+    collected col;
+    collected_init(&col, f);
+    prism_propagate_stream_desc s = {.sink = sink, .user = &col, .claim = claim_batch};
+    assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 1, &source,
+                                            &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(prism_context_last_error(f->ctx[0]), "claim"));
+    s.batch = 1000;
+    s.stride = 2;
+    assert_int_equal(prism_propagate_stream(f->ctx, (const prism_geometry *const *)f->g, 1, &source,
+                                            &desc, &s, NULL, NULL),
+                     PRISM_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(col.batches, 0);
+    collected_free(&col);
+    pthread_mutex_destroy(&k.lock);
+    free(k.photons);
+    free(want);
+}
+
 /* A PHOTONS source read through fill, in order, against one call on the
  * same photons. */
 static void test_stream_fill(void **state)
@@ -595,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_hits_and_summary_of_one_call),
         cmocka_unit_test(test_stream_same_bytes),
         cmocka_unit_test(test_stream_strided_shares),
+        cmocka_unit_test(test_stream_claimed_shares),
         cmocka_unit_test(test_stream_fill),
         cmocka_unit_test(test_stream_failures),
         cmocka_unit_test(test_stream_errors),

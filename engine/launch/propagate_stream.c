@@ -72,6 +72,7 @@ struct stream_run {
     uint64_t advance; /* batch photons times the stride: the cursor's step when strided */
     size_t batch, n, running;
     bool failed;
+    bool claimed_all; /* stream->claim said the run has no batch left */
     prism_result fill_result;
     stream_worker *workers;
     const prism_photon_source *source;
@@ -98,6 +99,34 @@ static size_t next_count(const stream_run *run)
     return (size_t)(left < count ? left : count);
 }
 
+/* Batches left to take (under the lock). */
+static bool batches_left(const stream_run *run)
+{
+    return run->s->claim != NULL ? !run->claimed_all : run->next_first < run->total;
+}
+
+/* The next batch from the callers' shared cursor (stream->claim) into
+ * slot->batch; false when there is none (claimed_all) or the claim failed
+ * (failed). Under the lock. */
+static bool claim_next(stream_run *run, stream_slot *slot, size_t context)
+{
+    uint64_t first = 0, count = 0;
+    const prism_result r = run->s->claim(run->s->user, run->batch, &first, &count);
+    if (r != PRISM_SUCCESS || count > run->batch || first + count > run->total) {
+        run->failed = true;
+        run->fill_result = r != PRISM_SUCCESS ? r : PRISM_ERROR_INVALID_ARGUMENT;
+        return false;
+    }
+    if (count == 0) {
+        run->claimed_all = true;
+        return false;
+    }
+    slot->batch = (prism_propagate_batch){.first = run->desc->first_photon + first,
+                                          .count = (size_t)count,
+                                          .context = context};
+    return true;
+}
+
 /* A free slot of w's, waiting while both are queued; NULL when the run
  * stops. Takes the next batch with it, and reads its input in order. */
 static stream_slot *take(stream_worker *w)
@@ -106,7 +135,7 @@ static stream_slot *take(stream_worker *w)
     pthread_mutex_lock(&run->lock);
     stream_slot *slot = NULL;
     const double t0 = omp_get_wtime();
-    while (!run->failed && run->next_first < run->total) {
+    while (!run->failed && batches_left(run)) {
         for (int i = 0; i < STREAM_SLOTS && slot == NULL; i++)
             if (!w->slots[i].busy)
                 slot = &w->slots[i];
@@ -115,16 +144,23 @@ static stream_slot *take(stream_worker *w)
         pthread_cond_wait(&run->changed, &run->lock);
     }
     w->share.wait_seconds += omp_get_wtime() - t0;
-    if (run->failed || run->next_first >= run->total)
+    if (run->failed || !batches_left(run))
         slot = NULL;
-    if (slot != NULL) {
+    if (slot != NULL && run->s->claim != NULL) {
+        if (!claim_next(run, slot, w->index)) {
+            slot = NULL;
+            pthread_cond_broadcast(&run->changed);
+        }
+    } else if (slot != NULL) {
         slot->batch = (prism_propagate_batch){.first = run->desc->first_photon + run->next_first,
                                               .count = next_count(run),
                                               .context = w->index};
+        run->next_first += run->advance != 0 ? run->advance : slot->batch.count;
+    }
+    if (slot != NULL) {
         slot->seq = run->next_seq++;
         slot->busy = true;
         slot->ready = false;
-        run->next_first += run->advance != 0 ? run->advance : slot->batch.count;
         /* The input is read under the lock: fill is called in order. */
         if (run->source->kind == PRISM_SOURCE_PHOTONS && run->s->fill != NULL) {
             prism_result r = run->s->fill(run->s->user, slot->batch.first, slot->batch.count,
@@ -471,7 +507,9 @@ static prism_result start(stream_run *run, size_t *failed)
         }
     if (r == PRISM_SUCCESS && run->fill_result != PRISM_SUCCESS)
         r = run->fill_result;
-    if (r == PRISM_SUCCESS && run->delivered_photons < run->mine)
+    if (r == PRISM_SUCCESS && run->s->claim == NULL && run->delivered_photons < run->mine)
+        r = PRISM_ERROR_OUT_OF_MEMORY; /* no thread could start */
+    if (r == PRISM_SUCCESS && run->s->claim != NULL && !run->claimed_all)
         r = PRISM_ERROR_OUT_OF_MEMORY; /* no thread could start */
     return r;
 }
@@ -507,6 +545,11 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
                             "propagate_stream: stride %u needs a batch size (got %zu) and a phase "
                             "below it (got %u)",
                             stream->stride, stream->batch, stream->phase);
+    if (stream->claim != NULL && (stream->batch == 0 || stream->stride > 1))
+        return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
+                            "propagate_stream: claim needs a batch size (got %zu) and no stride "
+                            "(got %u)",
+                            stream->batch, stream->stride);
     if (source->kind == PRISM_SOURCE_PHOTONS && stream->fill == NULL && source->photons == NULL)
         return prism__error(c0, PRISM_ERROR_INVALID_ARGUMENT,
                             "propagate_stream: a PHOTONS source without photons or fill");

@@ -375,6 +375,13 @@ typedef prism_result (*prism_propagate_sink_fn)(void *user, const prism_propagat
 /* A PHOTONS source read a batch at a time: photons [first, first + count)
  * of the run into `dst` (host memory). Called in photon order, one call at
  * a time. */
+/* Claims the next batch of a run shared with other callers: its first
+ * photon (the run's index, from 0) into *first and its photons into
+ * *count (at most `batch`, the stream's batch size); *count 0 when the
+ * run has none left. Called from one thread at a time, in the order the
+ * sink later receives the batches. */
+typedef prism_result (*prism_propagate_claim_fn)(void *user, size_t batch, uint64_t *first,
+                                                 uint64_t *count);
 typedef prism_result (*prism_propagate_fill_fn)(void *user, uint64_t first, size_t count,
                                                 prism_photon *dst);
 
@@ -412,6 +419,13 @@ typedef struct prism_propagate_stream_desc {
      * photons' run indices), so `stride` callers with phases 0..stride-1
      * cover the run, batch k on caller k mod stride. 0 or 1: the whole run. */
     uint32_t stride, phase;
+    /* The other way to share a run among callers: where claim is set, each
+     * batch is claimed from a cursor the callers share (in their memory, a
+     * file, a window of another process's), so that a caller that starts
+     * early or runs fast takes more of the run. `batch` is required (each
+     * claim holds at most that many photons); stride must be 0 or 1; the
+     * source's count is the whole run's. */
+    prism_propagate_claim_fn claim;
 } prism_propagate_stream_desc;
 
 /** The photons a strided prism_propagate_stream call propagates: those of
