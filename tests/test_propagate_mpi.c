@@ -107,10 +107,11 @@ static long long file_size(const char *path)
  * too; together they write every byte of the files once. */
 static void assert_own_share(const char *json, int np, char files[3][512])
 {
-    double read[8], written[8], setup[8];
+    double read[8], written[8], setup[8], photons[8];
     assert_int_equal(json_array(json, "read_bytes", read, 8), np);
     assert_int_equal(json_array(json, "written_bytes", written, 8), np);
     assert_int_equal(json_array(json, "setup_seconds", setup, 8), np);
+    assert_int_equal(json_array(json, "photons", photons, 8), np);
     enum { HEADER = 128, PHOTONS = 30000, BATCH = 7001 }; /* npy_writer's header for these shapes */
     double data = 0, total = 0;
     for (int k = 0; k < 3; k++)
@@ -122,6 +123,7 @@ static void assert_own_share(const char *json, int np, char files[3][512])
         const double rows = own * (64 + 3 * 32),
                      hits = written[r] - rows - (r == 0 ? 3 * HEADER : 0);
         assert_true(read[r] == 0);
+        assert_true(photons[r] == own);
         assert_true(hits >= 0 && fmod(hits, 64) == 0);
         assert_true(setup[r] > 0);
         total += written[r] - (r == 0 ? 3 * HEADER : 0);

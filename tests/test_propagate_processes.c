@@ -3,8 +3,9 @@
  * are byte for byte those of one process with 2, 3 and 4 ranks, each rank
  * reading nothing and writing only its own rows, with generated photons
  * and with photons read from a file, also when there are more ranks than
- * batches. A rank that fails (the test hook PRISM_PROPAGATE_TEST_FAIL)
- * or is killed (PRISM_PROPAGATE_TEST_KILL) fails the whole job, named
+ * batches. A rank that fails before its run (the test hook
+ * PRISM_PROPAGATE_TEST_FAIL) or in it, with the others waiting on its
+ * batches (_STOP), or is killed (_KILL) fails the whole job, named
  * with its cause, leaving no output and no temporary beside it; a bad
  * --processes, or --processes with --validate, is a usage error.
  * $PRISM_PROPAGATE is the program. */
@@ -85,6 +86,7 @@ static int unset_hooks(void **state)
     (void)state;
     unsetenv("PRISM_PROPAGATE_TEST_FAIL");
     unsetenv("PRISM_PROPAGATE_TEST_KILL");
+    unsetenv("PRISM_PROPAGATE_TEST_STOP");
     return 0;
 }
 
@@ -112,29 +114,29 @@ static long long file_size(const char *path)
     return stat(path, &st) == 0 ? (long long)st.st_size : -1;
 }
 
-/* As under mpirun: the ranks take batches of 7001 of the 30000 photons in
- * turn (batch k on rank k mod np), and each writes its own rows in place
- * and reads nothing: its --out and --records rows (64 + 3 x 32 bytes a
- * photon of its batches) and its hits (64 bytes each), rank 0 the three
- * headers too; together they write every byte of the files once. The
- * arrays are those of "per_rank". */
+/* The ranks claim batches of at most 7001 of the 30000 photons from a
+ * cursor they share, so each rank's share is whatever it took ("photons"
+ * of "per_rank"), together the run; each writes its own rows in place and
+ * reads nothing: its --out and --records rows (64 + 3 x 32 bytes a photon
+ * it took) and its hits (64 bytes each), rank 0 the three headers too;
+ * together they write every byte of the files once. */
 static void assert_own_share(const char *json, int np, char files[3][512])
 {
-    double read[8], written[8], setup[8], init[8], finish[8];
+    double read[8], written[8], photons[8], setup[8], init[8], finish[8];
     assert_non_null(strstr(json, "\"per_rank\":{"));
     assert_int_equal(json_array(json, "read_bytes", read, 8), np);
     assert_int_equal(json_array(json, "written_bytes", written, 8), np);
+    assert_int_equal(json_array(json, "photons", photons, 8), np);
     assert_int_equal(json_array(json, "setup_seconds", setup, 8), np);
     assert_int_equal(json_array(json, "init_seconds", init, 8), np);
     assert_int_equal(json_array(json, "finish_seconds", finish, 8), np);
-    enum { HEADER = 128, PHOTONS = 30000, BATCH = 7001 }; /* npy_writer's header for these shapes */
-    double data = 0, total = 0;
+    enum { HEADER = 128, PHOTONS = 30000 }; /* npy_writer's header for these shapes */
+    double data = 0, total = 0, taken = 0;
     for (int k = 0; k < 3; k++)
         data += (double)(file_size(files[k]) - HEADER);
     for (int r = 0; r < np; r++) {
-        double own = 0; /* photons of rank r's batches */
-        for (int first = r * BATCH; first < PHOTONS; first += np * BATCH)
-            own += PHOTONS - first < BATCH ? PHOTONS - first : BATCH;
+        const double own = photons[r]; /* photons of rank r's batches */
+        taken += own;
         const double rows = own * (64 + 3 * 32),
                      hits = written[r] - rows - (r == 0 ? 3 * HEADER : 0);
         assert_true(read[r] == 0);
@@ -143,6 +145,7 @@ static void assert_own_share(const char *json, int np, char files[3][512])
         total += written[r] - (r == 0 ? 3 * HEADER : 0);
     }
     assert_true(total == data);
+    assert_true(taken == PHOTONS);
 }
 
 static void test_same_bytes_whatever_processes(void **state)
@@ -269,6 +272,33 @@ static void test_failing_rank(void **state)
     assert_entries(tmp, 0);
 }
 
+/* Rank 1 of 3 fails at its first batch while the others claim and wait
+ * for its batches' hits: they stop at their next claim or place, the job
+ * names rank 1 and its cause, and writes nothing. */
+static void test_rank_stopping_midway(void **state)
+{
+    (void)state;
+    static exec_run r;
+    char dir[512], hits[512], out[512];
+    fresh_dir(dir, "stopped");
+    in_dir(hits, dir, "hits.npy");
+    in_dir(out, dir, "out.npy");
+    setenv("PRISM_PROPAGATE_TEST_STOP", "1", 1);
+    run(&r, 3,
+        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "2001", "--hits", hits,
+                         "--out", out, NULL});
+    unsetenv("PRISM_PROPAGATE_TEST_STOP");
+    assert_int_not_equal(r.exit_code, 0);
+    assert_int_equal(r.signal, 0);
+    assert_non_null(strstr(r.err, "test hook: rank 1 stops at its first batch"));
+    assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 3 (on "));
+    assert_non_null(strstr(r.err, "no output written"));
+    assert_null(strstr(r.err, "rank 0 of 3 (on ")); /* the others stopped for it, not failed */
+    assert_null(strstr(r.err, "rank 2 of 3 (on "));
+    assert_entries(dir, 0);
+    assert_entries(tmp, 0);
+}
+
 /* Rank 1 of 3 is killed (SIGKILL) at its first batch, with the others at
  * work: the job stops them, names rank 1 and the signal, and writes
  * nothing. */
@@ -334,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_more_processes_than_batches),
         cmocka_unit_test(test_photons_from_file),
         cmocka_unit_test_teardown(test_failing_rank, unset_hooks),
+        cmocka_unit_test_teardown(test_rank_stopping_midway, unset_hooks),
         cmocka_unit_test_teardown(test_killed_rank, unset_hooks),
         cmocka_unit_test(test_usage_errors),
     };

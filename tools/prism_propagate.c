@@ -107,24 +107,27 @@ static void close_contexts(propagate_run_info *run, bool *ok)
 typedef struct startup {
     const propagate_options *o;
     propagate_run_info *run;
+    propagate_group *group; /* the processes a run forked: their CUDA starts take turns */
     const prism_scene *scene;
     prism_context_desc descs[PROPAGATE_MAX_CONTEXTS];
     char names[PROPAGATE_MAX_CONTEXTS][32];
     pthread_t thread;
     bool started, ran;
-    /* the other devices' contexts, started once the first's is made */
+    /* the other devices' CUDA start, at once with the first's */
     pthread_t warm[PROPAGATE_MAX_CONTEXTS];
     bool warming[PROPAGATE_MAX_CONTEXTS];
     int rc;
 } startup;
 
 /* Contexts 1.. join the run on its threads once the first device works.
- * Their devices' contexts are started as soon as the first's is made, so
- * that they are ready by the join if the detector's load takes longer. Not
- * before: the driver makes contexts one at a time (two made at once each
- * took as long as both one after the other: 0.55 s against 0.23 s alone,
- * on two H200s), so starting them with the first's only delays the first
- * device's work. */
+ * Their devices' CUDA start (most of a context's making) is begun now,
+ * with the first's, while the detector loads. The driver makes contexts
+ * one at a time across the machine and holds other CUDA calls meanwhile
+ * (on two H200s, two started at once both took 0.55 s, one alone
+ * 0.23-0.43 s), so this saves no start time: warming the others after the
+ * first context instead slowed its upload from 0.02 to 0.12-0.22 s and
+ * gained nothing. It keeps the first device's work from being interrupted
+ * by the others' start. */
 typedef struct warm_arg {
     startup *s;
     size_t i;
@@ -160,38 +163,35 @@ static void warm_join(startup *s)
         }
 }
 
-/* Every context closed, the warming threads done first. */
-static void close_all(startup *s, bool *ok)
-{
-    warm_join(s);
-    if (s->run != NULL)
-        close_contexts(s->run, ok);
-}
-
 /* On the startup thread: the device list (asking CUDA for its devices
- * starts the driver, the larger part of CUDA's start) and the first
- * context made, then the other devices warmed on threads of their own, all
- * while the detector loads. */
+ * starts the driver, the larger part of CUDA's start), the other devices
+ * warmed, and the first context made, all while the detector loads. */
 static void *start_devices(void *arg)
 {
     startup *s = arg;
+    propagate_group *g = s->group;
+    if (g != NULL && g->ops->turn != NULL)
+        g->ops->turn(g);
     const double t0 = tool_now();
     size_t n = 0;
     s->rc = propagate_device_descs(s->o, s->descs, s->names, &n);
     if (s->rc == PROPAGATE_OK) {
         s->run->contexts_n = n;
+        if (s->o->engine.backend != PRISM_BACKEND_HOST)
+            warm_others(s, n);
         s->run->contexts[0] = open_context(s->o, s->descs[0], s->names[0], &s->run->logs[0]);
         s->rc = s->run->contexts[0] != NULL ? PROPAGATE_OK : PROPAGATE_FAILED;
     }
     s->run->context_seconds = tool_now() - t0;
-    if (s->rc == PROPAGATE_OK && s->o->engine.backend != PRISM_BACKEND_HOST)
-        warm_others(s, n);
+    if (g != NULL && g->ops->turned != NULL)
+        g->ops->turned(g);
     return NULL;
 }
 
-static void start_early(startup *s, const propagate_options *o, propagate_run_info *run)
+static void start_early(startup *s, const propagate_options *o, propagate_run_info *run,
+                        propagate_group *group)
 {
-    *s = (startup){.o = o, .run = run};
+    *s = (startup){.o = o, .run = run, .group = group};
     s->started = pthread_create(&s->thread, NULL, start_devices, s) == 0;
 }
 
@@ -204,6 +204,7 @@ static int first_ready(startup *s, const prism_scene *scene)
         start_devices(s);
     s->started = false;
     s->ran = true;
+    warm_join(s);
     s->scene = scene;
     propagate_run_info *run = s->run;
     run->ctx = run->contexts[0];
@@ -220,10 +221,6 @@ static prism_result join_context(void *user, size_t i, prism_context **ctx,
 {
     startup *s = user;
     propagate_run_info *run = s->run;
-    if (s->warming[i]) {
-        pthread_join(s->warm[i], NULL);
-        s->warming[i] = false;
-    }
     run->contexts[i] = open_context(s->o, s->descs[i], s->names[i], &run->logs[i]);
     if (run->contexts[i] == NULL)
         return PRISM_ERROR_DEVICE_UNAVAILABLE;
@@ -297,7 +294,7 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
         npy_reader_close(&in);
         bool print, ok;
         first_ready(early, NULL);
-        close_all(early, &ok);
+        close_contexts(run, &ok);
         return finish(ranks, PROPAGATE_FAILED, NULL, &print, 0.0);
     }
     int rc = PROPAGATE_OK;
@@ -361,7 +358,7 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
                     run->setup_seconds);
     }
     bool ok = true;
-    close_all(early, &ok);
+    close_contexts(run, &ok);
     if (!ok && rc == PROPAGATE_OK)
         rc = PROPAGATE_FAILED;
     npy_reader_close(&in);
@@ -445,7 +442,7 @@ int main(int argc, char **argv)
     }
     propagate_visible_devices(&o); /* a rank's node-local rank known: before CUDA starts */
     if (begun)
-        start_early(&early, &o, &run);
+        start_early(&early, &o, &run, group);
     int bad = PROPAGATE_OK;
     if (group == NULL) {
         bool failed = false;
@@ -468,12 +465,12 @@ int main(int argc, char **argv)
         if (begun) {
             bool ok;
             first_ready(&early, NULL);
-            close_all(&early, &ok);
+            close_contexts(&run, &ok);
         }
         return ranks != NULL ? propagate_ranks_end(ranks, bad) : bad;
     }
     if (!begun && !o.validate)
-        start_early(&early, &o, &run);
+        start_early(&early, &o, &run, NULL);
     prism_scene *scene = load(&o, &run.load_seconds);
     int rc = PROPAGATE_FAILED;
     if (scene != NULL) {
@@ -489,7 +486,7 @@ int main(int argc, char **argv)
     } else if (!o.validate) {
         bool ok;
         first_ready(&early, NULL);
-        close_all(&early, &ok);
+        close_contexts(&run, &ok);
     }
     if (ranks != NULL)
         rc = propagate_ranks_end(ranks, rc);

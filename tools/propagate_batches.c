@@ -219,10 +219,10 @@ typedef struct run_state {
 /* After the first batch of a long run: the time left and the size of the
  * hits file, extrapolated from that batch (the whole run's, across ranks,
  * where the files gather every rank's share). */
-static void first_estimate(run_state *r)
+static void first_estimate(run_state *r, uint64_t done)
 {
     const double took = tool_now() - r->start;
-    const double left = took * (double)(r->total - r->done) / (double)r->done;
+    const double left = took * (double)(r->total - done) / (double)done;
     if (left < r->bar.interval)
         return; /* short work: the summary comes soon enough */
     char when[32], line[800];
@@ -276,9 +276,12 @@ static prism_result write_batch(void *user, const prism_propagate_batch *b)
     if (b->count > sum->batch)
         sum->batch = b->count;
     r->done += b->count;
-    if (sum->batches == 1 && r->done < r->total)
-        first_estimate(r);
-    tool_progress_update(&r->bar, (size_t)r->done, (size_t)r->total);
+    /* across ranks that claim batches, the run's photons done by all */
+    const uint64_t done =
+        r->run->ranked != NULL ? propagate_ranks_photons_done(r->run->ranked, r->done) : r->done;
+    if (sum->batches == 1 && done < r->total)
+        first_estimate(r, done);
+    tool_progress_update(&r->bar, (size_t)(done < r->total ? done : r->total), (size_t)r->total);
     return PRISM_SUCCESS;
 }
 
@@ -288,6 +291,17 @@ static prism_result join_batches(void *user, size_t i, prism_context **ctx,
 {
     const run_state *r = user;
     return r->run->join(r->run->join_user, i, ctx, geometry);
+}
+
+/* The next batch from the ranks' shared cursor (prism_propagate_stream_desc.claim). */
+static prism_result claim_batch(void *user, size_t batch, uint64_t *first, uint64_t *count)
+{
+    run_state *r = user;
+    if (propagate_ranks_claim(r->run->ranked, batch, r->run->contexts_n, first, count) != 0) {
+        tool_fail(r->err, sizeof r->err, "another rank stopped");
+        return PRISM_ERROR_IO;
+    }
+    return PRISM_SUCCESS;
 }
 
 /* --photons, a batch at a time, in order (across ranks, skipping the other
@@ -348,14 +362,18 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
      * PRISM_PROPAGATE_STREAM_MAX_BATCH, or _HOST on the host backend) */
     uint64_t batch = run->opt->batch;
     uint32_t stride = 0, phase = 0;
+    bool claiming = false;
     if (run->ranked != NULL) { /* no files of its own: every rank writes into the one */
         batch = ranks_batch_proposal(run, &r.src, &r.desc);
         if (propagate_ranks_ready(run->ranked, batch != 0, r.total, &batch) != 0)
             rc = tool_fail(r.err, sizeof r.err, "a rank could not start its run");
-        stride = (uint32_t)run->ranks;
-        phase = (uint32_t)run->rank;
-        r.total = rc == 0 ? prism_propagate_stream_photons(r.total, (size_t)batch, stride, phase)
-                          : 0;
+        claiming = rc == 0 && propagate_ranks_claiming(run->ranked);
+        stride = claiming ? 0 : (uint32_t)run->ranks;
+        phase = claiming ? 0 : (uint32_t)run->rank;
+        /* claiming: the progress shown is every rank's, of the whole run */
+        if (!claiming)
+            r.total =
+                rc == 0 ? prism_propagate_stream_photons(r.total, (size_t)batch, stride, phase) : 0;
     } else
         rc = open_outputs(o, r.desc.record_steps, &r.w, r.err, sizeof r.err);
     prism_propagate_summary tally = {.detected_by_solid = sum->detected_by_solid,
@@ -374,6 +392,7 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
                                                     .fill = o->photons ? read_batch : NULL,
                                                     .user = &r,
                                                     .summary = &tally,
+                                                    .claim = claiming ? claim_batch : NULL,
                                                     .join = run->join != NULL ? join_batches
                                                                               : NULL};
         prism_propagate_stats st;

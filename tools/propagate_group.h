@@ -35,6 +35,29 @@ typedef struct group_ops {
     void (*host)(propagate_group *g, char *name, size_t size);
     /* stop every member now, with this exit status */
     void (*abort)(propagate_group *g, int code);
+    /* A cursor of batches all members share, and the hits before each
+     * (NULL where the group has none: mpirun's ranks take batches in turn
+     * instead). claim: the next batch of a run of `total` photons, of at
+     * most `batch` photons and fewer near the end, so that the `contexts`
+     * the members have in all finish together; its first photon, count
+     * and number in the run into *first, *count, *seq (*count 0: none
+     * left). place: batch seq's hit count told, and the hits of every
+     * batch before it into *at, once known (a wait for the members still
+     * counting them). Both return -1 once a member stopped (stop), which
+     * also wakes those waiting. placed: the run's hits so far, and its
+     * photons placed into *photons. */
+    int (*claim)(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
+                 uint64_t *first, uint64_t *count, uint64_t *seq);
+    int (*place)(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits, uint64_t *at);
+    void (*stop)(propagate_group *g);
+    uint64_t (*placed)(propagate_group *g, uint64_t *photons);
+    /* The members' CUDA start one at a time, in rank order: the driver
+     * makes contexts one at a time across a machine, and two started at
+     * once both wait for both, where one after the other the first member
+     * starts its work at once. turn waits for the member before; turned
+     * lets the next go. NULL: the members start as they come. */
+    void (*turn)(propagate_group *g);
+    void (*turned)(propagate_group *g);
     /* after the last step: the group's resources returned; g freed */
     void (*end)(propagate_group *g);
 } group_ops;

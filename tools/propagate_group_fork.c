@@ -1,12 +1,14 @@
 /* A group of processes forked by prism-propagate (propagate_group.h). The
- * ranks meet in memory shared before the fork: each step, every rank puts
- * its part in its own slot, they wait for one another at a process-shared
+ * ranks meet in memory shared before the fork. For the collective steps
+ * (the setup's agreements, the summary at the end) every rank puts its
+ * part in its own slot, they wait for one another at a process-shared
  * barrier, each reads what it needs, and they wait again before the slots
- * are used anew. Parts larger than a slot go a slot at a time. The steps
- * are few and small (a count a round of batches, the summary at the end),
- * so a barrier is all the machinery they need; a rank that dies leaves
- * the others at a barrier, where the parent, seeing it end without
- * having ended its part, stops them. */
+ * are used anew; parts larger than a slot go a slot at a time. During the
+ * run the ranks claim batches from a cursor in that memory, under a
+ * process-shared mutex, and each batch's place among the hits is known
+ * once every batch claimed before it is counted. A rank that dies leaves
+ * the others waiting, where the parent, seeing it end without having
+ * ended its part, stops them. */
 #define _GNU_SOURCE /* strsignal */
 #include <errno.h>
 #include <pthread.h>
@@ -28,11 +30,30 @@
 #include "propagate_tool.h"
 
 #define SLOT_BYTES ((size_t)64 << 10)
+/* Batches claimed and not yet placed: at most a few a context */
+#define CURSOR_RING 1024
+#define MIN_CLAIM ((uint64_t)1 << 16)
+
+enum { BATCH_FREE, BATCH_CLAIMED, BATCH_COUNTED, BATCH_PLACED };
+
+typedef struct cursor_entry {
+    uint64_t seq, count, hits, at;
+    int state;
+} cursor_entry;
 
 typedef struct shared {
     pthread_barrier_t barrier;
     int size;
-    int ended[PROPAGATE_MAX_RANKS]; /* a rank that took its last step */
+    int ended[PROPAGATE_MAX_RANKS];  /* a rank that took its last step */
+    int turned[PROPAGATE_MAX_RANKS]; /* a rank whose CUDA start is done */
+    /* the batch cursor (claim, place), under lock */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    uint64_t next_first, next_seq;    /* photons and batches claimed */
+    uint64_t placed_upto;             /* batches whose hits' place is known */
+    uint64_t hits_upto, photons_upto; /* their hits and photons */
+    int stopped;
+    cursor_entry ring[CURSOR_RING]; /* batch seq at seq mod CURSOR_RING */
     unsigned char slots[];          /* size x SLOT_BYTES */
 } shared;
 
@@ -149,10 +170,128 @@ static void fork_end(propagate_group *g)
     free(g);
 }
 
-static const group_ops fork_ops = {fork_allreduce_u64, fork_allreduce_f64,
-                                   fork_bcast,         fork_allgather,
-                                   fork_gather,        fork_host,
-                                   fork_abort,         fork_end};
+/* The next batch: the run's batch, but near its end no more than half a
+ * context's share of what is left (not below a quarter batch, nor
+ * MIN_CLAIM), as prism_propagate_stream cuts its own. */
+static uint64_t claim_count(uint64_t left, uint64_t batch, uint64_t contexts)
+{
+    uint64_t count = batch;
+    const uint64_t half_share = left / (2 * (contexts > 0 ? contexts : 1)), floor = batch / 4;
+    if (half_share < count)
+        count = half_share > floor ? half_share : floor;
+    if (count < MIN_CLAIM)
+        count = MIN_CLAIM;
+    if (count > batch)
+        count = batch;
+    return left < count ? left : count;
+}
+
+static int fork_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
+                      uint64_t *first, uint64_t *count, uint64_t *seq)
+{
+    shared *s = of(g);
+    pthread_mutex_lock(&s->lock);
+    *count = 0;
+    const uint64_t left = s->next_first < total ? total - s->next_first : 0;
+    if (left > 0) /* its entry free first (the batch CURSOR_RING before it placed) */
+        while (!s->stopped && s->ring[s->next_seq % CURSOR_RING].state != BATCH_FREE)
+            pthread_cond_wait(&s->changed, &s->lock);
+    if (s->stopped) {
+        pthread_mutex_unlock(&s->lock);
+        return -1;
+    }
+    if (left > 0) {
+        *count = claim_count(left, batch, contexts);
+        *first = s->next_first;
+        *seq = s->next_seq;
+        s->ring[*seq % CURSOR_RING] = (cursor_entry){.seq = *seq, .state = BATCH_CLAIMED};
+        s->next_first += *count;
+        s->next_seq++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+static int fork_place(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits, uint64_t *at)
+{
+    shared *s = of(g);
+    pthread_mutex_lock(&s->lock);
+    cursor_entry *e = &s->ring[seq % CURSOR_RING];
+    e->count = count;
+    e->hits = hits;
+    e->state = BATCH_COUNTED;
+    /* every batch counted in a row from the first not placed gets its place */
+    for (cursor_entry *n; (n = &s->ring[s->placed_upto % CURSOR_RING])->state == BATCH_COUNTED &&
+                          n->seq == s->placed_upto;) {
+        n->at = s->hits_upto;
+        n->state = BATCH_PLACED;
+        s->hits_upto += n->hits;
+        s->photons_upto += n->count;
+        s->placed_upto++;
+    }
+    pthread_cond_broadcast(&s->changed);
+    while (!s->stopped && e->state != BATCH_PLACED)
+        pthread_cond_wait(&s->changed, &s->lock);
+    const int rc = e->state == BATCH_PLACED ? 0 : -1;
+    if (rc == 0) {
+        *at = e->at;
+        e->state = BATCH_FREE;
+        pthread_cond_broadcast(&s->changed);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static void fork_stop(propagate_group *g)
+{
+    shared *s = of(g);
+    pthread_mutex_lock(&s->lock);
+    s->stopped = 1;
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static uint64_t fork_placed(propagate_group *g, uint64_t *photons)
+{
+    shared *s = of(g);
+    pthread_mutex_lock(&s->lock);
+    const uint64_t hits = s->hits_upto;
+    if (photons != NULL)
+        *photons = s->photons_upto;
+    pthread_mutex_unlock(&s->lock);
+    return hits;
+}
+
+static void fork_turn(propagate_group *g)
+{
+    shared *s = of(g);
+    if (g->rank > 0)
+        while (!__atomic_load_n(&s->turned[g->rank - 1], __ATOMIC_ACQUIRE))
+            usleep(500);
+}
+
+static void fork_turned(propagate_group *g)
+{
+    shared *s = of(g);
+    __atomic_store_n(&s->turned[g->rank], 1, __ATOMIC_RELEASE);
+}
+
+static const group_ops fork_ops = {
+    .allreduce_u64 = fork_allreduce_u64,
+    .allreduce_f64 = fork_allreduce_f64,
+    .bcast = fork_bcast,
+    .allgather = fork_allgather,
+    .gather = fork_gather,
+    .host = fork_host,
+    .abort = fork_abort,
+    .claim = fork_claim,
+    .place = fork_place,
+    .stop = fork_stop,
+    .placed = fork_placed,
+    .turn = fork_turn,
+    .turned = fork_turned,
+    .end = fork_end,
+};
 
 /* --- the parent --- */
 
@@ -269,6 +408,16 @@ bool propagate_group_fork(int n, propagate_group **g, int *status)
         munmap(s, shared_bytes(n));
         return false;
     }
+    pthread_mutexattr_t mattr;
+    pthread_condattr_t cattr;
+    pthread_mutexattr_init(&mattr);
+    pthread_mutexattr_setpshared(&mattr, PTHREAD_PROCESS_SHARED);
+    pthread_condattr_init(&cattr);
+    pthread_condattr_setpshared(&cattr, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(&s->lock, &mattr);
+    pthread_cond_init(&s->changed, &cattr);
+    pthread_mutexattr_destroy(&mattr);
+    pthread_condattr_destroy(&cattr);
     s->size = n;
     fflush(NULL); /* nothing buffered is written twice */
     const pid_t parent = getpid();

@@ -82,8 +82,15 @@ static void mpi_end(propagate_group *g)
     free(g);
 }
 
-static const group_ops mpi_ops = {mpi_allreduce_u64, mpi_allreduce_f64, mpi_bcast, mpi_allgather,
-                                  mpi_gather,        mpi_host,          mpi_abort, mpi_end};
+/* no shared cursor, no turns: the ranks take batches in turn */
+static const group_ops mpi_ops = {.allreduce_u64 = mpi_allreduce_u64,
+                                  .allreduce_f64 = mpi_allreduce_f64,
+                                  .bcast = mpi_bcast,
+                                  .allgather = mpi_allgather,
+                                  .gather = mpi_gather,
+                                  .host = mpi_host,
+                                  .abort = mpi_abort,
+                                  .end = mpi_end};
 
 propagate_group *propagate_group_mpi(int *argc, char ***argv, bool *failed)
 {

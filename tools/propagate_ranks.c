@@ -14,6 +14,8 @@
 #include "npy.h"
 
 #define HOST_BYTES 256
+/* a rank's batches claimed and not yet written: two a context, and more */
+#define CLAIMED_MAX 512
 #define CAPTURE_BYTES 2048
 
 struct propagate_ranks {
@@ -30,6 +32,12 @@ struct propagate_ranks {
     bool readied;
     uint64_t count, batch;        /* the run's photons; photons a batch, the same on all */
     uint64_t rounds, rounds_done; /* exchanges of hit counts: one a round of batches */
+    /* the group's shared cursor (group_ops.claim): the batches this rank
+     * claimed and has not yet written, in order */
+    bool claiming;
+    uint64_t claimed[CLAIMED_MAX];
+    size_t claimed_head, claimed_n;
+    uint64_t written;             /* batches this rank wrote */
     bool stopped;                 /* a rank said it failed */
     bool by_other;                /* this rank stopped for another's failure only */
     double finish_seconds;        /* from the end of its run to the files in place */
@@ -39,6 +47,7 @@ struct propagate_ranks {
     int fd[3];                    /* this rank's descriptor of each */
     size_t header[3], row[3];     /* bytes before the first row; bytes a row */
     uint64_t io_read, io_written; /* bytes of the outputs: this rank's own rows (and the header) */
+    uint64_t photons;             /* this rank's photons */
 };
 
 void propagate_ranks_capture_name(char *path, size_t size, long pid, int rank)
@@ -235,7 +244,14 @@ static void sum_summary(const propagate_ranks *m, propagate_summary *s)
  * knows where its batch's hits go. That exchange is the ranks' only step
  * in common during the run; a rank blocked in it still has its devices
  * working on its next batches. A count of ROUND_FAILED says a rank
- * stopped: every rank then stops at that round, and no file is kept. */
+ * stopped: every rank then stops at that round, and no file is kept.
+ *
+ * Where the group shares a cursor (group_ops.claim: forked processes),
+ * the ranks claim batches from it instead, so a rank whose device starts
+ * first or runs faster takes more of the run, and each batch's hits go
+ * after those of every batch claimed before it, whoever took them
+ * (group_ops.place). A rank that stops stops the cursor: the others' next
+ * claim or place fails, and no file is kept. */
 
 #define ROUND_FAILED UINT64_MAX
 
@@ -260,7 +276,8 @@ int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t 
     }
     *batch = got[1];
     m->batch = got[1];
-    m->rounds = rounds_of(count, m->batch, m->ranks);
+    m->claiming = m->g->ops->claim != NULL;
+    m->rounds = m->claiming ? 0 : rounds_of(count, m->batch, m->ranks);
     /* rank 0 makes the files; the others open them by name */
     int made = 1;
     for (int i = 0; i < 3; i++) {
@@ -353,12 +370,30 @@ static int write_rows(propagate_ranks *m, int i, uint64_t at, const void *rows, 
 int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, char *err,
                           size_t size)
 {
-    if (m->rounds_done == 0 && hooked_rank("PRISM_PROPAGATE_TEST_KILL") == m->rank)
+    if (m->written++ == 0 && hooked_rank("PRISM_PROPAGATE_TEST_KILL") == m->rank)
         raise(SIGKILL);
+    if (m->written == 1 && hooked_rank("PRISM_PROPAGATE_TEST_STOP") == m->rank) {
+        snprintf(err, size, "test hook: rank %d stops at its first batch", m->rank);
+        return -1;
+    }
     uint64_t at = 0;
-    /* the round's exchange, hits asked or not: it is where a rank learns
-     * that another stopped */
-    if (next_round(m, m->final[0] != NULL ? b->hits_count : 0, &at) != 0) {
+    const uint64_t hits = m->final[0] != NULL ? b->hits_count : 0;
+    /* the round's exchange, or the batch's place, hits asked or not: it is
+     * where a rank learns that another stopped */
+    int placed = 0;
+    if (m->claiming) {
+        placed = -1;
+        if (m->claimed_n > 0) {
+            const uint64_t seq = m->claimed[m->claimed_head];
+            m->claimed_head = (m->claimed_head + 1) % CLAIMED_MAX;
+            m->claimed_n--;
+            placed = m->g->ops->place(m->g, seq, b->count, hits, &at);
+            m->by_other = placed != 0; /* another stopped the cursor */
+        }
+    } else {
+        placed = next_round(m, hits, &at);
+    }
+    if (placed != 0) {
         snprintf(err, size, "another rank stopped");
         return -1;
     }
@@ -376,9 +411,45 @@ bool propagate_ranks_stopped_by_other(const propagate_ranks *m)
     return m->by_other;
 }
 
+bool propagate_ranks_claiming(const propagate_ranks *m)
+{
+    return m->claiming;
+}
+
+int propagate_ranks_claim(propagate_ranks *m, uint64_t batch, uint64_t contexts, uint64_t *first,
+                          uint64_t *count)
+{
+    uint64_t seq = 0;
+    *count = 0;
+    if (m->claimed_n == CLAIMED_MAX ||
+        m->g->ops->claim(m->g, m->count, batch, contexts * (uint64_t)m->ranks, first, count,
+                         &seq) != 0) {
+        m->by_other = m->claimed_n < CLAIMED_MAX;
+        return -1;
+    }
+    if (*count > 0) {
+        m->claimed[(m->claimed_head + m->claimed_n) % CLAIMED_MAX] = seq;
+        m->claimed_n++;
+    }
+    return 0;
+}
+
+uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own)
+{
+    uint64_t photons = own;
+    if (m->claiming)
+        m->g->ops->placed(m->g, &photons);
+    return photons;
+}
+
 int propagate_ranks_drain(propagate_ranks *m, bool ok)
 {
     uint64_t at;
+    if (m->claiming) { /* the others stop at their next claim or place */
+        if (!ok)
+            m->g->ops->stop(m->g);
+        return ok ? 0 : -1;
+    }
     while (m->rounds_done < m->rounds)
         if (next_round(m, ok && !m->stopped ? 0 : ROUND_FAILED, &at) != 0)
             ok = false;
@@ -426,12 +497,12 @@ static int commit(propagate_ranks *m, int ok)
     return rc;
 }
 
-/* Rank 0: each rank's bytes read and written of the outputs, its time
+/* Rank 0: each rank's bytes read and written of the outputs, its photons, its time
  * before its run, in making the group (MPI_Init, the fork) and in finishing, for the summary. */
 static void gather_io(propagate_ranks *m, propagate_summary *s, double setup)
 {
-    const uint64_t mine[2] = {m->io_read, m->io_written};
-    uint64_t *all = m->rank == 0 ? calloc((size_t)m->ranks * 2, sizeof *all) : NULL;
+    const uint64_t mine[3] = {m->io_read, m->io_written, m->photons};
+    uint64_t *all = m->rank == 0 ? calloc((size_t)m->ranks * 3, sizeof *all) : NULL;
     double *setups = m->rank == 0 ? calloc((size_t)m->ranks * 3, sizeof *setups) : NULL;
     const double times[3] = {setup, m->g->init_seconds, m->finish_seconds};
     m->g->ops->gather(m->g, mine, sizeof mine, all);
@@ -463,11 +534,14 @@ int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, b
     propagate_ranks_drain(m, rc == PROPAGATE_OK);
     /* a rank that stopped only because another failed is not named as failed */
     int worst = agree(m, m->by_other ? PROPAGATE_OK : rc);
+    if (m->claiming) /* every rank is past its run: all hits are placed */
+        m->hits_total = m->g->ops->placed(m->g, NULL);
     if (rc != PROPAGATE_OK && worst == PROPAGATE_OK)
         worst = rc;
     worst = commit(m, worst == PROPAGATE_OK) != PROPAGATE_OK ? PROPAGATE_FAILED : worst;
     m->finish_seconds = omp_get_wtime() - t0;
     if (worst == PROPAGATE_OK) {
+        m->photons = sum->photons; /* this rank's, before the sum */
         sum_summary(m, sum);
         gather_io(m, sum, setup);
         *print = m->rank == 0;

@@ -40,10 +40,21 @@ int propagate_ranks_share(propagate_ranks *m, uint64_t count, propagate_run_info
 int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t *batch);
 /* The sink's part for this rank's batch b: the round's exchange, then its
  * rows written at their offsets. 0, or -1 with the message in err. The
- * test hook $PRISM_PROPAGATE_TEST_KILL names a rank that kills itself
- * (SIGKILL) at its first batch. */
+ * test hooks $PRISM_PROPAGATE_TEST_KILL and _STOP name a rank that kills
+ * itself (SIGKILL), or fails as a write does, at its first batch. */
 int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, char *err,
                           size_t err_size);
+/* The ranks claim batches from a cursor they share (forked processes)
+ * instead of taking them in turn. */
+bool propagate_ranks_claiming(const propagate_ranks *m);
+/* The next batch from that cursor (prism_propagate_stream_desc.claim): its
+ * first photon and count (0: the run has none left), at most `batch`;
+ * `contexts` this rank's. 0, or -1 when another rank stopped. */
+int propagate_ranks_claim(propagate_ranks *m, uint64_t batch, uint64_t contexts, uint64_t *first,
+                          uint64_t *count);
+/* Photons done, for progress: every rank's placed so far where they
+ * claim, else `own`. */
+uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own);
 /* After this rank's stream: the rounds it took no part in, as none (ok) or
  * as failed (ok false). 0 when every rank got through every round. */
 int propagate_ranks_drain(propagate_ranks *m, bool ok);

@@ -252,16 +252,16 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
         printf("%s%.6g", i ? "," : "", run->upload_each[i]);
     printf("]");
     if (s->ranks > 0) { /* what each rank read and wrote to put the outputs together */
-        const char *keys[5] = {"read_bytes", "written_bytes", "setup_seconds", "init_seconds",
-                               "finish_seconds"};
+        const char *keys[6] = {"read_bytes",    "written_bytes", "photons",
+                               "setup_seconds", "init_seconds",  "finish_seconds"};
         printf(",\"per_rank\":{");
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             printf("%s\"%s\":[", k ? "," : "", keys[k]);
             for (size_t r = 0; r < s->ranks; r++)
-                if (k < 2)
-                    printf("%s%llu", r ? "," : "", (unsigned long long)s->rank_io[2 * r + k]);
+                if (k < 3)
+                    printf("%s%llu", r ? "," : "", (unsigned long long)s->rank_io[3 * r + k]);
                 else
-                    printf("%s%.6g", r ? "," : "", s->rank_setup[3 * r + (size_t)(k - 2)]);
+                    printf("%s%.6g", r ? "," : "", s->rank_setup[3 * r + (size_t)(k - 3)]);
             printf("]");
         }
         printf("}");

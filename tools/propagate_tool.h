@@ -95,7 +95,7 @@ typedef struct propagate_summary {
     size_t host_peak_bytes;    /* the process's peak resident memory (getrusage) */
     uint64_t hits, out_rows, record_rows;
     /* one rank of several, on rank 0: each rank's bytes read and written
-     * of the outputs (rank_io[2 r], rank_io[2 r + 1]), its seconds before
+     * of the outputs and its photons (rank_io[3 r], [3 r + 1], [3 r + 2]), its seconds before
      * its run (rank_setup[3 r]), in making the group (MPI_Init or the
      * fork: 3 r + 1) and finishing the files after its run (3 r + 2) */
     size_t ranks;
