@@ -2,7 +2,7 @@
 # process's, and a failing rank. Reported skipped, with the reason, in a
 # build without MPI.
 if(TARGET prism-propagate AND PRISM_HAVE_MPI)
-  prism_test(NAME propagate_mpi SOURCES test_propagate_mpi.c exec_util.c
+  prism_test(NAME propagate_mpi SOURCES test_propagate_mpi.c exec_util.c rank_shares.c
     LIBRARIES prism_tool_support LABELS mpi TIMEOUT 120
     ENVIRONMENT "PRISM_PROPAGATE=$<TARGET_FILE:prism-propagate>;PRISM_MPIRUN=${MPIEXEC_EXECUTABLE}")
   add_dependencies(test_propagate_mpi prism-propagate)

@@ -13,7 +13,6 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <cmocka.h>
 
 #include "exec_util.h"
+#include "rank_shares.h"
 
 #define DETECTOR PRISM_ASSETS "/tiny_detector.dae"
 
@@ -90,64 +90,6 @@ static int unset_hooks(void **state)
     return 0;
 }
 
-/* The numbers of the JSON array "key":[...] in `json` into v; their count. */
-static int json_array(const char *json, const char *key, double *v, int max)
-{
-    char pattern[64];
-    snprintf(pattern, sizeof pattern, "\"%s\":[", key);
-    const char *p = strstr(json, pattern);
-    int n = 0;
-    if (p == NULL)
-        return 0;
-    p += strlen(pattern);
-    while (n < max && *p != ']') {
-        char *end;
-        v[n++] = strtod(p, &end);
-        p = *end == ',' ? end + 1 : end;
-    }
-    return n;
-}
-
-static long long file_size(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
-}
-
-/* The ranks claim batches of at most 7001 of the 30000 photons from a
- * cursor they share, so each rank's share is whatever it took ("photons"
- * of "per_rank"), together the run; each writes its own rows in place and
- * reads nothing: its --out and --records rows (64 + 3 x 32 bytes a photon
- * it took) and its hits (64 bytes each), rank 0 the three headers too;
- * together they write every byte of the files once. */
-static void assert_own_share(const char *json, int np, char files[3][512])
-{
-    double read[8], written[8], photons[8], setup[8], init[8], finish[8];
-    assert_non_null(strstr(json, "\"per_rank\":{"));
-    assert_int_equal(json_array(json, "read_bytes", read, 8), np);
-    assert_int_equal(json_array(json, "written_bytes", written, 8), np);
-    assert_int_equal(json_array(json, "photons", photons, 8), np);
-    assert_int_equal(json_array(json, "setup_seconds", setup, 8), np);
-    assert_int_equal(json_array(json, "init_seconds", init, 8), np);
-    assert_int_equal(json_array(json, "finish_seconds", finish, 8), np);
-    enum { HEADER = 128, PHOTONS = 30000 }; /* npy_writer's header for these shapes */
-    double data = 0, total = 0, taken = 0;
-    for (int k = 0; k < 3; k++)
-        data += (double)(file_size(files[k]) - HEADER);
-    for (int r = 0; r < np; r++) {
-        const double own = photons[r]; /* photons of rank r's batches */
-        taken += own;
-        const double rows = own * (64 + 3 * 32),
-                     hits = written[r] - rows - (r == 0 ? 3 * HEADER : 0);
-        assert_true(read[r] == 0);
-        assert_true(hits >= 0 && fmod(hits, 64) == 0);
-        assert_true(setup[r] > 0);
-        total += written[r] - (r == 0 ? 3 * HEADER : 0);
-    }
-    assert_true(total == data);
-    assert_true(taken == PHOTONS);
-}
-
 static void test_same_bytes_whatever_processes(void **state)
 {
     (void)state;
@@ -173,7 +115,7 @@ static void test_same_bytes_whatever_processes(void **state)
         assert_non_null(strstr(r.out, "\"photons\":30000"));
         if (np > 1) {
             assert_non_null(strstr(r.out, "\"launcher\":\"fork\""));
-            assert_own_share(r.out, np, files[np]);
+            assert_rank_shares(r.out, np, (const char(*)[512])files[np], 30000, NULL);
         }
         /* the summary names the files asked for */
         for (int k = 0; k < 3; k++)
