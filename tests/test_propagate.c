@@ -550,7 +550,8 @@ static void test_own_math(void **state)
 }
 
 /* How many photons a call can take: what the memory holds, less for
- * records and a PHOTONS source's input; an error when nothing fits. */
+ * records and a PHOTONS source's input, at prism_propagate_photon_bytes
+ * a photon; an error when nothing fits. */
 static void test_batch_limit(void **state)
 {
     (void)state;
@@ -578,6 +579,11 @@ static void test_batch_limit(void **state)
     assert_true(point > 0 && (double)point > 0.99 * (double)fits);
     assert_true(photons < point && records < photons);
     assert_float_equal((double)records / (double)(left / 396), 1.0, 0.01);
+    /* what a photon is counted at, as the limit divides by it */
+    assert_int_equal(prism_propagate_photon_bytes(kt_ctx, PRISM_SOURCE_POINT, NULL), 76);
+    assert_int_equal(prism_propagate_photon_bytes(kt_ctx, PRISM_SOURCE_PHOTONS, NULL), 140);
+    assert_int_equal(prism_propagate_photon_bytes(kt_ctx, PRISM_SOURCE_POINT, &d), 396);
+    assert_int_equal(prism_propagate_photon_bytes(NULL, PRISM_SOURCE_POINT, NULL), 0);
     assert_int_equal(prism_propagate_batch_limit(kt_ctx, NULL, PRISM_SOURCE_POINT, NULL, &point),
                      PRISM_ERROR_INVALID_ARGUMENT);
     prism_geometry_destroy(g);

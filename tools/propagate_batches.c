@@ -436,9 +436,7 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
     /* what prism_propagate_batch_limit counts a photon at, and the stream's
      * two host slots a context */
     const size_t b = (size_t)sum->batch, k = r.desc.record_steps;
-    sum->device_batch_bytes = b * (sizeof(prism_photon) + 3 * sizeof(uint32_t) +
-                                   (o->photons ? sizeof(prism_photon) : 0) +
-                                   k * sizeof(prism_step_record));
+    sum->device_batch_bytes = b * prism_propagate_photon_bytes(run->ctx, r.src.kind, &r.desc);
     sum->host_batch_bytes = 2 * b *
                             ((1 + (o->out != NULL) + (o->photons != NULL)) * sizeof(prism_photon) +
                              k * sizeof(prism_step_record));

@@ -683,6 +683,21 @@ prism_result prism_photons_generate(prism_context *ctx, const prism_geometry *ge
     return call(ctx, geometry, source, &d, &out, NULL, false, NULL);
 }
 
+size_t prism_propagate_photon_bytes(const prism_context *ctx, prism_source_kind kind,
+                                    const prism_propagate_desc *desc)
+{
+    if (ctx == NULL)
+        return 0;
+    const size_t k = desc != NULL ? desc->record_steps : 0;
+    /* the photons, the two queues and the hits' selection indices */
+    return sizeof(prism_photon) + 3 * sizeof(uint32_t) +
+           (kind == PRISM_SOURCE_PHOTONS ? sizeof(prism_photon) : 0) +
+           k * sizeof(prism_step_record) +
+           (prism__propagate_scheme_get(ctx) != PRISM__SCHEME_MEGA
+                ? sizeof(prism_trace_hit) /* the wavefront's hit records */
+                : 0);
+}
+
 prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometry *geometry,
                                          prism_source_kind kind, const prism_propagate_desc *desc,
                                          size_t *count)
@@ -699,14 +714,7 @@ prism_result prism_propagate_batch_limit(prism_context *ctx, const prism_geometr
     if (r != PRISM_SUCCESS)
         return r;
     const size_t reserve = prism_geometry_report(geometry)->reserve;
-    const size_t k = desc != NULL ? desc->record_steps : 0;
-    /* the photons, the two queues and the hits' selection indices */
-    const size_t per_photon = sizeof(prism_photon) + 3 * sizeof(uint32_t) +
-                              (kind == PRISM_SOURCE_PHOTONS ? sizeof(prism_photon) : 0) +
-                              k * sizeof(prism_step_record) +
-                              (prism__propagate_scheme_get(ctx) != PRISM__SCHEME_MEGA
-                                   ? sizeof(prism_trace_hit) /* the wavefront's hit records */
-                                   : 0);
+    const size_t per_photon = prism_propagate_photon_bytes(ctx, kind, desc);
     const size_t left = free_bytes > reserve ? free_bytes - reserve : 0;
     if (left < per_photon)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_DEVICE_MEMORY,

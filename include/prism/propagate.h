@@ -471,14 +471,23 @@ PRISM_API prism_result prism_propagate_stream(prism_context *const *contexts,
                                               prism_propagate_stats *stats,
                                               prism_propagate_share *shares);
 
+/** The memory a photon of one prism_propagate call on ctx takes where its
+ * kernels run: its state, staged for a host output (64 bytes), two queue
+ * slots and the hits' selection index (12), the wavefront's hit record
+ * (16; none under the megakernel scheme), its input for a PHOTONS source
+ * (64; a GENSTEPS source needs none a photon: its gensteps are a few
+ * bytes each, left out) and its records (32 x desc->record_steps).
+ * @errors none (0 for a NULL ctx).
+ * @thread_safety As the context: one thread at a time. */
+PRISM_API size_t prism_propagate_photon_bytes(const prism_context *ctx, prism_source_kind kind,
+                                              const prism_propagate_desc *desc);
+
 /** How many photons one prism_propagate call on `geometry` can take: the
  * device memory free now (prism_device_memory_info), less the reserve the
  * geometry's placement kept (prism_upload_report.reserve), divided by what
- * a photon needs there: its state staged for a host output (64 bytes), two
- * queue slots (8), its input for a PHOTONS source (64; a GENSTEPS source
- * needs none a photon: its gensteps are a few bytes each, left out of the
- * count) and its records (32 x desc->record_steps). At most 2^32-1. A larger run is split into
- * calls of at most this many photons, with desc.first_photon advancing.
+ * a photon needs there (prism_propagate_photon_bytes). At most 2^32-1. A
+ * larger run is split into calls of at most this many photons, with
+ * desc.first_photon advancing.
  * @errors PRISM_ERROR_INVALID_ARGUMENT (NULL ctx/geometry/count, a
  *   geometry of another context), PRISM_ERROR_OUT_OF_DEVICE_MEMORY (not
  *   one photon fits; the message gives the figures), PRISM_ERROR_CUDA.
