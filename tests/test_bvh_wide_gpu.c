@@ -269,6 +269,47 @@ static void test_collapse_detector(void **state)
     }
 }
 
+/* AUTO on CUDA with the binary nodes all on the device: the wide tree is
+ * made there too (the photons' trace walks it) where it fits; a device
+ * budget with no room for it leaves the binary walk, the geometry still
+ * all on the device; BINARY makes none. */
+static void test_auto_on_device(void **state)
+{
+    (void)state;
+    if (!cuda)
+        skip();
+    prism_scene *s = NULL;
+    assert_int_equal(prism_scene_load(PRISM_BVH_WIDE_GPU_DETECTOR, NULL, &s), PRISM_SUCCESS);
+    prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .skip_optics = true};
+    prism_geometry *g = NULL;
+    assert_int_equal(prism_geometry_upload(cuda, s, NULL, &d, &g), PRISM_SUCCESS);
+    const prism_upload_report *rep = prism_geometry_report(g);
+    const prism_geometry_view *v = prism__geometry_view(g);
+    assert_true(rep->wide_nodes > 0 && v->wide_count == rep->wide_nodes);
+    assert_false(rep->wide_mapped);
+    assert_true(v->device_resident);
+    const size_t binary_bytes = rep->device_bytes;
+    printf("# AUTO, device: %zu wide nodes (%.1f MB with the triangles) beside %.1f MB\n",
+           rep->wide_nodes, (rep->wide_node_bytes + rep->wide_triangle_bytes) / 1e6,
+           binary_bytes / 1e6);
+    prism_geometry_destroy(g);
+    /* a budget that holds the binary arrays and nothing more */
+    d.policy = PRISM_PLACEMENT_AUTO;
+    d.device_budget = binary_bytes;
+    assert_int_equal(prism_geometry_upload(cuda, s, NULL, &d, &g), PRISM_SUCCESS);
+    rep = prism_geometry_report(g);
+    assert_int_equal(rep->mapped_bytes, 0);
+    assert_int_equal(rep->wide_nodes, 0);
+    assert_int_equal(prism__geometry_view(g)->wide_count, 0);
+    prism_geometry_destroy(g);
+    d.device_budget = 0;
+    d.traversal = PRISM_TRAVERSAL_BINARY;
+    assert_int_equal(prism_geometry_upload(cuda, s, NULL, &d, &g), PRISM_SUCCESS);
+    assert_int_equal(prism_geometry_report(g)->wide_nodes, 0);
+    prism_geometry_destroy(g);
+    prism_scene_free(s);
+}
+
 static void test_collapse_hostile(void **state)
 {
     (void)state;
@@ -385,7 +426,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_detector),          cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_collapse_detector), cmocka_unit_test(test_collapse_hostile),
-        cmocka_unit_test(test_collapse_bad_tree),
+        cmocka_unit_test(test_collapse_bad_tree), cmocka_unit_test(test_auto_on_device),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     /* every byte returned: a live allocation fails the destroy */

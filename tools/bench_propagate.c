@@ -189,9 +189,11 @@ static void add(prop_bench *b, prism_context *ctx, const prism_geometry *g, plac
     r->mapped_bytes = rep->mapped_bytes;
     prism_bench_node_bytes(rep, &r->node_device_bytes, &r->node_mapped_bytes);
     /* The wavefront's trace takes the tuned binary walk on geometry all in
-     * device memory, the shared walk otherwise. */
-    r->tree = strcmp(scheme, "wave") == 0 && rep->mapped_bytes == 0 ? "binary"
-                                                                    : prism_bench_tree(rep);
+     * device memory without a wide tree, the shared walk (the wide tree
+     * where there is one) otherwise. */
+    r->tree = strcmp(scheme, "wave") == 0 && rep->mapped_bytes == 0 && rep->wide_nodes == 0
+                  ? "binary"
+                  : prism_bench_tree(rep);
     r->steps_per_launch = spl;
     r->scheme = scheme;
     r->hash = hash;

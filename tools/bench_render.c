@@ -91,8 +91,8 @@ static void usage(FILE *f)
                "mapped. On CUDA (also with --device-only; the default variant) and on the host\n"
                "backend next to its auto row (both memories are host memory there). The policy\n"
                "column says budget:B; node dev and node map say where the nodes went; tree says\n"
-               "which tree the default variant walks (wide where the upload made it: on the\n"
-               "host, and on CUDA where no node is on the device).\n" PRISM_BENCH_UNIT_HELP);
+               "which tree the default variant walks (wide where the upload made it, except on\n"
+               "CUDA with the geometry all on the device: binary).\n" PRISM_BENCH_UNIT_HELP);
 }
 
 static void skip(render_bench *b, const char *why)
@@ -173,7 +173,12 @@ static void measure_views(render_bench *b, prism_context *ctx, const bench_scene
         r->device_bytes = rep->device_bytes;
         r->mapped_bytes = rep->mapped_bytes;
         prism_bench_node_bytes(rep, &r->node_device_bytes, &r->node_mapped_bytes);
-        r->tree = variant[0] ? "-" : prism_bench_tree(rep);
+        /* CUDA's default walk: the wide tree where part of the geometry is
+         * mapped, the tuned binary one where it is all on the device */
+        const bool cuda = prism_context_backend(ctx) == PRISM_BACKEND_CUDA;
+        r->tree = variant[0]                       ? "-"
+                  : cuda && rep->mapped_bytes == 0 ? "binary"
+                                                   : prism_bench_tree(rep);
     }
 }
 

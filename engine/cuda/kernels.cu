@@ -144,8 +144,9 @@ static const struct {
 #define PRISM_RENDER_VARIANTS (int)(sizeof prism_render_variants / sizeof prism_render_variants[0])
 
 /* Until a variant is chosen for a context (its kernel state): 6 where the
- * upload made a wide tree (it does where that walk measured faster,
- * engine/upload/wide.c), else 3, in blocks of 128. */
+ * upload made a wide tree and part of the geometry is mapped (the wide
+ * walk measured faster there, engine/upload/wide.c), else 3, in blocks of
+ * 128. */
 #define RENDER_VARIANT_BINARY 3
 #define RENDER_VARIANT_WIDE 6
 #define RENDER_BLOCK 128
@@ -182,7 +183,10 @@ static int render_variant_for(const prism_context *ctx, const prism_geometry_vie
     unsigned block;
     prism__cuda_render_tuning_get(ctx, &chosen, &block);
     const bool auto_choice = ctx->kernels == NULL || !ctx->kernels->render_chosen;
-    int v = auto_choice && g != NULL && g->wide_count ? RENDER_VARIANT_WIDE : chosen;
+    /* the wide walk where its nodes spare PCIe reads; in device memory the
+     * tuned binary walk issues fewer instructions a coherent ray */
+    int v = auto_choice && g != NULL && g->wide_count && !g->device_resident ? RENDER_VARIANT_WIDE
+                                                                                : chosen;
     /* no geometry (kernel attributes): the variant as chosen */
     if (prism_render_variants[v].persist && p != NULL && p->work == NULL)
         v = prism_render_variants[v].fallback;

@@ -103,9 +103,10 @@ void prism__propagate_tally(const prism_photon *photons, size_t count, prism_pro
 }
 
 /* The default: the wavefront, measured faster than the megakernel in
- * device memory (where its trace kernel walks the tuned binary tree) and in
- * mapped memory (on the shared walk); prism-bench propagate --scheme
- * compares them, and the README has the figures. */
+ * device memory (where its trace kernel walks the wide tree, or the tuned
+ * binary one where there is no wide tree) and in mapped memory (on the
+ * shared walk); prism-bench propagate --scheme compares them, and the
+ * README has the figures. */
 #define PRISM_PROPAGATE_SCHEME_DEFAULT PRISM__SCHEME_WAVE
 
 static const char *const scheme_names[PRISM__SCHEMES] = {"auto", "mega", "wave", "wave-generic"};
@@ -267,9 +268,11 @@ static prism_result launch_steps(prism_context *ctx, const prism_geometry_view *
         return ctx->be->propagate(ctx, w->math, g, o, q, photons, records, in, n, out, n_out,
                                   tail_steps > 0 ? tail_steps : budget, w->counter.pointer);
     /* The wavefront: one step a trace and physics launch pair, whatever the
-     * budget (each step ends with a compaction); the tuned walk needs the
-     * binary tree, and is built for geometry all in device memory. */
-    const int tuned = w->scheme == PRISM__SCHEME_WAVE && g->device_resident && g->node_count > 0;
+     * budget (each step ends with a compaction). The trace walks the wide
+     * tree where the upload made one (faster for photons in either memory);
+     * else the tuned binary walk, built for geometry all in device memory. */
+    const int tuned = w->scheme == PRISM__SCHEME_WAVE && g->device_resident && g->node_count > 0 &&
+                      g->wide_count == 0;
     prism_result r = PRISM_SUCCESS;
     uint32_t total = 0;
     for (uint32_t done = 0; done < n && r == PRISM_SUCCESS;) {

@@ -2,15 +2,16 @@
  * propagate and the tests can compare the schemes in one process.
  * Internal. MEGA: one kernel runs whole steps (prism_photon_run, a few a
  * launch). WAVE: each step is two kernels, a trace kernel that writes
- * every queued photon's hit (on the tuned GPU binary walk where the
- * geometry is all in device memory) and a physics kernel that takes the
+ * every queued photon's hit (on the shared walk, which takes the wide
+ * tree where the upload made one; on the tuned GPU binary walk where the
+ * geometry is all in device memory without one) and a physics kernel that takes the
  * rest of the step from it (engine/cuda/photon_kernels.cuh). WAVE_GENERIC:
  * WAVE with the trace always on prism_trace_closest. Every scheme gives
  * the same photons, records and stats (launches apart). The choice lives
  * in the context's kernel state, as the render variant does; AUTO, the
  * default, is the environment's PRISM_PROPAGATE_SCHEME (mega, wave,
  * wave-generic) where set, else the launcher's default (WAVE: on geometry
- * with a mapped part its trace takes the shared walk, as WAVE_GENERIC). The host backend
+ * with a mapped part or a wide tree its trace takes the shared walk, as WAVE_GENERIC). The host backend
  * has one scheme and ignores the choice. */
 #ifndef PRISM_PROPAGATE_SCHEME_H
 #define PRISM_PROPAGATE_SCHEME_H

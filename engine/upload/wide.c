@@ -7,7 +7,8 @@
  * mapped part. Every byte
  * goes through prism_buffer, so the ledger counts it. Where the view has a
  * wide tree, prism_trace_closest walks it (propagation, the host render);
- * the CUDA render picks its walk by variant. A tree the collapse refuses
+ * the CUDA render picks its walk by variant, the binary one where the
+ * geometry is all in device memory. A tree the collapse refuses
  * (too deep) keeps the binary walk. */
 #include <stdlib.h>
 
@@ -15,14 +16,32 @@
 #include "geometry/bvh/internal.h"
 #include "internal.h"
 
+/* AUTO with the binary nodes all in device memory: room for the wide
+ * tree there too, keeping the placement's reserve (and within
+ * desc.device_budget): the triangles copied (48 bytes each) and at most a
+ * wide node for every inner binary node. */
+static bool wide_fits_device(const prism_geometry *g)
+{
+    const prism_upload_report *rep = &g->report;
+    const size_t want = (size_t)g->view.triangle_count * sizeof(prism_wide_triangle) +
+                        ((size_t)g->view.node_count / 2 + 1) * sizeof(prism_wide_node);
+    if (rep->device_budget && rep->device_bytes + want > rep->device_budget)
+        return false;
+    size_t free_b = 0, total_b = 0;
+    if (prism_device_memory_info(g->ctx, &free_b, &total_b) != PRISM_SUCCESS)
+        return false;
+    return free_b > rep->reserve && free_b - rep->reserve >= want;
+}
+
 /* desc.traversal decides. AUTO makes the wide tree where its walk
- * measured faster (the README has the figures): on the host backend, and
- * on the CUDA backend with the binary nodes all in mapped memory (policy
+ * measured faster (the README has the figures): on the host backend; on
+ * the CUDA backend with the binary nodes all in mapped memory (policy
  * mapped, or no device memory left for even a head of them), where the
- * smaller wide nodes mean fewer bytes across PCIe a ray. In device memory
- * the render's tuned binary walk issues fewer instructions a ray and
- * stays; a device head with a mapped tail is not measured (the wide nodes
- * would all be mapped). */
+ * smaller wide nodes mean fewer bytes across PCIe a ray; and with them all
+ * in device memory where the wide tree fits there too, for the photons'
+ * trace (the render keeps the tuned binary walk there, which issues fewer
+ * instructions a coherent ray). A device head with a mapped tail is not
+ * measured (the wide nodes would all be mapped). */
 static bool wide_wanted(const prism_geometry *g)
 {
     if (g->traversal == PRISM_TRAVERSAL_WIDE)
@@ -31,7 +50,17 @@ static bool wide_wanted(const prism_geometry *g)
         return false;
     if (g->ctx->backend != PRISM_BACKEND_CUDA)
         return true;
-    return g->mapped[NODES] != NULL && g->device[NODES] == NULL;
+    if (g->mapped[NODES] == NULL)
+        return wide_fits_device(g);
+    return g->device[NODES] == NULL;
+}
+
+/* AUTO's wide tree beside binary nodes all in device memory: a speed-up
+ * for the photons, never worth the device collapse's fallback (reading
+ * the tree back and collapsing it on the host takes seconds). */
+static bool optional_on_device(const prism_geometry *g)
+{
+    return g->traversal == PRISM_TRAVERSAL_AUTO && g->mapped[NODES] == NULL;
 }
 
 /* n bytes from src into a new buffer of the kind the binary nodes use. */
@@ -142,6 +171,13 @@ prism_result prism__up_wide(prism_geometry *g, const prism_bvh *given)
             return too_deep(g, NULL);
         if (!out_of_memory(r))
             return r;
+        if (optional_on_device(g)) {
+            prism__log(g->ctx, PRISM_LOG_INFO,
+                       "upload: no device memory for the wide collapse (%s); binary traversal",
+                       g->ctx->last_error);
+            g->ctx->last_error[0] = 0;
+            return PRISM_SUCCESS;
+        }
         /* the read-back needs host memory only, and the outputs may go to mapped memory */
         prism__log(g->ctx, PRISM_LOG_WARNING,
                    "upload: no device memory for the wide collapse (%s); collapsing on the host",

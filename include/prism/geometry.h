@@ -66,13 +66,16 @@ PRISM_API const char *prism_bvh_builder_name(prism_bvh_builder builder);
 #define PRISM_GEOMETRY_ARRAYS 4
 
 /* Which tree the kernels walk (prism_geometry_desc.traversal).
- * AUTO: the wide tree (prism/device/bvh_wide.h) is made where its walk
- * was measured the faster: on the host backend, and on CUDA where the
- * binary nodes are all in mapped memory (the wide nodes are smaller, so a
- * ray reads fewer bytes across PCIe); in device memory the render's tuned
- * binary walk issues fewer instructions a ray and stays. WIDE: made
- * whatever the placement. BINARY: never made. A tree too deep to collapse
- * keeps the binary walk in every case, with a warning. */
+ * AUTO: the wide tree (prism/device/bvh_wide.h) is made where a walk of it
+ * was measured the faster: on the host backend; on CUDA where the binary
+ * nodes are all in mapped memory (the wide nodes are smaller, so a ray
+ * reads fewer bytes across PCIe); and on CUDA with the binary nodes all
+ * in device memory where the wide tree fits there too, keeping the
+ * placement's reserve and device budget, for the photons' trace (the
+ * render keeps the tuned binary walk there, which issues fewer
+ * instructions a coherent ray). WIDE: made whatever the placement.
+ * BINARY: never made. A tree too deep to collapse keeps the binary walk
+ * in every case, with a warning. */
 typedef enum prism_traversal {
     PRISM_TRAVERSAL_AUTO = 0,
     PRISM_TRAVERSAL_WIDE,
@@ -239,7 +242,8 @@ typedef struct prism_upload_report {
     /* The wide BVH made next to the binary one (8-wide quantised nodes and
      * the triangles copied in their leaves' order), 0 nodes where none was:
      * desc.traversal decides, by default made on the host backend and, on
-     * CUDA, where the binary nodes are all mapped.
+     * CUDA, where the binary nodes are all mapped or all on the device with
+     * room for it there (prism_traversal).
      * In device memory, or mapped (wide_mapped) where the binary nodes are;
      * the ledger holds it as "bvh.wide_nodes" and "bvh.wide_triangles"; not
      * in device_bytes / mapped_bytes, which are the planned arrays'. */
