@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <omp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +34,10 @@ struct propagate_ranks {
     uint64_t count, batch;        /* the run's photons; photons a batch, the same on all */
     uint64_t rounds, rounds_done; /* exchanges of hit counts: one a round of batches */
     /* the group's shared cursor (group_ops.claim): the batches this rank
-     * claimed and has not yet written, in order */
+     * claimed (on the stream's threads) and has not yet written (on the
+     * sink's), in order, under claim_lock, as by_other is */
     bool claiming;
+    pthread_mutex_t claim_lock;
     uint64_t claimed[CLAIMED_MAX];
     size_t claimed_head, claimed_n;
     uint64_t written;             /* batches this rank wrote */
@@ -99,6 +102,7 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
         return NULL;
     }
     m->g = g;
+    pthread_mutex_init(&m->claim_lock, NULL);
     m->rank = g->rank;
     m->ranks = g->size;
     m->local_rank = g->local_rank;
@@ -383,12 +387,20 @@ int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, ch
     int placed = 0;
     if (m->claiming) {
         placed = -1;
-        if (m->claimed_n > 0) {
-            const uint64_t seq = m->claimed[m->claimed_head];
+        pthread_mutex_lock(&m->claim_lock);
+        const bool any = m->claimed_n > 0;
+        const uint64_t seq = any ? m->claimed[m->claimed_head] : 0;
+        if (any) {
             m->claimed_head = (m->claimed_head + 1) % CLAIMED_MAX;
             m->claimed_n--;
+        }
+        pthread_mutex_unlock(&m->claim_lock);
+        if (any)
             placed = m->g->ops->place(m->g, seq, b->count, hits, &at);
-            m->by_other = placed != 0; /* another stopped the cursor */
+        if (placed != 0) { /* another stopped the cursor */
+            pthread_mutex_lock(&m->claim_lock);
+            m->by_other = true;
+            pthread_mutex_unlock(&m->claim_lock);
         }
     } else {
         placed = next_round(m, hits, &at);
@@ -406,9 +418,12 @@ int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, ch
     return 0;
 }
 
-bool propagate_ranks_stopped_by_other(const propagate_ranks *m)
+bool propagate_ranks_stopped_by_other(propagate_ranks *m)
 {
-    return m->by_other;
+    pthread_mutex_lock(&m->claim_lock);
+    const bool other = m->by_other;
+    pthread_mutex_unlock(&m->claim_lock);
+    return other;
 }
 
 bool propagate_ranks_claiming(const propagate_ranks *m)
@@ -421,17 +436,21 @@ int propagate_ranks_claim(propagate_ranks *m, uint64_t batch, uint64_t contexts,
 {
     uint64_t seq = 0;
     *count = 0;
-    if (m->claimed_n == CLAIMED_MAX ||
-        m->g->ops->claim(m->g, m->count, batch, contexts * (uint64_t)m->ranks, first, count,
-                         &seq) != 0) {
-        m->by_other = m->claimed_n < CLAIMED_MAX;
-        return -1;
-    }
-    if (*count > 0) {
+    pthread_mutex_lock(&m->claim_lock);
+    const bool full = m->claimed_n == CLAIMED_MAX;
+    pthread_mutex_unlock(&m->claim_lock);
+    const int rc = full ? -1
+                        : m->g->ops->claim(m->g, m->count, batch, contexts * (uint64_t)m->ranks,
+                                           first, count, &seq);
+    pthread_mutex_lock(&m->claim_lock);
+    if (rc != 0 && !full)
+        m->by_other = true; /* another stopped the cursor */
+    if (rc == 0 && *count > 0) {
         m->claimed[(m->claimed_head + m->claimed_n) % CLAIMED_MAX] = seq;
         m->claimed_n++;
     }
-    return 0;
+    pthread_mutex_unlock(&m->claim_lock);
+    return rc;
 }
 
 uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own)
@@ -555,6 +574,7 @@ int propagate_ranks_end(propagate_ranks *m, int rc)
     bool print;
     rc = propagate_ranks_finish(m, rc, NULL, &print, 0.0);
     m->g->ops->end(m->g);
+    pthread_mutex_destroy(&m->claim_lock);
     free(m->counts);
     free(m);
     return rc;

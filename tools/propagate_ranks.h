@@ -59,7 +59,7 @@ uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own);
  * as failed (ok false). 0 when every rank got through every round. */
 int propagate_ranks_drain(propagate_ranks *m, bool ok);
 /* This rank stopped only because another failed (that one says why). */
-bool propagate_ranks_stopped_by_other(const propagate_ranks *m);
+bool propagate_ranks_stopped_by_other(propagate_ranks *m);
 /* After this rank's run (rc its exit status; sum NULL when it never got
  * that far): the agreement, the files committed (or removed), the summed
  * summary into *sum on rank 0 (setup: this rank's seconds before its
