@@ -4,7 +4,8 @@
  * own rows, with generated photons and with photons read from a file,
  * also when a rank has no photons; a rank that fails (a file it cannot
  * open) fails the whole job, named with its cause, leaving no output and
- * no rank's file behind. $PRISM_PROPAGATE is the program, $PRISM_MPIRUN
+ * no rank's file behind; --processes is refused under mpirun.
+ * $PRISM_PROPAGATE is the program, $PRISM_MPIRUN
  * Open MPI's mpirun. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -246,6 +247,22 @@ static void test_output_checked_first(void **state)
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
+/* --processes under mpirun: each rank is one process already; refused
+ * before anything starts, naming mpirun. */
+static void test_processes_refused(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *hits = exec_path("refused_hits.npy");
+    run(&r, 2,
+        (const char *[]){"--backend", "host", "--count", "2000", "--processes", "2", "--hits", hits,
+                         NULL});
+    assert_int_not_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.err, "--processes: under mpirun each rank is one process"));
+    assert_false(exists(hits));
+    assert_int_equal(exec_count_entries(rank_tmp, false), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_failing_rank),
         cmocka_unit_test(test_output_checked_first),
+        cmocka_unit_test(test_processes_refused),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

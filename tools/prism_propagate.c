@@ -430,6 +430,11 @@ int main(int argc, char **argv)
     startup early = {.rc = PROPAGATE_OK};
     propagate_group *group = NULL;
     bool begun = mpi_early(&o); /* the rank's first context made before its group */
+    if (begun && o.processes > 1) {
+        fprintf(stderr, "prism-propagate: --processes: under mpirun each rank is one process; "
+                        "ask mpirun for more ranks instead\n");
+        return PROPAGATE_USAGE;
+    }
     /* --processes: forked before anything starts a thread or CUDA */
     const int processes = begun || o.validate ? 1 : o.processes;
     if (processes > 1) {
