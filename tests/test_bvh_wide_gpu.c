@@ -270,9 +270,9 @@ static void test_collapse_detector(void **state)
 }
 
 /* AUTO on CUDA with the binary nodes all on the device: the wide tree is
- * made there too (the photons' trace walks it) where it fits; a reserve
- * with no room for it leaves the binary walk, the geometry still all on
- * the device; BINARY makes none. */
+ * made there too (the photons' trace walks it) where it fits; a device
+ * budget with no room for it leaves the binary walk, the geometry still
+ * all on the device; BINARY makes none. */
 static void test_auto_on_device(void **state)
 {
     (void)state;
@@ -280,38 +280,42 @@ static void test_auto_on_device(void **state)
         skip();
     prism_scene *s = NULL;
     assert_int_equal(prism_scene_load(PRISM_BVH_WIDE_GPU_DETECTOR, NULL, &s), PRISM_SUCCESS);
+    /* the host's tree, so that the placement plans its exact arrays */
+    prism_bvh *b = NULL;
+    assert_int_equal(prism_bvh_build(s->positions, s->vertices_count, s->indices,
+                                     s->triangles_count, NULL, &b),
+                     PRISM_SUCCESS);
     prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .skip_optics = true};
     prism_geometry *g = NULL;
-    assert_int_equal(prism_geometry_upload(cuda, s, NULL, &d, &g), PRISM_SUCCESS);
+    assert_int_equal(prism_geometry_upload(cuda, s, b, &d, &g), PRISM_SUCCESS);
     const prism_upload_report *rep = prism_geometry_report(g);
     const prism_geometry_view *v = prism__geometry_view(g);
     assert_true(rep->wide_nodes > 0 && v->wide_count == rep->wide_nodes);
     assert_false(rep->wide_mapped);
     assert_true(v->device_resident);
     const size_t binary_bytes = rep->device_bytes;
-    const size_t wide_bytes = rep->wide_node_bytes + rep->wide_triangle_bytes;
     printf("# AUTO, device: %zu wide nodes (%.1f MB with the triangles) beside %.1f MB\n",
-           rep->wide_nodes, wide_bytes / 1e6, binary_bytes / 1e6);
+           rep->wide_nodes, (rep->wide_node_bytes + rep->wide_triangle_bytes) / 1e6,
+           binary_bytes / 1e6);
     prism_geometry_destroy(g);
-    /* a reserve that leaves the device room for the binary arrays and
-     * three quarters of the wide tree (the placement plans the binary tree
-     * at its largest, 2n - 1 nodes, which that room holds): the binary
-     * walk, the geometry still all on the device */
-    size_t free_b = 0, total_b = 0;
-    assert_int_equal(prism_device_memory_info(cuda, &free_b, &total_b), PRISM_SUCCESS);
-    d.reserve = free_b - binary_bytes - wide_bytes * 3 / 4;
-    assert_int_equal(prism_geometry_upload(cuda, s, NULL, &d, &g), PRISM_SUCCESS);
+    /* a device budget of the binary arrays exactly: all of them on the
+     * device, no room for the wide tree (a budget, not a reserve, so that
+     * the other GPU suites' memory, running beside this one, changes
+     * nothing) */
+    d.policy = PRISM_PLACEMENT_AUTO;
+    d.device_budget = binary_bytes;
+    assert_int_equal(prism_geometry_upload(cuda, s, b, &d, &g), PRISM_SUCCESS);
     rep = prism_geometry_report(g);
     assert_int_equal(rep->mapped_bytes, 0);
     assert_int_equal(rep->wide_nodes, 0);
     assert_int_equal(prism__geometry_view(g)->wide_count, 0);
     prism_geometry_destroy(g);
-    d.reserve = 0;
     d.device_budget = 0;
     d.traversal = PRISM_TRAVERSAL_BINARY;
-    assert_int_equal(prism_geometry_upload(cuda, s, NULL, &d, &g), PRISM_SUCCESS);
+    assert_int_equal(prism_geometry_upload(cuda, s, b, &d, &g), PRISM_SUCCESS);
     assert_int_equal(prism_geometry_report(g)->wide_nodes, 0);
     prism_geometry_destroy(g);
+    prism_bvh_free(b);
     prism_scene_free(s);
 }
 
