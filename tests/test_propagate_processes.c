@@ -6,8 +6,10 @@
  * batches. A rank that fails before its run (the test hook
  * PRISM_PROPAGATE_TEST_FAIL) or in it, with the others waiting on its
  * batches (_STOP), or is killed (_KILL) fails the whole job, named
- * with its cause, leaving no output and no temporary beside it; a bad
- * --processes, or --processes with --validate, is a usage error.
+ * with its cause, leaving no output and no temporary beside it; one
+ * killed once its part is done (_KILL_AFTER) leaves complete files and
+ * exit 0, said; a bad --processes, or --processes with --validate, is a
+ * usage error.
  * $PRISM_PROPAGATE is the program. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -87,6 +89,7 @@ static int unset_hooks(void **state)
     unsetenv("PRISM_PROPAGATE_TEST_FAIL");
     unsetenv("PRISM_PROPAGATE_TEST_KILL");
     unsetenv("PRISM_PROPAGATE_TEST_STOP");
+    unsetenv("PRISM_PROPAGATE_TEST_KILL_AFTER");
     return 0;
 }
 
@@ -266,6 +269,38 @@ static void test_killed_rank(void **state)
     assert_entries(tmp, 0);
 }
 
+/* Rank 1 of 2 dies (SIGKILL) after its part of the run is done, as in a
+ * crash of CUDA's teardown at exit: the files are complete and the same as
+ * one process's, the job exits 0 (the status the ranks agreed), and the
+ * death is said. Rank 0 dying there too keeps its printed summary. */
+static void test_killed_after_its_part(void **state)
+{
+    (void)state;
+    static exec_run r;
+    char dir[512], one[512], two[512];
+    fresh_dir(dir, "after");
+    in_dir(one, dir, "one.npy");
+    in_dir(two, dir, "two.npy");
+    run(&r, 0,
+        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits", one,
+                         "--quiet", NULL});
+    assert_int_equal(r.exit_code, 0);
+    for (int k = 1; k >= 0; k--) {
+        setenv("PRISM_PROPAGATE_TEST_KILL_AFTER", k ? "1" : "0", 1);
+        run(&r, 2,
+            (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits",
+                             two, NULL});
+        unsetenv("PRISM_PROPAGATE_TEST_KILL_AFTER");
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.err, k ? "rank 1 of 2 ended by signal 9" : "rank 0 of 2 ended"));
+        assert_non_null(strstr(r.err, "after its part of the run: the outputs are complete"));
+        assert_non_null(strstr(r.out, "30000 photons"));
+        assert_true(exec_same_files(one, two));
+    }
+    assert_entries(dir, 2);
+    assert_entries(tmp, 0);
+}
+
 /* A bad process count, and --validate with several: usage errors (exit
  * 2), before anything is written. */
 static void test_usage_errors(void **state)
@@ -308,6 +343,7 @@ int main(void)
         cmocka_unit_test_teardown(test_failing_rank, unset_hooks),
         cmocka_unit_test_teardown(test_rank_stopping_midway, unset_hooks),
         cmocka_unit_test_teardown(test_killed_rank, unset_hooks),
+        cmocka_unit_test_teardown(test_killed_after_its_part, unset_hooks),
         cmocka_unit_test(test_usage_errors),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

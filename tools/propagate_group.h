@@ -58,8 +58,9 @@ typedef struct group_ops {
      * lets the next go. NULL: the members start as they come. */
     void (*turn)(propagate_group *g);
     void (*turned)(propagate_group *g);
-    /* after the last step: the group's resources returned; g freed */
-    void (*end)(propagate_group *g);
+    /* after the last step, with this member's exit status as the members
+     * agreed it: the group's resources returned; g freed */
+    void (*end)(propagate_group *g, int status);
 } group_ops;
 
 struct propagate_group {

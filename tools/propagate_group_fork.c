@@ -45,6 +45,7 @@ typedef struct shared {
     pthread_barrier_t barrier;
     int size;
     int ended[PROPAGATE_MAX_RANKS];  /* a rank that took its last step */
+    int status[PROPAGATE_MAX_RANKS]; /* its exit status, as the ranks agreed it */
     int turned[PROPAGATE_MAX_RANKS]; /* a rank whose CUDA start is done */
     /* the batch cursor (claim, place), under lock */
     pthread_mutex_t lock;
@@ -161,9 +162,12 @@ static void fork_abort(propagate_group *g, int code)
     _exit(code);
 }
 
-static void fork_end(propagate_group *g)
+static void fork_end(propagate_group *g, int status)
 {
     shared *s = of(g);
+    fflush(NULL); /* what it printed (rank 0: the summary) is out */
+    s->status[g->rank] = status;
+    __sync_synchronize();
     s->ended[g->rank] = 1;
     __sync_synchronize();
     munmap(s, shared_bytes(s->size));
@@ -358,10 +362,17 @@ static int wait_ranks(shared *s, int n)
         children[k] = 0;
         left--;
         __sync_synchronize();
-        const bool clean = WIFEXITED(st) && s->ended[k];
-        if (k == 0 && WIFEXITED(st))
-            status = WEXITSTATUS(st);
-        if (clean || failed)
+        /* a rank that ended its part: the outputs are settled whatever
+         * becomes of it afterwards (its exit, CUDA's teardown) */
+        const bool done = s->ended[k] != 0;
+        if (k == 0)
+            status = done ? s->status[0] : WIFEXITED(st) ? WEXITSTATUS(st) : PROPAGATE_FAILED;
+        if (done && !WIFEXITED(st) && !signalled)
+            fprintf(stderr,
+                    "prism-propagate: rank %d of %d ended by signal %d (%s) after its part of "
+                    "the run: the outputs are complete\n",
+                    k, n, WTERMSIG(st), strsignal(WTERMSIG(st)));
+        if (done || failed)
             continue;
         failed = true;
         died[k] = true;

@@ -76,8 +76,9 @@ static void mpi_abort(propagate_group *g, int code)
     MPI_Abort(MPI_COMM_WORLD, code);
 }
 
-static void mpi_end(propagate_group *g)
+static void mpi_end(propagate_group *g, int status)
 {
+    (void)status; /* mpirun takes it from the exit */
     MPI_Finalize();
     free(g);
 }

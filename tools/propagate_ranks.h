@@ -68,7 +68,8 @@ bool propagate_ranks_stopped_by_other(propagate_ranks *m);
 int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, bool *print,
                            double setup);
 /* finish (with rc) if not yet done, the group ended, m freed. Returns the
- * exit status. */
+ * exit status. The test hook $PRISM_PROPAGATE_TEST_KILL_AFTER names a rank
+ * that kills itself (SIGKILL) here, its part done. */
 int propagate_ranks_end(propagate_ranks *m, int rc);
 /* Where the rank `rank` of process `pid` keeps its stderr until the
  * agreement ($TMPDIR, else /tmp). */
