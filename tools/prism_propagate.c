@@ -123,7 +123,7 @@ typedef struct startup {
  * Their devices' CUDA start (most of a context's making) is begun now,
  * with the first's, while the detector loads. The driver makes contexts
  * one at a time across the machine and holds other CUDA calls meanwhile
- * (on two H200s, two started at once both took 0.55 s, one alone
+ * (on a host of two GPUs, two started at once both took 0.55 s, one alone
  * 0.23-0.43 s), so this saves no start time: warming the others after the
  * first context instead slowed its upload from 0.02 to 0.12-0.22 s and
  * gained nothing. It keeps the first device's work from being interrupted

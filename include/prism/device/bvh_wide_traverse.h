@@ -16,7 +16,7 @@
  * smallest leaf-order index wins, as in the binary walk, so the two trees
  * report the same hit whatever order they visit the triangles in.
  *
- * Tried and dropped (measured on one H200 against this test, side by
+ * Tried and dropped (measured on one GPU against this test, side by
  * side): the GPU box test as one multiply-add a plane (t = q A + B per
  * node and axis, near and far planes chosen by the ray's octant, B moved
  * out by a slack of 8u |inv| (|p| + |o| + 255 s) that bounds the rounding
