@@ -67,7 +67,6 @@ struct stream_run {
     uint64_t next_seq, delivered; /* batches taken; batches the sink has had */
     uint64_t delivered_photons;
     uint64_t total;
-    double t0;        /* the run's start */
     uint64_t mine;    /* photons of this call's batches (total, unless strided) */
     uint64_t advance; /* batch photons times the stride: the cursor's step when strided */
     size_t batch, n, running;
@@ -507,10 +506,11 @@ static prism_result start(stream_run *run, size_t *failed)
         }
     if (r == PRISM_SUCCESS && run->fill_result != PRISM_SUCCESS)
         r = run->fill_result;
-    if (r == PRISM_SUCCESS && run->s->claim == NULL && run->delivered_photons < run->mine)
-        r = PRISM_ERROR_OUT_OF_MEMORY; /* no thread could start */
-    if (r == PRISM_SUCCESS && run->s->claim != NULL && !run->claimed_all)
-        r = PRISM_ERROR_OUT_OF_MEMORY; /* no thread could start */
+    /* every batch taken and delivered, else no thread could start */
+    const bool whole = run->s->claim != NULL ? run->claimed_all
+                                             : run->delivered_photons >= run->mine;
+    if (r == PRISM_SUCCESS && !whole)
+        r = PRISM_ERROR_OUT_OF_MEMORY;
     return r;
 }
 
@@ -559,7 +559,6 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     stream_run run = {.total = source->count,
                       .n = n,
                       .workers = workers,
-                      .t0 = t0,
                       .source = source,
                       .desc = desc,
                       .s = stream};
