@@ -387,29 +387,11 @@ static int check_outputs(const propagate_options *o)
  * machine). */
 static bool mpi_early(propagate_options *o)
 {
-#ifdef PRISM_HAVE_MPI
     int rank = 0;
     if (o->validate || !propagate_group_mpi_early(&o->local_rank, &rank))
         return false;
     o->quiet = o->quiet || rank > 0;
     return true;
-#else
-    (void)o;
-    return false;
-#endif
-}
-
-/* The group of ranks this process is one of: mpirun's, or none. */
-static propagate_group *mpi_group(int *argc, char ***argv, bool *failed)
-{
-#ifdef PRISM_HAVE_MPI
-    return propagate_group_mpi(argc, argv, failed);
-#else
-    (void)argc;
-    (void)argv;
-    *failed = false;
-    return NULL;
-#endif
 }
 
 int main(int argc, char **argv)
@@ -435,11 +417,11 @@ int main(int argc, char **argv)
                         "ask mpirun for more ranks instead\n");
         return PROPAGATE_USAGE;
     }
-    /* --processes: forked before anything starts a thread or CUDA */
-    const int processes = begun || o.validate ? 1 : o.processes;
-    if (processes > 1) {
+    /* --processes (refused with --validate): forked before anything starts
+     * a thread or CUDA */
+    if (!begun && o.processes > 1) {
         int status = PROPAGATE_FAILED;
-        if (!propagate_group_fork(processes, &group, &status))
+        if (!propagate_group_fork(o.processes, &group, &status))
             return status; /* the parent, after its ranks */
         o.local_rank = group->local_rank;
         o.quiet = o.quiet || group->rank > 0;
@@ -451,7 +433,7 @@ int main(int argc, char **argv)
     int bad = PROPAGATE_OK;
     if (group == NULL) {
         bool failed = false;
-        group = mpi_group(&argc, &argv, &failed);
+        group = propagate_group_mpi(&argc, &argv, &failed);
         bad = failed ? PROPAGATE_FAILED : PROPAGATE_OK;
     }
     propagate_ranks *ranks = group != NULL ? propagate_ranks_begin(&o, group) : NULL;

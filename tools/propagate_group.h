@@ -72,16 +72,32 @@ struct propagate_group {
     void *impl;
 };
 
+/* propagate_group_mpi_early: before MPI starts, under Open MPI's mpirun,
+ * this rank's node-local rank and rank from the launcher's variables, so
+ * that its first context can be made while MPI_Init runs; false when they
+ * are not known (then the group's own values are the ones to use).
+ * propagate_group_mpi: under mpirun (Open MPI's or PMIx's variables set),
+ * MPI_Init and the group of the job's ranks; NULL otherwise (a plain
+ * run), or on failure with *failed set and the message on stderr. In a
+ * build without MPI they are stand-ins: false, and NULL. */
 #ifdef PRISM_HAVE_MPI
-/* Before MPI starts, under Open MPI's mpirun: this rank's node-local rank
- * and rank from the launcher's variables, so that its first context can be
- * made while MPI_Init runs. false when they are not known (then the
- * group's own values are the ones to use). */
 bool propagate_group_mpi_early(int *local_rank, int *rank);
-/* Under mpirun (Open MPI's or PMIx's variables set): MPI_Init and the
- * group of the job's ranks. NULL otherwise (a plain run), or on failure
- * with *failed set and the message on stderr. */
 propagate_group *propagate_group_mpi(int *argc, char ***argv, bool *failed);
+#else
+static inline bool propagate_group_mpi_early(int *local_rank, int *rank)
+{
+    (void)local_rank;
+    (void)rank;
+    return false;
+}
+
+static inline propagate_group *propagate_group_mpi(int *argc, char ***argv, bool *failed)
+{
+    (void)argc;
+    (void)argv;
+    *failed = false;
+    return NULL;
+}
 #endif
 
 /* `n` processes forked from this one (n >= 2), before it starts any

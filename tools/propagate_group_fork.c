@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <omp.h>
 #include <unistd.h>
 #ifdef __linux__

@@ -21,7 +21,7 @@
 
 struct propagate_ranks {
     propagate_group *g;
-    int rank, ranks, local_rank;
+    int rank, ranks;
     const char *final[3]; /* the outputs asked for: hits, out, records (NULL: not asked) */
     uint64_t dims[3][2];
     int saved_stderr;  /* the real stderr while this rank's is kept */
@@ -105,7 +105,6 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
     pthread_mutex_init(&m->claim_lock, NULL);
     m->rank = g->rank;
     m->ranks = g->size;
-    m->local_rank = g->local_rank;
     const int local_ranks = g->local_size;
     /* The ranks of a node share its cores: each takes its part for its
      * threads (the load, the host's staging), unless OMP_NUM_THREADS says. */
@@ -116,8 +115,8 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
     /* as the launcher's variables gave them early, or set now; written
      * only when they change, since a context may be being made from them
      * already */
-    if (o->local_rank != m->local_rank)
-        o->local_rank = m->local_rank;
+    if (o->local_rank != g->local_rank)
+        o->local_rank = g->local_rank;
     m->opt = o;
     if (m->rank > 0 && !o->quiet)
         o->quiet = true;
