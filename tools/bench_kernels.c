@@ -88,6 +88,13 @@ prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
     return g;
 }
 
+prism_geometry *bench_upload_budget(prism_context *ctx, const bench_scene *s, size_t budget,
+                                    char label[24], char *why, size_t why_size)
+{
+    prism_bench_budget_label(budget, label, 24);
+    return bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, budget, why, why_size);
+}
+
 const char *bench_policy_name(prism_placement_policy policy)
 {
     switch (policy) {

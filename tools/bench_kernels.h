@@ -39,6 +39,11 @@ prism_context *bench_context(prism_backend backend, char *why, size_t why_size);
 prism_geometry *bench_upload(prism_context *ctx, const bench_scene *s,
                              prism_placement_policy policy, size_t device_budget, char *why,
                              size_t why_size);
+/* A --device-budget row's geometry: bench_upload on the auto policy with
+ * `budget` bytes at most on the device, and the row's label ("budget:64M")
+ * into label. */
+prism_geometry *bench_upload_budget(prism_context *ctx, const bench_scene *s, size_t budget,
+                                    char label[24], char *why, size_t why_size);
 const char *bench_policy_name(prism_placement_policy policy);
 /* The render bench's two views of a detector: [0] outside the tank (from
  * 90% of the way to a corner, a third of the way up), [1] its centre. */

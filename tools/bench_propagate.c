@@ -288,9 +288,7 @@ static void measure_cuda(prop_bench *b, const bench_scene *s)
     }
     for (int j = 0; j < b->budgets_n; j++) {
         char label[24];
-        prism_bench_budget_label(b->budgets[j], label, sizeof label);
-        prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, b->budgets[j], why,
-                                         sizeof why);
+        prism_geometry *g = bench_upload_budget(ctx, s, b->budgets[j], label, why, sizeof why);
         if (g == NULL) {
             skip(b, why);
             continue;
@@ -366,8 +364,7 @@ static void measure_host(prop_bench *b, const bench_scene *s)
     prism_geometry_destroy(g);
     for (int j = 0; j < b->budgets_n; j++) {
         char label[24];
-        prism_bench_budget_label(b->budgets[j], label, sizeof label);
-        g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, b->budgets[j], why, sizeof why);
+        g = bench_upload_budget(ctx, s, b->budgets[j], label, why, sizeof why);
         if (g != NULL)
             measure_host_geometry(b, ctx, g, s, (placement_row){label, b->budgets[j]}, ph);
         else

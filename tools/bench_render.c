@@ -201,9 +201,7 @@ static void measure_budgets(render_bench *b, prism_context *ctx, const bench_sce
 {
     char why[600], label[24];
     for (int j = 0; j < b->budgets_n; j++) {
-        prism_bench_budget_label(b->budgets[j], label, sizeof label);
-        prism_geometry *g = bench_upload(ctx, s, PRISM_PLACEMENT_AUTO, b->budgets[j], why,
-                                         sizeof why);
+        prism_geometry *g = bench_upload_budget(ctx, s, b->budgets[j], label, why, sizeof why);
         if (g == NULL) {
             skip(b, why);
             continue;
