@@ -192,6 +192,27 @@ static void test_photons_from_file(void **state)
     assert_entries(tmp, 0);
 }
 
+/* prism-propagate with the test hook `hook` naming rank `rank`, the hook
+ * cleared again after the run. */
+static void run_hooked(exec_run *r, const char *hook, const char *rank, int np,
+                       const char *const *args)
+{
+    setenv(hook, rank, 1);
+    run(r, np, args);
+    unsetenv(hook);
+}
+
+/* A job that failed as a whole: a nonzero exit of its own (no signal),
+ * said to have written nothing, and nothing left in dir or in TMPDIR. */
+static void assert_failed_leaving_nothing(const exec_run *r, const char *dir)
+{
+    assert_int_not_equal(r->exit_code, 0);
+    assert_int_equal(r->signal, 0);
+    assert_non_null(strstr(r->err, "no output written"));
+    assert_entries(dir, 0);
+    assert_entries(tmp, 0);
+}
+
 /* Rank 1 of 2 fails before its run: the job fails, naming rank 1 and its
  * message, and writes nothing. */
 static void test_failing_rank(void **state)
@@ -202,19 +223,14 @@ static void test_failing_rank(void **state)
     fresh_dir(dir, "failed");
     in_dir(hits, dir, "hits.npy");
     in_dir(out, dir, "out.npy");
-    setenv("PRISM_PROPAGATE_TEST_FAIL", "1", 1);
-    run(&r, 2,
-        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits", hits,
-                         "--out", out, NULL});
-    unsetenv("PRISM_PROPAGATE_TEST_FAIL");
-    assert_int_not_equal(r.exit_code, 0);
-    assert_int_equal(r.signal, 0);
+    run_hooked(&r, "PRISM_PROPAGATE_TEST_FAIL", "1", 2,
+               (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001",
+                                "--hits", hits, "--out", out, NULL});
+    assert_failed_leaving_nothing(&r, dir);
     assert_non_null(strstr(r.err, "[rank 1 on "));
     assert_non_null(strstr(r.err, "test hook: rank 1 fails"));
     assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 2 (on "));
     assert_non_null(strstr(r.err, "failed (exit 1): no output written"));
-    assert_entries(dir, 0);
-    assert_entries(tmp, 0);
 }
 
 /* Rank 1 of 3 fails at its first batch while the others claim and wait
@@ -228,20 +244,14 @@ static void test_rank_stopping_midway(void **state)
     fresh_dir(dir, "stopped");
     in_dir(hits, dir, "hits.npy");
     in_dir(out, dir, "out.npy");
-    setenv("PRISM_PROPAGATE_TEST_STOP", "1", 1);
-    run(&r, 3,
-        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "2001", "--hits", hits,
-                         "--out", out, NULL});
-    unsetenv("PRISM_PROPAGATE_TEST_STOP");
-    assert_int_not_equal(r.exit_code, 0);
-    assert_int_equal(r.signal, 0);
+    run_hooked(&r, "PRISM_PROPAGATE_TEST_STOP", "1", 3,
+               (const char *[]){"--backend", "host", "--count", "30000", "--batch", "2001",
+                                "--hits", hits, "--out", out, NULL});
+    assert_failed_leaving_nothing(&r, dir);
     assert_non_null(strstr(r.err, "test hook: rank 1 stops at its first batch"));
     assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 3 (on "));
-    assert_non_null(strstr(r.err, "no output written"));
     assert_null(strstr(r.err, "rank 0 of 3 (on ")); /* the others stopped for it, not failed */
     assert_null(strstr(r.err, "rank 2 of 3 (on "));
-    assert_entries(dir, 0);
-    assert_entries(tmp, 0);
 }
 
 /* Rank 1 of 3 is killed (SIGKILL) at its first batch, with the others at
@@ -256,17 +266,12 @@ static void test_killed_rank(void **state)
     in_dir(hits, dir, "hits.npy");
     in_dir(out, dir, "out.npy");
     in_dir(rec, dir, "rec.npy");
-    setenv("PRISM_PROPAGATE_TEST_KILL", "1", 1);
-    run(&r, 3,
-        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits", hits,
-                         "--out", out, "--records", rec, "--record-steps", "3", NULL});
-    unsetenv("PRISM_PROPAGATE_TEST_KILL");
-    assert_int_not_equal(r.exit_code, 0);
-    assert_int_equal(r.signal, 0);
+    run_hooked(&r, "PRISM_PROPAGATE_TEST_KILL", "1", 3,
+               (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001",
+                                "--hits", hits, "--out", out, "--records", rec, "--record-steps",
+                                "3", NULL});
+    assert_failed_leaving_nothing(&r, dir);
     assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 3 ended by signal 9"));
-    assert_non_null(strstr(r.err, "no output written"));
-    assert_entries(dir, 0);
-    assert_entries(tmp, 0);
 }
 
 /* Rank 1 of 2 dies (SIGKILL) after its part of the run is done, as in a
@@ -286,11 +291,9 @@ static void test_killed_after_its_part(void **state)
                          "--quiet", NULL});
     assert_int_equal(r.exit_code, 0);
     for (int k = 1; k >= 0; k--) {
-        setenv("PRISM_PROPAGATE_TEST_KILL_AFTER", k ? "1" : "0", 1);
-        run(&r, 2,
-            (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits",
-                             two, NULL});
-        unsetenv("PRISM_PROPAGATE_TEST_KILL_AFTER");
+        run_hooked(&r, "PRISM_PROPAGATE_TEST_KILL_AFTER", k ? "1" : "0", 2,
+                   (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001",
+                                    "--hits", two, NULL});
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.err, k ? "rank 1 of 2 ended by signal 9" : "rank 0 of 2 ended"));
         assert_non_null(strstr(r.err, "after its part of the run: the outputs are complete"));
