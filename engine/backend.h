@@ -58,6 +58,7 @@ typedef struct prism__device_bvh_settings {
     unsigned max_leaf_size; /* 1..64; 0 = 4 */
     unsigned radius;        /* the nearest-neighbour window: 8 or 16; 0 = 16 */
     unsigned tail;          /* clusters the tail kernel starts from: 2..4096; 0 = 4096 */
+    bool hploc;             /* H-PLOC's one launch instead of PLOC's passes */
     bool trace;             /* log where the clustering's time goes (PRISM_LOG_DEBUG) */
 } prism__device_bvh_settings;
 

@@ -8,7 +8,8 @@
  * same distance within 1e-6 relative where triangles tie; its SAH is
  * printed beside the host tree's; rendered images agree; propagation's
  * flag histograms agree within 5 sigma. Hostile scenes (tests/bvh_hostile.h)
- * build valid trees. Placements that want the nodes in mapped memory get
+ * build valid trees, with PLOC's passes (the default) and with H-PLOC,
+ * which also meet on the detector. Placements that want the nodes in mapped memory get
  * them moved there, with identical images. Too little device memory falls
  * back to the host build (AUTO) or fails clearly (CUDA). Bad triangles are
  * named. Two builds give the same bytes. */
@@ -29,6 +30,9 @@
 #include "prism/scene.h"
 
 static prism_context *cuda;
+/* Builds with H-PLOC's one launch (prism_geometry_desc.cuda_bvh_hploc)
+ * instead of PLOC's passes, the default. */
+static bool use_hploc;
 
 /* PRISM_TEST_SMALL (compute-sanitizer runs, which are slow): fewer rays
  * and photons, and the tiny detector instead of the generated one. */
@@ -55,7 +59,8 @@ static prism_geometry *upload(prism_scene *s, prism_bvh_builder builder,
     prism_geometry_desc d = {.policy = policy,
                              .builder = builder,
                              .budget = budget,
-                             .skip_optics = s->materials_count == 0};
+                             .skip_optics = s->materials_count == 0,
+                             .cuda_bvh_hploc = use_hploc};
     if (budget)
         d.reserve = PRISM_PLACEMENT_NO_RESERVE;
     prism_geometry *g = NULL;
@@ -283,9 +288,9 @@ static prism_scene scene_of(float *positions, size_t nv, uint32_t *indices, size
     return s;
 }
 
-static void test_hostile(void **state)
+static void hostile_scenes(void)
 {
-    (void)state;
+    printf("# hostile scenes, %s\n", use_hploc ? "H-PLOC" : "PLOC's passes");
     for (const char *const *name = bvh_hostile_names; *name; name++) {
         float *p = NULL;
         uint32_t *t = NULL;
@@ -298,7 +303,9 @@ static void test_hostile(void **state)
             continue;
         }
         prism_scene s = scene_of(p, nv, t, nt);
-        prism_geometry_desc d = {.builder = PRISM_BVH_BUILDER_CUDA, .skip_optics = true};
+        prism_geometry_desc d = {.builder = PRISM_BVH_BUILDER_CUDA,
+                                 .skip_optics = true,
+                                 .cuda_bvh_hploc = use_hploc};
         prism_geometry *g = NULL;
         prism_result r = prism_geometry_upload(cuda, &s, NULL, &d, &g);
         if (r != PRISM_SUCCESS)
@@ -329,6 +336,79 @@ static void test_hostile(void **state)
         free(p);
         free(t);
     }
+}
+
+static void test_hostile(void **state)
+{
+    (void)state;
+    hostile_scenes();
+}
+
+static void test_hostile_hploc(void **state)
+{
+    (void)state;
+    use_hploc = true;
+    hostile_scenes();
+    use_hploc = false;
+}
+
+static void assert_same_tree(const prism_geometry *a, const prism_geometry *b);
+
+/* The two clusterings on one scene: each tree valid and agreeing with the
+ * host's on rays, H-PLOC's the same bytes in two builds (its node ids come
+ * from an atomic counter, its tree must not), in one launch where the
+ * passes take dozens, and
+ * its SAH near theirs (H-PLOC's merges see 32 clusters at a time, the
+ * passes a window over all of them). */
+static void test_hploc_against_passes(void **state)
+{
+    (void)state;
+    prism_scene *s = load(small_run() ? PRISM_ASSETS "/tiny_detector.dae" : PRISM_BVH_GPU_DETECTOR);
+    assert_non_null(s);
+    prism_bvh *host = NULL, *tree[2] = {NULL, NULL};
+    assert_int_equal(prism_bvh_build(s->positions, s->vertices_count, s->indices,
+                                     s->triangles_count, NULL, &host),
+                     PRISM_SUCCESS);
+    unsigned launches[2];
+    double seconds[2];
+    for (int k = 0; k < 2; k++) {
+        use_hploc = k == 0;
+        prism_geometry *g = upload(s, PRISM_BVH_BUILDER_CUDA, PRISM_PLACEMENT_DEVICE, 0, NULL);
+        use_hploc = false;
+        assert_non_null(g);
+        const prism_upload_report *rep = prism_geometry_report(g);
+        launches[k] = rep->bvh.iterations;
+        seconds[k] = rep->bvh.phase_seconds[2] + rep->bvh.phase_seconds[3];
+        assert_false(rep->bvh.balanced);
+        assert_int_equal(rep->bvh.hploc, k == 0);
+        check_tree(g, &tree[k]);
+        if (k == 0) {
+            use_hploc = true;
+            prism_geometry *again = upload(s, PRISM_BVH_BUILDER_CUDA, PRISM_PLACEMENT_DEVICE, 0,
+                                           NULL);
+            use_hploc = false;
+            assert_non_null(again);
+            assert_same_tree(g, again);
+            prism_geometry_destroy(again);
+        }
+        prism_geometry_destroy(g);
+        size_t hits = 0, bad = compare_rays(tree[k], host, s->bbox_min, s->bbox_max,
+                                            small_run() ? 2000 : 200000, &hits);
+        assert_int_equal(bad, 0);
+    }
+    const double ratio = tree[0]->stats.sah_cost / tree[1]->stats.sah_cost;
+    printf("# %zu triangles: H-PLOC %u launch, SAH %.2f, %zu nodes, depth %u, hierarchy and "
+           "top-down %.3f ms; passes %u, SAH %.2f, %zu nodes, depth %u, %.3f ms; SAH ratio %.3f\n",
+           s->triangles_count, launches[0], tree[0]->stats.sah_cost, tree[0]->node_count,
+           tree[0]->stats.max_depth, seconds[0] * 1e3, launches[1], tree[1]->stats.sah_cost,
+           tree[1]->node_count, tree[1]->stats.max_depth, seconds[1] * 1e3, ratio);
+    assert_int_equal(launches[0], 1);
+    assert_true(launches[1] > 1);
+    assert_true(ratio <= 1.10);
+    for (int k = 0; k < 2; k++)
+        prism_bvh_free(tree[k]);
+    prism_bvh_free(host);
+    prism_scene_free(s);
 }
 
 /* Nodes wanted in mapped memory (all, or a tail) are built on the device
@@ -511,10 +591,15 @@ int main(void)
         cmocka_unit_test(test_placements),
         cmocka_unit_test(test_assets),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_hostile_hploc),
+        cmocka_unit_test(test_hploc_against_passes),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_generated_detector),
         cmocka_unit_test(test_born_pinned),
     };
+    /* PRISM_TEST_FILTER=test_hostile_hploc: one test (a sanitizer's run) */
+    if (getenv("PRISM_TEST_FILTER") != NULL)
+        cmocka_set_test_filter(getenv("PRISM_TEST_FILTER"));
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     /* every byte returned: a live allocation fails the destroy */
     prism_result r = prism_context_destroy(cuda);

@@ -277,6 +277,8 @@ void tool_env_geometry(prism_geometry_desc *d)
     const char *tail = getenv("PRISM_BVH_TAIL");
     if (tail != NULL && atoi(tail) > 1 && atoi(tail) <= PRISM_BVH_CUDA_TAIL_MAX)
         d->cuda_bvh_tail = (unsigned)atoi(tail);
+    if (env_set("PRISM_BVH_HPLOC"))
+        d->cuda_bvh_hploc = true;
     if (env_set("PRISM_UPLOAD_TRACE"))
         d->trace |= PRISM_GEOMETRY_TRACE_UPLOAD;
     if (env_set("PRISM_BVH_TRACE"))

@@ -298,6 +298,7 @@ static prism_result build_on_device(prism_geometry *g, const prism_scene *scene,
         .max_leaf_size = d->bvh ? d->bvh->max_leaf_size : 0,
         .radius = d->cuda_bvh_radius,
         .tail = d->cuda_bvh_tail,
+        .hploc = d->cuda_bvh_hploc,
         .trace = (d->trace & PRISM_GEOMETRY_TRACE_BVH) != 0};
     r = g->ctx->be->bvh_build(g->ctx, vertices, (uint32_t)scene->vertices_count,
                               in->triangles ? prism_buffer_device_pointer(in->triangles) : NULL,

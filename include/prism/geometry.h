@@ -48,12 +48,13 @@ typedef struct prism_bvh_build_report {
     char why[256];                          /* why that builder (the fallback's reason) */
     double seconds;                         /* the build, wall clock (host: prism_bvh_build's) */
     double phase_seconds[PRISM_BVH_PHASES]; /* CUDA, GPU time of each phase */
-    unsigned iterations;                    /* CUDA: clustering passes */
+    unsigned iterations;                    /* CUDA: clustering passes (H-PLOC: 1, its launch) */
     bool balanced;            /* CUDA: the clustered tree was deeper than PRISM_BVH_MAX_DEPTH,
                                 * so a balanced tree over the Morton order was built instead */
     size_t peak_device_bytes; /* CUDA: temporaries and outputs at their peak */
     bool nodes_moved;         /* CUDA: built in device memory, then (part) moved to mapped */
     prism_bvh_stats stats;
+    bool hploc; /* CUDA: clustered by H-PLOC's one launch (cuda_bvh_hploc), not PLOC's passes */
 } prism_bvh_build_report;
 
 /** "auto", "host", "cuda" or "given"; "unknown" for anything else.
@@ -91,8 +92,9 @@ enum { PRISM_GEOMETRY_TRACE_UPLOAD = 1u << 0, PRISM_GEOMETRY_TRACE_BVH = 1u << 1
 
 /* The CUDA builder's settings (prism_geometry_desc.cuda_bvh_radius and
  * cuda_bvh_tail): the nearest-neighbour window, +-radius clusters of the
- * Morton order; and the clusters left when one block's tail kernel takes
- * over the clustering, at most PRISM_BVH_CUDA_TAIL_MAX. */
+ * Morton order (H-PLOC: +-radius lanes of the 32 clusters a warp merges);
+ * and the clusters left when one block's tail kernel takes over the
+ * passes' clustering, at most PRISM_BVH_CUDA_TAIL_MAX. */
 #define PRISM_BVH_CUDA_RADIUS 16
 #define PRISM_BVH_CUDA_RADIUS_SMALL 8
 #define PRISM_BVH_CUDA_TAIL_MAX 4096
@@ -170,6 +172,15 @@ enum { PRISM_GEOMETRY_TRACE_UPLOAD = 1u << 0, PRISM_GEOMETRY_TRACE_BVH = 1u << 1
  * (PRISM_BVH_CUDA_TAIL_MAX); else 2..4096. Any other value is
  * PRISM_ERROR_INVALID_ARGUMENT.
  *
+ * cuda_bvh_hploc: the CUDA builder clusters in one launch (H-PLOC: each
+ * warp merges the clusters of one range of the Morton codes' radix tree,
+ * bottom-up) instead of PLOC's passes over the whole cluster array (a few
+ * dozen launches and host reads, then the tail kernel from cuda_bvh_tail
+ * clusters). Not the default: it has measured slower, its top-down by
+ * levels most, and its tree slower for primary rays from outside (the
+ * README's builder figures). Either falls back to the passes' balanced
+ * tree where its own is too deep.
+ *
  * trace: PRISM_GEOMETRY_TRACE_* bits (above); 0 = none.
  *
  * device_budget: at most this many bytes of the placed arrays in device
@@ -203,6 +214,7 @@ typedef struct prism_geometry_desc {
     bool validate_bvh;           /* false = trust the builders; see above */
     unsigned cuda_bvh_radius;    /* 0 = 16; see above */
     unsigned cuda_bvh_tail;      /* 0 = 4096; see above */
+    bool cuda_bvh_hploc;         /* false = PLOC's passes; see above */
     uint32_t trace;              /* PRISM_GEOMETRY_TRACE_*; 0 = none */
     size_t device_budget;        /* 0 = no cap; see above */
 } prism_geometry_desc;

@@ -1,6 +1,7 @@
 /* The CUDA BVH builder: PLOC (Meister and Bittner, "Parallel Locally-Ordered
  * Clustering for Bounding Volume Hierarchy Construction", 2018) over
- * 63-bit Morton codes, then an SAH collapse into leaves and a breadth-first
+ * 63-bit Morton codes (or, asked for, its hierarchical one-launch form,
+ * H-PLOC, below), then an SAH collapse into leaves and a breadth-first
  * layout, all in device memory. The nodes never cross PCIe.
  *
  * Why PLOC: an LBVH (Karras 2012) builds faster but its trees cost 20-40%
@@ -26,10 +27,20 @@
  *                passes in one launch (most of the passes, each over
  *                few clusters: a launch and a host round trip each would
  *                cost more than the work), and then the top-down below
- *                for the nodes they made;
- *   optimisation: top-down, pass by pass in reverse: each node's depth,
- *                its first triangle in leaf order, and whether it is in the
- *                final tree (no ancestor became a leaf);
+ *                for the nodes they made. Or, asked for (cuda_bvh_hploc),
+ *                H-PLOC (k_hploc): one launch, each warp merging the
+ *                clusters of one range of the codes' radix tree at a time,
+ *                bottom-up; one host read after it. Not the default: its
+ *                launch is about as long as the passes, its top-down by
+ *                levels takes longer (the nodes of a level are scattered
+ *                ids, where a pass's are consecutive), and its tree, of
+ *                lower SAH, traces primary rays from outside slower (the
+ *                README has the figures). Its launch keeps few warps busy
+ *                at the top of the tree, where ranges meet one by one;
+ *   optimisation: top-down, each node's depth, its first triangle in
+ *                leaf order, and whether it is in the final tree (no
+ *                ancestor became a leaf): pass by pass in reverse after
+ *                the passes, level by level after H-PLOC;
  *   layout:      the live count and the depth read back together;
  *                triangles into leaf order (their output was scratch until
  *                then; they run while the host makes the node array); the
@@ -592,6 +603,281 @@ __global__ void __launch_bounds__(TAIL_THREADS)
     }
 }
 
+/* ---- the hierarchy in one launch: H-PLOC (Benthin, Meister, Barczak,
+ * Mehalwal, Tsakok and Kensler, "H-PLOC: Hierarchical Parallel
+ * Locally-Ordered Clustering for Bounding Volume Hierarchy Construction",
+ * HPG 2024).
+ *
+ * Each thread starts at a leaf (a range [i, i] of the Morton order) and
+ * climbs the implicit radix tree of the codes bottom-up as in Apetrei's
+ * agglomerative LBVH: a range's parent lies at whichever of its two
+ * boundaries splits less similar codes, and of the two children meeting
+ * there (one atomic exchange on the boundary) the second to arrive goes on
+ * with their union. A range of more than HPLOC_HALF primitives is not a
+ * node of the tree: its clusters (its two children's, at most HPLOC_HALF
+ * each, so a warp holds them) are merged by PLOC's rule, mutual nearest
+ * neighbours within +-R lanes, until HPLOC_HALF are left (one at the
+ * root). The whole warp merges one range at a time, the ranges its lanes
+ * hold in turn. So the passes over the whole array, and their host round
+ * trips, are gone; a merged node still only ever has children made before
+ * it (ids from one counter), and the same clusters meet in the same order
+ * whatever the scheduling, so the tree, and the layout's bytes, do not
+ * change from run to run (the tie-break hashes positions, not the ids).
+ *
+ * Where a range's clusters are: at its first position in `hcl` (`hcnt`
+ * there says how many once the range was merged; a range of at most
+ * HPLOC_HALF primitives was never merged and holds its leaves, which
+ * k_leaves put in place). Another warp's clusters, records and counts are
+ * read through L2 (__ldcg): they were written on another SM in this
+ * launch, published by a fence before the exchange that hands the range
+ * on. */
+#define HPLOC_HALF 16
+#define HPLOC_BLOCK 256
+#define HPLOC_NONE 0xFFFFFFFFu
+static_assert(2 * HPLOC_HALF == 32, "two children's clusters fill a warp");
+
+/* Whether boundary a (between sorted positions a and a + 1) splits more
+ * similar codes than boundary b: the codes' xor, and where it ties (equal
+ * codes above all) the positions' xor, which makes runs of equal codes a
+ * balanced tree instead of a chain; then the positions (a total order, so
+ * the two children of a boundary always agree on it). */
+__device__ __forceinline__ bool split_less(const uint64_t *keys, uint32_t a, uint32_t b)
+{
+    const uint64_t xa = keys[a] ^ keys[a + 1], xb = keys[b] ^ keys[b + 1];
+    if (xa != xb)
+        return xa < xb;
+    const uint32_t ya = a ^ (a + 1), yb = b ^ (b + 1);
+    return ya != yb ? ya < yb : a < b;
+}
+
+__device__ __forceinline__ float4 shfl4(float4 v, int src)
+{
+    return make_float4(__shfl_sync(~0u, v.x, src), __shfl_sync(~0u, v.y, src),
+                       __shfl_sync(~0u, v.z, src), __shfl_sync(~0u, v.w, src));
+}
+
+/* Merges range [L, R] (children [L, S) and [S, R]) down to HPLOC_HALF
+ * clusters, or one if `root`: the whole warp, lane k holding cluster k.
+ * `stage`: this warp's 32 slots of shared memory for the compaction. */
+template <int RADIUS>
+__device__ void hploc_merge(uint32_t L, uint32_t S, uint32_t R, bool root, uint32_t n,
+                            uint32_t *hcl, uint8_t *hcnt, float4 *node, uint2 *child, uint8_t *leaf,
+                            uint32_t max_leaf, uint32_t *counter, float4 *stage_lo,
+                            float4 *stage_hi, uint32_t *stage_id)
+{
+    const uint32_t lane = threadIdx.x & 31;
+    const uint32_t nl = S - L, nr = R - S + 1;
+    const uint32_t cl = nl > HPLOC_HALF ? __ldcg(&hcnt[L]) : nl;
+    const uint32_t cr = nr > HPLOC_HALF ? __ldcg(&hcnt[S]) : nr;
+    uint32_t c = cl + cr, id = HPLOC_NONE;
+    float4 lo = make_float4(0.0f, 0.0f, 0.0f, 0.0f), hi = lo;
+    if (lane < cl)
+        id = __ldcg(&hcl[L + lane]);
+    else if (lane < c)
+        id = __ldcg(&hcl[S + lane - cl]);
+    if (lane < c) {
+        lo = __ldcg(&node[2 * (size_t)id]);
+        hi = __ldcg(&node[2 * (size_t)id + 1]);
+    }
+    const uint32_t target = root ? 1u : (uint32_t)HPLOC_HALF;
+    while (c > target) {
+        __syncwarp(); /* the shuffles below run on the whole warp, converged */
+        /* nearest neighbour within +-RADIUS lanes: each pair's key made
+         * once, by its lower lane, and handed to the upper */
+        uint64_t best = UINT64_MAX;
+        uint32_t nn = lane;
+#pragma unroll 4
+        for (int d = 1; d <= RADIUS && d < (int)c; d++) {
+            const float ox = __shfl_down_sync(~0u, lo.x, d), oy = __shfl_down_sync(~0u, lo.y, d),
+                        oz = __shfl_down_sync(~0u, lo.z, d);
+            const float px = __shfl_down_sync(~0u, hi.x, d), py = __shfl_down_sync(~0u, hi.y, d),
+                        pz = __shfl_down_sync(~0u, hi.z, d);
+            uint64_t key = UINT64_MAX;
+            if (lane + d < c) {
+                const float3 ulo = make_float3(fminf(lo.x, ox), fminf(lo.y, oy), fminf(lo.z, oz));
+                const float3 uhi = make_float3(fmaxf(hi.x, px), fmaxf(hi.y, py), fmaxf(hi.z, pz));
+                key = (uint64_t)__float_as_uint(box_area(ulo, uhi)) << 32 |
+                      pair_hash(L + lane, L + lane + d);
+            }
+            if (key < best) {
+                best = key;
+                nn = lane + d;
+            }
+            const uint64_t back = __shfl_up_sync(~0u, key, d);
+            if (lane >= (uint32_t)d && back < best) {
+                best = back;
+                nn = lane - d;
+            }
+        }
+        /* every lane shuffles (a shuffle behind && would run on some lanes
+         * only, which the device stops or hangs on) */
+        const uint32_t nn_of_nn = __shfl_sync(~0u, nn, nn);
+        bool mutual = lane < c && nn != lane && nn_of_nn == lane;
+        uint32_t makers = __ballot_sync(~0u, mutual && lane < nn);
+        if (makers == 0) { /* cannot happen with distinct keys: pair neighbours */
+            nn = (lane ^ 1u) < c ? lane ^ 1u : lane;
+            mutual = lane < c && nn != lane;
+            makers = __ballot_sync(~0u, mutual && lane < nn);
+        }
+        const float4 plo = shfl4(lo, nn), phi = shfl4(hi, nn);
+        const uint32_t pid = __shfl_sync(~0u, id, nn);
+        uint32_t base = 0;
+        if (lane == 0)
+            base = atomicAdd(counter, (uint32_t)__popc(makers));
+        base = __shfl_sync(~0u, base, 0);
+        if (makers >> lane & 1u) {
+            const uint32_t made = base + __popc(makers & ((1u << lane) - 1u));
+            const float3 ulo = make_float3(fminf(lo.x, plo.x), fminf(lo.y, plo.y),
+                                           fminf(lo.z, plo.z));
+            const float3 uhi = make_float3(fmaxf(hi.x, phi.x), fmaxf(hi.y, phi.y),
+                                           fmaxf(hi.z, phi.z));
+            const uint32_t count = __float_as_uint(lo.w) + __float_as_uint(plo.w);
+            /* SAH constants of prism/bvh.h, as make_node */
+            const float area = box_area(ulo, uhi);
+            const float split = area + hi.w + phi.w, as_leaf = area * (float)count;
+            const bool is_leaf = count <= max_leaf && as_leaf <= split;
+            lo = make_float4(ulo.x, ulo.y, ulo.z, __uint_as_float(count));
+            hi = make_float4(uhi.x, uhi.y, uhi.z, is_leaf ? as_leaf : split);
+            node[2 * (size_t)made] = lo;
+            node[2 * (size_t)made + 1] = hi;
+            child[made - n] = make_uint2(id, pid);
+            leaf[made] = is_leaf;
+            id = made;
+        }
+        const bool keep = lane < c && !(mutual && lane > nn);
+        __syncwarp();
+        const uint32_t kept = __ballot_sync(~0u, keep);
+        if (keep) {
+            const uint32_t at = __popc(kept & ((1u << lane) - 1u));
+            stage_lo[at] = lo;
+            stage_hi[at] = hi;
+            stage_id[at] = id;
+        }
+        __syncwarp();
+        c = __popc(kept);
+        if (lane < c) {
+            lo = stage_lo[lane];
+            hi = stage_hi[lane];
+            id = stage_id[lane];
+        }
+        __syncwarp();
+    }
+    if (lane < c)
+        hcl[L + lane] = id;
+    if (lane == 0)
+        hcnt[L] = (uint8_t)c;
+    __syncwarp();
+}
+
+template <int RADIUS>
+__global__ void __launch_bounds__(HPLOC_BLOCK)
+    k_hploc(const uint64_t *keys, uint32_t n, uint32_t *parent, uint32_t *hcl, uint8_t *hcnt,
+            float4 *node, uint2 *child, uint8_t *leaf, uint32_t max_leaf, uint32_t *counter)
+{
+    __shared__ float4 stage_lo[HPLOC_BLOCK], stage_hi[HPLOC_BLOCK];
+    __shared__ uint32_t stage_id[HPLOC_BLOCK];
+    const uint32_t w = threadIdx.x & ~31u;
+    const uint32_t i = blockIdx.x * HPLOC_BLOCK + threadIdx.x;
+    uint32_t lo = i, hi = i, split = 0;
+    bool active = i < n;
+    /* The warp-wide steps below start converged (__syncwarp), which also
+     * orders what one lane wrote before another reads it. */
+    for (;;) {
+        __syncwarp();
+        if (!__any_sync(~0u, active))
+            break;
+        if (active) {
+            uint32_t prev;
+            if (lo == 0 || (hi != n - 1 && split_less(keys, hi, lo - 1))) {
+                prev = atomicExch(&parent[hi], lo); /* the parent is at our right end */
+                if (prev != HPLOC_NONE) {
+                    split = hi + 1;
+                    hi = prev;
+                }
+            } else {
+                prev = atomicExch(&parent[lo - 1], hi);
+                if (prev != HPLOC_NONE) {
+                    split = lo;
+                    lo = prev;
+                }
+            }
+            active = prev != HPLOC_NONE; /* first of the two: the other goes on */
+        }
+        /* No acquire fence: the sibling's clusters, counts and records are
+         * read through L2 (__ldcg) at addresses that depend on what the
+         * exchange returned, after the sibling's release below. */
+        __syncwarp();
+        const uint32_t size = hi - lo + 1;
+        const bool root = active && size == n;
+        const uint32_t todo = __ballot_sync(~0u, active && (size > HPLOC_HALF || root));
+        for (int src = 0; src < 32; src++) {
+            if (!(todo >> src & 1u))
+                continue;
+            __syncwarp();
+            const uint32_t L = __shfl_sync(~0u, lo, src), S = __shfl_sync(~0u, split, src),
+                           R = __shfl_sync(~0u, hi, src);
+            hploc_merge<RADIUS>(L, S, R, R - L + 1 == n, n, hcl, hcnt, node, child, leaf, max_leaf,
+                                counter, stage_lo + w, stage_hi + w, stage_id + w);
+        }
+        if (root)
+            active = false;
+        if (todo != 0)
+            __threadfence(); /* what the merges wrote, before a lane hands its range on */
+    }
+}
+
+/* The top-down over H-PLOC's tree, one launch a level: the nodes of
+ * level `level` (list `in`, its length at cnt[level % 3]) pass offset,
+ * depth and liveness to their children (down_one) and list the inner ones
+ * for the next level (cnt[(level + 1) % 3], zeroed by the launch before);
+ * this launch zeroes the counter the next one fills. A launch past the
+ * last level finds a count of 0. */
+__global__ void k_down_level(const uint32_t *in, uint32_t *out, uint32_t *cnt, uint32_t level,
+                             float4 *node, const uint2 *child, const uint8_t *leaf, uint8_t *depth,
+                             uint8_t *live, uint32_t n, uint32_t *max_depth)
+{
+    const uint32_t count = cnt[level % 3];
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        cnt[(level + 2) % 3] = 0;
+    const uint32_t lane = threadIdx.x & 31, stride = gridDim.x * blockDim.x;
+    uint32_t *next = &cnt[(level + 1) % 3];
+    for (uint32_t base = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < count;
+         base += stride) {
+        const uint32_t k = base + lane;
+        uint2 ch = make_uint2(0, 0);
+        if (k < count) {
+            const uint32_t id = in[k];
+            down_one(node, child, leaf, depth, live, id, n, max_depth);
+            ch = child[id - n];
+        }
+        const bool a = k < count && ch.x >= n, b = k < count && ch.y >= n;
+        const uint32_t ma = __ballot_sync(~0u, a), mb = __ballot_sync(~0u, b);
+        uint32_t at = 0;
+        if (lane == 0 && (ma | mb))
+            at = atomicAdd(next, (uint32_t)(__popc(ma) + __popc(mb)));
+        at = __shfl_sync(~0u, at, 0);
+        const uint32_t below = (1u << lane) - 1u;
+        if (a)
+            out[at + __popc(ma & below)] = ch.x;
+        if (b)
+            out[at + __popc(ma) + __popc(mb & below)] = ch.y;
+    }
+}
+
+/* Before the first level: the root's offset, depth and liveness, the
+ * first list, its count, and the deepest live node so far. */
+__global__ void k_down_start(uint32_t root, float4 *node, uint8_t *depth, uint8_t *live,
+                             uint32_t *list, uint32_t *cnt, uint32_t *max_depth)
+{
+    node[2 * (size_t)root + 1].w = __uint_as_float(0u);
+    depth[root] = 0;
+    live[root] = 1;
+    list[0] = root;
+    cnt[0] = 1;
+    cnt[1] = 0;
+    *max_depth = 0;
+}
+
 /* ---- layout */
 
 /* Triangles into leaf order: node i's first triangle is its record's hi.w. */
@@ -778,6 +1064,11 @@ __global__ void k_gather16(const uint4 *src, const uint32_t *ids, uint32_t n, ui
  *                 hierarchy: the scan (8n) and nearest neighbours (4n).
  *   ids:          codes/sort: the triangle ids' second buffer (4n).
  *   nodes:        layout: the sort's keys and ids, double (24m <= 32m).
+ *   H-PLOC:       the sorted codes stay where the sort left them (the
+ *                 triangles output or s), its clusters (4n) and their
+ *                 counts (n) go to the other, the parents' slots (4n) to
+ *                 ids; its top-down's two level lists (2 x 4n) to the
+ *                 triangles output. No more than the passes hold.
  *   constant:     the tail's box double buffer, pass records, CUB's
  *                 scratch (its largest single use; every use is in stream
  *                 order), small words, a small-tree sort region.
@@ -908,6 +1199,10 @@ typedef struct builder {
     uint32_t tail_passes, tail_max;
     bool trace; /* where the hierarchy's time goes (desc.trace's BVH bit) */
     int radius;
+    bool use_hploc;       /* settings->hploc: H-PLOC's one launch, not PLOC's passes */
+    bool hploc;           /* this attempt's hierarchy was H-PLOC's (its top-down by levels) */
+    const uint64_t *keys; /* the sorted Morton codes (H-PLOC climbs their radix tree) */
+    uint32_t levels;      /* H-PLOC's top-down: the levels it launched */
     cudaEvent_t ev[PRISM_BVH_PHASES + 1];
 } builder;
 
@@ -928,19 +1223,24 @@ static unsigned grid(size_t n)
     return prism__cuda_blocks(n, BLOCK);
 }
 
+/* grid(n), but at most per_sm blocks an SM: for grid-stride kernels. */
+static unsigned grid_capped(size_t n, unsigned per_sm)
+{
+    int sms = 1, dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const unsigned blocks = grid(n), cap = (unsigned)sms * per_sm;
+    return blocks < cap ? blocks : cap;
+}
+
 /* codes: check the input (read back later), centroid bounds, Morton codes
  * (the frame made on the device from the bounds: no host round trip). */
 static prism_result phase_codes(builder *b, uint64_t *keys, uint32_t *vals)
 {
     uint32_t init[8] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 0, 0, 0, UINT32_MAX, 0};
     CK(cudaMemcpyAsync(b->small, init, sizeof init, cudaMemcpyHostToDevice, b->s), "bounds");
-    int sms = 1, dev = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    unsigned blocks = grid(b->n);
-    if (blocks > (unsigned)sms * 8)
-        blocks = (unsigned)sms * 8;
-    k_bounds<<<blocks, BLOCK, 0, b->s>>>(b->V, b->nv, b->T, b->n, b->small, b->small + 6);
+    k_bounds<<<grid_capped(b->n, 8), BLOCK, 0, b->s>>>(b->V, b->nv, b->T, b->n, b->small,
+                                                       b->small + 6);
     k_codes<<<grid(b->n), BLOCK, 0, b->s>>>(b->V, b->nv, b->T, b->n, b->small, keys, vals);
     CK(cudaGetLastError(), "codes");
     return PRISM_SUCCESS;
@@ -974,6 +1274,7 @@ static prism_result phase_sort(builder *b)
     cub::DoubleBuffer<uint32_t> v(order, b->ids_out);
     size_t bytes = b->temp_bytes;
     CK(cub::DeviceRadixSort::SortPairs(b->temp, bytes, k, v, (int)b->n, 0, 63, b->s), "sort");
+    b->keys = k.Current();
     /* the ids output is lent out again by the layout: the order lives in the arena */
     if (v.Current() != order)
         CK(cudaMemcpyAsync(order, v.Current(), 4 * (size_t)b->n, cudaMemcpyDeviceToDevice, b->s),
@@ -1001,8 +1302,13 @@ static prism_result add_pass(builder *b, uint32_t first, uint32_t count)
  * the tail kernel finishes the tree and its top. A pass is three
  * launches: the window search, the scan (which makes the flags as it
  * reads them) and the merge (which also advances the state). */
+static prism_result phase_hploc(builder *b);
+
 static prism_result phase_hierarchy(builder *b, bool balanced)
 {
+    b->hploc = !balanced && b->use_hploc && b->n >= 2;
+    if (b->hploc)
+        return phase_hploc(b);
     uint32_t *cl[2] = {b->scratch, b->scratch + prism__cuda_align(4 * (size_t)b->n) / 4};
     uint64_t *packed = (uint64_t *)b->tri_out;
     uint32_t *nn = b->tri_out + 2 * (size_t)b->n;
@@ -1071,11 +1377,97 @@ static prism_result phase_hierarchy(builder *b, bool balanced)
     return PRISM_SUCCESS;
 }
 
+/* hierarchy in one launch (H-PLOC, above), after the leaves, the parents'
+ * slots emptied and the node counter at n; then the node count and the
+ * input check's answer read back together. The sorted codes are in the
+ * triangles output or in s (the sort's two buffers): the clusters and
+ * their counts go to the other one, the parents' slots to the ids output
+ * (both lent out until the layout). */
+static prism_result phase_hploc(builder *b)
+{
+    const size_t n = b->n;
+    char *other = (const void *)b->keys == (const void *)b->tri_out ? (char *)b->scratch
+                                                                    : (char *)b->tri_out;
+    uint32_t *hcl = (uint32_t *)other, *parent = b->ids_out, *counter = b->small + 96;
+    uint8_t *hcnt = (uint8_t *)other + 4 * n;
+    const uint32_t first = b->n;
+    k_leaves<<<grid(n), BLOCK, 0, b->s>>>(b->V, b->nv, b->T, b->n, b->order, b->node, b->leaf, hcl);
+    CK(cudaMemsetAsync(parent, 0xFF, 4 * n, b->s), "H-PLOC");
+    CK(cudaMemcpyAsync(counter, &first, 4, cudaMemcpyHostToDevice, b->s), "H-PLOC");
+    const double t0 = wall();
+    const unsigned blocks = prism__cuda_blocks(n, HPLOC_BLOCK);
+    if (b->radius == PLOC_SMALL)
+        k_hploc<PLOC_SMALL><<<blocks, HPLOC_BLOCK, 0, b->s>>>(b->keys, b->n, parent, hcl, hcnt,
+                                                              b->node, b->child, b->leaf,
+                                                              b->max_leaf, counter);
+    else
+        k_hploc<PLOC_RADIUS><<<blocks, HPLOC_BLOCK, 0, b->s>>>(b->keys, b->n, parent, hcl, hcnt,
+                                                               b->node, b->child, b->leaf,
+                                                               b->max_leaf, counter);
+    CK(cudaGetLastError(), "H-PLOC");
+    uint32_t got[128];
+    CK(cudaMemcpyAsync(got, b->small, sizeof got, cudaMemcpyDeviceToHost, b->s), "H-PLOC");
+    CK(cudaStreamSynchronize(b->s), "H-PLOC");
+    if (got[6] != UINT32_MAX)
+        return input_error(b, got[6]);
+    if (got[96] != 2 * b->n - 1)
+        return prism__error(b->ctx, PRISM_ERROR_CUDA,
+                            "bvh(cuda): H-PLOC made %u nodes of %u triangles, not %u", got[96],
+                            b->n, 2 * b->n - 1);
+    b->root = 2 * b->n - 2;
+    b->pass_count = 0;
+    b->tail_passes = 1;
+    if (b->trace)
+        prism__log(b->ctx, PRISM_LOG_DEBUG, "bvh(cuda): H-PLOC over %u triangles: %.3f ms", b->n,
+                   (wall() - t0) * 1e3);
+    return PRISM_SUCCESS;
+}
+
+/* optimisation for H-PLOC's tree: level by level from the root, lists of
+ * the inner nodes in the triangles output (dead until the layout), host
+ * reads only to see whether the last level has been passed (after 64
+ * launches, then every 32). Past 255 levels the tree is too deep to keep
+ * (depths saturate there): the deepest live node is set to 255, which
+ * sends the build to the balanced tree. */
+static prism_result phase_down_levels(builder *b)
+{
+    uint32_t *list[2] = {b->tri_out, b->tri_out + (size_t)b->n};
+    uint32_t *cnt = b->small + 97, *dmax = b->small + 7;
+    k_down_start<<<1, 1, 0, b->s>>>(b->root, b->node, b->depth, b->live, list[0], cnt, dmax);
+    const unsigned blocks = grid_capped(b->n, 4);
+    uint32_t level = 0;
+    for (uint32_t batch = 64;; batch = 32) {
+        for (uint32_t k = 0; k < batch; k++, level++)
+            k_down_level<<<blocks, BLOCK, 0, b->s>>>(list[level & 1], list[(level + 1) & 1], cnt,
+                                                     level, b->node, b->child, b->leaf, b->depth,
+                                                     b->live, b->n, dmax);
+        CK(cudaGetLastError(), "top-down");
+        uint32_t left = 0;
+        CK(cudaMemcpyAsync(&left, cnt + level % 3, 4, cudaMemcpyDeviceToHost, b->s), "top-down");
+        CK(cudaStreamSynchronize(b->s), "top-down");
+        if (left == 0)
+            break;
+        if (level >= 255) {
+            const uint32_t deep = 255;
+            CK(cudaMemcpyAsync(dmax, &deep, 4, cudaMemcpyHostToDevice, b->s), "top-down");
+            CK(cudaStreamSynchronize(b->s), "top-down");
+            break;
+        }
+    }
+    b->levels = level;
+    if (b->trace)
+        prism__log(b->ctx, PRISM_LOG_DEBUG, "bvh(cuda): H-PLOC's top-down: %u level launches",
+                   level);
+    return PRISM_SUCCESS;
+}
+
 /* optimisation: depth, leaf-order offset and liveness, top-down, for the
  * passes before the tail (the tail kernel did its own). The deepest live
  * node is read back with the live count (phase_count). */
 static prism_result phase_down(builder *b)
 {
+    if (b->hploc)
+        return phase_down_levels(b);
     uint32_t *dmax = b->small + 7;
     for (size_t k = b->pass_count; k-- > 0;) {
         const pass p = b->passes[k];
@@ -1185,6 +1577,7 @@ static prism_result run(builder *b, prism__device_bvh *out)
             return r;
         out->report.iterations = (unsigned)(b->pass_count + b->tail_passes);
         out->report.balanced = balanced;
+        out->report.hploc = b->hploc;
         if (max_depth <= PRISM_BVH_MAX_DEPTH)
             break;
         prism__log(b->ctx, PRISM_LOG_WARNING,
@@ -1255,6 +1648,7 @@ extern "C" prism_result prism__cuda_bvh_build(prism_context *ctx, const float *v
     b->max_leaf = settings->max_leaf_size ? settings->max_leaf_size : 4;
     b->trace = settings->trace;
     b->radius = settings->radius == PLOC_SMALL ? PLOC_SMALL : PLOC_RADIUS;
+    b->use_hploc = settings->hploc;
     b->tail_max = settings->tail > 1 && settings->tail <= TAIL_MAX ? settings->tail : TAIL_MAX;
     b->temp_bytes = cub_temp_bytes(b->n, b->s);
     b->a = plan_arena(b->n, b->temp_bytes);
