@@ -25,8 +25,9 @@ typedef struct tree_figures {
     double sah;
     size_t nodes, node_bytes, peak;
     unsigned depth, passes;
-    double rays[2];    /* rays/s outside, inside */
-    double photons[2]; /* photons/s at the two counts */
+    const char *clustering; /* the CUDA build's: "passes", "H-PLOC" or "balanced" */
+    double rays[2];         /* rays/s outside, inside */
+    double photons[2];      /* photons/s at the two counts */
 } tree_figures;
 
 typedef struct options {
@@ -151,6 +152,7 @@ static prism_geometry *gpu_builds(prism_context *ctx, prism_scene *s, const opti
         f->node_bytes = b->stats.node_bytes;
         f->depth = b->stats.max_depth;
         f->passes = b->iterations;
+        f->clustering = b->balanced ? "balanced" : b->hploc ? "H-PLOC" : "passes";
         f->peak = b->peak_device_bytes;
     }
     return g;
@@ -201,6 +203,7 @@ static void print_table(const options *o, const prism_scene *s, const tree_figur
         snprintf(label, sizeof label, "  %s ms", phase_names[k]);
         printf("%-32s %14.3f\n", label, g->phases[k] * 1e3);
     }
+    printf("%-32s %14s\n", "  clustering", g->clustering ? g->clustering : "-");
     printf("%-32s %14u\n", "  clustering passes", g->passes);
     printf("%-32s %14.2f %14.2f %10.4f\n", "SAH", g->sah, h->sah, ratio(g->sah, h->sah));
     printf("%-32s %14zu %14zu\n", "nodes", g->nodes, h->nodes);
@@ -232,7 +235,8 @@ static void json_tree(const char *name, const tree_figures *f, double n, bool ph
            name, f->build_s * 1e3, ratio(n, f->build_s) / 1e6, f->sah, f->nodes, f->depth,
            f->node_bytes, f->rays[0], f->rays[1], f->photons[0], f->photons[1]);
     if (phases) {
-        printf(",\"passes\":%u,\"peak_device_bytes\":%zu,\"phases_ms\":{", f->passes, f->peak);
+        printf(",\"clustering\":\"%s\",\"passes\":%u,\"peak_device_bytes\":%zu,\"phases_ms\":{",
+               f->clustering ? f->clustering : "", f->passes, f->peak);
         for (int k = 0; k < PRISM_BVH_PHASES; k++)
             printf("%s\"%s\":%.4f", k ? "," : "", phase_names[k], f->phases[k] * 1e3);
         printf("}");

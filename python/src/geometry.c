@@ -70,20 +70,21 @@ static PyObject *geometry_report(PyObject *self, PyObject *unused)
     PyObject *phases = Py_BuildValue("(ddddd)", b->phase_seconds[0], b->phase_seconds[1],
                                      b->phase_seconds[2], b->phase_seconds[3], b->phase_seconds[4]);
     PyObject *bvh =
-        phases ? Py_BuildValue(
-                     "{s:s,s:s,s:d,s:O,s:I,s:O,s:n,s:O,s:{s:n,s:n,s:I,s:d,s:I,s:d,s:n,s:n,s:n}}",
-                     "builder", prism_bvh_builder_name(b->builder), "why", b->why, "seconds",
-                     b->seconds, "phase_seconds", phases, "iterations", b->iterations, "balanced",
-                     b->balanced ? Py_True : Py_False, "peak_device_bytes",
-                     (Py_ssize_t)b->peak_device_bytes, "nodes_moved",
-                     b->nodes_moved ? Py_True : Py_False, "stats", "nodes",
-                     (Py_ssize_t)b->stats.nodes, "leaves", (Py_ssize_t)b->stats.leaves, "max_depth",
-                     b->stats.max_depth, "mean_leaf_triangles", b->stats.mean_leaf_triangles,
-                     "max_leaf_triangles", b->stats.max_leaf_triangles, "sah_cost",
-                     b->stats.sah_cost, "node_bytes", (Py_ssize_t)b->stats.node_bytes,
-                     "vertex_bytes", (Py_ssize_t)b->stats.vertex_bytes, "triangle_bytes",
-                     (Py_ssize_t)b->stats.triangle_bytes)
-               : NULL;
+        phases
+            ? Py_BuildValue(
+                  "{s:s,s:s,s:d,s:O,s:I,s:O,s:O,s:n,s:O,s:{s:n,s:n,s:I,s:d,s:I,s:d,s:n,s:n,s:n}}",
+                  "builder", prism_bvh_builder_name(b->builder), "why", b->why, "seconds",
+                  b->seconds, "phase_seconds", phases, "iterations", b->iterations, "balanced",
+                  b->balanced ? Py_True : Py_False, "hploc", b->hploc ? Py_True : Py_False,
+                  "peak_device_bytes", (Py_ssize_t)b->peak_device_bytes, "nodes_moved",
+                  b->nodes_moved ? Py_True : Py_False, "stats", "nodes", (Py_ssize_t)b->stats.nodes,
+                  "leaves", (Py_ssize_t)b->stats.leaves, "max_depth", b->stats.max_depth,
+                  "mean_leaf_triangles", b->stats.mean_leaf_triangles, "max_leaf_triangles",
+                  b->stats.max_leaf_triangles, "sah_cost", b->stats.sah_cost, "node_bytes",
+                  (Py_ssize_t)b->stats.node_bytes, "vertex_bytes",
+                  (Py_ssize_t)b->stats.vertex_bytes, "triangle_bytes",
+                  (Py_ssize_t)b->stats.triangle_bytes)
+            : NULL;
     char text[4096];
     prism_geometry_report_format(r, text, sizeof text);
     PyObject *d = arrays && bvh
