@@ -3,7 +3,7 @@
  * are byte for byte those of one process with 2, 3 and 4 ranks, each rank
  * reading nothing and writing only its own rows, with generated photons
  * and with photons read from a file, also when there are more ranks than
- * batches. A rank that fails before its run (the test hook
+ * batches; a muon's saved gensteps are one file, a plain run's bytes. A rank that fails before its run (the test hook
  * PRISM_PROPAGATE_TEST_FAIL) or in it, with the others waiting on its
  * batches (_STOP), or is killed (_KILL) fails the whole job, named
  * with its cause, leaving no output and no temporary beside it; one
@@ -129,6 +129,31 @@ static void test_same_bytes_whatever_processes(void **state)
         for (int k = 0; k < 3; k++)
             if (!exec_same_files(files[1][k], files[np][k]))
                 fail_msg("%s and %s differ", files[1][k], files[np][k]);
+    assert_entries(tmp, 0);
+}
+
+/* A muon's gensteps saved under --processes 3: rank 0 writes the one file,
+ * the bytes of a plain run's, hits likewise, nothing else left beside. */
+static void test_saved_gensteps(void **state)
+{
+    (void)state;
+    static exec_run r;
+    char dirs[2][512], gs[2][512], hits[2][512];
+    for (int k = 0; k < 2; k++) {
+        fresh_dir(dirs[k], k == 0 ? "gs1" : "gs3");
+        in_dir(gs[k], dirs[k], "gensteps.npy");
+        in_dir(hits[k], dirs[k], "hits.npy");
+        const char *args[] = {"--backend", "host",  "--source",        "muon:0,0,-3,0,0,1,10",
+                              "--batch",   "20000", "--save-gensteps", gs[k],
+                              "--hits",    hits[k], "--quiet",         NULL};
+        run(&r, k == 0 ? 0 : 3, args);
+        assert_int_equal(r.exit_code, 0);
+        assert_entries(dirs[k], 2);
+    }
+    if (!exec_same_files(gs[0], gs[1]))
+        fail_msg("%s and %s differ", gs[0], gs[1]);
+    if (!exec_same_files(hits[0], hits[1]))
+        fail_msg("%s and %s differ", hits[0], hits[1]);
     assert_entries(tmp, 0);
 }
 
@@ -341,6 +366,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_whatever_processes),
+        cmocka_unit_test(test_saved_gensteps),
         cmocka_unit_test(test_more_processes_than_batches),
         cmocka_unit_test(test_photons_from_file),
         cmocka_unit_test_teardown(test_failing_rank, unset_hooks),

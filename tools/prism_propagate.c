@@ -316,7 +316,9 @@ static int simulate(const propagate_options *o, prism_scene *scene, propagate_ru
             rc = PROPAGATE_FAILED;
         }
     }
+    /* every rank has the same gensteps; one file, written by rank 0 */
     if (rc == PROPAGATE_OK && o->save_gensteps &&
+        (ranks == NULL || propagate_ranks_rank(ranks) == 0) &&
         propagate_write_gensteps(o->save_gensteps, gensteps, genstep_count, err, sizeof err)) {
         fprintf(stderr, "prism-propagate: %s\n", err);
         rc = PROPAGATE_FAILED;

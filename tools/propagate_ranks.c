@@ -425,6 +425,11 @@ bool propagate_ranks_stopped_by_other(propagate_ranks *m)
     return other;
 }
 
+int propagate_ranks_rank(const propagate_ranks *m)
+{
+    return m->rank;
+}
+
 bool propagate_ranks_claiming(const propagate_ranks *m)
 {
     return m->claiming;

@@ -44,6 +44,9 @@ int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t 
  * itself (SIGKILL), or fails as a write does, at its first batch. */
 int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, char *err,
                           size_t err_size);
+/* This process's rank in its group: rank 0 alone writes what there is one
+ * of for the whole job (the saved gensteps). */
+int propagate_ranks_rank(const propagate_ranks *m);
 /* The ranks claim batches from a cursor they share (forked processes)
  * instead of taking them in turn. */
 bool propagate_ranks_claiming(const propagate_ranks *m);
