@@ -1202,7 +1202,6 @@ typedef struct builder {
     bool use_hploc;       /* settings->hploc: H-PLOC's one launch, not PLOC's passes */
     bool hploc;           /* this attempt's hierarchy was H-PLOC's (its top-down by levels) */
     const uint64_t *keys; /* the sorted Morton codes (H-PLOC climbs their radix tree) */
-    uint32_t levels;      /* H-PLOC's top-down: the levels it launched */
     cudaEvent_t ev[PRISM_BVH_PHASES + 1];
 } builder;
 
@@ -1454,7 +1453,6 @@ static prism_result phase_down_levels(builder *b)
             break;
         }
     }
-    b->levels = level;
     if (b->trace)
         prism__log(b->ctx, PRISM_LOG_DEBUG, "bvh(cuda): H-PLOC's top-down: %u level launches",
                    level);
