@@ -151,17 +151,24 @@ static void check(const char *name, const prism_bvh *b, size_t n, uint64_t seed)
     prism__bvh_wide_free(w);
 }
 
+/* The generated detector and the host builder's tree over it. */
+static prism_scene *detector_and_tree(prism_bvh **b)
+{
+    prism_scene *s = NULL;
+    assert_int_equal(prism_scene_load(PRISM_BVH_WIDE_GPU_DETECTOR, NULL, &s), PRISM_SUCCESS);
+    assert_int_equal(prism_bvh_build(s->positions, s->vertices_count, s->indices,
+                                     s->triangles_count, NULL, b),
+                     PRISM_SUCCESS);
+    return s;
+}
+
 static void test_detector(void **state)
 {
     (void)state;
     if (no_device || small_level() == 2) /* racecheck: the collapse alone */
         skip();
-    prism_scene *s = NULL;
-    assert_int_equal(prism_scene_load(PRISM_BVH_WIDE_GPU_DETECTOR, NULL, &s), PRISM_SUCCESS);
     prism_bvh *b = NULL;
-    assert_int_equal(prism_bvh_build(s->positions, s->vertices_count, s->indices,
-                                     s->triangles_count, NULL, &b),
-                     PRISM_SUCCESS);
+    prism_scene *s = detector_and_tree(&b);
     check("detector", b, small_run() ? 20000 : 1000000, 1);
     prism_bvh_free(b);
     prism_scene_free(s);
@@ -278,13 +285,9 @@ static void test_auto_on_device(void **state)
     (void)state;
     if (!cuda || small_level() == 2) /* racecheck: the collapse alone */
         skip();
-    prism_scene *s = NULL;
-    assert_int_equal(prism_scene_load(PRISM_BVH_WIDE_GPU_DETECTOR, NULL, &s), PRISM_SUCCESS);
     /* the host's tree, so that the placement plans its exact arrays */
     prism_bvh *b = NULL;
-    assert_int_equal(prism_bvh_build(s->positions, s->vertices_count, s->indices,
-                                     s->triangles_count, NULL, &b),
-                     PRISM_SUCCESS);
+    prism_scene *s = detector_and_tree(&b);
     prism_geometry_desc d = {.policy = PRISM_PLACEMENT_DEVICE, .skip_optics = true};
     prism_geometry *g = NULL;
     assert_int_equal(prism_geometry_upload(cuda, s, b, &d, &g), PRISM_SUCCESS);
