@@ -238,20 +238,34 @@ static void assert_failed_leaving_nothing(const exec_run *r, const char *dir)
     assert_entries(tmp, 0);
 }
 
+/* A job of 30000 photons in batches of `batch` over np processes, its
+ * hits and final photons (and step records with `records`) in a fresh
+ * directory `name`, the test hook `hook` naming rank 1: it must fail as a
+ * whole, leaving nothing. */
+static void failing_job(exec_run *r, const char *name, const char *hook, int np, const char *batch,
+                        bool records)
+{
+    char dir[512], hits[512], out[512], rec[512];
+    fresh_dir(dir, name);
+    in_dir(hits, dir, "hits.npy");
+    in_dir(out, dir, "out.npy");
+    in_dir(rec, dir, "rec.npy");
+    const char *args[] = {"--backend",      "host", "--count", "30000", "--batch",   batch,
+                          "--hits",         hits,   "--out",   out,     "--records", rec,
+                          "--record-steps", "3",    NULL};
+    if (!records)
+        args[10] = NULL;
+    run_hooked(r, hook, "1", np, args);
+    assert_failed_leaving_nothing(r, dir);
+}
+
 /* Rank 1 of 2 fails before its run: the job fails, naming rank 1 and its
  * message, and writes nothing. */
 static void test_failing_rank(void **state)
 {
     (void)state;
     static exec_run r;
-    char dir[512], hits[512], out[512];
-    fresh_dir(dir, "failed");
-    in_dir(hits, dir, "hits.npy");
-    in_dir(out, dir, "out.npy");
-    run_hooked(&r, "PRISM_PROPAGATE_TEST_FAIL", "1", 2,
-               (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001",
-                                "--hits", hits, "--out", out, NULL});
-    assert_failed_leaving_nothing(&r, dir);
+    failing_job(&r, "failed", "PRISM_PROPAGATE_TEST_FAIL", 2, "7001", false);
     assert_non_null(strstr(r.err, "[rank 1 on "));
     assert_non_null(strstr(r.err, "test hook: rank 1 fails"));
     assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 2 (on "));
@@ -265,14 +279,7 @@ static void test_rank_stopping_midway(void **state)
 {
     (void)state;
     static exec_run r;
-    char dir[512], hits[512], out[512];
-    fresh_dir(dir, "stopped");
-    in_dir(hits, dir, "hits.npy");
-    in_dir(out, dir, "out.npy");
-    run_hooked(&r, "PRISM_PROPAGATE_TEST_STOP", "1", 3,
-               (const char *[]){"--backend", "host", "--count", "30000", "--batch", "2001",
-                                "--hits", hits, "--out", out, NULL});
-    assert_failed_leaving_nothing(&r, dir);
+    failing_job(&r, "stopped", "PRISM_PROPAGATE_TEST_STOP", 3, "2001", false);
     assert_non_null(strstr(r.err, "test hook: rank 1 stops at its first batch"));
     assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 3 (on "));
     assert_null(strstr(r.err, "rank 0 of 3 (on ")); /* the others stopped for it, not failed */
@@ -286,16 +293,7 @@ static void test_killed_rank(void **state)
 {
     (void)state;
     static exec_run r;
-    char dir[512], hits[512], out[512], rec[512];
-    fresh_dir(dir, "killed");
-    in_dir(hits, dir, "hits.npy");
-    in_dir(out, dir, "out.npy");
-    in_dir(rec, dir, "rec.npy");
-    run_hooked(&r, "PRISM_PROPAGATE_TEST_KILL", "1", 3,
-               (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001",
-                                "--hits", hits, "--out", out, "--records", rec, "--record-steps",
-                                "3", NULL});
-    assert_failed_leaving_nothing(&r, dir);
+    failing_job(&r, "killed", "PRISM_PROPAGATE_TEST_KILL", 3, "7001", true);
     assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 3 ended by signal 9"));
 }
 
