@@ -9,7 +9,8 @@
  * with its cause, leaving no output and no temporary beside it; one
  * killed once its part is done (_KILL_AFTER) leaves complete files and
  * exit 0, said; a bad --processes, or --processes with --validate, is a
- * usage error.
+ * usage error. A rank ready late (_LATE) is waited for by none: rank 0
+ * takes more of the run, the bytes unchanged.
  * $PRISM_PROPAGATE is the program. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -90,6 +91,7 @@ static int unset_hooks(void **state)
     unsetenv("PRISM_PROPAGATE_TEST_KILL");
     unsetenv("PRISM_PROPAGATE_TEST_STOP");
     unsetenv("PRISM_PROPAGATE_TEST_KILL_AFTER");
+    unsetenv("PRISM_PROPAGATE_TEST_LATE");
     return 0;
 }
 
@@ -241,7 +243,8 @@ static void assert_failed_leaving_nothing(const exec_run *r, const char *dir)
 /* A job of 30000 photons in batches of `batch` over np processes, its
  * hits and final photons (and step records with `records`) in a fresh
  * directory `name`, the test hook `hook` naming rank 1: it must fail as a
- * whole, leaving nothing. */
+ * whole, leaving nothing. The other ranks start a second late (_LATE), so
+ * that rank 1, which they do not wait for, surely claims a batch. */
 static void failing_job(exec_run *r, const char *name, const char *hook, int np, const char *batch,
                         bool records)
 {
@@ -255,8 +258,51 @@ static void failing_job(exec_run *r, const char *name, const char *hook, int np,
                           "--record-steps", "3",    NULL};
     if (!records)
         args[10] = NULL;
+    setenv("PRISM_PROPAGATE_TEST_LATE", np == 2 ? "0" : "0,2", 1);
     run_hooked(r, hook, "1", np, args);
+    unsetenv("PRISM_PROPAGATE_TEST_LATE");
     assert_failed_leaving_nothing(r, dir);
+}
+
+/* Rank 1 of 2 is ready a second after rank 0 (the test hook
+ * PRISM_PROPAGATE_TEST_LATE, as a device whose CUDA start comes second):
+ * rank 0 does not wait for it but claims batches at once, so it takes
+ * more of the run, and the files are still a plain run's bytes. */
+static void test_late_rank_waited_for_by_none(void **state)
+{
+    (void)state;
+    static exec_run r;
+    char dir[512], files[2][3][512];
+    const char *names[3] = {"hits.npy", "out.npy", "rec.npy"};
+    fresh_dir(dir, "late");
+    for (int j = 0; j < 2; j++)
+        for (int k = 0; k < 3; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "%d-%s", j, names[k]);
+            in_dir(files[j][k], dir, name);
+        }
+    for (int j = 0; j < 2; j++) { /* a plain run, then two ranks, rank 1 late */
+        const char *args[] = {"--backend", "host",      "--count",   "30000",     "--seed",
+                              "4",         "--batch",   "2001",      "--hits",    files[j][0],
+                              "--out",     files[j][1], "--records", files[j][2], "--record-steps",
+                              "3",         "--json",    NULL};
+        if (j == 0)
+            run(&r, 0, args);
+        else
+            run_hooked(&r, "PRISM_PROPAGATE_TEST_LATE", "1", 2, args);
+        assert_int_equal(r.exit_code, 0);
+    }
+    double taken[8];
+    assert_int_equal(rank_json_array(r.out, "photons", taken, 8), 2);
+    if (!(taken[0] > taken[1]))
+        fail_msg("rank 0 took %.0f photons, late rank 1 %.0f: rank 0 waited for it", taken[0],
+                 taken[1]);
+    assert_rank_shares(r.out, 2, (const char(*)[512])files[1], 30000, NULL);
+    for (int k = 0; k < 3; k++)
+        if (!exec_same_files(files[0][k], files[1][k]))
+            fail_msg("%s and %s differ", files[0][k], files[1][k]);
+    assert_entries(dir, 6);
+    assert_entries(tmp, 0);
 }
 
 /* Rank 1 of 2 fails before its run: the job fails, naming rank 1 and its
@@ -367,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_saved_gensteps),
         cmocka_unit_test(test_more_processes_than_batches),
         cmocka_unit_test(test_photons_from_file),
+        cmocka_unit_test_teardown(test_late_rank_waited_for_by_none, unset_hooks),
         cmocka_unit_test_teardown(test_failing_rank, unset_hooks),
         cmocka_unit_test_teardown(test_rank_stopping_midway, unset_hooks),
         cmocka_unit_test_teardown(test_killed_rank, unset_hooks),

@@ -319,11 +319,11 @@ static prism_result read_batch(void *user, uint64_t first, size_t count, prism_p
     return PRISM_SUCCESS;
 }
 
-/* Across ranks every rank needs the same batch: each proposes what it would
- * take alone (--batch, else what its first device holds, at most
- * PRISM_PROPAGATE_STREAM_MAX_BATCH, and
- * at most a quarter of a device's share of the run so that the ranks end
- * together, not below 2^16), and propagate_ranks_ready takes the least. */
+/* A rank's batch: what it would take alone (--batch, else what its first
+ * device holds, at most PRISM_PROPAGATE_STREAM_MAX_BATCH, and at most a
+ * quarter of a device's share of the run so that the ranks end together,
+ * not below 2^16). Ranks that take batches in turn need the same one, and
+ * propagate_ranks_ready takes the least; ranks that claim keep their own. */
 static uint64_t ranks_batch_proposal(const propagate_run_info *run, const prism_photon_source *src,
                                      const prism_propagate_desc *desc)
 {

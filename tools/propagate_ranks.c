@@ -102,6 +102,7 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
         return NULL;
     }
     m->g = g;
+    m->claiming = g->ops->claim != NULL;
     pthread_mutex_init(&m->claim_lock, NULL);
     m->rank = g->rank;
     m->ranks = g->size;
@@ -138,6 +139,48 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
     return m;
 }
 
+/* Rank 0 makes each file (a temporary beside the path asked for, its
+ * header of a fixed size written); every rank opens it by name. Returns
+ * 0, or -1 on every rank where one could not. */
+static int make_files(propagate_ranks *m)
+{
+    /* rank 0 makes the files; the others open them by name */
+    int made = 1;
+    for (int i = 0; i < 3; i++) {
+        if (m->final[i] == NULL)
+            continue;
+        char temp[sizeof m->file[i].temp] = "";
+        if (m->rank == 0) {
+            if (npy_writer_open(&m->file[i], m->final[i], m->dims[i], 2) == 0 &&
+                fflush(m->file[i].file) == 0) {
+                snprintf(temp, sizeof temp, "%s", m->file[i].temp);
+                m->io_written += npy_writer_header_size(&m->file[i]);
+            } else {
+                fprintf(stderr, "prism-propagate: rank 0: %s\n", m->file[i].error);
+                made = 0;
+            }
+        }
+        m->g->ops->bcast(m->g, temp, sizeof temp);
+        npy_writer w = {.ndims = 2, .dims = {m->dims[i][0], m->dims[i][1]}};
+        m->header[i] = npy_writer_header_size(&w);
+        m->row[i] = 4 * (size_t)(m->dims[i][0] * m->dims[i][1]);
+        m->fd[i] = temp[0] ? open(temp, O_WRONLY) : -1;
+        if (temp[0] && m->fd[i] < 0) {
+            fprintf(stderr, "prism-propagate: rank %d: cannot open %s: %s\n", m->rank, temp,
+                    strerror(errno));
+            made = 0;
+        }
+        if (!temp[0])
+            made = 0;
+    }
+    uint64_t all = (uint64_t)made;
+    m->g->ops->allreduce_u64(m->g, &all, 1, GROUP_MIN);
+    return all ? 0 : -1;
+}
+
+/* The outputs checked, and made, while the ranks still meet anyway (their
+ * devices start meanwhile), so that the run itself needs no step in
+ * common before a rank's first batch. */
 int propagate_ranks_check_outputs(propagate_ranks *m)
 {
     char err[1024] = "";
@@ -145,14 +188,25 @@ int propagate_ranks_check_outputs(propagate_ranks *m)
     m->g->ops->bcast(m->g, &bad, sizeof bad);
     if (bad && m->rank == 0)
         fprintf(stderr, "prism-propagate: %s\n", err);
-    return bad ? PROPAGATE_FAILED : PROPAGATE_OK;
+    if (bad)
+        return PROPAGATE_FAILED;
+    return make_files(m) == 0 ? PROPAGATE_OK : PROPAGATE_FAILED;
 }
 
-/* The rank a test hook's variable names, or -1. */
-static int hooked_rank(const char *name)
+/* Whether the test hook's variable names `rank` (a rank, or a list of
+ * them: "0,2"). */
+static bool hooked(const char *name, int rank)
 {
     const char *v = getenv(name);
-    return v != NULL && *v ? atoi(v) : -1;
+    for (char *end; v != NULL && *v;) {
+        const long r = strtol(v, &end, 10);
+        if (end == v)
+            return false;
+        if (r == rank)
+            return true;
+        v = *end == ',' ? end + 1 : end;
+    }
+    return false;
 }
 
 int propagate_ranks_share(propagate_ranks *m, uint64_t count, propagate_run_info *run)
@@ -163,7 +217,7 @@ int propagate_ranks_share(propagate_ranks *m, uint64_t count, propagate_run_info
     run->launcher = m->g->launcher;
     run->ranked = m;
     m->count = count;
-    if (hooked_rank("PRISM_PROPAGATE_TEST_FAIL") == m->rank) {
+    if (hooked("PRISM_PROPAGATE_TEST_FAIL", m->rank)) {
         fprintf(stderr, "prism-propagate: test hook: rank %d fails\n", m->rank);
         return PROPAGATE_FAILED;
     }
@@ -269,6 +323,20 @@ int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t 
 {
     m->readied = true;
     m->count = count;
+    if (m->claiming) {
+        /* no step in common: a rank whose device is ready claims at once,
+         * in batches of its own size (each batch's hits go after those
+         * claimed before it, whatever their sizes); one that cannot start
+         * stops the cursor, and the others stop at their next claim */
+        if (!ok || *batch == 0) {
+            m->g->ops->stop(m->g);
+            return -1; /* it says why in the agreement */
+        }
+        m->batch = *batch;
+        if (hooked("PRISM_PROPAGATE_TEST_LATE", m->rank))
+            sleep(1); /* the test hook: a rank whose device starts late */
+        return 0;
+    }
     /* any rank not ready, and the least batch: one reduce of minima */
     uint64_t v[2] = {ok ? UINT64_MAX : 0, ok ? *batch : UINT64_MAX}, got[2] = {0, 0};
     memcpy(got, v, sizeof got);
@@ -279,40 +347,8 @@ int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t 
     }
     *batch = got[1];
     m->batch = got[1];
-    m->claiming = m->g->ops->claim != NULL;
-    m->rounds = m->claiming ? 0 : rounds_of(count, m->batch, m->ranks);
-    /* rank 0 makes the files; the others open them by name */
-    int made = 1;
-    for (int i = 0; i < 3; i++) {
-        if (m->final[i] == NULL)
-            continue;
-        char temp[sizeof m->file[i].temp] = "";
-        if (m->rank == 0) {
-            if (npy_writer_open(&m->file[i], m->final[i], m->dims[i], 2) == 0 &&
-                fflush(m->file[i].file) == 0) {
-                snprintf(temp, sizeof temp, "%s", m->file[i].temp);
-                m->io_written += npy_writer_header_size(&m->file[i]);
-            } else {
-                fprintf(stderr, "prism-propagate: rank 0: %s\n", m->file[i].error);
-                made = 0;
-            }
-        }
-        m->g->ops->bcast(m->g, temp, sizeof temp);
-        npy_writer w = {.ndims = 2, .dims = {m->dims[i][0], m->dims[i][1]}};
-        m->header[i] = npy_writer_header_size(&w);
-        m->row[i] = 4 * (size_t)(m->dims[i][0] * m->dims[i][1]);
-        m->fd[i] = temp[0] ? open(temp, O_WRONLY) : -1;
-        if (temp[0] && m->fd[i] < 0) {
-            fprintf(stderr, "prism-propagate: rank %d: cannot open %s: %s\n", m->rank, temp,
-                    strerror(errno));
-            made = 0;
-        }
-        if (!temp[0])
-            made = 0;
-    }
-    uint64_t all = (uint64_t)made;
-    m->g->ops->allreduce_u64(m->g, &all, 1, GROUP_MIN);
-    return all ? 0 : -1;
+    m->rounds = rounds_of(count, m->batch, m->ranks);
+    return 0;
 }
 
 /* Exchange this round's hit count; the offset of this rank's hits into
@@ -373,9 +409,9 @@ static int write_rows(propagate_ranks *m, int i, uint64_t at, const void *rows, 
 int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, char *err,
                           size_t size)
 {
-    if (m->written++ == 0 && hooked_rank("PRISM_PROPAGATE_TEST_KILL") == m->rank)
+    if (m->written++ == 0 && hooked("PRISM_PROPAGATE_TEST_KILL", m->rank))
         raise(SIGKILL);
-    if (m->written == 1 && hooked_rank("PRISM_PROPAGATE_TEST_STOP") == m->rank) {
+    if (m->written == 1 && hooked("PRISM_PROPAGATE_TEST_STOP", m->rank)) {
         snprintf(err, size, "test hook: rank %d stops at its first batch", m->rank);
         return -1;
     }
@@ -578,7 +614,7 @@ int propagate_ranks_end(propagate_ranks *m, int rc)
     bool print;
     rc = propagate_ranks_finish(m, rc, NULL, &print, 0.0);
     m->g->ops->end(m->g, rc);
-    const bool killed = hooked_rank("PRISM_PROPAGATE_TEST_KILL_AFTER") == m->rank;
+    const bool killed = hooked("PRISM_PROPAGATE_TEST_KILL_AFTER", m->rank);
     pthread_mutex_destroy(&m->claim_lock);
     free(m->counts);
     free(m);

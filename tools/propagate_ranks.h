@@ -25,18 +25,21 @@ typedef struct propagate_ranks propagate_ranks;
  * and o->quiet (ranks > 0) set, stderr kept for rank 0 to show. NULL
  * when there is no memory for it (the group is then ended). */
 propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g);
-/* Rank 0 checks the outputs it will gather into (propagate_check_outputs)
- * and tells the others: every rank gets PROPAGATE_FAILED when one cannot
- * be written (the message on rank 0's stderr), before any loads. */
+/* Rank 0 checks the outputs (propagate_check_outputs) and tells the
+ * others, then makes their files, which every rank opens: every rank gets
+ * PROPAGATE_FAILED when one cannot be written (the message on rank 0's
+ * stderr), before any loads. */
 int propagate_ranks_check_outputs(propagate_ranks *m);
 /* The run of `count` photons: run's rank, ranks and ranked set. Returns
  * PROPAGATE_FAILED when the test hook $PRISM_PROPAGATE_TEST_FAIL names
  * this rank (it then fails as a rank whose input is bad does). */
 int propagate_ranks_share(propagate_ranks *m, uint64_t count, propagate_run_info *run);
 /* Every rank once, before its run (ok) or instead of it (ok false, from
- * propagate_ranks_finish): agree on the batch (the least of those proposed
- * in *batch, set to it) and make the outputs' files. 0 when every rank is
- * ready; -1 otherwise (the failing rank's message comes at the agreement). */
+ * propagate_ranks_finish). Ranks that take batches in turn agree on the
+ * batch (the least of those proposed in *batch, set to it): 0 when every
+ * rank is ready; -1 otherwise (the failing rank's message comes at the
+ * agreement). Ranks that claim batches meet no one here: each keeps its
+ * own *batch and starts at once; one not ok stops the cursor, and -1. */
 int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t *batch);
 /* The sink's part for this rank's batch b: the round's exchange, then its
  * rows written at their offsets. 0, or -1 with the message in err. The
