@@ -52,10 +52,12 @@ typedef struct group_ops {
     void (*stop)(propagate_group *g);
     uint64_t (*placed)(propagate_group *g, uint64_t *photons);
     /* The members' CUDA start one at a time, in rank order: the driver
-     * makes contexts one at a time across a machine, and two started at
-     * once both wait for both, where one after the other the first member
-     * starts its work at once. turn waits for the member before; turned
-     * lets the next go. NULL: the members start as they come. */
+     * makes contexts one at a time across a machine and holds the other
+     * members' uploads meanwhile, where one after the other the first
+     * member starts its work at once. turn waits for the member before
+     * (or its end, or the run's stop); turned, once the member's device
+     * holds the geometry, lets the next go. NULL: the members start as
+     * they come. */
     void (*turn)(propagate_group *g);
     void (*turned)(propagate_group *g);
     /* after the last step, with this member's exit status as the members

@@ -265,11 +265,14 @@ static uint64_t fork_placed(propagate_group *g, uint64_t *photons)
     return hits;
 }
 
+/* Until the rank before has passed the turn, ended, or the run stopped. */
 static void fork_turn(propagate_group *g)
 {
     shared *s = of(g);
     if (g->rank > 0)
-        while (!__atomic_load_n(&s->turned[g->rank - 1], __ATOMIC_ACQUIRE))
+        while (!__atomic_load_n(&s->turned[g->rank - 1], __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&s->ended[g->rank - 1], __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&s->stopped, __ATOMIC_ACQUIRE))
             usleep(500);
 }
 
