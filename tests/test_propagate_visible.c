@@ -2,7 +2,8 @@
  * start (CUDA_VISIBLE_DEVICES) and its device list renumbered within them;
  * nothing to do where the run uses every device in CUDA's order, or where
  * the list is not one the engine would accept (the engine's message then
- * stands); the environment's sources as the engine ranks them; and
+ * stands); the processes a run makes by itself (propagate_processes_plan);
+ * the environment's sources as the engine ranks them; and
  * propagate_driver_gpus on a made-up procfs folder. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -52,6 +53,51 @@ static void test_one_process(void **state)
     assert_string_equal(plan(NULL, -1, 2), "-");
     assert_string_equal(plan("all", -1, 4), "-");
     assert_string_equal(plan("0", -1, 1), "-");
+}
+
+/* The processes a run makes by itself: one a device of a list of two
+ * or more distinct devices, whether --devices or $PRISM_DEVICE names it. */
+static void test_processes(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        propagate_processes_plan(&(prism_device_sources){.argument = "0,1", .device_count = 2}), 2);
+    assert_int_equal(
+        propagate_processes_plan(&(prism_device_sources){.argument = "all", .device_count = 4}), 4);
+    assert_int_equal(propagate_processes_plan(
+                         &(prism_device_sources){.argument = " 3 , 1 ", .device_count = 4}),
+                     2);
+    assert_int_equal(propagate_processes_plan(
+                         &(prism_device_sources){.prism_device = "0,1", .device_count = 2}),
+                     2);
+    assert_int_equal(propagate_processes_plan(
+                         &(prism_device_sources){.prism_device = "all", .device_count = 3}),
+                     3);
+    /* one process: one device, a device twice (contexts side by side), no
+     * list of the run's own, a refused list, no GPUs the driver shows */
+    assert_int_equal(
+        propagate_processes_plan(&(prism_device_sources){.argument = "1", .device_count = 2}), 1);
+    assert_int_equal(
+        propagate_processes_plan(&(prism_device_sources){.argument = "0,0", .device_count = 2}), 1);
+    assert_int_equal(propagate_processes_plan(
+                         &(prism_device_sources){.argument = "0,1,0", .device_count = 2}),
+                     1);
+    assert_int_equal(propagate_processes_plan(
+                         &(prism_device_sources){.prism_device = "1", .device_count = 2}),
+                     1);
+    assert_int_equal(propagate_processes_plan(
+                         &(prism_device_sources){.cuda_device = "0,1", .device_count = 2}),
+                     1);
+    assert_int_equal(propagate_processes_plan(&(prism_device_sources){.device_count = 2}), 1);
+    assert_int_equal(
+        propagate_processes_plan(&(prism_device_sources){.argument = "0,7", .device_count = 2}), 1);
+    assert_int_equal(
+        propagate_processes_plan(&(prism_device_sources){.argument = "0;1", .device_count = 2}), 1);
+    assert_int_equal(
+        propagate_processes_plan(&(prism_device_sources){.argument = "all", .device_count = 1}), 1);
+    assert_int_equal(propagate_processes_plan(
+                         &(prism_device_sources){.argument = "0,1", .device_count = -1}),
+                     1);
 }
 
 static void test_ranks(void **state)
@@ -137,9 +183,9 @@ static void test_driver_gpus(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_process), cmocka_unit_test(test_ranks),
-        cmocka_unit_test(test_refused),     cmocka_unit_test(test_sources),
-        cmocka_unit_test(test_driver_gpus),
+        cmocka_unit_test(test_one_process), cmocka_unit_test(test_processes),
+        cmocka_unit_test(test_ranks),       cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_sources),     cmocka_unit_test(test_driver_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,32 @@ void propagate_visible_devices(propagate_options *o)
     o->visible = visible;
 }
 
+/* The entries of a CUDA_VISIBLE_DEVICES value: the devices CUDA shows. */
+static int visible_entries(const char *v)
+{
+    while (isspace((unsigned char)*v))
+        v++;
+    if (*v == 0)
+        return 0;
+    int n = 1;
+    for (const char *c = v; *c; c++)
+        n += *c == ',';
+    return n;
+}
+
+int propagate_auto_processes(const propagate_options *o)
+{
+    if (o->engine.backend == PRISM_BACKEND_HOST || o->validate)
+        return 1;
+    prism_device_sources sources;
+    char path[512], file[128];
+    prism__device_sources_from_env(&sources, o->devices, path, sizeof path, file, sizeof file);
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    sources.device_count = cvd != NULL ? visible_entries(cvd)
+                                       : propagate_driver_gpus("/proc/driver/nvidia/gpus");
+    return propagate_processes_plan(&sources);
+}
+
 int propagate_device_descs(const propagate_options *o, prism_context_desc *descs, char names[][32],
                            size_t *n)
 {

@@ -116,9 +116,9 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
         printf("  %zu context%s", run->contexts_n, run->contexts_n == 1 ? "" : "s");
         if (run->ranks > 1)
             printf(" in each of %d %s (rank 0's shown)", run->ranks,
-                   run->launcher != NULL && strcmp(run->launcher, "fork") == 0
-                       ? "processes (--processes)"
-                       : "MPI ranks");
+                   run->launcher == NULL || strcmp(run->launcher, "fork") != 0 ? "MPI ranks"
+                   : o->processes_auto ? "processes (a device each)"
+                                       : "processes (--processes)");
         printf(", geometry upload:");
         for (size_t i = 0; i < run->contexts_n; i++)
             printf(" %.3f s (%s)", run->upload_each[i],
@@ -247,6 +247,8 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
     printf(",\"contexts\":%zu,\"ranks\":%d", run->contexts_n, run->ranks > 1 ? run->ranks : 1);
     if (run->ranks > 1 && run->launcher != NULL)
         printf(",\"launcher\":\"%s\"", run->launcher);
+    if (run->ranks > 1 && run->opt->processes_auto) /* not --processes: a device each */
+        printf(",\"processes\":\"a device each\"");
     printf(",\"upload_seconds_each\":[");
     for (size_t i = 0; i < run->contexts_n; i++)
         printf("%s%.6g", i ? "," : "", run->upload_each[i]);

@@ -52,6 +52,7 @@ typedef struct propagate_options {
     uint64_t batch;         /* 0 = automatic */
     int local_rank;         /* a rank's place on its node, -1 in a lone process */
     int processes;          /* --processes: 0 = one a device of a CUDA list, else 1 */
+    bool processes_auto;    /* the processes are the run's own choice, not --processes */
     const char *devices;    /* --devices all|0,1: several contexts (NULL: one, or
                                      $PRISM_DEVICE's list) */
     uint32_t lanes;         /* --lanes: contexts a CUDA device; 0 = 1 */
@@ -168,6 +169,12 @@ int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n, uint
 /* The contexts `--devices` (else $PRISM_DEVICE's list, else one) asks
  * for: their number into *n with the desc each is created with. Returns an
  * exit status. */
+/* Where --processes is not given: the processes the run is spread over
+ * (propagate_processes_plan: one a device of a list of distinct CUDA
+ * devices, else 1), from the driver's GPU count (or CUDA_VISIBLE_DEVICES'
+ * entries), without starting CUDA: a process forked after CUDA started
+ * could not use it. 1 on the host backend and with --validate. */
+int propagate_auto_processes(const propagate_options *o);
 /* Before CUDA starts: CUDA_VISIBLE_DEVICES set to the devices the run uses
  * (propagate_visible.h) and o->devices renumbered to match, unless the
  * user set CUDA_VISIBLE_DEVICES, the run is on the host or validates, or

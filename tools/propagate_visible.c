@@ -62,6 +62,34 @@ bool propagate_visible_plan(const prism_device_sources *sources, int local_rank,
     return joined(used, u, visible, visible_size) && joined(renum, n, renumbered, renumbered_size);
 }
 
+/* Whether v, skipping blanks, is a list ("0,1") or "all". */
+static bool list_of_devices(const char *v)
+{
+    if (!named(v))
+        return false;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    return strchr(v, ',') != NULL || strncmp(v, "all", 3) == 0;
+}
+
+int propagate_processes_plan(const prism_device_sources *sources)
+{
+    if (sources->device_count < 2 ||
+        !(named(sources->argument) || list_of_devices(sources->prism_device)))
+        return 1;
+    int devices[VISIBLE_MAX], n = 0;
+    char why[256];
+    if (prism__choose_devices(sources, devices, VISIBLE_MAX, &n, why, sizeof why) !=
+            PRISM_SUCCESS ||
+        n < 2)
+        return 1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (devices[i] == devices[j])
+                return 1;
+    return n;
+}
+
 int propagate_driver_gpus(const char *dir)
 {
     DIR *d = opendir(dir);

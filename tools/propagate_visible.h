@@ -29,6 +29,16 @@
 bool propagate_visible_plan(const prism_device_sources *sources, int local_rank, char *visible,
                             size_t visible_size, char *renumbered, size_t renumbered_size);
 
+/* The processes a run of `sources` (as for propagate_visible_plan) is
+ * spread over when it asks for none: one a device where the run's own
+ * list (the argument, or a $PRISM_DEVICE that holds a list: "0,1", "all")
+ * names two or more devices, none twice; 1 otherwise (one device, a list
+ * with a device twice, which asks for contexts side by side, or a list
+ * the engine refuses, whose message the run then gives). A process each
+ * starts CUDA on its own device, where one process starting several pays
+ * for all of them before its first batch. */
+int propagate_processes_plan(const prism_device_sources *sources);
+
 /* The entries of `dir` (the driver's /proc/driver/nvidia/gpus: one a GPU),
  * or -1 when it cannot be read. */
 int propagate_driver_gpus(const char *dir);
