@@ -55,49 +55,38 @@ static void test_one_process(void **state)
     assert_string_equal(plan("0", -1, 1), "-");
 }
 
+/* The processes a run of --devices `arg` and $PRISM_DEVICE `env` makes by
+ * itself, the driver showing `gpus`. */
+static int processes(const char *arg, const char *env, int gpus)
+{
+    const prism_device_sources s = {.argument = arg, .prism_device = env, .device_count = gpus};
+    return propagate_processes_plan(&s);
+}
+
 /* The processes a run makes by itself: one a device of a list of two
  * or more distinct devices, whether --devices or $PRISM_DEVICE names it. */
 static void test_processes(void **state)
 {
     (void)state;
-    assert_int_equal(
-        propagate_processes_plan(&(prism_device_sources){.argument = "0,1", .device_count = 2}), 2);
-    assert_int_equal(
-        propagate_processes_plan(&(prism_device_sources){.argument = "all", .device_count = 4}), 4);
-    assert_int_equal(propagate_processes_plan(
-                         &(prism_device_sources){.argument = " 3 , 1 ", .device_count = 4}),
-                     2);
-    assert_int_equal(propagate_processes_plan(
-                         &(prism_device_sources){.prism_device = "0,1", .device_count = 2}),
-                     2);
-    assert_int_equal(propagate_processes_plan(
-                         &(prism_device_sources){.prism_device = "all", .device_count = 3}),
-                     3);
+    assert_int_equal(processes("0,1", NULL, 2), 2);
+    assert_int_equal(processes("all", NULL, 4), 4);
+    assert_int_equal(processes(" 3 , 1 ", NULL, 4), 2);
+    assert_int_equal(processes(NULL, "0,1", 2), 2);
+    assert_int_equal(processes(NULL, "all", 3), 3);
     /* one process: one device, a device twice (contexts side by side), no
-     * list of the run's own, a refused list, no GPUs the driver shows */
-    assert_int_equal(
-        propagate_processes_plan(&(prism_device_sources){.argument = "1", .device_count = 2}), 1);
-    assert_int_equal(
-        propagate_processes_plan(&(prism_device_sources){.argument = "0,0", .device_count = 2}), 1);
-    assert_int_equal(propagate_processes_plan(
-                         &(prism_device_sources){.argument = "0,1,0", .device_count = 2}),
-                     1);
-    assert_int_equal(propagate_processes_plan(
-                         &(prism_device_sources){.prism_device = "1", .device_count = 2}),
-                     1);
-    assert_int_equal(propagate_processes_plan(
-                         &(prism_device_sources){.cuda_device = "0,1", .device_count = 2}),
-                     1);
-    assert_int_equal(propagate_processes_plan(&(prism_device_sources){.device_count = 2}), 1);
-    assert_int_equal(
-        propagate_processes_plan(&(prism_device_sources){.argument = "0,7", .device_count = 2}), 1);
-    assert_int_equal(
-        propagate_processes_plan(&(prism_device_sources){.argument = "0;1", .device_count = 2}), 1);
-    assert_int_equal(
-        propagate_processes_plan(&(prism_device_sources){.argument = "all", .device_count = 1}), 1);
-    assert_int_equal(propagate_processes_plan(
-                         &(prism_device_sources){.argument = "0,1", .device_count = -1}),
-                     1);
+     * list of the run's own, a refused list, too few GPUs or none shown */
+    assert_int_equal(processes("1", NULL, 2), 1);
+    assert_int_equal(processes("0,0", NULL, 2), 1);
+    assert_int_equal(processes("0,1,0", NULL, 2), 1);
+    assert_int_equal(processes(NULL, "1", 2), 1);
+    assert_int_equal(processes(NULL, NULL, 2), 1);
+    assert_int_equal(processes("0,7", NULL, 2), 1);
+    assert_int_equal(processes("0;1", NULL, 2), 1);
+    assert_int_equal(processes("all", NULL, 1), 1);
+    assert_int_equal(processes("0,1", NULL, -1), 1);
+    /* $CUDA_DEVICE names one device, never a list of the run's */
+    const prism_device_sources cuda = {.cuda_device = "0,1", .device_count = 2};
+    assert_int_equal(propagate_processes_plan(&cuda), 1);
 }
 
 static void test_ranks(void **state)
