@@ -225,17 +225,14 @@ static void test_exact_bit_identical(void **state)
      * to the end, and (its default) with the megakernel in its tail */
     const int schemes[4] = {PRISM__SCHEME_MEGA, PRISM__SCHEME_WAVE, PRISM__SCHEME_WAVE,
                             PRISM__SCHEME_WAVE_GENERIC};
-    const char *const tails[4] = {NULL, "0", NULL, "0"};
+    const int tails[4] = {-1, 0, -1, 0}; /* the megakernel's tail steps: -1 the default */
     for (int k = 0; k < 4; k++) {
         char name[64];
         snprintf(name, sizeof name, "%s%s", gc_scheme(schemes[k]),
                  schemes[k] == PRISM__SCHEME_MEGA ? ""
-                 : tails[k] != NULL               ? " to the end"
+                 : tails[k] == 0                  ? " to the end"
                                                   : " with the megakernel's tail");
-        if (tails[k] != NULL)
-            setenv("PRISM_PROPAGATE_TAIL_STEPS", tails[k], 1);
-        else
-            unsetenv("PRISM_PROPAGATE_TAIL_STEPS");
+        assert_true(prism__propagate_tail(gc_cuda, tails[k]));
         d.math = PRISM_PROPAGATE_MATH_EXACT;
         memset(b, 0, N * sizeof *b);
         memset(rb, 0, N * K * sizeof *rb);
@@ -280,7 +277,7 @@ static void test_exact_bit_identical(void **state)
                name, gc_identical(a, b, N), alike, N, da, db);
         assert_true(fabs((double)da - (double)db) <= gc_tolerance(da, db));
     }
-    unsetenv("PRISM_PROPAGATE_TAIL_STEPS");
+    prism__propagate_tail(gc_cuda, -1);
     gc_scheme(PRISM__SCHEME_AUTO);
     free(a);
     free(b);

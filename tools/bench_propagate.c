@@ -385,7 +385,7 @@ static void print_table(const prop_bench *b, const bench_scene *s)
     printf("BVH: CUDA runs on the %s tree, host runs on the host-built one\n",
            s->device_bvh ? "device-built (built at each upload)" : "host-built");
     printf("wavefront queue order: %s (PRISM_PROPAGATE_SORT=none|pos|dirpos)\n",
-           prism__propagate_sort_name(prism__propagate_sort()));
+           prism__propagate_sort_name(prism__propagate_sort_from_env()));
     printf("%-6s %-12s %-12s %10s %10s %12s %12s %11s %9s %9s %10s %10s %12s %12s %-6s %6s "
            "%16s\n",
            "backend", "policy", "scheme", "photons", "seconds", "Mphotons/s", "Msteps/s", "steps",

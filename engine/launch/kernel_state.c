@@ -7,12 +7,14 @@
 
 #include "engine/backend.h"
 #include "prism/kernels.h"
+#include "propagate_scheme.h"
 
 prism_result prism__kernels_init(prism_context *ctx)
 {
     ctx->kernels = calloc(1, sizeof *ctx->kernels);
     if (ctx->kernels == NULL)
         return prism__error(ctx, PRISM_ERROR_OUT_OF_MEMORY, "kernels: no memory for their state");
+    prism__propagate_settings_init(ctx->kernels);
     if (ctx->be->kernels_init != NULL) {
         prism_result r = ctx->be->kernels_init(ctx, ctx->kernels);
         if (r != PRISM_SUCCESS) {

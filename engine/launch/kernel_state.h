@@ -39,8 +39,16 @@ struct prism_kernel_state {
     void *sort_scratch;
     size_t sort_bytes;
     /* The propagation scheme chosen for the context
-     * (engine/launch/propagate_scheme.h); 0: the default. */
+     * (engine/launch/propagate_scheme.h); 0: scheme_default. */
     int propagate_scheme;
+    /* The photon steps' settings, read from the environment once, when
+     * the context is made (prism__propagate_settings_init): the scheme
+     * AUTO stands for, the wavefront's queue order (PRISM__SORT_*), and
+     * the megakernel's part in the wavefront's tail: tail_steps steps a
+     * launch once fewer than tail_photons photons live. */
+    int scheme_default;
+    int sort_choice;
+    uint32_t tail_steps, tail_photons;
 };
 
 #endif

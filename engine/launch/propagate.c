@@ -121,13 +121,37 @@ int prism__propagate_scheme_parse(const char *name)
 
 static const char *const sort_names[PRISM__SORTS] = {"none", "pos", "dirpos"};
 
-int prism__propagate_sort(void)
+int prism__propagate_sort_from_env(void)
 {
     const char *e = getenv("PRISM_PROPAGATE_SORT");
     for (int i = 0; e != NULL && i < PRISM__SORTS; i++)
         if (strcmp(e, sort_names[i]) == 0)
             return i;
     return PRISM__SORT_DIRPOS;
+}
+
+/* A count from the environment, or `otherwise` where it is unset. */
+static uint32_t env_count(const char *name, uint32_t otherwise)
+{
+    const char *e = getenv(name);
+    return e != NULL ? (uint32_t)strtoul(e, NULL, 10) : otherwise;
+}
+
+void prism__propagate_settings_init(struct prism_kernel_state *k)
+{
+    const int scheme = prism__propagate_scheme_parse(getenv("PRISM_PROPAGATE_SCHEME"));
+    k->scheme_default = scheme > PRISM__SCHEME_AUTO ? scheme : PRISM_PROPAGATE_SCHEME_DEFAULT;
+    k->sort_choice = prism__propagate_sort_from_env();
+    k->tail_steps = env_count("PRISM_PROPAGATE_TAIL_STEPS", PRISM_PROPAGATE_TAIL_STEPS);
+    k->tail_photons = env_count("PRISM_PROPAGATE_TAIL_PHOTONS", PRISM_PROPAGATE_TAIL_PHOTONS);
+}
+
+int prism__propagate_tail(prism_context *ctx, int steps)
+{
+    if (ctx == NULL || ctx->kernels == NULL)
+        return 0;
+    ctx->kernels->tail_steps = steps >= 0 ? (uint32_t)steps : PRISM_PROPAGATE_TAIL_STEPS;
+    return 1;
 }
 
 const char *prism__propagate_sort_name(int sort)
@@ -152,13 +176,10 @@ int prism__propagate_scheme_get(const prism_context *ctx)
 {
     if (ctx == NULL || ctx->be->propagate_wave == NULL)
         return PRISM__SCHEME_MEGA; /* the only one the backend has */
-    int s = ctx->kernels != NULL ? ctx->kernels->propagate_scheme : PRISM__SCHEME_AUTO;
-    if (s == PRISM__SCHEME_AUTO) {
-        s = prism__propagate_scheme_parse(getenv("PRISM_PROPAGATE_SCHEME"));
-        if (s <= PRISM__SCHEME_AUTO)
-            s = PRISM_PROPAGATE_SCHEME_DEFAULT;
-    }
-    return s;
+    const struct prism_kernel_state *k = ctx->kernels;
+    if (k == NULL)
+        return PRISM_PROPAGATE_SCHEME_DEFAULT;
+    return k->propagate_scheme != PRISM__SCHEME_AUTO ? k->propagate_scheme : k->scheme_default;
 }
 
 typedef struct run_state {
@@ -210,8 +231,9 @@ static prism_result run_alloc(prism_context *ctx, const prism_photon_source *s, 
         /* the queue's order (propagate_scheme.h): keys, sorted keys and
          * sorted queue a photon, and cub's temporaries; none for a call
          * too small to sort (a viewer's each frame) */
-        const int mode = s->count >= PRISM__SORT_MIN_PHOTONS ? prism__propagate_sort()
-                                                             : PRISM__SORT_NONE;
+        const int mode = s->count >= PRISM__SORT_MIN_PHOTONS && ctx->kernels != NULL
+                             ? ctx->kernels->sort_choice
+                             : PRISM__SORT_NONE;
         const size_t bytes = (size_t)3 * w->hits_capacity * sizeof(uint32_t) + ((size_t)32 << 20);
         if (r == PRISM_SUCCESS && mode != PRISM__SORT_NONE && ctx->kernels != NULL &&
             prism__scratch_alloc(ctx, &w->sort, bytes, "propagate.sort") == PRISM_SUCCESS) {
@@ -317,14 +339,11 @@ static prism_result step_loop(prism_context *ctx, const prism_geometry_view *g,
     unsigned *launches = &st->launches;
     const uint32_t tail = count / 16; /* below this many live photons: the tail */
     /* The megakernel's part in the wavefront's tail (launch_steps):
-     * PRISM_PROPAGATE_TAIL_STEPS steps a launch once fewer than
-     * PRISM_PROPAGATE_TAIL_PHOTONS live (the environment may change both
-     * for a measurement; a photon's result does not depend on them). */
-    const char *e = getenv("PRISM_PROPAGATE_TAIL_STEPS"),
-               *f = getenv("PRISM_PROPAGATE_TAIL_PHOTONS");
-    w->tail_steps = e != NULL ? (uint32_t)strtoul(e, NULL, 10) : PRISM_PROPAGATE_TAIL_STEPS;
-    const uint32_t few = f != NULL ? (uint32_t)strtoul(f, NULL, 10) : PRISM_PROPAGATE_TAIL_PHOTONS;
+     * tail_steps steps a launch once fewer than tail_photons live (the
+     * context's settings; a photon's result does not depend on them). */
     struct prism_kernel_state *k = ctx->kernels;
+    w->tail_steps = k->tail_steps;
+    const uint32_t few = k->tail_photons;
     const bool known = k->slice_geometry == g->nodes_head && k->slice > 0;
     uint32_t n = count,
              slice = next_slice(ctx, known ? k->slice : PRISM_PROPAGATE_FIRST_SLICE, 0, 0.0);
