@@ -754,6 +754,26 @@ static void test_stream_photons(void **state)
     assert_int_equal(prism_propagate_stream_photons(77, 10, 2, 2), 0); /* phase >= stride */
 }
 
+/* The batch cut near a run's end: half a context's share of what is
+ * left, between a quarter batch (and 2^16) and the batch; whole batches
+ * for one context; never more than is left. */
+static void test_stream_cut(void **state)
+{
+    (void)state;
+    const uint64_t B = 1u << 20;
+    assert_int_equal(prism_propagate_stream_cut(100 * B, B, 2), B);   /* far from the end */
+    assert_int_equal(prism_propagate_stream_cut(2 * B, B, 2), B / 2); /* half a share */
+    assert_int_equal(prism_propagate_stream_cut(B / 2, B, 2), B / 4); /* not below a quarter */
+    assert_int_equal(prism_propagate_stream_cut(B / 8, B, 2), B / 8); /* nor above what is left */
+    assert_int_equal(prism_propagate_stream_cut(8 * B, B, 8), B / 2);
+    assert_int_equal(prism_propagate_stream_cut(B / 2, B, 1), B / 2); /* one context: no cut */
+    assert_int_equal(prism_propagate_stream_cut(3 * B, B, 1), B);
+    /* a small batch: 2^16 at least, but never above the batch */
+    assert_int_equal(prism_propagate_stream_cut(1u << 20, 1u << 18, 64), 1u << 16);
+    assert_int_equal(prism_propagate_stream_cut(1u << 20, 5000, 64), 5000);
+    assert_int_equal(prism_propagate_stream_cut(0, B, 2), 0);
+}
+
 static void test_end_bit(void **state)
 {
     (void)state;
@@ -771,6 +791,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_end_bit),
         cmocka_unit_test(test_stream_photons),
+        cmocka_unit_test(test_stream_cut),
         cmocka_unit_test(test_hits_and_summary_of_one_call),
         cmocka_unit_test(test_stream_same_bytes),
         cmocka_unit_test(test_stream_strided_shares),

@@ -31,7 +31,6 @@
 #define SLOT_BYTES ((size_t)64 << 10)
 /* Batches claimed and not yet placed: at most a few a context */
 #define CURSOR_RING 1024
-#define MIN_CLAIM ((uint64_t)1 << 16)
 
 enum { BATCH_FREE, BATCH_CLAIMED, BATCH_COUNTED, BATCH_PLACED };
 
@@ -173,22 +172,6 @@ static void fork_end(propagate_group *g, int status)
     free(g);
 }
 
-/* The next batch: the run's batch, but near its end no more than half a
- * context's share of what is left (not below a quarter batch, nor
- * MIN_CLAIM), as prism_propagate_stream cuts its own. */
-static uint64_t claim_count(uint64_t left, uint64_t batch, uint64_t contexts)
-{
-    uint64_t count = batch;
-    const uint64_t half_share = left / (2 * (contexts > 0 ? contexts : 1)), floor = batch / 4;
-    if (half_share < count)
-        count = half_share > floor ? half_share : floor;
-    if (count < MIN_CLAIM)
-        count = MIN_CLAIM;
-    if (count > batch)
-        count = batch;
-    return left < count ? left : count;
-}
-
 static int fork_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
                       uint64_t *first, uint64_t *count, uint64_t *seq)
 {
@@ -204,7 +187,7 @@ static int fork_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64
         return -1;
     }
     if (left > 0) {
-        *count = claim_count(left, batch, contexts);
+        *count = prism_propagate_stream_cut(left, batch, contexts);
         *first = s->next_first;
         *seq = s->next_seq;
         s->ring[*seq % CURSOR_RING] = (cursor_entry){.seq = *seq, .state = BATCH_CLAIMED};

@@ -79,23 +79,27 @@ struct stream_run {
     const prism_propagate_stream_desc *s;
 };
 
-/* Photons in the next batch: the run's batch, but near the end of a run on
- * several contexts no more than half a context's share of what is left, so
- * that the contexts finish together rather than one of them working
- * through a whole last batch alone; never below a quarter of the batch nor
- * STREAM_MIN_BATCH. */
-static size_t next_count(const stream_run *run)
+uint64_t prism_propagate_stream_cut(uint64_t left, uint64_t batch, uint64_t contexts)
 {
-    const uint64_t left = run->total - run->next_first;
-    uint64_t count = run->batch;
-    if (run->n > 1 && !run->s->batch) {
-        const uint64_t half_share = left / (2 * run->n), floor = run->batch / 4;
+    uint64_t count = batch;
+    if (contexts > 1) {
+        const uint64_t half_share = left / (2 * contexts), floor = batch / 4;
         if (half_share < count) /* each call costs its own launches: not below a quarter */
             count = half_share > floor ? half_share : floor;
         if (count < STREAM_MIN_BATCH)
             count = STREAM_MIN_BATCH;
+        if (count > batch)
+            count = batch;
     }
-    return (size_t)(left < count ? left : count);
+    return left < count ? left : count;
+}
+
+/* Photons in the next batch (prism_propagate_stream_cut), cut near the
+ * end only where the stream chose the batch and has several contexts. */
+static size_t next_count(const stream_run *run)
+{
+    return (size_t)prism_propagate_stream_cut(run->total - run->next_first, run->batch,
+                                              run->s->batch ? 1 : run->n);
 }
 
 /* Batches left to take (under the lock). */

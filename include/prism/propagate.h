@@ -438,6 +438,18 @@ typedef struct prism_propagate_stream_desc {
 PRISM_API uint64_t prism_propagate_stream_photons(uint64_t count, size_t batch, uint32_t stride,
                                                   uint32_t phase);
 
+/** The photons of the next batch when `left` photons of a run remain to be
+ * taken by `contexts` contexts in batches of at most `batch`: the batch,
+ * but near the end no more than half a context's share of what is left,
+ * so that the contexts finish together rather than one working through a
+ * whole last batch alone; never below a quarter of the batch nor 2^16
+ * (each batch costs its own launches), never above the batch, never above
+ * `left`. One context: the batch (or `left`). prism_propagate_stream cuts
+ * its own batches so; a claim callback shared by several callers cuts
+ * the batches it hands out so, counting every caller's contexts.
+ * @thread_safety Any thread. */
+PRISM_API uint64_t prism_propagate_stream_cut(uint64_t left, uint64_t batch, uint64_t contexts);
+
 /** A run of any size on one or more contexts, as a pipeline: each context
  * has its own thread that takes the next batch, propagates it, tallies the
  * summary and selects the hits on its device, and copies back only the
