@@ -36,24 +36,6 @@ static size_t host_entries(const char *list)
     return n;
 }
 
-void propagate_visible_devices(propagate_options *o)
-{
-    static char visible[256], renumbered[256];
-    if (getenv("CUDA_VISIBLE_DEVICES") != NULL || o->engine.backend == PRISM_BACKEND_HOST ||
-        o->validate)
-        return;
-    prism_device_sources sources;
-    char path[512], file[128];
-    prism__device_sources_from_env(&sources, o->devices, path, sizeof path, file, sizeof file);
-    sources.device_count = propagate_driver_gpus("/proc/driver/nvidia/gpus");
-    if (!propagate_visible_plan(&sources, o->local_rank, visible, sizeof visible, renumbered,
-                                sizeof renumbered) ||
-        setenv("CUDA_VISIBLE_DEVICES", visible, 1) != 0)
-        return;
-    o->devices = renumbered; /* before the environment's list, as an argument is */
-    o->visible = visible;
-}
-
 /* The entries of a CUDA_VISIBLE_DEVICES value: the devices CUDA shows. */
 static int visible_entries(const char *v)
 {
@@ -67,16 +49,43 @@ static int visible_entries(const char *v)
     return n;
 }
 
+/* Where the run's devices are named (--devices, then the environment),
+ * and the devices CUDA would show (CUDA_VISIBLE_DEVICES' entries, else
+ * the driver's GPUs), without starting CUDA. path and file hold what
+ * the sources point into. */
+static void run_sources(const propagate_options *o, prism_device_sources *sources, char path[512],
+                        char file[128])
+{
+    prism__device_sources_from_env(sources, o->devices, path, 512, file, 128);
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    sources->device_count = cvd != NULL ? visible_entries(cvd)
+                                        : propagate_driver_gpus("/proc/driver/nvidia/gpus");
+}
+
+void propagate_visible_devices(propagate_options *o)
+{
+    static char visible[256], renumbered[256];
+    if (getenv("CUDA_VISIBLE_DEVICES") != NULL || o->engine.backend == PRISM_BACKEND_HOST ||
+        o->validate)
+        return;
+    prism_device_sources sources;
+    char path[512], file[128];
+    run_sources(o, &sources, path, file);
+    if (!propagate_visible_plan(&sources, o->local_rank, visible, sizeof visible, renumbered,
+                                sizeof renumbered) ||
+        setenv("CUDA_VISIBLE_DEVICES", visible, 1) != 0)
+        return;
+    o->devices = renumbered; /* before the environment's list, as an argument is */
+    o->visible = visible;
+}
+
 int propagate_auto_processes(const propagate_options *o)
 {
     if (o->engine.backend == PRISM_BACKEND_HOST || o->validate)
         return 1;
     prism_device_sources sources;
     char path[512], file[128];
-    prism__device_sources_from_env(&sources, o->devices, path, sizeof path, file, sizeof file);
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    sources.device_count = cvd != NULL ? visible_entries(cvd)
-                                       : propagate_driver_gpus("/proc/driver/nvidia/gpus");
+    run_sources(o, &sources, path, file);
     return propagate_processes_plan(&sources);
 }
 

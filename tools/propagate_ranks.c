@@ -31,7 +31,7 @@ struct propagate_ranks {
     propagate_options *opt;
     /* the run: propagate_ranks_ready */
     bool readied;
-    uint64_t count, batch;        /* the run's photons; photons a batch, the same on all */
+    uint64_t count, batch;        /* the run's photons; ranks taking turns: their one batch */
     uint64_t rounds, rounds_done; /* exchanges of hit counts: one a round of batches */
     /* the group's shared cursor (group_ops.claim): the batches this rank
      * claimed (on the stream's threads) and has not yet written (on the
@@ -332,7 +332,6 @@ int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t 
             m->g->ops->stop(m->g);
             return -1; /* it says why in the agreement */
         }
-        m->batch = *batch;
         if (hooked("PRISM_PROPAGATE_TEST_LATE", m->rank))
             sleep(1); /* the test hook: a rank whose device starts late */
         return 0;

@@ -166,9 +166,6 @@ int propagate_write_gensteps(const char *path, const float *data, size_t count, 
 int propagate_read_photons(npy_reader *in, prism_photon *photons, size_t n, uint64_t first,
                            char *err, size_t err_size);
 
-/* The contexts `--devices` (else $PRISM_DEVICE's list, else one) asks
- * for: their number into *n with the desc each is created with. Returns an
- * exit status. */
 /* Where --processes is not given: the processes the run is spread over
  * (propagate_processes_plan: one a device of a list of distinct CUDA
  * devices, else 1), from the driver's GPU count (or CUDA_VISIBLE_DEVICES'
@@ -180,6 +177,9 @@ int propagate_auto_processes(const propagate_options *o);
  * user set CUDA_VISIBLE_DEVICES, the run is on the host or validates, or
  * the driver's GPUs cannot be counted. */
 void propagate_visible_devices(propagate_options *o);
+/* The contexts `--devices` (else $PRISM_DEVICE's list, else one) asks
+ * for: their number into *n with the desc each is created with. Returns an
+ * exit status. */
 int propagate_device_descs(const propagate_options *o, prism_context_desc *descs, char names[][32],
                            size_t *n);
 
