@@ -95,6 +95,23 @@ static int unset_hooks(void **state)
     return 0;
 }
 
+/* 30000 photons of seed 4 in batches of `batch`, their hits, final
+ * photons and 3-step records into files[0..2], with --json, on np
+ * processes (0: a plain run), the test hook `hook` naming `rank` when
+ * given. */
+static void three_outputs(exec_run *r, int np, const char *batch, const char files[3][512],
+                          const char *hook, const char *rank)
+{
+    const char *args[] = {"--backend", "host",   "--count",        "30000",  "--seed", "4",
+                          "--batch",   batch,    "--hits",         files[0], "--out",  files[1],
+                          "--records", files[2], "--record-steps", "3",      "--json", NULL};
+    if (hook != NULL)
+        setenv(hook, rank, 1);
+    run(r, np, args);
+    if (hook != NULL)
+        unsetenv(hook);
+}
+
 static void test_same_bytes_whatever_processes(void **state)
 {
     (void)state;
@@ -107,12 +124,7 @@ static void test_same_bytes_whatever_processes(void **state)
         fresh_dir(dirs[np], name);
         for (int k = 0; k < 3; k++)
             in_dir(files[np][k], dirs[np], names[k]);
-        const char *args[] = {"--backend", "host",       "--count",        "30000",
-                              "--seed",    "4",          "--batch",        "7001",
-                              "--hits",    files[np][0], "--out",          files[np][1],
-                              "--records", files[np][2], "--record-steps", "3",
-                              "--json",    NULL};
-        run(&r, np == 1 ? 0 : np, args);
+        three_outputs(&r, np == 1 ? 0 : np, "7001", (const char(*)[512])files[np], NULL, NULL);
         assert_int_equal(r.exit_code, 0);
         char ranks[32];
         snprintf(ranks, sizeof ranks, "\"ranks\":%d", np);
@@ -282,14 +294,8 @@ static void test_late_rank_waited_for_by_none(void **state)
             in_dir(files[j][k], dir, name);
         }
     for (int j = 0; j < 2; j++) { /* a plain run, then two ranks, rank 1 late */
-        const char *args[] = {"--backend", "host",      "--count",   "30000",     "--seed",
-                              "4",         "--batch",   "2001",      "--hits",    files[j][0],
-                              "--out",     files[j][1], "--records", files[j][2], "--record-steps",
-                              "3",         "--json",    NULL};
-        if (j == 0)
-            run(&r, 0, args);
-        else
-            run_hooked(&r, "PRISM_PROPAGATE_TEST_LATE", "1", 2, args);
+        three_outputs(&r, 2 * j, "2001", (const char(*)[512])files[j],
+                      j ? "PRISM_PROPAGATE_TEST_LATE" : NULL, "1");
         assert_int_equal(r.exit_code, 0);
     }
     double taken[8];
