@@ -4,9 +4,9 @@
  * part in its own slot, they wait for one another at a process-shared
  * barrier, each reads what it needs, and they wait again before the slots
  * are used anew; parts larger than a slot go a slot at a time. During the
- * run the ranks claim batches from a cursor in that memory, under a
- * process-shared mutex, and each batch's place among the hits is known
- * once every batch claimed before it is counted. A rank that dies leaves
+ * run the ranks claim batches from the cursor in that memory
+ * (propagate_cursor.h), which also holds their CUDA start's turns and
+ * says which rank ended its part. A rank that dies leaves
  * the others waiting, where the parent, seeing it end without having
  * ended its part, stops them. */
 #define _GNU_SOURCE /* strsignal */
@@ -24,36 +24,19 @@
 #include <sys/prctl.h>
 #endif
 
+#include "propagate_cursor.h"
 #include "propagate_group.h"
 #include "propagate_ranks.h"
 #include "propagate_tool.h"
 
 #define SLOT_BYTES ((size_t)64 << 10)
-/* Batches claimed and not yet placed: at most a few a context */
-#define CURSOR_RING 1024
-
-enum { BATCH_FREE, BATCH_CLAIMED, BATCH_COUNTED, BATCH_PLACED };
-
-typedef struct cursor_entry {
-    uint64_t seq, count, hits, at;
-    int state;
-} cursor_entry;
 
 typedef struct shared {
     pthread_barrier_t barrier;
     int size;
-    int ended[PROPAGATE_MAX_RANKS];  /* a rank that took its last step */
-    int status[PROPAGATE_MAX_RANKS]; /* its exit status, as the ranks agreed it */
-    int turned[PROPAGATE_MAX_RANKS]; /* a rank whose CUDA start is done */
-    /* the batch cursor (claim, place), under lock */
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    uint64_t next_first, next_seq;    /* photons and batches claimed */
-    uint64_t placed_upto;             /* batches whose hits' place is known */
-    uint64_t hits_upto, photons_upto; /* their hits and photons */
-    int stopped;
-    cursor_entry ring[CURSOR_RING]; /* batch seq at seq mod CURSOR_RING */
-    unsigned char slots[];          /* size x SLOT_BYTES */
+    int status[PROPAGATE_MAX_RANKS]; /* a rank's exit status, as the ranks agreed it */
+    propagate_cursor cursor;         /* the batches, the turns and who ended */
+    unsigned char slots[];           /* size x SLOT_BYTES */
 } shared;
 
 static size_t shared_bytes(int n)
@@ -165,9 +148,7 @@ static void fork_end(propagate_group *g, int status)
     shared *s = of(g);
     fflush(NULL); /* what it printed (rank 0: the summary) is out */
     s->status[g->rank] = status;
-    __sync_synchronize();
-    s->ended[g->rank] = 1;
-    __sync_synchronize();
+    propagate_cursor_ended(&s->cursor, g->rank); /* after the status, which it releases */
     munmap(s, shared_bytes(s->size));
     free(g);
 }
@@ -175,94 +156,34 @@ static void fork_end(propagate_group *g, int status)
 static int fork_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
                       uint64_t *first, uint64_t *count, uint64_t *seq)
 {
-    shared *s = of(g);
-    pthread_mutex_lock(&s->lock);
-    *count = 0;
-    const uint64_t left = s->next_first < total ? total - s->next_first : 0;
-    if (left > 0) /* its entry free first (the batch CURSOR_RING before it placed) */
-        while (!s->stopped && s->ring[s->next_seq % CURSOR_RING].state != BATCH_FREE)
-            pthread_cond_wait(&s->changed, &s->lock);
-    if (s->stopped) {
-        pthread_mutex_unlock(&s->lock);
-        return -1;
-    }
-    if (left > 0) {
-        *count = prism_propagate_stream_cut(left, batch, contexts);
-        *first = s->next_first;
-        *seq = s->next_seq;
-        s->ring[*seq % CURSOR_RING] = (cursor_entry){.seq = *seq, .state = BATCH_CLAIMED};
-        s->next_first += *count;
-        s->next_seq++;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return 0;
+    return propagate_cursor_claim(&of(g)->cursor, total, batch, contexts, first, count, seq);
 }
 
 static int fork_place(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits, uint64_t *at)
 {
-    shared *s = of(g);
-    pthread_mutex_lock(&s->lock);
-    cursor_entry *e = &s->ring[seq % CURSOR_RING];
-    e->count = count;
-    e->hits = hits;
-    e->state = BATCH_COUNTED;
-    /* every batch counted in a row from the first not placed gets its place */
-    for (cursor_entry *n; (n = &s->ring[s->placed_upto % CURSOR_RING])->state == BATCH_COUNTED &&
-                          n->seq == s->placed_upto;) {
-        n->at = s->hits_upto;
-        n->state = BATCH_PLACED;
-        s->hits_upto += n->hits;
-        s->photons_upto += n->count;
-        s->placed_upto++;
-    }
-    pthread_cond_broadcast(&s->changed);
-    while (!s->stopped && e->state != BATCH_PLACED)
-        pthread_cond_wait(&s->changed, &s->lock);
-    const int rc = e->state == BATCH_PLACED ? 0 : -1;
-    if (rc == 0) {
-        *at = e->at;
-        e->state = BATCH_FREE;
-        pthread_cond_broadcast(&s->changed);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return rc;
+    return propagate_cursor_place(&of(g)->cursor, seq, count, hits, at);
 }
 
 static void fork_stop(propagate_group *g)
 {
-    shared *s = of(g);
-    pthread_mutex_lock(&s->lock);
-    s->stopped = 1;
-    pthread_cond_broadcast(&s->changed);
-    pthread_mutex_unlock(&s->lock);
+    propagate_cursor_stop(&of(g)->cursor);
 }
 
 static uint64_t fork_placed(propagate_group *g, uint64_t *photons)
 {
-    shared *s = of(g);
-    pthread_mutex_lock(&s->lock);
-    const uint64_t hits = s->hits_upto;
-    if (photons != NULL)
-        *photons = s->photons_upto;
-    pthread_mutex_unlock(&s->lock);
-    return hits;
+    return propagate_cursor_placed(&of(g)->cursor, photons);
 }
 
-/* Until the rank before has passed the turn, ended, or the run stopped. */
+/* Until the rank before has passed the turn, ended, or the run stopped
+ * (the parent stops the run when a rank dies, so no limit is needed). */
 static void fork_turn(propagate_group *g)
 {
-    shared *s = of(g);
-    if (g->rank > 0)
-        while (!__atomic_load_n(&s->turned[g->rank - 1], __ATOMIC_ACQUIRE) &&
-               !__atomic_load_n(&s->ended[g->rank - 1], __ATOMIC_ACQUIRE) &&
-               !__atomic_load_n(&s->stopped, __ATOMIC_ACQUIRE))
-            usleep(500);
+    propagate_cursor_turn(&of(g)->cursor, g->rank, 1e30);
 }
 
 static void fork_turned(propagate_group *g)
 {
-    shared *s = of(g);
-    __atomic_store_n(&s->turned[g->rank], 1, __ATOMIC_RELEASE);
+    propagate_cursor_turned(&of(g)->cursor, g->rank);
 }
 
 static const group_ops fork_ops = {
@@ -346,10 +267,9 @@ static int wait_ranks(shared *s, int n)
             continue;
         children[k] = 0;
         left--;
-        __sync_synchronize();
         /* a rank that ended its part: the outputs are settled whatever
          * becomes of it afterwards (its exit, CUDA's teardown) */
-        const bool done = s->ended[k] != 0;
+        const bool done = propagate_cursor_has_ended(&s->cursor, k);
         if (k == 0)
             status = done ? s->status[0] : WIFEXITED(st) ? WEXITSTATUS(st) : PROPAGATE_FAILED;
         if (done && !WIFEXITED(st) && !signalled)
@@ -404,16 +324,13 @@ bool propagate_group_fork(int n, propagate_group **g, int *status)
         munmap(s, shared_bytes(n));
         return false;
     }
-    pthread_mutexattr_t mattr;
-    pthread_condattr_t cattr;
-    pthread_mutexattr_init(&mattr);
-    pthread_mutexattr_setpshared(&mattr, PTHREAD_PROCESS_SHARED);
-    pthread_condattr_init(&cattr);
-    pthread_condattr_setpshared(&cattr, PTHREAD_PROCESS_SHARED);
-    pthread_mutex_init(&s->lock, &mattr);
-    pthread_cond_init(&s->changed, &cattr);
-    pthread_mutexattr_destroy(&mattr);
-    pthread_condattr_destroy(&cattr);
+    const int locked = propagate_cursor_init(&s->cursor);
+    if (locked != 0) {
+        fprintf(stderr, "prism-propagate: a lock for %d processes: %s\n", n, strerror(locked));
+        pthread_barrier_destroy(&s->barrier);
+        munmap(s, shared_bytes(n));
+        return false;
+    }
     s->size = n;
     fflush(NULL); /* nothing buffered is written twice */
     const pid_t parent = getpid();
