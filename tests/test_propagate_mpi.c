@@ -1,8 +1,12 @@
 /* mpirun -np N prism-propagate on the host backend (CI's two cores,
  * oversubscribed): the gathered files are byte for byte those of one
  * process with 2, 3 and 4 ranks, each rank reading and writing only its
- * own rows, with generated photons and with photons read from a file,
- * also when a rank has no photons; a rank that fails (a file it cannot
+ * own rows, whether the ranks claim batches from their node's shared
+ * cursor (one node, as here) or take them in turn (ranks on several
+ * nodes, which the test hook $PRISM_PROPAGATE_TEST_APART makes of them),
+ * with generated photons and with photons read from a file, also when a
+ * rank has no photons; a rank whose device starts late takes less of the
+ * run and holds no one up; a rank that fails (a file it cannot
  * open) fails the whole job, named with its cause, leaving no output and
  * no rank's file behind; --processes is refused under mpirun.
  * $PRISM_PROPAGATE is the program, $PRISM_MPIRUN
@@ -90,39 +94,60 @@ static void assert_own_share(const char *json, int np, char files[3][512])
     assert_rank_shares(json, np, (const char(*)[512])files, PHOTONS, own);
 }
 
+/* The three outputs of 30000 photons in batches of 7001 into files[np],
+ * on np ranks (np 1: one process, no mpirun); the ranks claim batches,
+ * or take them in turn when apart. */
+static void three_outputs(int np, bool apart, char files[5][3][512])
+{
+    static exec_run r;
+    const char *kinds[3] = {"hits", "out", "rec"};
+    for (int k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "np%d%s_%s.npy", np, apart ? "_apart" : "", kinds[k]);
+        snprintf(files[np][k], sizeof files[np][k], "%s", exec_path(name));
+    }
+    const char *args[] = {"--backend", "host",       "--count",   "30000",      "--seed",
+                          "4",         "--batch",    "7001",      "--hits",     files[np][0],
+                          "--out",     files[np][1], "--records", files[np][2], "--record-steps",
+                          "3",         "--json",     NULL};
+    if (apart)
+        setenv("PRISM_PROPAGATE_TEST_APART", "1", 1);
+    run(&r, np == 1 ? 0 : np, args);
+    unsetenv("PRISM_PROPAGATE_TEST_APART");
+    assert_int_equal(r.exit_code, 0);
+    char ranks[32];
+    snprintf(ranks, sizeof ranks, "\"ranks\":%d", np);
+    assert_non_null(strstr(r.out, ranks));
+    assert_non_null(strstr(r.out, "\"photons\":30000"));
+    if (np > 1 && apart) {
+        assert_non_null(strstr(r.out, "\"ranks_batches\":\"in turn\""));
+        assert_own_share(r.out, np, files[np]);
+    } else if (np > 1) { /* whoever claims a batch writes it, and only it */
+        assert_non_null(strstr(r.out, "\"ranks_batches\":\"claimed\""));
+        assert_rank_shares(r.out, np, (const char(*)[512])files[np], 30000, NULL);
+    }
+    /* the summary names the files asked for, not a rank's own */
+    assert_non_null(strstr(r.out, files[np][0]));
+    assert_null(strstr(r.out, rank_tmp));
+}
+
 static void test_same_bytes_whatever_ranks(void **state)
 {
     (void)state;
     static exec_run r;
-    const char *kinds[3] = {"hits", "out", "rec"};
-    char files[5][3][512];
-    for (int np = 1; np <= 4; np++) { /* 1: one process, no mpirun; then 2 to 4 ranks */
-        for (int k = 0; k < 3; k++) {
-            char name[64];
-            snprintf(name, sizeof name, "np%d_%s.npy", np, kinds[k]);
-            snprintf(files[np][k], sizeof files[np][k], "%s", exec_path(name));
-        }
-        const char *args[] = {"--backend", "host",       "--count",        "30000",
-                              "--seed",    "4",          "--batch",        "7001",
-                              "--hits",    files[np][0], "--out",          files[np][1],
-                              "--records", files[np][2], "--record-steps", "3",
-                              "--json",    NULL};
-        run(&r, np == 1 ? 0 : np, args);
-        assert_int_equal(r.exit_code, 0);
-        char ranks[32];
-        snprintf(ranks, sizeof ranks, "\"ranks\":%d", np);
-        assert_non_null(strstr(r.out, ranks));
-        assert_non_null(strstr(r.out, "\"photons\":30000"));
-        if (np > 1)
-            assert_own_share(r.out, np, files[np]);
-        /* the summary names the files asked for, not a rank's own */
-        assert_non_null(strstr(r.out, files[np][0]));
-        assert_null(strstr(r.out, rank_tmp));
+    char files[5][3][512], apart[5][3][512];
+    three_outputs(1, false, files);
+    for (int np = 2; np <= 4; np++) {
+        three_outputs(np, false, files);
+        three_outputs(np, true, apart);
     }
     for (int np = 2; np <= 4; np++)
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 3; k++) {
             if (!exec_same_files(files[1][k], files[np][k]))
                 fail_msg("%s and %s differ", files[1][k], files[np][k]);
+            if (!exec_same_files(files[1][k], apart[np][k]))
+                fail_msg("%s and %s differ", files[1][k], apart[np][k]);
+        }
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
     /* photons read from a file (the one-process run's final photons), and
      * more ranks than photons: a rank with none */
@@ -147,6 +172,33 @@ static void test_same_bytes_whatever_ranks(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_true(exec_same_files(a, c));
     assert_true(exec_same_files(b, d));
+    assert_int_equal(exec_count_entries(rank_tmp, false), 0);
+}
+
+/* Rank 0's device starts a second late (the test hook): rank 1 claims
+ * the batches meanwhile, so it takes more of the run, and the files are
+ * those of one process. */
+static void test_late_rank_waited_for_by_none(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *one = exec_path("late_1.npy"), *two = exec_path("late_2.npy");
+    const char *args[] = {"--backend", "host", "--count", "40000", "--seed", "6",
+                          "--batch",   "2000", "--hits",  NULL,    "--json", NULL};
+    args[9] = one;
+    run(&r, 0, args);
+    assert_int_equal(r.exit_code, 0);
+    args[9] = two;
+    setenv("PRISM_PROPAGATE_TEST_LATE", "0", 1);
+    run(&r, 2, args);
+    unsetenv("PRISM_PROPAGATE_TEST_LATE");
+    assert_int_equal(r.exit_code, 0);
+    double photons[2] = {0, 0};
+    assert_int_equal(rank_json_array(r.out, "photons", photons, 2), 2);
+    if (!(photons[1] > photons[0]))
+        fail_msg("late rank 0 took %.0f photons, rank 1 %.0f: rank 1 waited for it", photons[0],
+                 photons[1]);
+    assert_true(exec_same_files(one, two));
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
@@ -268,6 +320,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_whatever_ranks),
         cmocka_unit_test(test_gensteps_across_ranks),
+        cmocka_unit_test(test_late_rank_waited_for_by_none),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_failing_rank),
         cmocka_unit_test(test_output_checked_first),

@@ -398,17 +398,18 @@ static int check_outputs(const propagate_options *o)
     return PROPAGATE_FAILED;
 }
 
-/* Under mpirun: this rank's node-local rank and o->quiet known from the
- * launcher's variables before MPI starts, so that its first context can be
- * made while MPI_Init runs (a quarter of a second each on the test
- * machine). */
-static bool mpi_early(propagate_options *o)
+/* Under Open MPI's mpirun: this rank's group, made from the launcher's
+ * variables before MPI starts, so that its first context can be made
+ * while MPI_Init runs (a quarter of a second each on the test machine);
+ * its node-local rank and o->quiet known from it. */
+static propagate_group *mpi_early(propagate_options *o)
 {
-    int rank = 0;
-    if (o->validate || !propagate_group_mpi_early(&o->local_rank, &rank))
-        return false;
-    o->quiet = o->quiet || rank > 0;
-    return true;
+    propagate_group *g = o->validate ? NULL : propagate_group_mpi_early();
+    if (g != NULL) {
+        o->local_rank = g->local_rank;
+        o->quiet = o->quiet || g->rank > 0;
+    }
+    return g;
 }
 
 int main(int argc, char **argv)
@@ -427,11 +428,14 @@ int main(int argc, char **argv)
     npy_remove_temporaries_on_signals("prism-propagate");
     propagate_run_info run = {.opt = &o, .started = started};
     startup early = {.rc = PROPAGATE_OK};
-    propagate_group *group = NULL;
-    bool begun = mpi_early(&o); /* the rank's first context made before its group */
+    /* the rank's first context made before MPI starts */
+    propagate_group *group = mpi_early(&o);
+    const bool mpi_pending = group != NULL; /* MPI_Init still to come */
+    bool begun = mpi_pending;
     if (begun && o.processes > 1) {
         fprintf(stderr, "prism-propagate: --processes: under mpirun each rank is one process; "
                         "ask mpirun for more ranks instead\n");
+        group->ops->end(group, PROPAGATE_USAGE);
         return PROPAGATE_USAGE;
     }
     /* a list of several CUDA devices: a process each, unless --processes
@@ -456,10 +460,13 @@ int main(int argc, char **argv)
     if (begun)
         start_early(&early, &o, &run, group);
     int bad = PROPAGATE_OK;
-    if (group == NULL) {
+    propagate_group *unstarted = NULL; /* an early group whose MPI_Init failed */
+    if (group == NULL || mpi_pending) {
         bool failed = false;
-        group = propagate_group_mpi(&argc, &argv, &failed);
+        propagate_group *made = propagate_group_mpi(group, &argc, &argv, &failed);
         bad = failed ? PROPAGATE_FAILED : PROPAGATE_OK;
+        unstarted = failed ? group : NULL;
+        group = made;
     }
     propagate_ranks *ranks = group != NULL ? propagate_ranks_begin(&o, group) : NULL;
     if (group != NULL && ranks == NULL)
@@ -479,6 +486,8 @@ int main(int argc, char **argv)
             first_ready(&early, NULL);
             close_contexts(&run, &ok);
         }
+        if (unstarted != NULL) /* after the startup thread, which takes its turns */
+            unstarted->ops->end(unstarted, bad);
         return ranks != NULL ? propagate_ranks_end(ranks, bad) : bad;
     }
     if (!begun && !o.validate)

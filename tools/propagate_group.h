@@ -36,8 +36,8 @@ typedef struct group_ops {
     /* stop every member now, with this exit status */
     void (*abort)(propagate_group *g, int code);
     /* A cursor of batches all members share, and the hits before each
-     * (NULL where the group has none: mpirun's ranks take batches in turn
-     * instead). claim: the next batch of a run of `total` photons, of at
+     * (propagate_cursor.h; NULL where the group has none: mpirun's ranks
+     * on several nodes take batches in turn instead). claim: the next batch of a run of `total` photons, of at
      * most `batch` photons and fewer near the end, so that the `contexts`
      * the members have in all finish together; its first photon, count
      * and number in the run into *first, *count, *seq (*count 0: none
@@ -74,27 +74,29 @@ struct propagate_group {
     void *impl;
 };
 
-/* propagate_group_mpi_early: before MPI starts, under Open MPI's mpirun,
- * this rank's node-local rank and rank from the launcher's variables, so
- * that its first context can be made while MPI_Init runs; false when they
- * are not known (then the group's own values are the ones to use).
+/* propagate_group_mpi_early: under Open MPI's mpirun, before MPI starts,
+ * this rank's group with its rank and node-local rank from the launcher's
+ * variables, so that its first context can be made while MPI_Init runs
+ * (its ops' turn is usable at once; nothing else is before
+ * propagate_group_mpi); NULL when they are not known.
  * propagate_group_mpi: under mpirun (Open MPI's or PMIx's variables set),
- * MPI_Init and the group of the job's ranks; NULL otherwise (a plain
- * run), or on failure with *failed set and the message on stderr. In a
- * build without MPI they are stand-ins: false, and NULL. */
+ * MPI_Init and the group of the job's ranks: `early`, now started, or a
+ * new one; NULL otherwise (a plain run, early NULL), or on failure with
+ * *failed set and the message on stderr (early is then still to be ended
+ * by its ops' end). In a build without MPI they are stand-ins: NULL. */
 #ifdef PRISM_HAVE_MPI
-bool propagate_group_mpi_early(int *local_rank, int *rank);
-propagate_group *propagate_group_mpi(int *argc, char ***argv, bool *failed);
+propagate_group *propagate_group_mpi_early(void);
+propagate_group *propagate_group_mpi(propagate_group *early, int *argc, char ***argv, bool *failed);
 #else
-static inline bool propagate_group_mpi_early(int *local_rank, int *rank)
+static inline propagate_group *propagate_group_mpi_early(void)
 {
-    (void)local_rank;
-    (void)rank;
-    return false;
+    return NULL;
 }
 
-static inline propagate_group *propagate_group_mpi(int *argc, char ***argv, bool *failed)
+static inline propagate_group *propagate_group_mpi(propagate_group *early, int *argc, char ***argv,
+                                                   bool *failed)
 {
+    (void)early;
     (void)argc;
     (void)argv;
     *failed = false;

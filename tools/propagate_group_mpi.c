@@ -1,29 +1,49 @@
 /* The ranks of an mpirun job as a propagate_group. Only Open MPI's and
  * PMIx's launch variables make one, so a plain run of an MPI build never
  * touches MPI. MPI is called from the main thread only (the stream's sink
- * runs there); the engine's threads never call it. */
+ * runs there); the engine's threads never call it.
+ *
+ * Under Open MPI's mpirun the group is made before MPI starts, from the
+ * launcher's variables, so that the rank's CUDA start runs while MPI_Init
+ * does. The ranks of a node then map one file of the job's session
+ * directory (which mpirun removes with the job): a propagate_cursor.
+ * Their CUDA starts take turns through it, and where every rank of the
+ * job is on that node they claim batches from it as forked processes do,
+ * so a rank whose device starts first takes more of the run. Ranks on
+ * several nodes take batches in turn. */
+#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "propagate_cursor.h"
 #include "propagate_group.h"
+
+/* How long a rank waits for the one before to pass its CUDA start's turn
+ * before it starts anyway (a rank that never mapped the node's file, or
+ * one slow to load a large detector). */
+#define TURN_LIMIT 10.0
+
+typedef struct mpi_group {
+    propagate_cursor *node; /* the node's shared file, NULL when there is none */
+    char path[512];
+    int member;    /* its place in the node's turns: the launcher's node-local rank */
+    bool claiming; /* the job on one node: batches claimed from node */
+    bool started;  /* MPI_Init done */
+} mpi_group;
+
+static mpi_group *impl(propagate_group *g)
+{
+    return g->impl;
+}
 
 static bool under_mpirun(void)
 {
     return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMIX_RANK") != NULL ||
            getenv("PMI_SIZE") != NULL;
-}
-
-bool propagate_group_mpi_early(int *local_rank, int *rank)
-{
-    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK"),
-               *world = getenv("OMPI_COMM_WORLD_RANK");
-    if (!under_mpirun() || local == NULL || world == NULL)
-        return false;
-    *local_rank = atoi(local);
-    *rank = atoi(world);
-    return true;
 }
 
 static MPI_Op op_of(group_op op)
@@ -79,37 +99,178 @@ static void mpi_abort(propagate_group *g, int code)
 static void mpi_end(propagate_group *g, int status)
 {
     (void)status; /* mpirun takes it from the exit */
-    MPI_Finalize();
+    mpi_group *m = impl(g);
+    if (m->node != NULL) {
+        propagate_cursor_ended(m->node, m->member);
+        propagate_cursor_detach(m->node);
+    }
+    if (m->started)
+        MPI_Finalize();
+    free(m);
     free(g);
 }
 
-/* no shared cursor, no turns: the ranks take batches in turn */
-static const group_ops mpi_ops = {.allreduce_u64 = mpi_allreduce_u64,
-                                  .allreduce_f64 = mpi_allreduce_f64,
-                                  .bcast = mpi_bcast,
-                                  .allgather = mpi_allgather,
-                                  .gather = mpi_gather,
-                                  .host = mpi_host,
-                                  .abort = mpi_abort,
-                                  .end = mpi_end};
-
-propagate_group *propagate_group_mpi(int *argc, char ***argv, bool *failed)
+static int mpi_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
+                     uint64_t *first, uint64_t *count, uint64_t *seq)
 {
-    *failed = false;
-    if (!under_mpirun())
+    return propagate_cursor_claim(impl(g)->node, total, batch, contexts, first, count, seq);
+}
+
+static int mpi_place(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits, uint64_t *at)
+{
+    return propagate_cursor_place(impl(g)->node, seq, count, hits, at);
+}
+
+static void mpi_stop(propagate_group *g)
+{
+    propagate_cursor_stop(impl(g)->node);
+}
+
+static uint64_t mpi_placed(propagate_group *g, uint64_t *photons)
+{
+    return propagate_cursor_placed(impl(g)->node, photons);
+}
+
+static void mpi_turn(propagate_group *g)
+{
+    propagate_cursor_turn(impl(g)->node, impl(g)->member, TURN_LIMIT);
+}
+
+static void mpi_turned(propagate_group *g)
+{
+    propagate_cursor_turned(impl(g)->node, impl(g)->member);
+}
+
+#define MPI_COLLECTIVES                                                                            \
+    .allreduce_u64 = mpi_allreduce_u64, .allreduce_f64 = mpi_allreduce_f64, .bcast = mpi_bcast,    \
+    .allgather = mpi_allgather, .gather = mpi_gather, .host = mpi_host, .abort = mpi_abort,        \
+    .end = mpi_end
+
+/* no node file: no shared cursor, no turns (the ranks take batches in turn) */
+static const group_ops mpi_ops = {MPI_COLLECTIVES};
+/* ranks on several nodes: each node's CUDA starts take turns */
+static const group_ops mpi_turn_ops = {MPI_COLLECTIVES, .turn = mpi_turn, .turned = mpi_turned};
+/* the whole job on one node: turns, and the batches claimed */
+static const group_ops mpi_cursor_ops = {MPI_COLLECTIVES,      .turn = mpi_turn,
+                                         .turned = mpi_turned, .claim = mpi_claim,
+                                         .place = mpi_place,   .stop = mpi_stop,
+                                         .placed = mpi_placed};
+
+static int env_int(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    return v != NULL && *v ? atoi(v) : fallback;
+}
+
+/* The node's file: in the job's session directory, named by the job. */
+static bool node_path(char *path, size_t size)
+{
+    const char *dir = getenv("PMIX_SERVER_TMPDIR"), *job = getenv("PMIX_NAMESPACE");
+    if (dir == NULL)
+        dir = getenv("OMPI_MCA_orte_jobfam_session_dir");
+    if (job == NULL)
+        job = getenv("OMPI_MCA_ess_base_jobid");
+    if (dir == NULL || job == NULL || !*dir || !*job)
+        return false;
+    const int n = snprintf(path, size, "%s/prism-propagate-", dir);
+    if (n < 0 || (size_t)n >= size)
+        return false;
+    size_t k = (size_t)n;
+    for (const char *c = job; *c && k + 1 < size; c++) /* a namespace may hold '/' */
+        path[k++] = *c == '/' ? '_' : *c;
+    path[k] = 0;
+    return k + 1 < size;
+}
+
+propagate_group *propagate_group_mpi_early(void)
+{
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK"),
+               *world = getenv("OMPI_COMM_WORLD_RANK");
+    if (!under_mpirun() || local == NULL || world == NULL)
         return NULL;
     propagate_group *g = calloc(1, sizeof *g);
+    mpi_group *m = calloc(1, sizeof *m);
+    if (g == NULL || m == NULL) {
+        free(g);
+        free(m);
+        return NULL; /* made after MPI_Init instead, or said there */
+    }
+    *g = (propagate_group){.rank = atoi(world),
+                           .size = env_int("OMPI_COMM_WORLD_SIZE", 1),
+                           .local_rank = atoi(local),
+                           .local_size = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1),
+                           .launcher = "mpirun",
+                           .ops = &mpi_ops,
+                           .impl = m};
+    m->member = g->local_rank;
+    char err[768];
+    if (node_path(m->path, sizeof m->path) &&
+        (m->node = propagate_cursor_attach(m->path, err, sizeof err)) == NULL)
+        fprintf(stderr,
+                "prism-propagate: rank %d: the ranks' shared file %s: the ranks take batches in "
+                "turn\n",
+                g->rank, err);
+    /* the test hook $PRISM_PROPAGATE_TEST_APART: the ranks as on nodes apart */
+    const char *apart = getenv("PRISM_PROPAGATE_TEST_APART");
+    m->claiming = m->node != NULL && g->local_size == g->size && g->size <= PROPAGATE_MAX_RANKS &&
+                  !(apart != NULL && strcmp(apart, "1") == 0);
+    g->ops = m->claiming ? &mpi_cursor_ops : m->node != NULL ? &mpi_turn_ops : &mpi_ops;
+    return g;
+}
+
+/* After MPI_Init: the ranks agree that they all claim batches from their
+ * node's file, or all take them in turn, and the file's name goes (every
+ * rank has mapped it). A file that holds another run's cursor is not
+ * claimed from. Returns false (the message on stderr) when they cannot
+ * agree. */
+static bool agree_on_cursor(propagate_group *g)
+{
+    mpi_group *m = impl(g);
+    if (m->claiming && (m->node->next_seq != 0 || m->node->stopped)) {
+        fprintf(stderr, "prism-propagate: rank %d: %s holds another run's batches\n", g->rank,
+                m->path);
+        m->claiming = false;
+    }
+    int agreed[2] = {m->claiming, !m->claiming}; /* all claim, none claims */
+    MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (m->node != NULL && g->local_rank == 0)
+        unlink(m->path); /* after the reduce: every rank of the node has it mapped */
+    if (agreed[0] || agreed[1])
+        return true;
+    if (!m->claiming)
+        fprintf(stderr,
+                "prism-propagate: rank %d: cannot claim batches from %s as the other ranks "
+                "do\n",
+                g->rank, m->path);
+    return false;
+}
+
+propagate_group *propagate_group_mpi(propagate_group *early, int *argc, char ***argv, bool *failed)
+{
+    *failed = false;
+    if (early == NULL && !under_mpirun())
+        return NULL;
+    propagate_group *g = early != NULL ? early : calloc(1, sizeof *g);
+    mpi_group *m = early != NULL ? impl(early) : calloc(1, sizeof *m);
     int provided = 0;
     const double t0 = omp_get_wtime();
-    if (g == NULL || MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    if (g == NULL || m == NULL ||
+        MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "prism-propagate: MPI_Init failed\n");
-        free(g);
+        if (early == NULL) {
+            free(g);
+            free(m);
+        }
         *failed = true;
         return NULL;
     }
+    m->started = true;
     g->init_seconds = omp_get_wtime() - t0;
-    g->launcher = "mpirun";
-    g->ops = &mpi_ops;
+    g->impl = m;
+    if (early == NULL) {
+        g->launcher = "mpirun";
+        g->ops = &mpi_ops;
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &g->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g->size);
     MPI_Comm node;
@@ -118,5 +279,9 @@ propagate_group *propagate_group_mpi(int *argc, char ***argv, bool *failed)
     g->local_size = 1;
     MPI_Comm_size(node, &g->local_size);
     MPI_Comm_free(&node);
+    if (early != NULL && !agree_on_cursor(g)) {
+        *failed = true;
+        return NULL; /* early is still the caller's, to end */
+    }
     return g;
 }

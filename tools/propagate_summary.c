@@ -119,6 +119,10 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
                    run->launcher == NULL || strcmp(run->launcher, "fork") != 0 ? "MPI ranks"
                    : o->processes_auto ? "processes (a device each)"
                                        : "processes (--processes)");
+        if (run->ranks > 1)
+            fputs(run->claimed ? ", each batch claimed by the first rank free"
+                               : ", batches taken in turn",
+                  stdout);
         printf(", geometry upload:");
         for (size_t i = 0; i < run->contexts_n; i++)
             printf(" %.3f s (%s)", run->upload_each[i],
@@ -246,7 +250,8 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
         printf(",\"cuda_visible_devices\":\"%s\"", run->opt->visible);
     printf(",\"contexts\":%zu,\"ranks\":%d", run->contexts_n, run->ranks > 1 ? run->ranks : 1);
     if (run->ranks > 1 && run->launcher != NULL)
-        printf(",\"launcher\":\"%s\"", run->launcher);
+        printf(",\"launcher\":\"%s\",\"ranks_batches\":\"%s\"", run->launcher,
+               run->claimed ? "claimed" : "in turn");
     if (run->ranks > 1 && run->opt->processes_auto) /* not --processes: a device each */
         printf(",\"processes\":\"a device each\"");
     printf(",\"upload_seconds_each\":[");
