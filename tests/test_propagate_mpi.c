@@ -6,12 +6,15 @@
  * nodes, which the test hook $PRISM_PROPAGATE_TEST_APART makes of them),
  * with generated photons and with photons read from a file, also when a
  * rank has no photons; a rank whose device starts late takes less of the
- * run and holds no one up; a rank that fails (a file it cannot
+ * run and holds no one up; a rank that mpirun binds to a core by its
+ * default runs on the CPUs mpirun may use, one bound by the user's choice
+ * keeps it; a rank that fails (a file it cannot
  * open) fails the whole job, named with its cause, leaving no output and
  * no rank's file behind; --processes is refused under mpirun.
  * $PRISM_PROPAGATE is the program, $PRISM_MPIRUN
  * Open MPI's mpirun. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -202,6 +205,35 @@ static void test_late_rank_waited_for_by_none(void **state)
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
+/* Two ranks, which Open MPI binds to a core each by its default: each runs
+ * on the CPUs this test may (per_rank's cpus), and rank 0 says so; bound
+ * by the user's choice (the MCA variable --bind-to sets), each keeps its
+ * one CPU and nothing is said. */
+static void test_default_binding_widened(void **state)
+{
+    (void)state;
+    static exec_run r;
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    const double mine = CPU_COUNT(&set);
+    const char *args[] = {"--backend", "host", "--count", "2000", "--json", NULL};
+    run(&r, 2, args);
+    assert_int_equal(r.exit_code, 0);
+    double cpus[2] = {0, 0};
+    assert_int_equal(rank_json_array(r.out, "cpus", cpus, 2), 2);
+    assert_true(cpus[0] == mine && cpus[1] == mine);
+    if (mine < 2)
+        skip(); /* one CPU: nothing to bind ranks apart on */
+    assert_non_null(strstr(r.err, "mpirun bound each rank to 1 CPU by its default"));
+    setenv("OMPI_MCA_hwloc_base_binding_policy", "core", 1);
+    run(&r, 2, args);
+    unsetenv("OMPI_MCA_hwloc_base_binding_policy");
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(rank_json_array(r.out, "cpus", cpus, 2), 2);
+    assert_true(cpus[0] == 1 && cpus[1] == 1);
+    assert_null(strstr(r.err, "mpirun bound"));
+}
+
 /* No --backend: each rank runs where a plain run would, the host where
  * there is no CUDA device (CI), a device where there is one. */
 /* A muon's gensteps (Cerenkov photons made where they are propagated),
@@ -321,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_same_bytes_whatever_ranks),
         cmocka_unit_test(test_gensteps_across_ranks),
         cmocka_unit_test(test_late_rank_waited_for_by_none),
+        cmocka_unit_test(test_default_binding_widened),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_failing_rank),
         cmocka_unit_test(test_output_checked_first),

@@ -404,7 +404,7 @@ static int check_outputs(const propagate_options *o)
  * its node-local rank and o->quiet known from it. */
 static propagate_group *mpi_early(propagate_options *o)
 {
-    propagate_group *g = o->validate ? NULL : propagate_group_mpi_early();
+    propagate_group *g = o->validate ? NULL : propagate_group_mpi_early(o->quiet);
     if (g != NULL) {
         o->local_rank = g->local_rank;
         o->quiet = o->quiet || g->rank > 0;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,9 +108,11 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
     m->rank = g->rank;
     m->ranks = g->size;
     const int local_ranks = g->local_size;
-    /* The ranks of a node share its cores: each takes its part for its
-     * threads (the load, the host's staging), unless OMP_NUM_THREADS says. */
-    if (getenv("OMP_NUM_THREADS") == NULL && local_ranks > 1) {
+    /* The ranks of a node share its cores: each takes its part of those it
+     * may run on for its threads (the load, the host's staging), unless
+     * OMP_NUM_THREADS says. Set also for one rank: OpenMP counted its CPUs
+     * when it was loaded, before an mpirun rank widened its mask. */
+    if (getenv("OMP_NUM_THREADS") == NULL) {
         const int each = omp_get_num_procs() / local_ranks;
         omp_set_num_threads(each > 0 ? each : 1);
     }
@@ -556,12 +559,21 @@ static int commit(propagate_ranks *m, int ok)
     return rc;
 }
 
-/* Rank 0: each rank's bytes read and written of the outputs, its photons, its time
- * before its run, in making the group (MPI_Init, the fork) and in finishing, for the summary. */
+/* The CPUs this thread (the rank's main thread, whose mask its others
+ * inherit) may run on. */
+static uint64_t cpus(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? (uint64_t)CPU_COUNT(&set) : 0;
+}
+
+/* Rank 0: each rank's bytes read and written of the outputs, its photons,
+ * its CPUs, its time before its run, in making the group (MPI_Init, the
+ * fork) and in finishing, for the summary. */
 static void gather_io(propagate_ranks *m, propagate_summary *s, double setup)
 {
-    const uint64_t mine[3] = {m->io_read, m->io_written, m->photons};
-    uint64_t *all = m->rank == 0 ? calloc((size_t)m->ranks * 3, sizeof *all) : NULL;
+    const uint64_t mine[4] = {m->io_read, m->io_written, m->photons, cpus()};
+    uint64_t *all = m->rank == 0 ? calloc((size_t)m->ranks * 4, sizeof *all) : NULL;
     double *setups = m->rank == 0 ? calloc((size_t)m->ranks * 3, sizeof *setups) : NULL;
     const double times[3] = {setup, m->g->init_seconds, m->finish_seconds};
     m->g->ops->gather(m->g, mine, sizeof mine, all);

@@ -259,16 +259,16 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
         printf("%s%.6g", i ? "," : "", run->upload_each[i]);
     printf("]");
     if (s->ranks > 0) { /* what each rank read and wrote to put the outputs together */
-        const char *keys[6] = {"read_bytes",    "written_bytes", "photons",
+        const char *keys[7] = {"read_bytes",    "written_bytes", "photons",       "cpus",
                                "setup_seconds", "init_seconds",  "finish_seconds"};
         printf(",\"per_rank\":{");
-        for (int k = 0; k < 6; k++) {
+        for (int k = 0; k < 7; k++) {
             printf("%s\"%s\":[", k ? "," : "", keys[k]);
             for (size_t r = 0; r < s->ranks; r++)
-                if (k < 3)
-                    printf("%s%llu", r ? "," : "", (unsigned long long)s->rank_io[3 * r + k]);
+                if (k < 4)
+                    printf("%s%llu", r ? "," : "", (unsigned long long)s->rank_io[4 * r + k]);
                 else
-                    printf("%s%.6g", r ? "," : "", s->rank_setup[3 * r + (size_t)(k - 3)]);
+                    printf("%s%.6g", r ? "," : "", s->rank_setup[3 * r + (size_t)(k - 4)]);
             printf("]");
         }
         printf("}");

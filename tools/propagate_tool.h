@@ -96,9 +96,10 @@ typedef struct propagate_summary {
     size_t host_peak_bytes;    /* the process's peak resident memory (getrusage) */
     uint64_t hits, out_rows, record_rows;
     /* one rank of several, on rank 0: each rank's bytes read and written
-     * of the outputs and its photons (rank_io[3 r], [3 r + 1], [3 r + 2]), its seconds before
-     * its run (rank_setup[3 r]), in making the group (MPI_Init or the
-     * fork: 3 r + 1) and finishing the files after its run (3 r + 2) */
+     * of the outputs, its photons and the CPUs it may run on (rank_io[4 r]
+     * to [4 r + 3]), its seconds before its run (rank_setup[3 r]), in
+     * making the group (MPI_Init or the fork: 3 r + 1) and finishing the
+     * files after its run (3 r + 2) */
     size_t ranks;
     uint64_t *rank_io;
     double *rank_setup;
