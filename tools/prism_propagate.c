@@ -402,9 +402,9 @@ static int check_outputs(const propagate_options *o)
  * variables before MPI starts, so that its first context can be made
  * while MPI_Init runs (a quarter of a second each on the test machine);
  * its node-local rank and o->quiet known from it. */
-static propagate_group *mpi_early(propagate_options *o)
+static propagate_group *mpi_early(propagate_options *o, char **argv)
 {
-    propagate_group *g = o->validate ? NULL : propagate_group_mpi_early(o->quiet);
+    propagate_group *g = o->validate ? NULL : propagate_group_mpi_early(argv, o->quiet);
     if (g != NULL) {
         o->local_rank = g->local_rank;
         o->quiet = o->quiet || g->rank > 0;
@@ -429,7 +429,7 @@ int main(int argc, char **argv)
     propagate_run_info run = {.opt = &o, .started = started};
     startup early = {.rc = PROPAGATE_OK};
     /* the rank's first context made before MPI starts */
-    propagate_group *group = mpi_early(&o);
+    propagate_group *group = mpi_early(&o, argv);
     const bool mpi_pending = group != NULL; /* MPI_Init still to come */
     bool begun = mpi_pending;
     if (begun && o.processes > 1) {

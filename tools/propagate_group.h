@@ -80,18 +80,20 @@ struct propagate_group {
  * (its ops' turn is usable at once; nothing else is before
  * propagate_group_mpi); NULL when they are not known. Called before any
  * thread starts: a rank that mpirun bound to a core by its default is
- * given the CPUs mpirun may use (said on stderr by rank 0 unless quiet).
+ * given the CPUs mpirun may use and runs argv anew (said on stderr by
+ * rank 0 unless quiet).
  * propagate_group_mpi: under mpirun (Open MPI's or PMIx's variables set),
  * MPI_Init and the group of the job's ranks: `early`, now started, or a
  * new one; NULL otherwise (a plain run, early NULL), or on failure with
  * *failed set and the message on stderr (early is then still to be ended
  * by its ops' end). In a build without MPI they are stand-ins: NULL. */
 #ifdef PRISM_HAVE_MPI
-propagate_group *propagate_group_mpi_early(bool quiet);
+propagate_group *propagate_group_mpi_early(char **argv, bool quiet);
 propagate_group *propagate_group_mpi(propagate_group *early, int *argc, char ***argv, bool *failed);
 #else
-static inline propagate_group *propagate_group_mpi_early(bool quiet)
+static inline propagate_group *propagate_group_mpi_early(char **argv, bool quiet)
 {
+    (void)argv;
     (void)quiet;
     return NULL;
 }

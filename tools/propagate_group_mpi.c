@@ -188,32 +188,61 @@ static bool node_path(char *path, size_t size)
  * writer, the load) then share that core (two H100s, 10^9 photons: 4.92
  * and 4.95 s bound, 4.43 s with --bind-to none). A rank bound by that
  * default (no binding or mapping policy among its variables) takes the
- * CPUs its launcher may use, before it starts any thread, which inherit
- * them; a --bind-to or --map-by of the user's is kept. Returns the CPUs
- * the rank had, 0 when its mask is unchanged. */
-static int unbind_default(void)
+ * CPUs its launcher may use and starts itself anew (an exec, before MPI
+ * or any thread has started): OpenMP fixes the thread count of threads
+ * other than the main one when it is loaded, so widened in place, the
+ * engine's workers kept one thread for their loops (page-locking the
+ * hits' memory took 0.16-0.24 s instead of 0.04 s). A --bind-to or
+ * --map-by of the user's is kept. $PRISM_PROPAGATE_WIDENED carries the
+ * CPUs the rank had into the new image, which says so. */
+#define WIDENED "PRISM_PROPAGATE_WIDENED"
+
+static void unbind_default(char **argv)
 {
     const char *bound = getenv("OMPI_MCA_orte_bound_at_launch");
-    if (bound == NULL || strcmp(bound, "1") != 0 ||
+    if (getenv(WIDENED) != NULL || bound == NULL || strcmp(bound, "1") != 0 ||
         getenv("OMPI_MCA_hwloc_base_binding_policy") != NULL ||
         getenv("OMPI_MCA_rmaps_base_mapping_policy") != NULL)
-        return 0;
+        return;
     cpu_set_t mine, launcher;
     if (sched_getaffinity(0, sizeof mine, &mine) != 0 ||
         sched_getaffinity(getppid(), sizeof launcher, &launcher) != 0)
-        return 0;
+        return;
     const int had = CPU_COUNT(&mine);
     if (CPU_COUNT(&launcher) <= had || sched_setaffinity(0, sizeof launcher, &launcher) != 0)
-        return 0;
-    return had;
+        return;
+    char text[16];
+    snprintf(text, sizeof text, "%d", had);
+    setenv(WIDENED, text, 1);
+    fflush(NULL);
+    execv("/proc/self/exe", argv);
+    /* no exec: this image goes on, widened, its workers' loops on one thread */
 }
 
-propagate_group *propagate_group_mpi_early(bool quiet)
+/* The CPUs the rank had before it was widened (0: it was not), said by
+ * rank 0 unless quiet. */
+static void say_widened(int rank, bool quiet)
+{
+    const char *w = getenv(WIDENED);
+    const int had = w != NULL ? atoi(w) : 0;
+    unsetenv(WIDENED);
+    if (had <= 0 || rank != 0 || quiet)
+        return;
+    cpu_set_t now;
+    if (sched_getaffinity(0, sizeof now, &now) == 0)
+        fprintf(stderr,
+                "prism-propagate: mpirun bound each rank to %d CPU%s by its default; the ranks "
+                "run on the %d it may use (mpirun's --bind-to chooses)\n",
+                had, had == 1 ? "" : "s", CPU_COUNT(&now));
+}
+
+propagate_group *propagate_group_mpi_early(char **argv, bool quiet)
 {
     const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK"),
                *world = getenv("OMPI_COMM_WORLD_RANK");
     if (!under_mpirun() || local == NULL || world == NULL)
         return NULL;
+    unbind_default(argv); /* returns only where it was not widened, or widened anew */
     propagate_group *g = calloc(1, sizeof *g);
     mpi_group *m = calloc(1, sizeof *m);
     if (g == NULL || m == NULL) {
@@ -229,15 +258,7 @@ propagate_group *propagate_group_mpi_early(bool quiet)
                            .ops = &mpi_ops,
                            .impl = m};
     m->member = g->local_rank;
-    const int had = unbind_default();
-    if (had > 0 && g->rank == 0 && !quiet) {
-        cpu_set_t now;
-        sched_getaffinity(0, sizeof now, &now);
-        fprintf(stderr,
-                "prism-propagate: mpirun bound each rank to %d CPU%s by its default; the ranks "
-                "run on the %d it may use (mpirun's --bind-to chooses)\n",
-                had, had == 1 ? "" : "s", CPU_COUNT(&now));
-    }
+    say_widened(g->rank, quiet);
     char err[768];
     if (node_path(m->path, sizeof m->path) &&
         (m->node = propagate_cursor_attach(m->path, err, sizeof err)) == NULL)
