@@ -37,8 +37,9 @@ typedef struct group_ops {
     void (*abort)(propagate_group *g, int code);
     /* A cursor of batches all members share, and the hits before each
      * (propagate_cursor.h; NULL where the group has none: mpirun's ranks
-     * on several nodes take batches in turn instead). claim: the next batch of a run of `total` photons, of at
-     * most `batch` photons and fewer near the end, so that the `contexts`
+     * on several nodes take batches in turn instead). claim: the next
+     * batch of a run of `total` photons, of at most `batch` photons and
+     * fewer near the end, so that the `contexts`
      * the members have in all finish together; its first photon, count
      * and number in the run into *first, *count, *seq (*count 0: none
      * left). place: batch seq's hit count told, and the hits of every

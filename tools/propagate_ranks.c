@@ -299,20 +299,21 @@ static void sum_summary(const propagate_ranks *m, propagate_summary *s)
  * with pwrite at their offsets as its batches reach its sink, so no rank
  * reads or writes another's rows and nothing is copied after the run.
  * --out and --records rows sit at their photons' indices. The hits of
- * batch k follow those of batches 0..k-1: the ranks take batches in turn
- * (batch k on rank k mod R), and after each round of R batches they tell
- * each other their counts (an allgather of one number each), so a rank
- * knows where its batch's hits go. That exchange is the ranks' only step
- * in common during the run; a rank blocked in it still has its devices
- * working on its next batches. A count of ROUND_FAILED says a rank
- * stopped: every rank then stops at that round, and no file is kept.
+ * batch k follow those of batches 0..k-1. Ranks on several nodes take
+ * batches in turn (batch k on rank k mod R), and after each round of R
+ * batches they tell each other their counts (an allgather of one number
+ * each), so a rank knows where its batch's hits go. That exchange is the
+ * ranks' only step in common during the run; a rank blocked in it still
+ * has its devices working on its next batches. A count of ROUND_FAILED
+ * says a rank stopped: every rank then stops at that round, and no file
+ * is kept.
  *
- * Where the group shares a cursor (group_ops.claim: forked processes),
- * the ranks claim batches from it instead, so a rank whose device starts
- * first or runs faster takes more of the run, and each batch's hits go
- * after those of every batch claimed before it, whoever took them
- * (group_ops.place). A rank that stops stops the cursor: the others' next
- * claim or place fails, and no file is kept. */
+ * Where the group shares a cursor (group_ops.claim: forked processes, or
+ * mpirun's ranks all on one node), the ranks claim batches from it
+ * instead, so a rank whose device starts first or runs faster takes more
+ * of the run, and each batch's hits go after those of every batch claimed
+ * before it, whoever took them (group_ops.place). A rank that stops stops
+ * the cursor: the others' next claim or place fails, and no file is kept. */
 
 #define ROUND_FAILED UINT64_MAX
 

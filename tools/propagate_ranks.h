@@ -1,18 +1,20 @@
 /* prism-propagate as one rank of several processes that share a run: the
  * ranks of an mpirun job, or the processes prism-propagate forks, one a
  * device (propagate_group.h makes either). Each rank loads the detector,
- * takes one device by its node-local rank, and the ranks take the run's
- * batches in turn (batch k on rank k mod R: prism_propagate_stream's
- * stride and phase), with photons generated from the seed and their
- * indices (or read from --photons, which every rank must see). Each rank
- * writes its own rows straight into the one file of each output, at their
- * offsets: --out and --records by photon index, the hits after every
- * round's exchange of hit counts. No rank reads or writes another's rows,
- * nothing is copied after the run, and the files are the bytes one
- * process writes; rank 0 writes the headers and renames them into place,
- * and prints the summed summary. A rank that fails makes every rank stop
- * at the next round and exit 1 after rank 0 has printed what the failing
- * rank said, named by rank and host: nobody waits on it. */
+ * takes one device by its node-local rank, and the ranks claim the run's
+ * batches from a cursor they share where their group has one (ranks on
+ * one node), else take them in turn (batch k on rank k mod R:
+ * prism_propagate_stream's stride and phase), with photons generated from
+ * the seed and their indices (or read from --photons, which every rank
+ * must see). Each rank writes its own rows straight into the one file of
+ * each output, at their offsets: --out and --records by photon index, the
+ * hits after those of every batch before theirs. No rank reads or writes
+ * another's rows, nothing is copied after the run, and the files are the
+ * bytes one process writes; rank 0 writes the headers and renames them
+ * into place, and prints the summed summary. A rank that fails makes
+ * every rank stop at their next claim or round and exit 1 after rank 0
+ * has printed what the failing rank said, named by rank and host: nobody
+ * waits on it. */
 #ifndef PRISM_TOOLS_PROPAGATE_RANKS_H
 #define PRISM_TOOLS_PROPAGATE_RANKS_H
 
@@ -50,8 +52,8 @@ int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, ch
 /* This process's rank in its group: rank 0 alone writes what there is one
  * of for the whole job (the saved gensteps). */
 int propagate_ranks_rank(const propagate_ranks *m);
-/* The ranks claim batches from a cursor they share (forked processes)
- * instead of taking them in turn. */
+/* The ranks claim batches from a cursor they share (forked processes,
+ * mpirun's ranks on one node) instead of taking them in turn. */
 bool propagate_ranks_claiming(const propagate_ranks *m);
 /* The next batch from that cursor (prism_propagate_stream_desc.claim): its
  * first photon and count (0: the run has none left), at most `batch`;
