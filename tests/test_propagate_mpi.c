@@ -8,7 +8,8 @@
  * rank has no photons; a rank whose device starts late takes less of the
  * run and holds no one up; a rank that mpirun binds to a core by its
  * default runs on the CPUs mpirun may use, one bound by the user's choice
- * keeps it; a rank that fails (a file it cannot
+ * keeps it; ranks that cannot all claim from the node's cursor fail the
+ * job at once; a rank that fails (a file it cannot
  * open) fails the whole job, named with its cause, leaving no output and
  * no rank's file behind; --processes is refused under mpirun.
  * $PRISM_PROPAGATE is the program, $PRISM_MPIRUN
@@ -314,6 +315,48 @@ static void test_failing_rank(void **state)
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
+/* Rank 1 cannot claim batches from the node's shared cursor (the test
+ * hook makes it a rank on a node apart) where rank 0 can: the job fails
+ * at once, rank 0 says why, and nothing is written. */
+static void test_ranks_disagree_on_cursor(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *hits = exec_path("disagree_hits.npy");
+    const char *argv[] = {getenv("PRISM_MPIRUN"),
+                          "-np",
+                          "1",
+                          "--oversubscribe",
+                          getenv("PRISM_PROPAGATE"),
+                          DETECTOR,
+                          "--backend",
+                          "host",
+                          "--count",
+                          "2000",
+                          "--hits",
+                          hits,
+                          ":",
+                          "-np",
+                          "1",
+                          "env",
+                          "PRISM_PROPAGATE_TEST_APART=1",
+                          getenv("PRISM_PROPAGATE"),
+                          DETECTOR,
+                          "--backend",
+                          "host",
+                          "--count",
+                          "2000",
+                          "--hits",
+                          hits,
+                          NULL};
+    exec_program(&r, argv, false);
+    assert_int_not_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.err, "rank 0: not every rank can claim batches from"));
+    assert_non_null(strstr(r.err, "no output written"));
+    assert_false(exists(hits));
+    assert_int_equal(exec_count_entries(rank_tmp, false), 0);
+}
+
 /* An output that cannot be written: rank 0 finds it before any rank loads
  * the detector, names it, and the job writes nothing. */
 static void test_output_checked_first(void **state)
@@ -356,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_default_binding_widened),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_failing_rank),
+        cmocka_unit_test(test_ranks_disagree_on_cursor),
         cmocka_unit_test(test_output_checked_first),
         cmocka_unit_test(test_processes_refused),
     };

@@ -274,29 +274,36 @@ propagate_group *propagate_group_mpi_early(char **argv, bool quiet)
     return g;
 }
 
-/* After MPI_Init: the ranks agree that they all claim batches from their
- * node's file, or all take them in turn, and the file's name goes (every
- * rank has mapped it). A file that holds another run's cursor is not
- * claimed from. Returns false (the message on stderr) when they cannot
- * agree. */
+/* After MPI_Init: the ranks check that all of them claim batches from
+ * their node's file, as their ops say (made from the launcher's variables
+ * before MPI started), or none does, and the file's name goes (every rank
+ * has mapped it). A rank does not claim from a file that holds another
+ * run's cursor, nor where MPI finds the ranks on several nodes. Returns
+ * false (the message on stderr) when some would claim and others not. */
 static bool agree_on_cursor(propagate_group *g)
 {
     mpi_group *m = impl(g);
+    const bool planned = m->claiming;
     if (m->claiming && (m->node->next_seq != 0 || m->node->stopped)) {
         fprintf(stderr, "prism-propagate: rank %d: %s holds another run's batches\n", g->rank,
                 m->path);
         m->claiming = false;
     }
-    int agreed[2] = {m->claiming, !m->claiming}; /* all claim, none claims */
+    if (m->claiming && g->local_size != g->size) { /* the launcher said one node, MPI not */
+        fprintf(stderr, "prism-propagate: rank %d: %d of the %d ranks share its node\n", g->rank,
+                g->local_size, g->size);
+        m->claiming = false;
+    }
+    int agreed[2] = {m->claiming, !planned}; /* all claim; none was to */
     MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (m->node != NULL && g->local_rank == 0)
         unlink(m->path); /* after the reduce: every rank of the node has it mapped */
     if (agreed[0] || agreed[1])
         return true;
-    if (!m->claiming)
+    if (m->claiming)
         fprintf(stderr,
-                "prism-propagate: rank %d: cannot claim batches from %s as the other ranks "
-                "do\n",
+                "prism-propagate: rank %d: not every rank can claim batches from %s, the "
+                "ranks' shared cursor: no output written\n",
                 g->rank, m->path);
     return false;
 }
