@@ -262,10 +262,9 @@ propagate_group *propagate_group_mpi_early(char **argv, bool quiet)
     char err[768];
     if (node_path(m->path, sizeof m->path) &&
         (m->node = propagate_cursor_attach(m->path, err, sizeof err)) == NULL)
-        fprintf(stderr,
-                "prism-propagate: rank %d: the ranks' shared file %s: the ranks take batches in "
-                "turn\n",
-                g->rank, err);
+        fprintf(stderr, /* what follows (batches in turn, or a job that stops) is said later */
+                "prism-propagate: rank %d: no cursor shared with the node's ranks: %s\n", g->rank,
+                err);
     /* the test hook $PRISM_PROPAGATE_TEST_APART: the ranks as on nodes apart */
     const char *apart = getenv("PRISM_PROPAGATE_TEST_APART");
     m->claiming = m->node != NULL && g->local_size == g->size && g->size <= PROPAGATE_MAX_RANKS &&
