@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "progress.h"
 #include "propagate_cursor.h"
 
 static char dir[256], path[512];
@@ -45,13 +45,6 @@ static propagate_cursor *attach(const char *name)
     if (c == NULL)
         fail_msg("%s", err);
     return c;
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Two mappings of one file and a forked process: one cursor. */
@@ -115,24 +108,24 @@ static void test_turns(void **state)
 {
     (void)state;
     propagate_cursor *c = attach("turns");
-    double t0 = now();
+    double t0 = tool_now();
     propagate_cursor_turn(c, 0, 5.0); /* the first waits for no one */
     propagate_cursor_turn(c, 1, 0.2); /* member 0 never passes: the limit */
-    const double waited = now() - t0;
+    const double waited = tool_now() - t0;
     assert_true(waited >= 0.2);
     assert_true(waited < 2.0);
     propagate_cursor_turned(c, 0);
-    t0 = now();
+    t0 = tool_now();
     propagate_cursor_turn(c, 1, 5.0);
     propagate_cursor_ended(c, 1); /* ended without passing its turn */
     assert_true(propagate_cursor_has_ended(c, 1));
     assert_false(propagate_cursor_has_ended(c, 2));
     propagate_cursor_turn(c, 2, 5.0);
-    assert_true(now() - t0 < 1.0);
+    assert_true(tool_now() - t0 < 1.0);
     propagate_cursor_stop(c);
-    t0 = now();
+    t0 = tool_now();
     propagate_cursor_turn(c, 4, 5.0); /* member 3 never started: the run stopped */
-    assert_true(now() - t0 < 1.0);
+    assert_true(tool_now() - t0 < 1.0);
     propagate_cursor_detach(c);
     assert_int_equal(unlink(path), 0);
 }

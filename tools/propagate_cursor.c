@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
 #include "propagate_cursor.h"
 
 enum { BATCH_FREE, BATCH_CLAIMED, BATCH_COUNTED, BATCH_PLACED };
@@ -19,13 +19,6 @@ enum { MADE_NEW, MADE_MAKING, MADE_READY };
 
 /* How long a process waits for the one that makes a file's cursor */
 #define MAKING_LIMIT 10.0
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 int propagate_cursor_init(propagate_cursor *c)
 {
@@ -85,9 +78,9 @@ propagate_cursor *propagate_cursor_attach(const char *path, char *err, size_t er
         __atomic_store_n(&c->made, MADE_READY, __ATOMIC_RELEASE);
         return c;
     }
-    const double t0 = now();
+    const double t0 = tool_now();
     while (__atomic_load_n(&c->made, __ATOMIC_ACQUIRE) != MADE_READY) {
-        if (now() - t0 > MAKING_LIMIT) {
+        if (tool_now() - t0 > MAKING_LIMIT) {
             snprintf(err, err_size, "%s: not made ready by the process that made it in %.0f s",
                      path, MAKING_LIMIT);
             munmap(c, bytes);
@@ -181,10 +174,10 @@ void propagate_cursor_turn(propagate_cursor *c, int member, double limit)
 {
     if (member <= 0 || member >= PROPAGATE_MAX_RANKS)
         return;
-    const double t0 = now();
+    const double t0 = tool_now();
     while (!__atomic_load_n(&c->turned[member - 1], __ATOMIC_ACQUIRE) &&
            !__atomic_load_n(&c->ended[member - 1], __ATOMIC_ACQUIRE) &&
-           !__atomic_load_n(&c->stopped, __ATOMIC_ACQUIRE) && now() - t0 < limit)
+           !__atomic_load_n(&c->stopped, __ATOMIC_ACQUIRE) && tool_now() - t0 < limit)
         usleep(500);
 }
 
