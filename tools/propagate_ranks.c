@@ -218,7 +218,6 @@ int propagate_ranks_share(propagate_ranks *m, uint64_t count, propagate_run_info
     run->rank = m->rank;
     run->ranks = m->ranks;
     run->launcher = m->g->launcher;
-    run->claimed = m->claiming;
     run->ranked = m;
     m->count = count;
     if (hooked("PRISM_PROPAGATE_TEST_FAIL", m->rank)) {

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "progress.h"
+#include "propagate_ranks.h"
 #include "propagate_tool.h"
 
 #define TOP_SOLIDS 10
@@ -102,6 +103,12 @@ static double rate(const propagate_summary *s, double seconds)
     return seconds > 0 ? (double)s->photons / seconds : 0.0;
 }
 
+/* The ranks claimed batches from a shared cursor (rather than in turn). */
+static bool claimed(const propagate_run_info *run)
+{
+    return run->ranked != NULL && propagate_ranks_claiming(run->ranked);
+}
+
 void propagate_summary_print(const propagate_summary *s, const propagate_run_info *run)
 {
     const propagate_options *o = run->opt;
@@ -120,7 +127,7 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
                    : o->processes_auto ? "processes (a device each)"
                                        : "processes (--processes)");
         if (run->ranks > 1)
-            fputs(run->claimed ? ", each batch claimed by the first rank free"
+            fputs(claimed(run) ? ", each batch claimed by the first rank free"
                                : ", batches taken in turn",
                   stdout);
         printf(", geometry upload:");
@@ -251,7 +258,7 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
     printf(",\"contexts\":%zu,\"ranks\":%d", run->contexts_n, run->ranks > 1 ? run->ranks : 1);
     if (run->ranks > 1 && run->launcher != NULL)
         printf(",\"launcher\":\"%s\",\"ranks_batches\":\"%s\"", run->launcher,
-               run->claimed ? "claimed" : "in turn");
+               claimed(run) ? "claimed" : "in turn");
     if (run->ranks > 1 && run->opt->processes_auto) /* not --processes: a device each */
         printf(",\"processes\":\"a device each\"");
     printf(",\"upload_seconds_each\":[");

@@ -138,7 +138,6 @@ typedef struct propagate_run_info {
     uint64_t count;       /* the run's photons (under MPI, every rank's together) */
     int rank, ranks;
     const char *launcher; /* what made the ranks: "mpirun", "fork" (ranks > 1) */
-    bool claimed;         /* the ranks claimed batches from a shared cursor */
     /* one rank of several (mpirun's, or --processes): the ranks share the
      * run's batches and write their rows in place (propagate_ranks.h);
      * NULL in a lone process */
