@@ -273,39 +273,43 @@ static void test_default_backend(void **state)
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
-/* Rank 1 is given a file that does not exist (Open MPI's MPMD form): the
- * job fails, rank 0's message names rank 1 and the file, nothing is
- * written, nothing is left. */
+/* Open MPI's MPMD form: rank 0 a plain run of 2000 photons into `hits`,
+ * rank 1 the command `rank1` (NULL-ended), which writes `hits` too. */
+static void run_two_apps(exec_run *r, const char *hits, const char *const *rank1)
+{
+    const char *argv[40] = {getenv("PRISM_MPIRUN"),
+                            "-np",
+                            "1",
+                            "--oversubscribe",
+                            getenv("PRISM_PROPAGATE"),
+                            DETECTOR,
+                            "--backend",
+                            "host",
+                            "--count",
+                            "2000",
+                            "--hits",
+                            hits,
+                            ":",
+                            "-np",
+                            "1"};
+    int n = 15;
+    for (int i = 0; rank1[i] != NULL && n < 39; i++)
+        argv[n++] = rank1[i];
+    argv[n] = NULL;
+    exec_program(r, argv, false);
+}
+
+/* Rank 1 is given a file that does not exist: the job fails, rank 0's
+ * message names rank 1 and the file, nothing is written, nothing is
+ * left. */
 static void test_failing_rank(void **state)
 {
     (void)state;
     static exec_run r;
     const char *hits = exec_path("failed_hits.npy");
-    const char *argv[] = {getenv("PRISM_MPIRUN"),
-                          "-np",
-                          "1",
-                          "--oversubscribe",
-                          getenv("PRISM_PROPAGATE"),
-                          DETECTOR,
-                          "--backend",
-                          "host",
-                          "--count",
-                          "2000",
-                          "--hits",
-                          hits,
-                          ":",
-                          "-np",
-                          "1",
-                          getenv("PRISM_PROPAGATE"),
-                          DETECTOR,
-                          "--backend",
-                          "host",
-                          "--photons",
-                          "/nonexistent/in.npy",
-                          "--hits",
-                          hits,
-                          NULL};
-    exec_program(&r, argv, false);
+    run_two_apps(&r, hits,
+                 (const char *[]){getenv("PRISM_PROPAGATE"), DETECTOR, "--backend", "host",
+                                  "--photons", "/nonexistent/in.npy", "--hits", hits, NULL});
     assert_int_not_equal(r.exit_code, 0);
     assert_non_null(strstr(r.err, "[rank 1 on "));
     assert_non_null(strstr(r.err, "/nonexistent/in.npy: No such file or directory"));
@@ -323,33 +327,10 @@ static void test_ranks_disagree_on_cursor(void **state)
     (void)state;
     static exec_run r;
     const char *hits = exec_path("disagree_hits.npy");
-    const char *argv[] = {getenv("PRISM_MPIRUN"),
-                          "-np",
-                          "1",
-                          "--oversubscribe",
-                          getenv("PRISM_PROPAGATE"),
-                          DETECTOR,
-                          "--backend",
-                          "host",
-                          "--count",
-                          "2000",
-                          "--hits",
-                          hits,
-                          ":",
-                          "-np",
-                          "1",
-                          "env",
-                          "PRISM_PROPAGATE_TEST_APART=1",
-                          getenv("PRISM_PROPAGATE"),
-                          DETECTOR,
-                          "--backend",
-                          "host",
-                          "--count",
-                          "2000",
-                          "--hits",
-                          hits,
-                          NULL};
-    exec_program(&r, argv, false);
+    run_two_apps(&r, hits,
+                 (const char *[]){"env", "PRISM_PROPAGATE_TEST_APART=1", getenv("PRISM_PROPAGATE"),
+                                  DETECTOR, "--backend", "host", "--count", "2000", "--hits", hits,
+                                  NULL});
     assert_int_not_equal(r.exit_code, 0);
     assert_non_null(strstr(r.err, "rank 0: not every rank can claim batches from"));
     assert_non_null(strstr(r.err, "no output written"));
