@@ -108,11 +108,9 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
     m->rank = g->rank;
     m->ranks = g->size;
     const int local_ranks = g->local_size;
-    /* The ranks of a node share its cores: each takes its part of those it
-     * may run on for its threads (the load, the host's staging), unless
-     * OMP_NUM_THREADS says. Set also for one rank: OpenMP counted its CPUs
-     * when it was loaded, before an mpirun rank widened its mask. */
-    if (getenv("OMP_NUM_THREADS") == NULL) {
+    /* The ranks of a node share its cores: each takes its part for its
+     * threads (the load, the host's staging), unless OMP_NUM_THREADS says. */
+    if (getenv("OMP_NUM_THREADS") == NULL && local_ranks > 1) {
         const int each = omp_get_num_procs() / local_ranks;
         omp_set_num_threads(each > 0 ? each : 1);
     }
