@@ -14,10 +14,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "propagate_group.h"
 #include "propagate_tool.h"
 
 /* Batches claimed and not yet placed: at most a few a context */
 #define CURSOR_RING 1024
+/* How long a member waits for the one before to pass its CUDA start's
+ * turn before it starts anyway (a member that never mapped the cursor,
+ * or one slow to load a large detector) */
+#define CURSOR_TURN_LIMIT 10.0
 
 typedef struct cursor_entry {
     uint64_t seq, count, hits, at;
@@ -63,5 +68,17 @@ void propagate_cursor_turn(propagate_cursor *c, int member, double limit);
 void propagate_cursor_turned(propagate_cursor *c, int member);
 void propagate_cursor_ended(propagate_cursor *c, int member);
 bool propagate_cursor_has_ended(propagate_cursor *c, int member);
+
+/* group_ops.claim, place, stop, placed, turn and turned for a group
+ * whose members share g->node (propagate_group.h), in turns by g->member:
+ * the functions above on it. */
+int propagate_node_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
+                         uint64_t *first, uint64_t *count, uint64_t *seq);
+int propagate_node_place(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits,
+                         uint64_t *at);
+void propagate_node_stop(propagate_group *g);
+uint64_t propagate_node_placed(propagate_group *g, uint64_t *photons);
+void propagate_node_turn(propagate_group *g);
+void propagate_node_turned(propagate_group *g);
 
 #endif

@@ -69,8 +69,12 @@ typedef struct group_ops {
 struct propagate_group {
     int rank, size;             /* this member and how many */
     int local_rank, local_size; /* the same on this member's node */
-    const char *launcher;       /* "mpirun" or "fork", for the summary */
-    double init_seconds;        /* making the group: MPI_Init, or the fork */
+    /* what the members of this member's node share (claims, turns), NULL
+     * where they share nothing; member: its place in the node's turns */
+    struct propagate_cursor *node;
+    int member;
+    const char *launcher; /* "mpirun" or "fork", for the summary */
+    double init_seconds;  /* making the group: MPI_Init, or the fork */
     const group_ops *ops;
     void *impl;
 };

@@ -153,39 +153,6 @@ static void fork_end(propagate_group *g, int status)
     free(g);
 }
 
-static int fork_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
-                      uint64_t *first, uint64_t *count, uint64_t *seq)
-{
-    return propagate_cursor_claim(&of(g)->cursor, total, batch, contexts, first, count, seq);
-}
-
-static int fork_place(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits, uint64_t *at)
-{
-    return propagate_cursor_place(&of(g)->cursor, seq, count, hits, at);
-}
-
-static void fork_stop(propagate_group *g)
-{
-    propagate_cursor_stop(&of(g)->cursor);
-}
-
-static uint64_t fork_placed(propagate_group *g, uint64_t *photons)
-{
-    return propagate_cursor_placed(&of(g)->cursor, photons);
-}
-
-/* Until the rank before has passed the turn, ended, or the run stopped
- * (the parent stops the run when a rank dies, so no limit is needed). */
-static void fork_turn(propagate_group *g)
-{
-    propagate_cursor_turn(&of(g)->cursor, g->rank, 1e30);
-}
-
-static void fork_turned(propagate_group *g)
-{
-    propagate_cursor_turned(&of(g)->cursor, g->rank);
-}
-
 static const group_ops fork_ops = {
     .allreduce_u64 = fork_allreduce_u64,
     .allreduce_f64 = fork_allreduce_f64,
@@ -194,12 +161,12 @@ static const group_ops fork_ops = {
     .gather = fork_gather,
     .host = fork_host,
     .abort = fork_abort,
-    .claim = fork_claim,
-    .place = fork_place,
-    .stop = fork_stop,
-    .placed = fork_placed,
-    .turn = fork_turn,
-    .turned = fork_turned,
+    .claim = propagate_node_claim,
+    .place = propagate_node_place,
+    .stop = propagate_node_stop,
+    .placed = propagate_node_placed,
+    .turn = propagate_node_turn,
+    .turned = propagate_node_turned,
     .end = fork_end,
 };
 
@@ -352,6 +319,8 @@ bool propagate_group_fork(int n, propagate_group **g, int *status)
                                       .local_size = n,
                                       .launcher = "fork",
                                       .init_seconds = omp_get_wtime() - t0,
+                                      .node = &s->cursor,
+                                      .member = k,
                                       .ops = &fork_ops,
                                       .impl = s};
             children_n = 0;

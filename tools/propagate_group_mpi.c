@@ -23,17 +23,10 @@
 #include "propagate_cursor.h"
 #include "propagate_group.h"
 
-/* How long a rank waits for the one before to pass its CUDA start's turn
- * before it starts anyway (a rank that never mapped the node's file, or
- * one slow to load a large detector). */
-#define TURN_LIMIT 10.0
-
 typedef struct mpi_group {
-    propagate_cursor *node; /* the node's shared file, NULL when there is none */
-    char path[512];
-    int member;    /* its place in the node's turns: the launcher's node-local rank */
-    bool claiming; /* the job on one node: batches claimed from node */
-    bool started;  /* MPI_Init done */
+    char path[512]; /* the node's shared file (the group's node, where mapped) */
+    bool claiming;  /* the job on one node: batches claimed from the group's node */
+    bool started;   /* MPI_Init done */
 } mpi_group;
 
 static mpi_group *impl(propagate_group *g)
@@ -101,45 +94,14 @@ static void mpi_end(propagate_group *g, int status)
 {
     (void)status; /* mpirun takes it from the exit */
     mpi_group *m = impl(g);
-    if (m->node != NULL) {
-        propagate_cursor_ended(m->node, m->member);
-        propagate_cursor_detach(m->node);
+    if (g->node != NULL) {
+        propagate_cursor_ended(g->node, g->member);
+        propagate_cursor_detach(g->node);
     }
     if (m->started)
         MPI_Finalize();
     free(m);
     free(g);
-}
-
-static int mpi_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
-                     uint64_t *first, uint64_t *count, uint64_t *seq)
-{
-    return propagate_cursor_claim(impl(g)->node, total, batch, contexts, first, count, seq);
-}
-
-static int mpi_place(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits, uint64_t *at)
-{
-    return propagate_cursor_place(impl(g)->node, seq, count, hits, at);
-}
-
-static void mpi_stop(propagate_group *g)
-{
-    propagate_cursor_stop(impl(g)->node);
-}
-
-static uint64_t mpi_placed(propagate_group *g, uint64_t *photons)
-{
-    return propagate_cursor_placed(impl(g)->node, photons);
-}
-
-static void mpi_turn(propagate_group *g)
-{
-    propagate_cursor_turn(impl(g)->node, impl(g)->member, TURN_LIMIT);
-}
-
-static void mpi_turned(propagate_group *g)
-{
-    propagate_cursor_turned(impl(g)->node, impl(g)->member);
 }
 
 #define MPI_COLLECTIVES                                                                            \
@@ -150,12 +112,16 @@ static void mpi_turned(propagate_group *g)
 /* no node file: no shared cursor, no turns (the ranks take batches in turn) */
 static const group_ops mpi_ops = {MPI_COLLECTIVES};
 /* ranks on several nodes: each node's CUDA starts take turns */
-static const group_ops mpi_turn_ops = {MPI_COLLECTIVES, .turn = mpi_turn, .turned = mpi_turned};
+static const group_ops mpi_turn_ops = {MPI_COLLECTIVES, .turn = propagate_node_turn,
+                                       .turned = propagate_node_turned};
 /* the whole job on one node: turns, and the batches claimed */
-static const group_ops mpi_cursor_ops = {MPI_COLLECTIVES,      .turn = mpi_turn,
-                                         .turned = mpi_turned, .claim = mpi_claim,
-                                         .place = mpi_place,   .stop = mpi_stop,
-                                         .placed = mpi_placed};
+static const group_ops mpi_cursor_ops = {MPI_COLLECTIVES,
+                                         .turn = propagate_node_turn,
+                                         .turned = propagate_node_turned,
+                                         .claim = propagate_node_claim,
+                                         .place = propagate_node_place,
+                                         .stop = propagate_node_stop,
+                                         .placed = propagate_node_placed};
 
 static int env_int(const char *name, int fallback)
 {
@@ -257,19 +223,19 @@ propagate_group *propagate_group_mpi_early(char **argv, bool quiet)
                            .launcher = "mpirun",
                            .ops = &mpi_ops,
                            .impl = m};
-    m->member = g->local_rank;
+    g->member = g->local_rank;
     say_widened(g->rank, quiet);
     char err[768];
     if (node_path(m->path, sizeof m->path) &&
-        (m->node = propagate_cursor_attach(m->path, err, sizeof err)) == NULL)
+        (g->node = propagate_cursor_attach(m->path, err, sizeof err)) == NULL)
         fprintf(stderr, /* what follows (batches in turn, or a job that stops) is said later */
                 "prism-propagate: rank %d: no cursor shared with the node's ranks: %s\n", g->rank,
                 err);
     /* the test hook $PRISM_PROPAGATE_TEST_APART: the ranks as on nodes apart */
     const char *apart = getenv("PRISM_PROPAGATE_TEST_APART");
-    m->claiming = m->node != NULL && g->local_size == g->size && g->size <= PROPAGATE_MAX_RANKS &&
+    m->claiming = g->node != NULL && g->local_size == g->size && g->size <= PROPAGATE_MAX_RANKS &&
                   !(apart != NULL && strcmp(apart, "1") == 0);
-    g->ops = m->claiming ? &mpi_cursor_ops : m->node != NULL ? &mpi_turn_ops : &mpi_ops;
+    g->ops = m->claiming ? &mpi_cursor_ops : g->node != NULL ? &mpi_turn_ops : &mpi_ops;
     return g;
 }
 
@@ -283,7 +249,7 @@ static bool agree_on_cursor(propagate_group *g)
 {
     mpi_group *m = impl(g);
     const bool planned = m->claiming;
-    if (m->claiming && (m->node->next_seq != 0 || m->node->stopped)) {
+    if (m->claiming && (g->node->next_seq != 0 || g->node->stopped)) {
         fprintf(stderr, "prism-propagate: rank %d: %s holds another run's batches\n", g->rank,
                 m->path);
         m->claiming = false;
@@ -295,7 +261,7 @@ static bool agree_on_cursor(propagate_group *g)
     }
     int agreed[2] = {m->claiming, !planned}; /* all claim; none was to */
     MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (m->node != NULL && g->local_rank == 0)
+    if (g->node != NULL && g->local_rank == 0)
         unlink(m->path); /* after the reduce: every rank of the node has it mapped */
     if (agreed[0] || agreed[1])
         return true;
