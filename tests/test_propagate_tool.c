@@ -596,6 +596,29 @@ static void test_validate_without_device(void **state)
     }
 }
 
+/* CUDA_DEVICE_MAX_CONNECTIONS: set to 4 before CUDA starts unless the
+ * user set it (then kept, and not reported), and left alone on the host
+ * backend; --json says what the run set. */
+static void test_cuda_connections(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *key = "\"cuda_device_max_connections\":\"4\"";
+    const char *const plain[] = {DETECTOR, "--count", "1000", "--json", NULL};
+    unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    run(&r, plain);
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, key));
+    run(&r, (const char *[]){DETECTOR, "--count", "1000", "--json", "--backend", "host", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.out, "cuda_device_max_connections"));
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1);
+    run(&r, plain);
+    unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.out, "cuda_device_max_connections"));
+}
+
 int main(void)
 {
     if (getenv("PRISM_PROPAGATE") == NULL) {
@@ -614,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_interrupted),
         cmocka_unit_test(test_no_rindex_note),
         cmocka_unit_test(test_validate_without_device),
+        cmocka_unit_test(test_cuda_connections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,12 +169,24 @@ static void test_driver_gpus(void **state)
     assert_int_equal(propagate_driver_gpus(dir), -1); /* gone */
 }
 
+/* CUDA_DEVICE_MAX_CONNECTIONS: the run's 4 where the user set nothing,
+ * and whatever the user set (even empty) kept. */
+static void test_connections(void **state)
+{
+    (void)state;
+    assert_string_equal(propagate_connections_plan(NULL), "4");
+    assert_null(propagate_connections_plan("8"));
+    assert_null(propagate_connections_plan("1"));
+    assert_null(propagate_connections_plan(""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_process), cmocka_unit_test(test_processes),
         cmocka_unit_test(test_ranks),       cmocka_unit_test(test_refused),
         cmocka_unit_test(test_sources),     cmocka_unit_test(test_driver_gpus),
+        cmocka_unit_test(test_connections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -460,6 +460,7 @@ int main(int argc, char **argv)
         begun = true;
     }
     propagate_visible_devices(&o); /* a rank's node-local rank known: before CUDA starts */
+    propagate_cuda_connections(&o);
     if (begun)
         start_early(&early, &o, &run, group);
     int bad = PROPAGATE_OK;

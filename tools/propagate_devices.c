@@ -79,6 +79,14 @@ void propagate_visible_devices(propagate_options *o)
     o->visible = visible;
 }
 
+void propagate_cuda_connections(propagate_options *o)
+{
+    const char *v = propagate_connections_plan(getenv("CUDA_DEVICE_MAX_CONNECTIONS"));
+    if (v != NULL && o->engine.backend != PRISM_BACKEND_HOST &&
+        setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 1) == 0)
+        o->connections = v;
+}
+
 int propagate_auto_processes(const propagate_options *o)
 {
     if (o->engine.backend == PRISM_BACKEND_HOST || o->validate)

@@ -255,6 +255,8 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
     tool_json_string(prism_context_device(run->ctx)->name);
     if (run->opt->visible != NULL) /* what the run set, before CUDA started */
         printf(",\"cuda_visible_devices\":\"%s\"", run->opt->visible);
+    if (run->opt->connections != NULL) /* likewise */
+        printf(",\"cuda_device_max_connections\":\"%s\"", run->opt->connections);
     printf(",\"contexts\":%zu,\"ranks\":%d", run->contexts_n, run->ranks > 1 ? run->ranks : 1);
     if (run->ranks > 1 && run->launcher != NULL)
         printf(",\"launcher\":\"%s\",\"ranks_batches\":\"%s\"", run->launcher,

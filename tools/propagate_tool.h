@@ -60,6 +60,8 @@ typedef struct propagate_options {
     bool wavelength;        /* --wavelength given */
     float wavelength_nm[2]; /* its value, or MIN and MAX (MAX 0: one wavelength) */
     bool json, quiet, validate, help;
+    /* CUDA_DEVICE_MAX_CONNECTIONS as the run set it (NULL: untouched) */
+    const char *connections;
 } propagate_options;
 
 /* Fill `o` from argv: 0, or -1 with one line in `err`. */
@@ -178,6 +180,10 @@ int propagate_auto_processes(const propagate_options *o);
  * user set CUDA_VISIBLE_DEVICES, the run is on the host or validates, or
  * the driver's GPUs cannot be counted. */
 void propagate_visible_devices(propagate_options *o);
+/* Before CUDA starts: CUDA_DEVICE_MAX_CONNECTIONS set by
+ * propagate_connections_plan (propagate_visible.h), and o->connections to
+ * what was set, unless the user set it or the run is on the host. */
+void propagate_cuda_connections(propagate_options *o);
 /* The contexts `--devices` (else $PRISM_DEVICE's list, else one) asks
  * for: their number into *n with the desc each is created with. Returns an
  * exit status. */

@@ -90,6 +90,11 @@ int propagate_processes_plan(const prism_device_sources *sources)
     return n;
 }
 
+const char *propagate_connections_plan(const char *current)
+{
+    return current == NULL ? PROPAGATE_CUDA_CONNECTIONS : NULL;
+}
+
 int propagate_driver_gpus(const char *dir)
 {
     DIR *d = opendir(dir);

@@ -39,6 +39,22 @@ bool propagate_visible_plan(const prism_device_sources *sources, int local_rank,
  * for all of them before its first batch. */
 int propagate_processes_plan(const prism_device_sources *sources);
 
+/* CUDA makes each context CUDA_DEVICE_MAX_CONNECTIONS hardware work
+ * queues, 8 unless told, at about 11 ms of the driver's time each (H100:
+ * a context took 136-141 ms with 8, 82-103 with 4, 61-69 with 2). A CUDA
+ * start is work the driver does for one process at a time, so a second
+ * device's start waits for the first's, and every millisecond of it
+ * delays the second device's first batch. A run of prism-propagate uses
+ * four streams a context (the kernels', the tails', the two batch slots'
+ * copies): each keeps a queue of its own with 4, where with 2 a slot's
+ * hits copy would queue behind the next batch's kernels. */
+#define PROPAGATE_CUDA_CONNECTIONS "4"
+
+/* The value prism-propagate gives CUDA_DEVICE_MAX_CONNECTIONS before CUDA
+ * starts: PROPAGATE_CUDA_CONNECTIONS, or NULL where `current` (the
+ * environment's value) is set and so kept. */
+const char *propagate_connections_plan(const char *current);
+
 /* The entries of `dir` (the driver's /proc/driver/nvidia/gpus: one a GPU),
  * or -1 when it cannot be read. */
 int propagate_driver_gpus(const char *dir);
