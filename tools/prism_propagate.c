@@ -10,6 +10,7 @@
 
 #include "prism/device/genstep.h"
 #include "progress.h"
+#include "propagate_cursor.h"
 #include "propagate_ranks.h"
 #include "propagate_tool.h"
 
@@ -169,9 +170,8 @@ static void warm_join(startup *s)
 static void *start_devices(void *arg)
 {
     startup *s = arg;
-    propagate_group *g = s->group;
-    if (g != NULL && g->ops->turn != NULL && s->o->engine.backend != PRISM_BACKEND_HOST)
-        g->ops->turn(g);
+    if (s->o->engine.backend != PRISM_BACKEND_HOST)
+        propagate_node_turn(s->group);
     const double t0 = tool_now();
     size_t n = 0;
     s->rc = propagate_device_descs(s->o, s->descs, s->names, &n);
@@ -205,9 +205,7 @@ static void start_early(startup *s, const propagate_options *o, propagate_run_in
  * against 4.37-4.53 s. */
 static void pass_turn(startup *s)
 {
-    propagate_group *g = s->group;
-    if (g != NULL && g->ops->turned != NULL)
-        g->ops->turned(g);
+    propagate_node_turned(s->group);
 }
 
 /* The first context made, with the geometry uploaded to it. */

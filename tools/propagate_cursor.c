@@ -199,34 +199,14 @@ bool propagate_cursor_has_ended(propagate_cursor *c, int member)
            __atomic_load_n(&c->ended[member], __ATOMIC_ACQUIRE) != 0;
 }
 
-int propagate_node_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
-                         uint64_t *first, uint64_t *count, uint64_t *seq)
-{
-    return propagate_cursor_claim(g->node, total, batch, contexts, first, count, seq);
-}
-
-int propagate_node_place(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits,
-                         uint64_t *at)
-{
-    return propagate_cursor_place(g->node, seq, count, hits, at);
-}
-
-void propagate_node_stop(propagate_group *g)
-{
-    propagate_cursor_stop(g->node);
-}
-
-uint64_t propagate_node_placed(propagate_group *g, uint64_t *photons)
-{
-    return propagate_cursor_placed(g->node, photons);
-}
-
 void propagate_node_turn(propagate_group *g)
 {
-    propagate_cursor_turn(g->node, g->member, CURSOR_TURN_LIMIT);
+    if (g != NULL && g->node != NULL)
+        propagate_cursor_turn(g->node, g->member, CURSOR_TURN_LIMIT);
 }
 
 void propagate_node_turned(propagate_group *g)
 {
-    propagate_cursor_turned(g->node, g->member);
+    if (g != NULL && g->node != NULL)
+        propagate_cursor_turned(g->node, g->member);
 }

@@ -1,7 +1,7 @@
 /* What the processes of one node share during a prism-propagate run, in
  * memory each of them maps: a cursor of the run's batches, which they
- * claim and whose hits' places they learn (group_ops.claim and place),
- * and the turns of their CUDA start (group_ops.turn and turned). The
+ * claim and whose hits' places they learn (propagate_group.claims), and
+ * the turns of their CUDA start (propagate_node_turn). The
  * forked processes map it before the fork (propagate_group_fork.c); the
  * ranks of an mpirun job on one node map a file of the job's session
  * directory, before MPI starts (propagate_group_mpi.c), since their CUDA
@@ -52,7 +52,14 @@ int propagate_cursor_init(propagate_cursor *c);
 propagate_cursor *propagate_cursor_attach(const char *path, char *err, size_t err_size);
 void propagate_cursor_detach(propagate_cursor *c);
 
-/* group_ops.claim, place, stop and placed on the cursor c (see there). */
+/* claim: the next batch of a run of `total` photons, of at most `batch`
+ * photons and fewer near the end, so that the `contexts` the members have
+ * in all finish together; its first photon, count and number in the run
+ * into *first, *count, *seq (*count 0: none left). place: batch seq's hit
+ * count told, and the hits of every batch before it into *at, once known
+ * (a wait for the members still counting them). Both return -1 once a
+ * member stopped the cursor (stop), which also wakes those waiting.
+ * placed: the run's hits so far, and its photons placed into *photons. */
 int propagate_cursor_claim(propagate_cursor *c, uint64_t total, uint64_t batch, uint64_t contexts,
                            uint64_t *first, uint64_t *count, uint64_t *seq);
 int propagate_cursor_place(propagate_cursor *c, uint64_t seq, uint64_t count, uint64_t hits,
@@ -60,24 +67,22 @@ int propagate_cursor_place(propagate_cursor *c, uint64_t seq, uint64_t count, ui
 void propagate_cursor_stop(propagate_cursor *c);
 uint64_t propagate_cursor_placed(propagate_cursor *c, uint64_t *photons);
 
-/* group_ops.turn for member `member` (> 0): until member - 1 has passed
- * the turn, ended, or the run stopped, or `limit` seconds passed (a
- * member that never maps the cursor holds no one up for longer). turned:
- * `member` passes the turn. ended: `member` took its last step. */
+/* turn: member `member` (> 0) waits until member - 1 has passed the turn,
+ * ended, or the run stopped, or `limit` seconds passed (a member that
+ * never maps the cursor holds no one up for longer). turned: `member`
+ * passes the turn. ended: `member` took its last step. */
 void propagate_cursor_turn(propagate_cursor *c, int member, double limit);
 void propagate_cursor_turned(propagate_cursor *c, int member);
 void propagate_cursor_ended(propagate_cursor *c, int member);
 bool propagate_cursor_has_ended(propagate_cursor *c, int member);
 
-/* group_ops.claim, place, stop, placed, turn and turned for a group
- * whose members share g->node (propagate_group.h), in turns by g->member:
- * the functions above on it. */
-int propagate_node_claim(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
-                         uint64_t *first, uint64_t *count, uint64_t *seq);
-int propagate_node_place(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits,
-                         uint64_t *at);
-void propagate_node_stop(propagate_group *g);
-uint64_t propagate_node_placed(propagate_group *g, uint64_t *photons);
+/* The members' CUDA start one at a time, in the order of g->member: the
+ * driver brings up devices and contexts for one process at a time across
+ * a machine and holds the other members' uploads meanwhile, where one
+ * after the other the first member starts its work at once. turn waits
+ * for the member before (or its end, or the run's stop); turned, once the
+ * member's device holds the geometry, lets the next go. Neither does
+ * anything for a group without a node (g->node NULL), or no group. */
 void propagate_node_turn(propagate_group *g);
 void propagate_node_turned(propagate_group *g);
 

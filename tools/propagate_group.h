@@ -35,32 +35,6 @@ typedef struct group_ops {
     void (*host)(propagate_group *g, char *name, size_t size);
     /* stop every member now, with this exit status */
     void (*abort)(propagate_group *g, int code);
-    /* A cursor of batches all members share, and the hits before each
-     * (propagate_cursor.h; NULL where the group has none: mpirun's ranks
-     * on several nodes take batches in turn instead). claim: the next
-     * batch of a run of `total` photons, of at most `batch` photons and
-     * fewer near the end, so that the `contexts`
-     * the members have in all finish together; its first photon, count
-     * and number in the run into *first, *count, *seq (*count 0: none
-     * left). place: batch seq's hit count told, and the hits of every
-     * batch before it into *at, once known (a wait for the members still
-     * counting them). Both return -1 once a member stopped (stop), which
-     * also wakes those waiting. placed: the run's hits so far, and its
-     * photons placed into *photons. */
-    int (*claim)(propagate_group *g, uint64_t total, uint64_t batch, uint64_t contexts,
-                 uint64_t *first, uint64_t *count, uint64_t *seq);
-    int (*place)(propagate_group *g, uint64_t seq, uint64_t count, uint64_t hits, uint64_t *at);
-    void (*stop)(propagate_group *g);
-    uint64_t (*placed)(propagate_group *g, uint64_t *photons);
-    /* The members' CUDA start one at a time, in rank order: the driver
-     * makes contexts one at a time across a machine and holds the other
-     * members' uploads meanwhile, where one after the other the first
-     * member starts its work at once. turn waits for the member before
-     * (or its end, or the run's stop); turned, once the member's device
-     * holds the geometry, lets the next go. NULL: the members start as
-     * they come. */
-    void (*turn)(propagate_group *g);
-    void (*turned)(propagate_group *g);
     /* after the last step, with this member's exit status as the members
      * agreed it: the group's resources returned; g freed */
     void (*end)(propagate_group *g, int status);
@@ -69,10 +43,15 @@ typedef struct group_ops {
 struct propagate_group {
     int rank, size;             /* this member and how many */
     int local_rank, local_size; /* the same on this member's node */
-    /* what the members of this member's node share (claims, turns), NULL
-     * where they share nothing; member: its place in the node's turns */
+    /* What the members of this member's node share (propagate_cursor.h),
+     * NULL where they share nothing; member: its place there. With a node,
+     * its members start CUDA one at a time (propagate_node_turn); and
+     * where `claims`, every member of the group is on that node and takes
+     * its batches from the node's cursor (propagate_cursor_claim and
+     * place), where without it batch k is rank k mod size's. */
     struct propagate_cursor *node;
     int member;
+    bool claims;
     const char *launcher; /* "mpirun" or "fork", for the summary */
     double init_seconds;  /* making the group: MPI_Init, or the fork */
     const group_ops *ops;

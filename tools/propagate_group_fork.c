@@ -161,12 +161,6 @@ static const group_ops fork_ops = {
     .gather = fork_gather,
     .host = fork_host,
     .abort = fork_abort,
-    .claim = propagate_node_claim,
-    .place = propagate_node_place,
-    .stop = propagate_node_stop,
-    .placed = propagate_node_placed,
-    .turn = propagate_node_turn,
-    .turned = propagate_node_turned,
     .end = fork_end,
 };
 
@@ -321,6 +315,7 @@ bool propagate_group_fork(int n, propagate_group **g, int *status)
                                       .init_seconds = omp_get_wtime() - t0,
                                       .node = &s->cursor,
                                       .member = k,
+                                      .claims = true,
                                       .ops = &fork_ops,
                                       .impl = s};
             children_n = 0;

@@ -25,7 +25,6 @@
 
 typedef struct mpi_group {
     char path[512]; /* the node's shared file (the group's node, where mapped) */
-    bool claiming;  /* the job on one node: batches claimed from the group's node */
     bool started;   /* MPI_Init done */
 } mpi_group;
 
@@ -104,24 +103,14 @@ static void mpi_end(propagate_group *g, int status)
     free(g);
 }
 
-#define MPI_COLLECTIVES                                                                            \
-    .allreduce_u64 = mpi_allreduce_u64, .allreduce_f64 = mpi_allreduce_f64, .bcast = mpi_bcast,    \
-    .allgather = mpi_allgather, .gather = mpi_gather, .host = mpi_host, .abort = mpi_abort,        \
-    .end = mpi_end
-
-/* no node file: no shared cursor, no turns (the ranks take batches in turn) */
-static const group_ops mpi_ops = {MPI_COLLECTIVES};
-/* ranks on several nodes: each node's CUDA starts take turns */
-static const group_ops mpi_turn_ops = {MPI_COLLECTIVES, .turn = propagate_node_turn,
-                                       .turned = propagate_node_turned};
-/* the whole job on one node: turns, and the batches claimed */
-static const group_ops mpi_cursor_ops = {MPI_COLLECTIVES,
-                                         .turn = propagate_node_turn,
-                                         .turned = propagate_node_turned,
-                                         .claim = propagate_node_claim,
-                                         .place = propagate_node_place,
-                                         .stop = propagate_node_stop,
-                                         .placed = propagate_node_placed};
+static const group_ops mpi_ops = {.allreduce_u64 = mpi_allreduce_u64,
+                                  .allreduce_f64 = mpi_allreduce_f64,
+                                  .bcast = mpi_bcast,
+                                  .allgather = mpi_allgather,
+                                  .gather = mpi_gather,
+                                  .host = mpi_host,
+                                  .abort = mpi_abort,
+                                  .end = mpi_end};
 
 static int env_int(const char *name, int fallback)
 {
@@ -233,14 +222,13 @@ propagate_group *propagate_group_mpi_early(char **argv, bool quiet)
                 err);
     /* the test hook $PRISM_PROPAGATE_TEST_APART: the ranks as on nodes apart */
     const char *apart = getenv("PRISM_PROPAGATE_TEST_APART");
-    m->claiming = g->node != NULL && g->local_size == g->size && g->size <= PROPAGATE_MAX_RANKS &&
-                  !(apart != NULL && strcmp(apart, "1") == 0);
-    g->ops = m->claiming ? &mpi_cursor_ops : g->node != NULL ? &mpi_turn_ops : &mpi_ops;
+    g->claims = g->node != NULL && g->local_size == g->size && g->size <= PROPAGATE_MAX_RANKS &&
+                !(apart != NULL && strcmp(apart, "1") == 0);
     return g;
 }
 
 /* After MPI_Init: the ranks check that all of them claim batches from
- * their node's file, as their ops say (made from the launcher's variables
+ * their node's file, as their group says (made from the launcher's variables
  * before MPI started), or none does, and the file's name goes (every rank
  * has mapped it). A rank does not claim from a file that holds another
  * run's cursor, nor where MPI finds the ranks on several nodes. Returns
@@ -248,24 +236,24 @@ propagate_group *propagate_group_mpi_early(char **argv, bool quiet)
 static bool agree_on_cursor(propagate_group *g)
 {
     mpi_group *m = impl(g);
-    const bool planned = m->claiming;
-    if (m->claiming && (g->node->next_seq != 0 || g->node->stopped)) {
+    const bool planned = g->claims;
+    if (g->claims && (g->node->next_seq != 0 || g->node->stopped)) {
         fprintf(stderr, "prism-propagate: rank %d: %s holds another run's batches\n", g->rank,
                 m->path);
-        m->claiming = false;
+        g->claims = false;
     }
-    if (m->claiming && g->local_size != g->size) { /* the launcher said one node, MPI not */
+    if (g->claims && g->local_size != g->size) { /* the launcher said one node, MPI not */
         fprintf(stderr, "prism-propagate: rank %d: %d of the %d ranks share its node\n", g->rank,
                 g->local_size, g->size);
-        m->claiming = false;
+        g->claims = false;
     }
-    int agreed[2] = {m->claiming, !planned}; /* all claim; none was to */
+    int agreed[2] = {g->claims, !planned}; /* all claim; none was to */
     MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (g->node != NULL && g->local_rank == 0)
         unlink(m->path); /* after the reduce: every rank of the node has it mapped */
     if (agreed[0] || agreed[1])
         return true;
-    if (m->claiming)
+    if (g->claims)
         fprintf(stderr,
                 "prism-propagate: rank %d: not every rank can claim batches from %s, the "
                 "ranks' shared cursor: no output written\n",

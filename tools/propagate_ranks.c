@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "propagate_cursor.h"
 
 #define HOST_BYTES 256
 /* a rank's batches claimed and not yet written: two a context, and more */
@@ -34,9 +35,9 @@ struct propagate_ranks {
     bool readied;
     uint64_t count, batch;        /* the run's photons; ranks taking turns: their one batch */
     uint64_t rounds, rounds_done; /* exchanges of hit counts: one a round of batches */
-    /* the group's shared cursor (group_ops.claim): the batches this rank
-     * claimed (on the stream's threads) and has not yet written (on the
-     * sink's), in order, under claim_lock, as by_other is */
+    /* the group's shared cursor (propagate_group.claims): the batches this
+     * rank claimed (on the stream's threads) and has not yet written (on
+     * the sink's), in order, under claim_lock, as by_other is */
     bool claiming;
     pthread_mutex_t claim_lock;
     uint64_t claimed[CLAIMED_MAX];
@@ -103,7 +104,7 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
         return NULL;
     }
     m->g = g;
-    m->claiming = g->ops->claim != NULL;
+    m->claiming = g->claims;
     pthread_mutex_init(&m->claim_lock, NULL);
     m->rank = g->rank;
     m->ranks = g->size;
@@ -305,11 +306,11 @@ static void sum_summary(const propagate_ranks *m, propagate_summary *s)
  * says a rank stopped: every rank then stops at that round, and no file
  * is kept.
  *
- * Where the group shares a cursor (group_ops.claim: forked processes, or
+ * Where the group shares a cursor (propagate_group.claims: forked processes, or
  * mpirun's ranks all on one node), the ranks claim batches from it
  * instead, so a rank whose device starts first or runs faster takes more
  * of the run, and each batch's hits go after those of every batch claimed
- * before it, whoever took them (group_ops.place). A rank that stops stops
+ * before it, whoever took them (propagate_cursor_place). A rank that stops stops
  * the cursor: the others' next claim or place fails, and no file is kept. */
 
 #define ROUND_FAILED UINT64_MAX
@@ -331,7 +332,7 @@ int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t 
          * claimed before it, whatever their sizes); one that cannot start
          * stops the cursor, and the others stop at their next claim */
         if (!ok || *batch == 0) {
-            m->g->ops->stop(m->g);
+            propagate_cursor_stop(m->g->node);
             return -1; /* it says why in the agreement */
         }
         if (hooked("PRISM_PROPAGATE_TEST_LATE", m->rank))
@@ -432,7 +433,7 @@ int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, ch
         }
         pthread_mutex_unlock(&m->claim_lock);
         if (any)
-            placed = m->g->ops->place(m->g, seq, b->count, hits, &at);
+            placed = propagate_cursor_place(m->g->node, seq, b->count, hits, &at);
         if (placed != 0) { /* another stopped the cursor */
             pthread_mutex_lock(&m->claim_lock);
             m->by_other = true;
@@ -481,8 +482,8 @@ int propagate_ranks_claim(propagate_ranks *m, uint64_t batch, uint64_t contexts,
     const bool full = m->claimed_n == CLAIMED_MAX;
     pthread_mutex_unlock(&m->claim_lock);
     const int rc = full ? -1
-                        : m->g->ops->claim(m->g, m->count, batch, contexts * (uint64_t)m->ranks,
-                                           first, count, &seq);
+                        : propagate_cursor_claim(m->g->node, m->count, batch,
+                                                 contexts * (uint64_t)m->ranks, first, count, &seq);
     pthread_mutex_lock(&m->claim_lock);
     if (rc != 0 && !full)
         m->by_other = true; /* another stopped the cursor */
@@ -498,7 +499,7 @@ uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own)
 {
     uint64_t photons = own;
     if (m->claiming)
-        m->g->ops->placed(m->g, &photons);
+        propagate_cursor_placed(m->g->node, &photons);
     return photons;
 }
 
@@ -507,7 +508,7 @@ int propagate_ranks_drain(propagate_ranks *m, bool ok)
     uint64_t at;
     if (m->claiming) { /* the others stop at their next claim or place */
         if (!ok)
-            m->g->ops->stop(m->g);
+            propagate_cursor_stop(m->g->node);
         return ok ? 0 : -1;
     }
     while (m->rounds_done < m->rounds)
@@ -604,7 +605,7 @@ int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, b
     /* a rank that stopped only because another failed is not named as failed */
     int worst = agree(m, m->by_other ? PROPAGATE_OK : rc);
     if (m->claiming) /* every rank is past its run: all hits are placed */
-        m->hits_total = m->g->ops->placed(m->g, NULL);
+        m->hits_total = propagate_cursor_placed(m->g->node, NULL);
     if (rc != PROPAGATE_OK && worst == PROPAGATE_OK)
         worst = rc;
     worst = commit(m, worst == PROPAGATE_OK) != PROPAGATE_OK ? PROPAGATE_FAILED : worst;
