@@ -3,7 +3,8 @@
  * are byte for byte those of one process with 2, 3 and 4 ranks, each rank
  * reading nothing and writing only its own rows, with generated photons
  * and with photons read from a file, also when there are more ranks than
- * batches; a muon's saved gensteps are one file, a plain run's bytes. A rank that fails before its run (the test hook
+ * batches; a muon's saved gensteps are one file, a plain run's bytes. A
+ * rank that fails before its run (the test hook
  * PRISM_PROPAGATE_TEST_FAIL) or in it, with the others waiting on its
  * batches (_STOP), or is killed (_KILL) fails the whole job, named
  * with its cause, leaving no output and no temporary beside it; one

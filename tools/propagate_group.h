@@ -61,7 +61,7 @@ struct propagate_group {
 /* propagate_group_mpi_early: under Open MPI's mpirun, before MPI starts,
  * this rank's group with its rank and node-local rank from the launcher's
  * variables, so that its first context can be made while MPI_Init runs
- * (its ops' turn is usable at once; nothing else is before
+ * (its node's turns are usable at once; nothing else is before
  * propagate_group_mpi); NULL when they are not known. Called before any
  * thread starts: a rank that mpirun bound to a core by its default is
  * given the CPUs mpirun may use and runs argv anew (said on stderr by

@@ -38,7 +38,6 @@ struct propagate_ranks {
     /* the group's shared cursor (propagate_group.claims): the batches this
      * rank claimed (on the stream's threads) and has not yet written (on
      * the sink's), in order, under claim_lock, as by_other is */
-    bool claiming;
     pthread_mutex_t claim_lock;
     uint64_t claimed[CLAIMED_MAX];
     size_t claimed_head, claimed_n;
@@ -104,7 +103,6 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
         return NULL;
     }
     m->g = g;
-    m->claiming = g->claims;
     pthread_mutex_init(&m->claim_lock, NULL);
     m->rank = g->rank;
     m->ranks = g->size;
@@ -146,7 +144,6 @@ propagate_ranks *propagate_ranks_begin(propagate_options *o, propagate_group *g)
  * 0, or -1 on every rank where one could not. */
 static int make_files(propagate_ranks *m)
 {
-    /* rank 0 makes the files; the others open them by name */
     int made = 1;
     for (int i = 0; i < 3; i++) {
         if (m->final[i] == NULL)
@@ -306,12 +303,13 @@ static void sum_summary(const propagate_ranks *m, propagate_summary *s)
  * says a rank stopped: every rank then stops at that round, and no file
  * is kept.
  *
- * Where the group shares a cursor (propagate_group.claims: forked processes, or
- * mpirun's ranks all on one node), the ranks claim batches from it
- * instead, so a rank whose device starts first or runs faster takes more
- * of the run, and each batch's hits go after those of every batch claimed
- * before it, whoever took them (propagate_cursor_place). A rank that stops stops
- * the cursor: the others' next claim or place fails, and no file is kept. */
+ * Where the group shares a cursor (propagate_group.claims: forked
+ * processes, or mpirun's ranks all on one node), the ranks claim batches
+ * from it instead, so a rank whose device starts first or runs faster
+ * takes more of the run, and each batch's hits go after those of every
+ * batch claimed before it, whoever took them (propagate_cursor_place). A
+ * rank that stops stops the cursor: the others' next claim or place
+ * fails, and no file is kept. */
 
 #define ROUND_FAILED UINT64_MAX
 
@@ -326,7 +324,7 @@ int propagate_ranks_ready(propagate_ranks *m, bool ok, uint64_t count, uint64_t 
 {
     m->readied = true;
     m->count = count;
-    if (m->claiming) {
+    if (m->g->claims) {
         /* no step in common: a rank whose device is ready claims at once,
          * in batches of its own size (each batch's hits go after those
          * claimed before it, whatever their sizes); one that cannot start
@@ -422,7 +420,7 @@ int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, ch
     /* the round's exchange, or the batch's place, hits asked or not: it is
      * where a rank learns that another stopped */
     int placed = 0;
-    if (m->claiming) {
+    if (m->g->claims) {
         placed = -1;
         pthread_mutex_lock(&m->claim_lock);
         const bool any = m->claimed_n > 0;
@@ -470,7 +468,7 @@ int propagate_ranks_rank(const propagate_ranks *m)
 
 bool propagate_ranks_claiming(const propagate_ranks *m)
 {
-    return m->claiming;
+    return m->g->claims;
 }
 
 int propagate_ranks_claim(propagate_ranks *m, uint64_t batch, uint64_t contexts, uint64_t *first,
@@ -498,7 +496,7 @@ int propagate_ranks_claim(propagate_ranks *m, uint64_t batch, uint64_t contexts,
 uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own)
 {
     uint64_t photons = own;
-    if (m->claiming)
+    if (m->g->claims)
         propagate_cursor_placed(m->g->node, &photons);
     return photons;
 }
@@ -506,7 +504,7 @@ uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own)
 int propagate_ranks_drain(propagate_ranks *m, bool ok)
 {
     uint64_t at;
-    if (m->claiming) { /* the others stop at their next claim or place */
+    if (m->g->claims) { /* the others stop at their next claim or place */
         if (!ok)
             propagate_cursor_stop(m->g->node);
         return ok ? 0 : -1;
@@ -604,7 +602,7 @@ int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, b
     propagate_ranks_drain(m, rc == PROPAGATE_OK);
     /* a rank that stopped only because another failed is not named as failed */
     int worst = agree(m, m->by_other ? PROPAGATE_OK : rc);
-    if (m->claiming) /* every rank is past its run: all hits are placed */
+    if (m->g->claims) /* every rank is past its run: all hits are placed */
         m->hits_total = propagate_cursor_placed(m->g->node, NULL);
     if (rc != PROPAGATE_OK && worst == PROPAGATE_OK)
         worst = rc;

@@ -121,15 +121,13 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            s->batches == 1 ? "" : "es", (unsigned long long)s->batch);
     if (run->contexts_n > 1 || run->ranks > 1) {
         printf("  %zu context%s", run->contexts_n, run->contexts_n == 1 ? "" : "s");
-        if (run->ranks > 1)
-            printf(" in each of %d %s (rank 0's shown)", run->ranks,
+        if (run->ranks > 1) /* which processes, and how they shared the batches */
+            printf(" in each of %d %s (rank 0's shown), %s", run->ranks,
                    run->launcher == NULL || strcmp(run->launcher, "fork") != 0 ? "MPI ranks"
                    : o->processes_auto ? "processes (a device each)"
-                                       : "processes (--processes)");
-        if (run->ranks > 1)
-            fputs(claimed(run) ? ", each batch claimed by the first rank free"
-                               : ", batches taken in turn",
-                  stdout);
+                                       : "processes (--processes)",
+                   claimed(run) ? "each batch claimed by the first rank free"
+                                : "batches taken in turn");
         printf(", geometry upload:");
         for (size_t i = 0; i < run->contexts_n; i++)
             printf(" %.3f s (%s)", run->upload_each[i],
