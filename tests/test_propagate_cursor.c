@@ -1,10 +1,10 @@
 /* The cursor the processes of a node share (tools/propagate_cursor.c):
  * made once by whoever maps its file first and found as it is by the
  * others; batches claimed in order across the mappings and across
- * processes, each placed after every batch claimed before it; a stopped
- * cursor refuses claims; a turn waits for the member before (its turn
- * passed, its end, the run's stop, or the limit); a file that cannot be
- * made is named with why. */
+ * processes, each placed after every batch claimed before it (counted
+ * early or at its place); a stopped cursor refuses claims; a turn waits
+ * for the member before (its turn passed, its end, the run's stop, or the
+ * limit); a file that cannot be made is named with why. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -102,6 +102,43 @@ static void test_one_cursor_for_every_mapping(void **state)
     assert_int_equal(unlink(path), 0);
 }
 
+/* Counts told early: a batch's place is known as soon as every batch
+ * before it is counted, without the place of any of them asked first; a
+ * count told twice keeps the first; place after count does not count
+ * again. */
+static void test_counts_told_early(void **state)
+{
+    (void)state;
+    propagate_cursor *c = attach("early");
+    uint64_t first = 0, count = 0, seq = 0, at = 99;
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(propagate_cursor_claim(c, 9000, 3000, 1, &first, &count, &seq), 0);
+        assert_int_equal(seq, (uint64_t)k);
+    }
+    /* the last batch counted first: nothing placed yet */
+    propagate_cursor_count(c, 2, 3000, 11);
+    assert_int_equal(propagate_cursor_placed(c, NULL), 0);
+    /* the second counted, then the first: all three placed, in order */
+    propagate_cursor_count(c, 1, 3000, 5);
+    propagate_cursor_count(c, 1, 3000, 500); /* told again: ignored */
+    assert_int_equal(propagate_cursor_placed(c, NULL), 0);
+    propagate_cursor_count(c, 0, 3000, 7);
+    uint64_t photons = 0;
+    assert_int_equal(propagate_cursor_placed(c, &photons), 23);
+    assert_int_equal(photons, 9000);
+    /* their places, asked in any order, at once (a wait would hang here),
+     * the counts given to place ignored for batches already counted */
+    assert_int_equal(propagate_cursor_place(c, 2, 3000, 1000, &at), 0);
+    assert_int_equal(at, 12);
+    assert_int_equal(propagate_cursor_place(c, 0, 3000, 1000, &at), 0);
+    assert_int_equal(at, 0);
+    assert_int_equal(propagate_cursor_place(c, 1, 3000, 1000, &at), 0);
+    assert_int_equal(at, 7);
+    assert_int_equal(propagate_cursor_placed(c, NULL), 23);
+    propagate_cursor_detach(c);
+    assert_int_equal(unlink(path), 0);
+}
+
 /* A turn waits for the member before: its turn passed, or its end, or
  * the run's stop, or at most the limit. */
 static void test_turns(void **state)
@@ -144,6 +181,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_cursor_for_every_mapping),
+        cmocka_unit_test(test_counts_told_early),
         cmocka_unit_test(test_turns),
         cmocka_unit_test(test_file_that_cannot_be_made),
     };

@@ -402,7 +402,8 @@ static void test_stream_strided_shares(void **state)
  * claiming batches of varying sizes (never above the batch) from one
  * cursor. Each caller's batches reach its sink in the order it claimed
  * them, and all of them put together in photon order are the single
- * call's hits and photons, their summaries its summary. */
+ * call's hits and photons, their summaries its summary. Each batch's hit
+ * count is told (stream->counted) once, before its sink has it. */
 typedef struct claim_cursor {
     pthread_mutex_t lock;
     uint64_t next, claims;
@@ -424,8 +425,30 @@ typedef struct claimer {
     prism_result result;
     size_t contexts;
     bool out_of_order;
+    /* the counts told (stream->counted), under the cursor's lock */
+    uint64_t told_first[64];
+    size_t told_hits[64], told;
+    bool told_wrong;  /* told twice, with hits readable, or the sink's count other */
+    size_t fail_told; /* told this many, the next told fails (0: never) */
     fixture *f;
 } claimer;
+
+static prism_result told_count(void *user, const prism_propagate_batch *b)
+{
+    claimer *c = user;
+    claim_cursor *k = c->cursor;
+    pthread_mutex_lock(&k->lock);
+    const bool fail = c->fail_told != 0 && c->told == c->fail_told;
+    for (size_t i = 0; i < c->told; i++)
+        c->told_wrong |= c->told_first[i] == b->first;
+    c->told_wrong |= b->hits != NULL || c->told == 64;
+    if (c->told < 64) {
+        c->told_first[c->told] = b->first;
+        c->told_hits[c->told++] = b->hits_count;
+    }
+    pthread_mutex_unlock(&k->lock);
+    return fail ? PRISM_ERROR_IO : PRISM_SUCCESS;
+}
 
 static prism_result claim_batch(void *user, size_t batch, uint64_t *first, uint64_t *count)
 {
@@ -454,6 +477,10 @@ static prism_result claimed_sink(void *user, const prism_propagate_batch *b)
     if (c->delivered >= c->claimed || at != c->claimed_first[c->delivered++])
         c->out_of_order = true;
     pthread_mutex_lock(&k->lock);
+    bool told = false; /* its count told before, the same */
+    for (size_t i = 0; i < c->told; i++)
+        told |= c->told_first[i] == b->first && c->told_hits[i] == b->hits_count;
+    c->told_wrong |= !told;
     if (k->got_n == 64) {
         pthread_mutex_unlock(&k->lock);
         return PRISM_ERROR_OUT_OF_MEMORY;
@@ -479,7 +506,8 @@ static void *claiming_caller(void *arg)
                                      .sink = claimed_sink,
                                      .user = c,
                                      .summary = &c->sum,
-                                     .claim = claim_batch};
+                                     .claim = claim_batch,
+                                     .counted = told_count};
     prism_propagate_desc d = desc;
     d.record_steps = 0;
     c->result = prism_propagate_stream(c->f->ctx + from,
@@ -517,6 +545,9 @@ static void test_stream_claimed_shares(void **state)
         assert_int_equal(c[i].result, PRISM_SUCCESS);
         assert_false(c[i].out_of_order);
         assert_int_equal(c[i].delivered, c[i].claimed);
+        /* every batch's count told once, before its sink, the same */
+        assert_false(c[i].told_wrong);
+        assert_int_equal(c[i].told, c[i].claimed);
     }
     assert_true(c[0].claimed > 0 && c[1].claimed > 0); /* both took part */
     /* the batches side by side in photon order cover the run once */
@@ -555,6 +586,21 @@ static void test_stream_claimed_shares(void **state)
     claiming_caller(&c[0]);
     assert_int_equal(c[0].result, PRISM_ERROR_IO);
     assert_int_equal(k.got_n, 0);
+    /* a count told that fails stops it too: the sink has no batch after */
+    memset(&c[0], 0, sizeof c[0]);
+    k.next = 0;
+    k.got_n = 0;
+    k.fail = false;
+    c[0].cursor = &k;
+    c[0].contexts = 1;
+    c[0].f = f;
+    c[0].fail_told = 2;
+    claiming_caller(&c[0]);
+    assert_int_equal(c[0].result, PRISM_ERROR_IO);
+    assert_int_equal(c[0].told, 3);
+    assert_true(k.got_n <= 2);
+    for (size_t i = 0; i < k.got_n; i++)
+        free(k.got[i].hits);
     /* a claim needs a batch size and no stride */
     collected col;
     collected_init(&col, f);

@@ -304,6 +304,14 @@ static prism_result claim_batch(void *user, size_t batch, uint64_t *first, uint6
     return PRISM_SUCCESS;
 }
 
+/* A claimed batch's hits counted (prism_propagate_stream_desc.counted). */
+static prism_result count_batch(void *user, const prism_propagate_batch *b)
+{
+    const run_state *r = user;
+    propagate_ranks_counted(r->run->ranked, b);
+    return PRISM_SUCCESS;
+}
+
 /* --photons, a batch at a time, in order (across ranks, skipping the other
  * ranks' batches). */
 static prism_result read_batch(void *user, uint64_t first, size_t count, prism_photon *dst)
@@ -393,6 +401,7 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
                                                     .user = &r,
                                                     .summary = &tally,
                                                     .claim = claiming ? claim_batch : NULL,
+                                                    .counted = claiming ? count_batch : NULL,
                                                     .join = run->join != NULL ? join_batches
                                                                               : NULL};
         prism_propagate_stats st;

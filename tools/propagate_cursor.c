@@ -122,15 +122,17 @@ int propagate_cursor_claim(propagate_cursor *c, uint64_t total, uint64_t batch, 
     return 0;
 }
 
-int propagate_cursor_place(propagate_cursor *c, uint64_t seq, uint64_t count, uint64_t hits,
-                           uint64_t *at)
+/* Batch seq's count told (once: a batch told early keeps it), and every
+ * batch counted in a row from the first not placed given its place. Under
+ * the lock. */
+static void count_batch(propagate_cursor *c, uint64_t seq, uint64_t count, uint64_t hits)
 {
-    pthread_mutex_lock(&c->lock);
     cursor_entry *e = &c->ring[seq % CURSOR_RING];
+    if (e->seq != seq || e->state != BATCH_CLAIMED)
+        return;
     e->count = count;
     e->hits = hits;
     e->state = BATCH_COUNTED;
-    /* every batch counted in a row from the first not placed gets its place */
     for (cursor_entry *n; (n = &c->ring[c->placed_upto % CURSOR_RING])->state == BATCH_COUNTED &&
                           n->seq == c->placed_upto;) {
         n->at = c->hits_upto;
@@ -140,6 +142,21 @@ int propagate_cursor_place(propagate_cursor *c, uint64_t seq, uint64_t count, ui
         c->placed_upto++;
     }
     pthread_cond_broadcast(&c->changed);
+}
+
+void propagate_cursor_count(propagate_cursor *c, uint64_t seq, uint64_t count, uint64_t hits)
+{
+    pthread_mutex_lock(&c->lock);
+    count_batch(c, seq, count, hits);
+    pthread_mutex_unlock(&c->lock);
+}
+
+int propagate_cursor_place(propagate_cursor *c, uint64_t seq, uint64_t count, uint64_t hits,
+                           uint64_t *at)
+{
+    pthread_mutex_lock(&c->lock);
+    cursor_entry *e = &c->ring[seq % CURSOR_RING];
+    count_batch(c, seq, count, hits);
     while (!c->stopped && e->state != BATCH_PLACED)
         pthread_cond_wait(&c->changed, &c->lock);
     const int rc = e->state == BATCH_PLACED ? 0 : -1;

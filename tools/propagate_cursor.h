@@ -55,13 +55,17 @@ void propagate_cursor_detach(propagate_cursor *c);
 /* claim: the next batch of a run of `total` photons, of at most `batch`
  * photons and fewer near the end, so that the `contexts` the members have
  * in all finish together; its first photon, count and number in the run
- * into *first, *count, *seq (*count 0: none left). place: batch seq's hit
- * count told, and the hits of every batch before it into *at, once known
- * (a wait for the members still counting them). Both return -1 once a
+ * into *first, *count, *seq (*count 0: none left). count: batch seq's hit
+ * count told, without waiting, as soon as it is known (before the batch's
+ * hits are written: a member whose writes wait for another's batches
+ * holds no one up with its own). place: its count told unless count was,
+ * and the hits of every batch before it into *at, once known (a wait for
+ * the members still counting them). claim and place return -1 once a
  * member stopped the cursor (stop), which also wakes those waiting.
  * placed: the run's hits so far, and its photons placed into *photons. */
 int propagate_cursor_claim(propagate_cursor *c, uint64_t total, uint64_t batch, uint64_t contexts,
                            uint64_t *first, uint64_t *count, uint64_t *seq);
+void propagate_cursor_count(propagate_cursor *c, uint64_t seq, uint64_t count, uint64_t hits);
 int propagate_cursor_place(propagate_cursor *c, uint64_t seq, uint64_t count, uint64_t hits,
                            uint64_t *at);
 void propagate_cursor_stop(propagate_cursor *c);

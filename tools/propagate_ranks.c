@@ -39,7 +39,7 @@ struct propagate_ranks {
      * rank claimed (on the stream's threads) and has not yet written (on
      * the sink's), in order, under claim_lock, as by_other is */
     pthread_mutex_t claim_lock;
-    uint64_t claimed[CLAIMED_MAX];
+    uint64_t claimed[CLAIMED_MAX], claimed_first[CLAIMED_MAX]; /* number in the run, photon */
     size_t claimed_head, claimed_n;
     uint64_t written;             /* batches this rank wrote */
     bool stopped;                 /* a rank said it failed */
@@ -486,11 +486,30 @@ int propagate_ranks_claim(propagate_ranks *m, uint64_t batch, uint64_t contexts,
     if (rc != 0 && !full)
         m->by_other = true; /* another stopped the cursor */
     if (rc == 0 && *count > 0) {
-        m->claimed[(m->claimed_head + m->claimed_n) % CLAIMED_MAX] = seq;
+        const size_t k = (m->claimed_head + m->claimed_n) % CLAIMED_MAX;
+        m->claimed[k] = seq;
+        m->claimed_first[k] = *first;
         m->claimed_n++;
     }
     pthread_mutex_unlock(&m->claim_lock);
     return rc;
+}
+
+void propagate_ranks_counted(propagate_ranks *m, const prism_propagate_batch *b)
+{
+    if (!m->g->claims)
+        return;
+    bool any = false;
+    uint64_t seq = 0;
+    pthread_mutex_lock(&m->claim_lock);
+    for (size_t i = 0; i < m->claimed_n && !any; i++) {
+        const size_t k = (m->claimed_head + i) % CLAIMED_MAX;
+        any = m->claimed_first[k] == b->first;
+        seq = m->claimed[k];
+    }
+    pthread_mutex_unlock(&m->claim_lock);
+    if (any) /* the same count as propagate_ranks_write's */
+        propagate_cursor_count(m->g->node, seq, b->count, m->final[0] != NULL ? b->hits_count : 0);
 }
 
 uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own)

@@ -60,6 +60,12 @@ bool propagate_ranks_claiming(const propagate_ranks *m);
  * `contexts` this rank's. 0, or -1 when another rank stopped. */
 int propagate_ranks_claim(propagate_ranks *m, uint64_t batch, uint64_t contexts, uint64_t *first,
                           uint64_t *count);
+/* A claimed batch's hit count told to the cursor as soon as it is known
+ * (prism_propagate_stream_desc.counted), so that the ranks' writes, each
+ * waiting for the counts of the batches claimed before its own, wait for
+ * those batches' propagation only, not for other ranks' writes. Nothing
+ * where the ranks do not claim. */
+void propagate_ranks_counted(propagate_ranks *m, const prism_propagate_batch *b);
 /* Photons done, for progress: every rank's placed so far where they
  * claim, else `own`. */
 uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own);

@@ -5,7 +5,8 @@
  * the context starts its next batch; the calling thread waits for each
  * batch's copy, hands the batches to the sink in photon order and frees
  * their slots. A context waits only when both its slots are still queued
- * for the sink. */
+ * for the sink. Each batch's hit count is told (stream->counted) on its
+ * context's thread as soon as it is known, ahead of the sink. */
 #define _DEFAULT_SOURCE /* madvise */
 #include <omp.h>
 #include <pthread.h>
@@ -75,8 +76,8 @@ struct stream_run {
     uint64_t advance; /* batch photons times the stride: the cursor's step when strided */
     size_t batch, n, running;
     bool failed;
-    bool claimed_all; /* stream->claim said the run has no batch left */
-    prism_result fill_result;
+    bool claimed_all;         /* stream->claim said the run has no batch left */
+    prism_result fill_result; /* a fill, claim or counted callback's failure */
     stream_worker *workers;
     const prism_photon_source *source;
     const prism_propagate_desc *desc;
@@ -326,16 +327,24 @@ static void *work(void *arg)
     }
     while ((slot = take(w)) != NULL) {
         w->result = one_batch(w, slot);
+        prism_result told = PRISM_SUCCESS; /* the caller's, told the count */
+        if (w->result == PRISM_SUCCESS && run->s->counted != NULL) {
+            prism_propagate_batch b = slot->batch;
+            b.hits = NULL; /* still crossing */
+            told = run->s->counted(run->s->user, &b);
+        }
         pthread_mutex_lock(&run->lock);
-        if (w->result != PRISM_SUCCESS) {
+        if (w->result != PRISM_SUCCESS || told != PRISM_SUCCESS) {
             run->failed = true;
+            if (told != PRISM_SUCCESS && run->fill_result == PRISM_SUCCESS)
+                run->fill_result = told;
             slot->busy = false;
         } else {
             slot->ready = true;
         }
         pthread_cond_broadcast(&run->changed);
         pthread_mutex_unlock(&run->lock);
-        if (w->result != PRISM_SUCCESS)
+        if (w->result != PRISM_SUCCESS || told != PRISM_SUCCESS)
             break;
     }
     if (late)

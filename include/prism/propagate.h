@@ -375,6 +375,8 @@ typedef prism_result (*prism_propagate_sink_fn)(void *user, const prism_propagat
 /* A PHOTONS source read a batch at a time: photons [first, first + count)
  * of the run into `dst` (host memory). Called in photon order, one call at
  * a time. */
+typedef prism_result (*prism_propagate_fill_fn)(void *user, uint64_t first, size_t count,
+                                                prism_photon *dst);
 /* Claims the next batch of a run shared with other callers: its first
  * photon (the run's index, from 0) into *first and its photons into
  * *count (at most `batch`, the stream's batch size); *count 0 when the
@@ -382,8 +384,12 @@ typedef prism_result (*prism_propagate_sink_fn)(void *user, const prism_propagat
  * sink later receives the batches. */
 typedef prism_result (*prism_propagate_claim_fn)(void *user, size_t batch, uint64_t *first,
                                                  uint64_t *count);
-typedef prism_result (*prism_propagate_fill_fn)(void *user, uint64_t first, size_t count,
-                                                prism_photon *dst);
+/* A batch's hits counted: batch->first, ->count, ->context and
+ * ->hits_count told as soon as its context has propagated it, on that
+ * context's thread, before the sink has the batch (whose hits are still
+ * on their way: batch->hits is NULL here). Called once a batch, in any
+ * order across contexts. Anything but PRISM_SUCCESS stops the run. */
+typedef prism_result (*prism_propagate_counted_fn)(void *user, const prism_propagate_batch *batch);
 
 /* The most photons an automatic batch holds (batch 0) on a CUDA context:
  * fewer, larger batches pay fewer of the tails of long-lived photons that
@@ -426,6 +432,12 @@ typedef struct prism_propagate_stream_desc {
      * claim holds at most that many photons); stride must be 0 or 1; the
      * source's count is the whole run's. */
     prism_propagate_claim_fn claim;
+    /* Optional, with claim or without: told each batch's hit count before
+     * the sink has it. Callers that claim from a shared cursor and write
+     * one file learn where each batch's hits go from the counts of the
+     * batches claimed before it; told here, a caller's count does not wait
+     * behind its own sink, which may be waiting for another caller's. */
+    prism_propagate_counted_fn counted;
 } prism_propagate_stream_desc;
 
 /** The photons a strided prism_propagate_stream call propagates: those of
