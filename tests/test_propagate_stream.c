@@ -516,6 +516,21 @@ static void *claiming_caller(void *arg)
     return NULL;
 }
 
+/* One caller on context 0 alone, from the cursor's start: its claims
+ * failing, or its `fail_told`-th count told failing (0: never). */
+static void claim_alone(claimer *c, claim_cursor *k, fixture *f, bool claims_fail, size_t fail_told)
+{
+    memset(c, 0, sizeof *c);
+    k->next = 0;
+    k->got_n = 0;
+    k->fail = claims_fail;
+    c->cursor = k;
+    c->contexts = 1;
+    c->f = f;
+    c->fail_told = fail_told;
+    claiming_caller(c);
+}
+
 static int by_first(const void *a, const void *b)
 {
     const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -576,26 +591,11 @@ static void test_stream_claimed_shares(void **state)
     assert_int_equal(c[0].sum.steps, ref.steps);
     assert_memory_equal(c[0].sum.flagged, ref.flagged, sizeof ref.flagged);
     /* a claim that fails stops the call with its status */
-    memset(&c[0], 0, sizeof c[0]);
-    k.next = 0;
-    k.got_n = 0;
-    k.fail = true;
-    c[0].cursor = &k;
-    c[0].contexts = 1;
-    c[0].f = f;
-    claiming_caller(&c[0]);
+    claim_alone(&c[0], &k, f, true, 0);
     assert_int_equal(c[0].result, PRISM_ERROR_IO);
     assert_int_equal(k.got_n, 0);
     /* a count told that fails stops it too: the sink has no batch after */
-    memset(&c[0], 0, sizeof c[0]);
-    k.next = 0;
-    k.got_n = 0;
-    k.fail = false;
-    c[0].cursor = &k;
-    c[0].contexts = 1;
-    c[0].f = f;
-    c[0].fail_told = 2;
-    claiming_caller(&c[0]);
+    claim_alone(&c[0], &k, f, false, 2);
     assert_int_equal(c[0].result, PRISM_ERROR_IO);
     assert_int_equal(c[0].told, 3);
     assert_true(k.got_n <= 2);
