@@ -418,7 +418,7 @@ static void *hits_alloc(size_t bytes)
     void *p = rounded >= bytes ? aligned_alloc(STREAM_HUGE_PAGE, rounded) : NULL;
     if (p != NULL)
         madvise(p, rounded, MADV_HUGEPAGE); /* a refusal leaves small pages */
-    return p;
+    return p != NULL ? p : malloc(bytes);   /* no aligned room: small pages */
 #else
     return malloc(bytes);
 #endif
