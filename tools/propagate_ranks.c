@@ -406,6 +406,14 @@ static int write_rows(propagate_ranks *m, int i, uint64_t at, const void *rows, 
     return 0;
 }
 
+/* The hits a batch adds to the hits file: its hits where one is asked,
+ * else none (its place is still exchanged, which is where a rank learns
+ * that another stopped). */
+static uint64_t batch_hits(const propagate_ranks *m, const prism_propagate_batch *b)
+{
+    return m->final[0] != NULL ? b->hits_count : 0;
+}
+
 int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, char *err,
                           size_t size)
 {
@@ -416,7 +424,7 @@ int propagate_ranks_write(propagate_ranks *m, const prism_propagate_batch *b, ch
         return -1;
     }
     uint64_t at = 0;
-    const uint64_t hits = m->final[0] != NULL ? b->hits_count : 0;
+    const uint64_t hits = batch_hits(m, b);
     /* the round's exchange, or the batch's place, hits asked or not: it is
      * where a rank learns that another stopped */
     int placed = 0;
@@ -508,8 +516,8 @@ void propagate_ranks_counted(propagate_ranks *m, const prism_propagate_batch *b)
         seq = m->claimed[k];
     }
     pthread_mutex_unlock(&m->claim_lock);
-    if (any) /* the same count as propagate_ranks_write's */
-        propagate_cursor_count(m->g->node, seq, b->count, m->final[0] != NULL ? b->hits_count : 0);
+    if (any)
+        propagate_cursor_count(m->g->node, seq, b->count, batch_hits(m, b));
 }
 
 uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own)
