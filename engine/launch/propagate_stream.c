@@ -76,8 +76,8 @@ struct stream_run {
     uint64_t advance; /* batch photons times the stride: the cursor's step when strided */
     size_t batch, n, running;
     bool failed;
-    bool claimed_all;         /* stream->claim said the run has no batch left */
-    prism_result fill_result; /* a fill, claim or counted callback's failure */
+    bool claimed_all;           /* stream->claim said the run has no batch left */
+    prism_result caller_result; /* the first failure of a caller's callback */
     stream_worker *workers;
     const prism_photon_source *source;
     const prism_propagate_desc *desc;
@@ -113,6 +113,15 @@ static bool batches_left(const stream_run *run)
     return run->s->claim != NULL ? !run->claimed_all : run->next_first < run->total;
 }
 
+/* A caller's callback (fill, claim, counted) failed with r: the run stops
+ * with the first such failure. Under the lock. */
+static void caller_failed(stream_run *run, prism_result r)
+{
+    run->failed = true;
+    if (run->caller_result == PRISM_SUCCESS)
+        run->caller_result = r;
+}
+
 /* The next batch from the callers' shared cursor (stream->claim) into
  * slot->batch; false when there is none (claimed_all) or the claim failed
  * (failed). Under the lock. */
@@ -121,8 +130,7 @@ static bool claim_next(stream_run *run, stream_slot *slot, size_t context)
     uint64_t first = 0, count = 0;
     const prism_result r = run->s->claim(run->s->user, run->batch, &first, &count);
     if (r != PRISM_SUCCESS || count > run->batch || first + count > run->total) {
-        run->failed = true;
-        run->fill_result = r != PRISM_SUCCESS ? r : PRISM_ERROR_INVALID_ARGUMENT;
+        caller_failed(run, r != PRISM_SUCCESS ? r : PRISM_ERROR_INVALID_ARGUMENT);
         return false;
     }
     if (count == 0) {
@@ -174,8 +182,7 @@ static stream_slot *take(stream_worker *w)
             prism_result r = run->s->fill(run->s->user, slot->batch.first, slot->batch.count,
                                           slot->input);
             if (r != PRISM_SUCCESS) {
-                run->failed = true;
-                run->fill_result = r;
+                caller_failed(run, r);
                 slot->busy = false;
                 slot = NULL;
                 pthread_cond_broadcast(&run->changed);
@@ -336,8 +343,8 @@ static void *work(void *arg)
         pthread_mutex_lock(&run->lock);
         if (w->result != PRISM_SUCCESS || told != PRISM_SUCCESS) {
             run->failed = true;
-            if (told != PRISM_SUCCESS && run->fill_result == PRISM_SUCCESS)
-                run->fill_result = told;
+            if (told != PRISM_SUCCESS)
+                caller_failed(run, told);
             slot->busy = false;
         } else {
             slot->ready = true;
@@ -544,8 +551,8 @@ static prism_result start(stream_run *run, size_t *failed)
             *failed = i;
             return run->workers[i].result;
         }
-    if (r == PRISM_SUCCESS && run->fill_result != PRISM_SUCCESS)
-        r = run->fill_result;
+    if (r == PRISM_SUCCESS && run->caller_result != PRISM_SUCCESS)
+        r = run->caller_result;
     /* every batch taken and delivered, else no thread could start */
     const bool whole = run->s->claim != NULL ? run->claimed_all
                                              : run->delivered_photons >= run->mine;
