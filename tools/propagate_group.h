@@ -95,11 +95,14 @@ static inline propagate_group *propagate_group_mpi(propagate_group *early, int *
 
 /* `n` processes forked from this one (n >= 2), before it starts any
  * thread. Returns true in each child, with *g its group. Returns false in
- * the parent once every child has ended, with *status the run's exit
- * status: rank 0's, or PROPAGATE_FAILED when a rank died without ending
- * its part (named on stderr, the others stopped) or the processes could
- * not be made. The parent passes SIGINT, SIGTERM and SIGHUP on to the
- * ranks; a rank whose parent dies gets SIGTERM. */
+ * the parent once every child has ended its part (its ops' end: what it
+ * printed is out, the outputs are settled; its exit goes on without the
+ * parent), with *status the run's exit status: rank 0's, or
+ * PROPAGATE_FAILED when a rank died without ending its part (named on
+ * stderr, the others stopped and waited for) or the processes could not
+ * be made. The parent passes SIGINT, SIGTERM and SIGHUP on to the
+ * ranks; a rank whose parent dies before the rank ended its part gets
+ * SIGTERM. */
 bool propagate_group_fork(int n, propagate_group **g, int *status);
 
 #endif

@@ -8,7 +8,14 @@
  * (propagate_cursor.h), which also holds their CUDA start's turns and
  * says which rank ended its part. A rank that dies leaves
  * the others waiting, where the parent, seeing it end without having
- * ended its part, stops them. */
+ * ended its part, stops them.
+ *
+ * Each rank tells the parent that it ended its part on a pipe of its own,
+ * and the parent returns once every rank has: the outputs are complete
+ * then, and what is left of a rank, its exit with CUDA's teardown, goes on
+ * without the user waiting for it. On two H100s, 10^9 photons, a lone
+ * process ended 0.06 s after its main returned, and the parent of two
+ * ranks, when it waited for their exits, 0.145-0.167 s after theirs. */
 #define _GNU_SOURCE /* strsignal */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <omp.h>
@@ -143,12 +151,25 @@ static void fork_abort(propagate_group *g, int code)
     _exit(code);
 }
 
+/* In a rank: its end of its pipe to the parent (-1 in the parent). */
+static int ended_notice = -1;
+
 static void fork_end(propagate_group *g, int status)
 {
     shared *s = of(g);
     fflush(NULL); /* what it printed (rank 0: the summary) is out */
     s->status[g->rank] = status;
     propagate_cursor_ended(&s->cursor, g->rank); /* after the status, which it releases */
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, 0); /* the parent may end before this rank's exit */
+#endif
+    if (ended_notice >= 0) {
+        const char notice = 1;
+        while (write(ended_notice, &notice, 1) < 0 && errno == EINTR)
+            ;
+        close(ended_notice);
+        ended_notice = -1;
+    }
     munmap(s, shared_bytes(s->size));
     free(g);
 }
@@ -206,58 +227,156 @@ static void said_and_removed(const pid_t *pids, int n, const bool *died)
     }
 }
 
-static int wait_ranks(shared *s, int n)
-{
+/* The parent's view of its ranks while it waits. */
+typedef struct waiting {
+    shared *s;
+    int n;
     pid_t pids[PROPAGATE_MAX_RANKS];
-    bool died[PROPAGATE_MAX_RANKS] = {false};
-    memcpy(pids, children, sizeof(pid_t) * (size_t)n);
-    int left = n, status = PROPAGATE_FAILED;
-    bool failed = false;
-    while (left > 0) {
-        int st = 0;
-        const pid_t pid = waitpid(-1, &st, 0);
-        if (pid < 0) {
-            if (errno == EINTR)
-                continue;
-            break; /* no children left to wait for */
+    int notices[PROPAGATE_MAX_RANKS]; /* the pipes' read ends, -1 once read or closed */
+    bool ended[PROPAGATE_MAX_RANKS];  /* told that it ended its part */
+    bool gone[PROPAGATE_MAX_RANKS];   /* its exit seen */
+    bool died[PROPAGATE_MAX_RANKS];   /* gone before its part's end */
+    bool failed;
+    int status;
+} waiting;
+
+/* Rank k's exit, with waitpid's st: a rank gone before its part's end
+ * fails the job and stops the others. */
+static void rank_gone(waiting *w, int k, int st)
+{
+    children[k] = 0;
+    w->gone[k] = true;
+    /* a rank that ended its part: the outputs are settled whatever
+     * becomes of it afterwards (its exit, CUDA's teardown) */
+    const bool done = propagate_cursor_has_ended(&w->s->cursor, k);
+    if (k == 0)
+        w->status = done ? w->s->status[0] : WIFEXITED(st) ? WEXITSTATUS(st) : PROPAGATE_FAILED;
+    if (done && !WIFEXITED(st) && !signalled)
+        fprintf(stderr,
+                "prism-propagate: rank %d of %d ended by signal %d (%s) after its part of "
+                "the run: the outputs are complete\n",
+                k, w->n, WTERMSIG(st), strsignal(WTERMSIG(st)));
+    if (done || w->failed)
+        return;
+    w->failed = true;
+    w->died[k] = true;
+    stop_others(k);
+    if (signalled)
+        return; /* the user stopped the run: the ranks end with it */
+    if (WIFSIGNALED(st))
+        fprintf(stderr,
+                "prism-propagate: rank %d of %d ended by signal %d (%s) before the run's "
+                "end: the others stopped, no output written\n",
+                k, w->n, WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        fprintf(stderr,
+                "prism-propagate: rank %d of %d ended (exit %d) before the run's end: the "
+                "others stopped, no output written\n",
+                k, w->n, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+static int rank_of(const waiting *w, pid_t pid)
+{
+    int k = 0;
+    while (k < w->n && w->pids[k] != pid)
+        k++;
+    return k;
+}
+
+/* The next exit of a rank not yet seen gone; false when none is left. */
+static bool reap_one(waiting *w)
+{
+    int st = 0;
+    const pid_t pid = waitpid(-1, &st, 0);
+    if (pid < 0)
+        return errno == EINTR; /* EINTR: a signal passed on; else no children left */
+    const int k = rank_of(w, pid);
+    if (k < w->n && !w->gone[k])
+        rank_gone(w, k, st);
+    return true;
+}
+
+/* One round of the ranks' notices: a byte is a rank that ended its part;
+ * a pipe closed without one, a rank gone before that. False when poll
+ * cannot be used (then the exits are waited for instead). */
+static bool read_notices(waiting *w)
+{
+    struct pollfd p[PROPAGATE_MAX_RANKS];
+    int rank[PROPAGATE_MAX_RANKS], m = 0;
+    for (int k = 0; k < w->n; k++)
+        if (w->notices[k] >= 0) {
+            p[m] = (struct pollfd){.fd = w->notices[k], .events = POLLIN};
+            rank[m++] = k;
         }
-        int k = 0;
-        while (k < n && pids[k] != pid)
-            k++;
-        if (k == n)
+    if (poll(p, (nfds_t)m, -1) < 0)
+        return errno == EINTR;
+    for (int i = 0; i < m; i++) {
+        if (p[i].revents == 0)
             continue;
-        children[k] = 0;
-        left--;
-        /* a rank that ended its part: the outputs are settled whatever
-         * becomes of it afterwards (its exit, CUDA's teardown) */
-        const bool done = propagate_cursor_has_ended(&s->cursor, k);
-        if (k == 0)
-            status = done ? s->status[0] : WIFEXITED(st) ? WEXITSTATUS(st) : PROPAGATE_FAILED;
-        if (done && !WIFEXITED(st) && !signalled)
-            fprintf(stderr,
-                    "prism-propagate: rank %d of %d ended by signal %d (%s) after its part of "
-                    "the run: the outputs are complete\n",
-                    k, n, WTERMSIG(st), strsignal(WTERMSIG(st)));
-        if (done || failed)
+        const int k = rank[i];
+        char notice;
+        const ssize_t got = read(w->notices[k], &notice, 1);
+        if (got < 0 && errno == EINTR)
             continue;
-        failed = true;
-        died[k] = true;
-        stop_others(k);
-        if (signalled)
-            continue; /* the user stopped the run: the ranks end with it */
-        if (WIFSIGNALED(st))
-            fprintf(stderr,
-                    "prism-propagate: rank %d of %d ended by signal %d (%s) before the run's "
-                    "end: the others stopped, no output written\n",
-                    k, n, WTERMSIG(st), strsignal(WTERMSIG(st)));
-        else
-            fprintf(stderr,
-                    "prism-propagate: rank %d of %d ended (exit %d) before the run's end: the "
-                    "others stopped, no output written\n",
-                    k, n, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        close(w->notices[k]);
+        w->notices[k] = -1;
+        if (got == 1) {
+            w->ended[k] = true;
+            if (k == 0)
+                w->status = w->s->status[0];
+            continue;
+        }
+        int st = 0;
+        while (waitpid(w->pids[k], &st, 0) < 0 && errno == EINTR)
+            ;
+        rank_gone(w, k, st);
     }
-    said_and_removed(pids, n, died);
-    return failed ? PROPAGATE_FAILED : status;
+    return true;
+}
+
+/* Whether the parent still waits: for every rank to end its part, or once
+ * the job failed, for every rank's exit (the stopped ones remove their
+ * temporary files first). */
+static bool still_waiting(const waiting *w)
+{
+    for (int k = 0; k < w->n; k++)
+        if (!w->gone[k] && (w->failed || !w->ended[k]))
+            return true;
+    return false;
+}
+
+/* The parent, until its ranks ended their parts: the job's exit status. */
+static int wait_ranks(shared *s, int n, const int *notices)
+{
+    waiting w = {.s = s, .n = n, .status = PROPAGATE_FAILED};
+    memcpy(w.pids, children, sizeof(pid_t) * (size_t)n);
+    memcpy(w.notices, notices, sizeof(int) * (size_t)n);
+    bool polling = true;
+    while (still_waiting(&w)) {
+        if (polling && !w.failed)
+            polling = read_notices(&w);
+        else if (!reap_one(&w))
+            break; /* no children left to wait for */
+    }
+    for (int k = 0; k < n; k++) {
+        int st = 0; /* an ended rank already gone: said if it died */
+        if (!w.gone[k] && waitpid(w.pids[k], &st, WNOHANG) == w.pids[k])
+            rank_gone(&w, k, st);
+        if (w.notices[k] >= 0)
+            close(w.notices[k]);
+    }
+    said_and_removed(w.pids, n, w.died);
+    return w.failed ? PROPAGATE_FAILED : w.status;
+}
+
+/* The first n pipes closed, but for rank `keep`'s write end. */
+static void close_pipes(int (*pipes)[2], int n, int keep)
+{
+    for (int k = 0; k < n; k++) {
+        close(pipes[k][0]);
+        if (k != keep)
+            close(pipes[k][1]);
+    }
 }
 
 bool propagate_group_fork(int n, propagate_group **g, int *status)
@@ -293,6 +412,16 @@ bool propagate_group_fork(int n, propagate_group **g, int *status)
         return false;
     }
     s->size = n;
+    int pipes[PROPAGATE_MAX_RANKS][2]; /* rank k's notice that it ended its part */
+    for (int k = 0; k < n; k++)
+        if (pipe(pipes[k]) != 0) {
+            fprintf(stderr, "prism-propagate: a pipe for rank %d of %d: %s\n", k, n,
+                    strerror(errno));
+            close_pipes(pipes, k, -1);
+            pthread_barrier_destroy(&s->barrier);
+            munmap(s, shared_bytes(n));
+            return false;
+        }
     fflush(NULL); /* nothing buffered is written twice */
     const pid_t parent = getpid();
     children_n = n;
@@ -304,6 +433,8 @@ bool propagate_group_fork(int n, propagate_group **g, int *status)
 #endif
             if (getppid() != parent) /* the parent died before that */
                 _exit(PROPAGATE_FAILED);
+            ended_notice = pipes[k][1];
+            close_pipes(pipes, n, k);
             propagate_group *mine = calloc(1, sizeof *mine);
             if (mine == NULL)
                 _exit(PROPAGATE_FAILED); /* the parent stops the others */
@@ -329,10 +460,16 @@ bool propagate_group_fork(int n, propagate_group **g, int *status)
                 kill(children[j], SIGKILL);
             for (int j = 0; j < k; j++)
                 waitpid(children[j], NULL, 0);
+            close_pipes(pipes, n, -1);
             munmap(s, shared_bytes(n));
             return false;
         }
         children[k] = pid;
+    }
+    int notices[PROPAGATE_MAX_RANKS];
+    for (int k = 0; k < n; k++) { /* the read ends only: a rank's exit closes its pipe */
+        close(pipes[k][1]);
+        notices[k] = pipes[k][0];
     }
     /* the parent: the user's signals go on to the ranks, which remove
      * their temporary files as a lone process does */
@@ -345,7 +482,7 @@ bool propagate_group_fork(int n, propagate_group **g, int *status)
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
             sigaction(sigs[i], &sa, NULL);
     }
-    *status = wait_ranks(s, n);
+    *status = wait_ranks(s, n, notices);
     munmap(s, shared_bytes(n));
     if (signalled) { /* end as the signal would have ended a lone run */
         signal(signalled, SIG_DFL);

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "npy.h"
@@ -645,16 +646,39 @@ int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, b
     return m->rc;
 }
 
+/* The test hook $PRISM_PROPAGATE_TEST_HOLD_AFTER: a rank whose exit is
+ * slow (as CUDA's teardown is), held until the file
+ * $PRISM_PROPAGATE_TEST_HOLD_FILE exists, then said gone in that name
+ * with ".gone" added; after 20 s unheld, it ends without saying so. */
+static void hold_after(void)
+{
+    const char *path = getenv("PRISM_PROPAGATE_TEST_HOLD_FILE");
+    if (path == NULL)
+        return;
+    for (int i = 0; i < 2000 && access(path, F_OK) != 0; i++)
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    if (access(path, F_OK) != 0)
+        return;
+    char gone[600];
+    snprintf(gone, sizeof gone, "%s.gone", path);
+    FILE *f = fopen(gone, "w");
+    if (f != NULL)
+        fclose(f);
+}
+
 int propagate_ranks_end(propagate_ranks *m, int rc)
 {
     bool print;
     rc = propagate_ranks_finish(m, rc, NULL, &print, 0.0);
     m->g->ops->end(m->g, rc);
     const bool killed = hooked("PRISM_PROPAGATE_TEST_KILL_AFTER", m->rank);
+    const bool held = hooked("PRISM_PROPAGATE_TEST_HOLD_AFTER", m->rank);
     pthread_mutex_destroy(&m->claim_lock);
     free(m->counts);
     free(m);
     if (killed) /* the test hook: a rank that dies once its part is done */
         raise(SIGKILL);
+    if (held)
+        hold_after();
     return rc;
 }

@@ -83,7 +83,8 @@ int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, b
                            double setup);
 /* finish (with rc) if not yet done, the group ended, m freed. Returns the
  * exit status. The test hook $PRISM_PROPAGATE_TEST_KILL_AFTER names a rank
- * that kills itself (SIGKILL) here, its part done. */
+ * that kills itself (SIGKILL) here, its part done; _HOLD_AFTER one that
+ * waits here for the file $PRISM_PROPAGATE_TEST_HOLD_FILE (a slow exit). */
 int propagate_ranks_end(propagate_ranks *m, int rc);
 /* Where the rank `rank` of process `pid` keeps its stderr until the
  * agreement ($TMPDIR, else /tmp). */
