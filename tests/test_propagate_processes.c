@@ -354,6 +354,25 @@ static void test_killed_rank(void **state)
     assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 3 ended by signal 9"));
 }
 
+/* 30000 photons' hits in batches of 7001 by one process into `one`; it
+ * must succeed. */
+static void one_process_hits(exec_run *r, const char *one)
+{
+    run(r, 0,
+        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits", one,
+                         "--quiet", NULL});
+    assert_int_equal(r->exit_code, 0);
+}
+
+/* The same over 2 processes into `two`, the test hook `hook` naming rank
+ * `rank`. */
+static void two_processes_hits(exec_run *r, const char *hook, const char *rank, const char *two)
+{
+    run_hooked(r, hook, rank, 2,
+               (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001",
+                                "--hits", two, NULL});
+}
+
 /* Rank 1 of 2 dies (SIGKILL) after its part of the run is done, as in a
  * crash of CUDA's teardown at exit: the files are complete and the same as
  * one process's, and the job exits 0 (the status the ranks agreed), not
@@ -368,14 +387,9 @@ static void test_killed_after_its_part(void **state)
     fresh_dir(dir, "after");
     in_dir(one, dir, "one.npy");
     in_dir(two, dir, "two.npy");
-    run(&r, 0,
-        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits", one,
-                         "--quiet", NULL});
-    assert_int_equal(r.exit_code, 0);
+    one_process_hits(&r, one);
     for (int k = 1; k >= 0; k--) {
-        run_hooked(&r, "PRISM_PROPAGATE_TEST_KILL_AFTER", k ? "1" : "0", 2,
-                   (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001",
-                                    "--hits", two, NULL});
+        two_processes_hits(&r, "PRISM_PROPAGATE_TEST_KILL_AFTER", k ? "1" : "0", two);
         assert_int_equal(r.exit_code, 0);
         assert_null(strstr(r.err, "no output written"));
         assert_null(strstr(r.err, "before the run's end"));
@@ -408,14 +422,9 @@ static void test_slow_exit_not_waited_for(void **state)
     in_dir(two, dir, "two.npy");
     in_dir(hold, dir, "hold");
     in_dir(gone, dir, "hold.gone");
-    run(&r, 0,
-        (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001", "--hits", one,
-                         "--quiet", NULL});
-    assert_int_equal(r.exit_code, 0);
+    one_process_hits(&r, one);
     setenv("PRISM_PROPAGATE_TEST_HOLD_FILE", hold, 1);
-    run_hooked(&r, "PRISM_PROPAGATE_TEST_HOLD_AFTER", "1", 2,
-               (const char *[]){"--backend", "host", "--count", "30000", "--batch", "7001",
-                                "--hits", two, NULL});
+    two_processes_hits(&r, "PRISM_PROPAGATE_TEST_HOLD_AFTER", "1", two);
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "30000 photons"));
     assert_true(exec_same_files(one, two));
