@@ -38,7 +38,7 @@ static double file_size(const char *path)
 void assert_rank_shares(const char *json, int np, const char files[3][512], double photons,
                         const double *expected)
 {
-    double read[8], written[8], taken[8], setup[8], init[8], finish[8];
+    double read[8], written[8], taken[8], setup[8], init[8], finish[8], launch[8];
     assert_true(np <= 8);
     assert_non_null(strstr(json, "\"per_rank\":{"));
     assert_int_equal(rank_json_array(json, "read_bytes", read, 8), np);
@@ -47,6 +47,7 @@ void assert_rank_shares(const char *json, int np, const char files[3][512], doub
     assert_int_equal(rank_json_array(json, "setup_seconds", setup, 8), np);
     assert_int_equal(rank_json_array(json, "init_seconds", init, 8), np);
     assert_int_equal(rank_json_array(json, "finish_seconds", finish, 8), np);
+    assert_int_equal(rank_json_array(json, "launch_seconds", launch, 8), np);
     enum { HEADER = 128 }; /* npy_writer's header for these shapes */
     double data = 0, total = 0, all = 0;
     for (int k = 0; k < 3; k++)
@@ -59,6 +60,7 @@ void assert_rank_shares(const char *json, int np, const char files[3][512], doub
         assert_true(read[r] == 0);
         assert_true(hits >= 0 && fmod(hits, 64) == 0);
         assert_true(setup[r] > 0);
+        assert_true(launch[r] >= 0 && launch[r] < 60); /* known on Linux */
         total += written[r] - (r == 0 ? 3 * HEADER : 0);
         all += taken[r];
     }

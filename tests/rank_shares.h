@@ -13,7 +13,8 @@ int rank_json_array(const char *json, const char *key, double *v, int max);
  * figures; no rank read anything; each wrote its own rows (64 + 3 x 32
  * bytes a photon it took) and its hits (64 bytes each), rank 0 the three
  * headers too; together they wrote every byte of the files once, and
- * their photons make the run. `expected` (np values), when given, is what
+ * their photons make the run; each rank's launch is known. `expected`
+ * (np values), when given, is what
  * each rank should have taken. */
 void assert_rank_shares(const char *json, int np, const char files[3][512], double photons,
                         const double *expected);

@@ -11,7 +11,9 @@
  * keeps it; ranks that cannot all claim from the node's cursor fail the
  * job at once; a rank that fails (a file it cannot
  * open) fails the whole job, named with its cause, leaving no output and
- * no rank's file behind; --processes is refused under mpirun.
+ * no rank's file behind; --processes is refused under mpirun; a slow
+ * mpirun start is measured in every rank and noted by rank 0, unless
+ * HWLOC_COMPONENTS is set.
  * $PRISM_PROPAGATE is the program, $PRISM_MPIRUN
  * Open MPI's mpirun. */
 #define _GNU_SOURCE /* sched_getaffinity */
@@ -235,6 +237,49 @@ static void test_default_binding_widened(void **state)
     assert_null(strstr(r.err, "mpirun bound"));
 }
 
+/* mpirun started 0.4 s late (by a shell that sleeps, then becomes
+ * mpirun): each rank's launch_seconds says at least that, and rank 0 notes
+ * it with the hwloc setting that speeds mpirun up on GPU hosts; with that
+ * setting already made, no note. */
+static void test_slow_launch_noted(void **state)
+{
+    (void)state;
+    static exec_run r;
+    const char *argv[] = {"/bin/sh",
+                          "-c",
+                          "sleep 0.4; exec \"$0\" \"$@\"",
+                          getenv("PRISM_MPIRUN"),
+                          "-np",
+                          "2",
+                          "--oversubscribe",
+                          getenv("PRISM_PROPAGATE"),
+                          DETECTOR,
+                          "--backend",
+                          "host",
+                          "--count",
+                          "2000",
+                          "--json",
+                          NULL};
+    for (int set = 0; set < 2; set++) {
+        if (set)
+            setenv("HWLOC_COMPONENTS", "-cuda,-nvml,-opencl,-rsmi,-levelzero", 1);
+        exec_program(&r, argv, false);
+        unsetenv("HWLOC_COMPONENTS");
+        assert_int_equal(r.exit_code, 0);
+        double launch[2] = {0, 0};
+        assert_int_equal(rank_json_array(r.out, "launch_seconds", launch, 2), 2);
+        assert_true(launch[0] >= 0.39 && launch[1] >= 0.39);
+        const char *note = strstr(r.err, "before it started this rank");
+        if (set)
+            assert_null(note);
+        else {
+            assert_non_null(note);
+            assert_non_null(strstr(r.err, "prism-propagate: mpirun ran 0."));
+            assert_non_null(strstr(r.err, "HWLOC_COMPONENTS=-cuda,-nvml,-opencl,-rsmi,-levelzero"));
+        }
+    }
+}
+
 /* No --backend: each rank runs where a plain run would, the host where
  * there is no CUDA device (CI), a device where there is one. */
 /* A muon's gensteps (Cerenkov photons made where they are propagated),
@@ -378,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_gensteps_across_ranks),
         cmocka_unit_test(test_late_rank_waited_for_by_none),
         cmocka_unit_test(test_default_binding_widened),
+        cmocka_unit_test(test_slow_launch_noted),
         cmocka_unit_test(test_default_backend),
         cmocka_unit_test(test_failing_rank),
         cmocka_unit_test(test_ranks_disagree_on_cursor),

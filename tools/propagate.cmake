@@ -5,7 +5,7 @@ add_executable(prism-propagate ${CMAKE_CURRENT_LIST_DIR}/prism_propagate.c
   ${CMAKE_CURRENT_LIST_DIR}/propagate_summary.c ${CMAKE_CURRENT_LIST_DIR}/propagate_validate.c
   ${CMAKE_CURRENT_LIST_DIR}/propagate_devices.c ${CMAKE_CURRENT_LIST_DIR}/propagate_visible.c
   ${CMAKE_CURRENT_LIST_DIR}/propagate_ranks.c ${CMAKE_CURRENT_LIST_DIR}/propagate_group_fork.c
-  ${CMAKE_CURRENT_LIST_DIR}/propagate_cursor.c)
+  ${CMAKE_CURRENT_LIST_DIR}/propagate_cursor.c ${CMAKE_CURRENT_LIST_DIR}/propagate_launch.c)
 target_link_libraries(prism-propagate PRIVATE prism_static prism_tool_support prism_warnings)
 if(PRISM_HAVE_MPI)
   # mpirun -np N prism-propagate: the ranks share the run as --processes' do

@@ -52,8 +52,10 @@ struct propagate_group {
     struct propagate_cursor *node;
     int member;
     bool claims;
-    const char *launcher; /* "mpirun" or "fork", for the summary */
-    double init_seconds;  /* making the group: MPI_Init, or the fork */
+    const char *launcher;  /* "mpirun" or "fork", for the summary */
+    double init_seconds;   /* making the group: MPI_Init, or the fork */
+    double launch_seconds; /* its launcher's start to its own (mpirun's, or the
+                              forking process's; propagate_launch.h), -1 unknown */
     const group_ops *ops;
     void *impl;
 };

@@ -34,6 +34,7 @@
 
 #include "propagate_cursor.h"
 #include "propagate_group.h"
+#include "propagate_launch.h"
 #include "propagate_ranks.h"
 #include "propagate_tool.h"
 
@@ -444,6 +445,7 @@ bool propagate_group_fork(int n, propagate_group **g, int *status)
                                       .local_size = n,
                                       .launcher = "fork",
                                       .init_seconds = omp_get_wtime() - t0,
+                                      .launch_seconds = propagate_launch_seconds(getpid(), parent),
                                       .node = &s->cursor,
                                       .member = k,
                                       .claims = true,

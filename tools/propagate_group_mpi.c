@@ -22,6 +22,7 @@
 
 #include "propagate_cursor.h"
 #include "propagate_group.h"
+#include "propagate_launch.h"
 
 typedef struct mpi_group {
     char path[512]; /* the node's shared file (the group's node, where mapped) */
@@ -191,6 +192,15 @@ static void say_widened(int rank, bool quiet)
                 had, had == 1 ? "" : "s", CPU_COUNT(&now));
 }
 
+/* Rank 0, unless quiet: mpirun's own start, where it took long. */
+static void say_slow_launch(const propagate_group *g, bool quiet)
+{
+    char note[512];
+    if (g->rank == 0 && !quiet &&
+        propagate_launch_note(g->launch_seconds, getenv("HWLOC_COMPONENTS"), note, sizeof note))
+        fprintf(stderr, "prism-propagate: %s\n", note);
+}
+
 propagate_group *propagate_group_mpi_early(char **argv, bool quiet)
 {
     const char *local = getenv("OMPI_COMM_WORLD_LOCAL_RANK"),
@@ -213,7 +223,9 @@ propagate_group *propagate_group_mpi_early(char **argv, bool quiet)
                            .ops = &mpi_ops,
                            .impl = m};
     g->member = g->local_rank;
+    g->launch_seconds = propagate_launch_seconds(getpid(), getppid());
     say_widened(g->rank, quiet);
+    say_slow_launch(g, quiet);
     char err[768];
     if (node_path(m->path, sizeof m->path) &&
         (g->node = propagate_cursor_attach(m->path, err, sizeof err)) == NULL)
@@ -286,6 +298,7 @@ propagate_group *propagate_group_mpi(propagate_group *early, int *argc, char ***
     if (early == NULL) {
         g->launcher = "mpirun";
         g->ops = &mpi_ops;
+        g->launch_seconds = propagate_launch_seconds(getpid(), getppid());
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &g->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g->size);

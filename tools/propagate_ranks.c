@@ -599,8 +599,8 @@ static void gather_io(propagate_ranks *m, propagate_summary *s, double setup)
 {
     const uint64_t mine[4] = {m->io_read, m->io_written, m->photons, cpus()};
     uint64_t *all = m->rank == 0 ? calloc((size_t)m->ranks * 4, sizeof *all) : NULL;
-    double *setups = m->rank == 0 ? calloc((size_t)m->ranks * 3, sizeof *setups) : NULL;
-    const double times[3] = {setup, m->g->init_seconds, m->finish_seconds};
+    double *setups = m->rank == 0 ? calloc((size_t)m->ranks * 4, sizeof *setups) : NULL;
+    const double times[4] = {setup, m->g->init_seconds, m->finish_seconds, m->g->launch_seconds};
     m->g->ops->gather(m->g, mine, sizeof mine, all);
     m->g->ops->gather(m->g, times, sizeof times, setups);
     if (m->rank == 0 && s != NULL && all != NULL && setups != NULL) {

@@ -185,8 +185,12 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            "waiting for hits still crossing\n",
            s->stream_start_seconds, s->stream_finish_seconds, s->pin_seconds, s->hits_wait_seconds);
     printf("  %.3f s writing (overlapped with the devices), %.3f s of device time waiting for "
-           "it, %.3f s closing the files; %.3f s before the run (start, load, upload)\n",
+           "it, %.3f s closing the files; %.3f s before the run (start, load, upload)",
            s->write_seconds, s->wait_seconds, s->commit_seconds, run->setup_seconds);
+    if (s->ranks > 0 && s->rank_setup[3] >= 0 && run->launcher != NULL &&
+        strcmp(run->launcher, "mpirun") == 0) /* rank 0's launch */
+        printf(", after mpirun's own %.2f s", s->rank_setup[3]);
+    printf("\n");
     if (prism_context_backend(run->ctx) == PRISM_BACKEND_HOST) /* its "device" is the heap */
         printf("  memory: a batch %.1f MB for the kernels and %.1f MB of outputs, in host "
                "memory; the process's resident peak %.1f MB\n",
@@ -266,16 +270,17 @@ void propagate_summary_json(const propagate_summary *s, const propagate_run_info
         printf("%s%.6g", i ? "," : "", run->upload_each[i]);
     printf("]");
     if (s->ranks > 0) { /* what each rank read and wrote to put the outputs together */
-        const char *keys[7] = {"read_bytes",    "written_bytes", "photons",       "cpus",
-                               "setup_seconds", "init_seconds",  "finish_seconds"};
+        const char *keys[8] = {"read_bytes",     "written_bytes", "photons",
+                               "cpus",           "setup_seconds", "init_seconds",
+                               "finish_seconds", "launch_seconds"};
         printf(",\"per_rank\":{");
-        for (int k = 0; k < 7; k++) {
+        for (int k = 0; k < 8; k++) {
             printf("%s\"%s\":[", k ? "," : "", keys[k]);
             for (size_t r = 0; r < s->ranks; r++)
                 if (k < 4)
                     printf("%s%llu", r ? "," : "", (unsigned long long)s->rank_io[4 * r + k]);
                 else
-                    printf("%s%.6g", r ? "," : "", s->rank_setup[3 * r + (size_t)(k - 4)]);
+                    printf("%s%.6g", r ? "," : "", s->rank_setup[4 * r + (size_t)(k - 4)]);
             printf("]");
         }
         printf("}");

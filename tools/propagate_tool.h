@@ -99,9 +99,10 @@ typedef struct propagate_summary {
     uint64_t hits, out_rows, record_rows;
     /* one rank of several, on rank 0: each rank's bytes read and written
      * of the outputs, its photons and the CPUs it may run on (rank_io[4 r]
-     * to [4 r + 3]), its seconds before its run (rank_setup[3 r]), in
-     * making the group (MPI_Init or the fork: 3 r + 1) and finishing the
-     * files after its run (3 r + 2) */
+     * to [4 r + 3]), its seconds before its run (rank_setup[4 r]), in
+     * making the group (MPI_Init or the fork: 4 r + 1), finishing the
+     * files after its run (4 r + 2) and its launcher's before it started
+     * (4 r + 3, -1 unknown) */
     size_t ranks;
     uint64_t *rank_io;
     double *rank_setup;
