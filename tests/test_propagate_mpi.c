@@ -39,12 +39,15 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* prism-propagate DETECTOR args..., directly (np 0) or under mpirun -np np. */
-static void run(exec_run *r, int np, const char *const *args)
+/* prism-propagate DETECTOR args..., directly (np 0) or under mpirun -np np,
+ * the command run by `via` (NULL-ended; NULL: none). */
+static void run_via(exec_run *r, const char *const *via, int np, const char *const *args)
 {
     const char *argv[48];
     char nps[16];
     int n = 0;
+    for (int i = 0; via != NULL && via[i] != NULL && n < 8; i++)
+        argv[n++] = via[i];
     if (np > 0) {
         snprintf(nps, sizeof nps, "%d", np);
         argv[n++] = getenv("PRISM_MPIRUN");
@@ -58,6 +61,11 @@ static void run(exec_run *r, int np, const char *const *args)
         argv[n++] = args[i];
     argv[n] = NULL;
     exec_program(r, argv, false);
+}
+
+static void run(exec_run *r, int np, const char *const *args)
+{
+    run_via(r, NULL, np, args);
 }
 
 static const char *rank_tmp;
@@ -245,25 +253,12 @@ static void test_slow_launch_noted(void **state)
 {
     (void)state;
     static exec_run r;
-    const char *argv[] = {"/bin/sh",
-                          "-c",
-                          "sleep 0.4; exec \"$0\" \"$@\"",
-                          getenv("PRISM_MPIRUN"),
-                          "-np",
-                          "2",
-                          "--oversubscribe",
-                          getenv("PRISM_PROPAGATE"),
-                          DETECTOR,
-                          "--backend",
-                          "host",
-                          "--count",
-                          "2000",
-                          "--json",
-                          NULL};
+    const char *late[] = {"/bin/sh", "-c", "sleep 0.4; exec \"$0\" \"$@\"", NULL};
+    const char *args[] = {"--backend", "host", "--count", "2000", "--json", NULL};
     for (int set = 0; set < 2; set++) {
         if (set)
             setenv("HWLOC_COMPONENTS", "-cuda,-nvml,-opencl,-rsmi,-levelzero", 1);
-        exec_program(&r, argv, false);
+        run_via(&r, late, 2, args);
         unsetenv("HWLOC_COMPONENTS");
         assert_int_equal(r.exit_code, 0);
         double launch[2] = {0, 0};
