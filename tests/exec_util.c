@@ -117,6 +117,12 @@ bool exec_on_path(const char *name, char *path, size_t size)
     return false;
 }
 
+bool exec_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
 bool exec_same_files(const char *a, const char *b)
 {
     FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");

@@ -25,6 +25,8 @@ void exec_program(exec_run *run, const char *const *argv, bool merge);
 /* Whether `name` is an executable in $PATH; its path in `path` (when given). */
 bool exec_on_path(const char *name, char *path, size_t size);
 
+/* Whether anything is at `path`. */
+bool exec_exists(const char *path);
 /* Whether the files at a and b hold the same bytes (false if either is
  * missing). */
 bool exec_same_files(const char *a, const char *b);

@@ -33,12 +33,6 @@
 
 #define DETECTOR PRISM_ASSETS "/tiny_detector.dae"
 
-static bool exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* prism-propagate DETECTOR args..., directly (np 0) or under mpirun -np np,
  * the command run by `via` (NULL-ended; NULL: none). */
 static void run_via(exec_run *r, const char *const *via, int np, const char *const *args)
@@ -355,7 +349,7 @@ static void test_failing_rank(void **state)
     assert_non_null(strstr(r.err, "/nonexistent/in.npy: No such file or directory"));
     assert_non_null(strstr(r.err, "prism-propagate: rank 1 of 2"));
     assert_non_null(strstr(r.err, "failed (exit 1): no output written"));
-    assert_false(exists(hits));
+    assert_false(exec_exists(hits));
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
@@ -374,7 +368,7 @@ static void test_ranks_disagree_on_cursor(void **state)
     assert_int_not_equal(r.exit_code, 0);
     assert_non_null(strstr(r.err, "rank 0: not every rank can claim batches from"));
     assert_non_null(strstr(r.err, "no output written"));
-    assert_false(exists(hits));
+    assert_false(exec_exists(hits));
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 
@@ -407,7 +401,7 @@ static void test_processes_refused(void **state)
                          NULL});
     assert_int_not_equal(r.exit_code, 0);
     assert_non_null(strstr(r.err, "--processes: under mpirun each rank is one process"));
-    assert_false(exists(hits));
+    assert_false(exec_exists(hits));
     assert_int_equal(exec_count_entries(rank_tmp, false), 0);
 }
 

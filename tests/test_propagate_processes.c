@@ -400,12 +400,6 @@ static void test_killed_after_its_part(void **state)
     assert_entries(tmp, 0);
 }
 
-static bool exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* Rank 1 of 2 is slow to exit after its part (held by the test hook, as
  * CUDA's teardown holds a GPU's rank): the job has returned, exit 0, its
  * files complete and the same as one process's, while rank 1 is still
@@ -428,13 +422,13 @@ static void test_slow_exit_not_waited_for(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "30000 photons"));
     assert_true(exec_same_files(one, two));
-    assert_false(exists(gone)); /* rank 1 is still held */
+    assert_false(exec_exists(gone)); /* rank 1 is still held */
     FILE *f = fopen(hold, "w");
     assert_non_null(f);
     fclose(f);
-    for (int i = 0; i < 1000 && !exists(gone); i++)
+    for (int i = 0; i < 1000 && !exec_exists(gone); i++)
         nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-    assert_true(exists(gone));
+    assert_true(exec_exists(gone));
     assert_entries(dir, 4);
     assert_entries(tmp, 0);
 }
