@@ -1,7 +1,9 @@
 /* Memory on the host backend: every buffer kind and its info, the mapped
  * refusal, views and their bounds, fill patterns, copies, maps, pools and
  * their statistics, the stream-ordered allocator's host answers, the GL copy
- * path (with a fake GL), and the ledger: report, leak detection by tag. */
+ * path (with a fake GL), and the ledger: report, leak detection by tag,
+ * host memory registered in two steps across threads. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -565,6 +567,60 @@ static void test_report_holds_many_tags(void **state)
     assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
 }
 
+/* prism__register_begin on a thread of its own: nothing of the context
+ * changes until prism__register_end records it on the context's thread. */
+typedef struct {
+    prism_context *ctx;
+    void *host;
+    prism__allocation *a;
+    prism_result r;
+} register_job;
+
+static void *register_off_thread(void *arg)
+{
+    register_job *j = arg;
+    j->r = prism__register_begin(j->ctx, j->host, 4096, "two.steps", &j->a);
+    return NULL;
+}
+
+static void test_register_in_two_steps(void **state)
+{
+    (void)state;
+    prism_context *ctx = make(false);
+    static unsigned char mine[4096], other[4096];
+    register_job j = {.ctx = ctx, .host = mine};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, register_off_thread, &j), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(j.r, PRISM_SUCCESS);
+    assert_non_null(j.a);
+    prism_memory_report r;
+    assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
+    assert_int_equal(r.total.count, 0); /* begun, not yet recorded */
+    prism_buffer *b = NULL;
+    assert_int_equal(prism__register_end(ctx, j.a, &b), PRISM_SUCCESS);
+    assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
+    assert_int_equal(r.by_kind[PRISM_MEMORY_REGISTERED].count, 1);
+    assert_int_equal(r.by_kind[PRISM_MEMORY_REGISTERED].bytes, 4096);
+    assert_string_equal(r.tags[0].tag, "two.steps");
+    prism_buffer_info info;
+    assert_int_equal(prism_buffer_info_get(b, &info), PRISM_SUCCESS);
+    assert_int_equal(info.kind, PRISM_MEMORY_REGISTERED);
+    assert_ptr_equal(info.host_pointer, mine);
+    assert_int_equal(info.size, 4096);
+    /* one begun and undone leaves nothing behind */
+    register_job k = {.ctx = ctx, .host = other};
+    register_off_thread(&k);
+    assert_int_equal(k.r, PRISM_SUCCESS);
+    prism__register_undo(ctx, k.a);
+    prism__register_undo(ctx, NULL);
+    prism_buffer_release(b);
+    assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
+    assert_int_equal(r.total.count, 0);
+    assert_int_equal(r.total.bytes, 0);
+    assert_int_equal(prism_context_destroy(ctx), PRISM_SUCCESS);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -607,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_gl_copy_path),
         cmocka_unit_test(test_ledger_report_and_leaks),
         cmocka_unit_test(test_report_holds_many_tags),
+        cmocka_unit_test(test_register_in_two_steps),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,12 @@
 /* Memory on a CUDA device (label gpu; skipped without one): the host-alloc
- * flags really set, a kernel reading mapped write-combined memory, fills and
+ * flags really set, a kernel reading mapped write-combined memory, host
+ * memory page-locked off the context's thread, fills and
  * copies of every kind, pools, the stream-ordered allocator with a captured
  * and replayed graph, uploads under each policy read back from the device,
  * a forced budget splitting the nodes, and 1,000 upload/destroy cycles that
  * leave cudaMemGetInfo where it started. The CUDA runtime's own answers
  * come from memory_gpu_kernels.cu. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -114,6 +116,71 @@ static void test_registered_host_memory(void **state)
     assert_int_equal(prism_test_kernel_sum(prism_buffer_device_pointer(r), N, &sum), 0);
     assert_true(sum == want);
     prism_buffer_release(r);
+    free(mine);
+}
+
+/* Host memory page-locked on a thread of its own (prism__register_begin),
+ * recorded on the context's (prism__register_end): CUDA sees it as host
+ * memory only once begun, and a failure off the thread is returned without
+ * touching the context's last error. */
+typedef struct {
+    void *host;
+    size_t bytes;
+    prism__allocation *a;
+    prism_result r;
+} pin_job;
+
+static void *pin_off_thread(void *arg)
+{
+    pin_job *j = arg;
+    j->r = prism__register_begin(ctx, j->host, j->bytes, "two.steps", &j->a);
+    return NULL;
+}
+
+static void test_register_off_thread(void **state)
+{
+    (void)state;
+    const size_t bytes = (size_t)8 << 20;
+    unsigned char *mine = aligned_alloc(4096, bytes);
+    memset(mine, 7, bytes);
+    int type = -1;
+    prism_test_pointer_type(mine, &type);
+    assert_int_not_equal(type, HOST_MEMORY); /* pageable: unknown to CUDA */
+    pin_job j = {.host = mine, .bytes = bytes};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, pin_off_thread, &j), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(j.r, PRISM_SUCCESS);
+    assert_int_equal(prism_test_pointer_type(mine, &type), 0);
+    assert_int_equal(type, HOST_MEMORY);
+    /* locked twice: CUDA refuses, quietly */
+    char before[256];
+    snprintf(before, sizeof before, "%s", prism_context_last_error(ctx));
+    pin_job again = {.host = mine, .bytes = bytes};
+    pthread_create(&t, NULL, pin_off_thread, &again);
+    pthread_join(t, NULL);
+    assert_int_not_equal(again.r, PRISM_SUCCESS);
+    assert_null(again.a);
+    assert_string_equal(prism_context_last_error(ctx), before);
+    prism_buffer *b = NULL;
+    assert_int_equal(prism__register_end(ctx, j.a, &b), PRISM_SUCCESS);
+    prism_memory_report r;
+    assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
+    assert_int_equal(r.by_kind[PRISM_MEMORY_REGISTERED].bytes, bytes);
+    unsigned char *copy = malloc(bytes);
+    assert_int_equal(prism_test_copy(copy, mine, bytes), 0);
+    assert_int_equal(memcmp(copy, mine, bytes), 0);
+    prism_buffer_release(b);
+    assert_int_equal(prism_test_pointer_type(mine, &type) == 0 && type == HOST_MEMORY, 0);
+    /* begun and undone: unlocked again */
+    pin_job k = {.host = mine, .bytes = bytes};
+    pin_off_thread(&k);
+    assert_int_equal(k.r, PRISM_SUCCESS);
+    prism__register_undo(ctx, k.a);
+    assert_int_equal(prism_test_pointer_type(mine, &type) == 0 && type == HOST_MEMORY, 0);
+    assert_int_equal(prism_memory_report_get(ctx, &r), PRISM_SUCCESS);
+    assert_int_equal(r.by_kind[PRISM_MEMORY_REGISTERED].count, 0);
+    free(copy);
     free(mine);
 }
 
@@ -384,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_host_flags_really_set),
         cmocka_unit_test(test_kernel_reads_mapped_wc),
         cmocka_unit_test(test_registered_host_memory),
+        cmocka_unit_test(test_register_off_thread),
         cmocka_unit_test(test_fill_copy_map_on_device),
         cmocka_unit_test(test_pools_on_device),
         cmocka_unit_test(test_mempool_and_graph_capture),

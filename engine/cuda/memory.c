@@ -25,6 +25,8 @@ static prism_result fail(prism_context *ctx, cudaError_t e, const char *what,
     prism_result r = PRISM_ERROR_CUDA;
     if (e == cudaErrorMemoryAllocation)
         r = a && host_kind(a->kind) ? PRISM_ERROR_OUT_OF_MEMORY : PRISM_ERROR_OUT_OF_DEVICE_MEMORY;
+    if (a && a->quiet) /* off the context's thread (prism__register_begin) */
+        return r;
     if (a)
         return prism__error(ctx, r, "%s of %s memory \"%s\" (%zu bytes): %s", what,
                             prism_memory_kind_name(a->kind), a->tag, a->bytes,

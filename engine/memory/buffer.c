@@ -99,6 +99,40 @@ prism_result prism_buffer_register_host(prism_context *ctx, void *pointer, size_
                   "registered memory");
 }
 
+prism_result prism__register_begin(prism_context *ctx, void *host, size_t bytes, const char *tag,
+                                   prism__allocation **out)
+{
+    *out = NULL;
+    prism__allocation *a = calloc(1, sizeof *a);
+    if (!a)
+        return PRISM_ERROR_OUT_OF_MEMORY;
+    *a = (prism__allocation){
+        .kind = PRISM_MEMORY_REGISTERED, .bytes = bytes, .host = host, .quiet = true};
+    prism__copy_tag(a->tag, tag);
+    const prism_result r = prism__mem(ctx)->alloc(ctx, a);
+    a->quiet = false;
+    if (r != PRISM_SUCCESS) {
+        free(a);
+        return r;
+    }
+    *out = a;
+    return PRISM_SUCCESS;
+}
+
+prism_result prism__register_end(prism_context *ctx, prism__allocation *a, prism_buffer **out)
+{
+    prism__ledger_record(ctx, a);
+    return prism__buffer_wrap(ctx, a, a->bytes, out);
+}
+
+void prism__register_undo(prism_context *ctx, prism__allocation *a)
+{
+    if (!a)
+        return;
+    prism__mem(ctx)->free(ctx, a);
+    free(a);
+}
+
 prism_result prism_buffer_create_managed(prism_context *ctx, size_t size, const char *tag,
                                          prism_buffer **out)
 {

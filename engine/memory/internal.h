@@ -25,6 +25,7 @@ typedef struct prism__allocation {
     void *handle;   /* backend object: cudaGraphicsResource, ... */
     uint64_t id;
     char tag[PRISM__TAG_SIZE];
+    bool quiet; /* asked off the context's thread: a failure is returned, not reported */
 } prism__allocation;
 
 typedef struct prism__gl_state prism__gl_state; /* engine/memory/gl_buffer.c */
@@ -239,5 +240,17 @@ prism_result prism__mapped_not_allowed(prism_context *ctx, const char *what);
 /* Whether [pointer, pointer+bytes) lies in pinned or registered host
  * memory of ctx (engine/memory/pinned_alloc.c): a DMA from it needs no staging. */
 bool prism__host_pinned(const prism_context *ctx, const void *pointer, size_t bytes);
+
+/* Host memory page-locked in two steps, so that the driver's locking (the
+ * slow part) may run on another thread than the one using the context:
+ * prism__register_begin asks the backend only and touches nothing of the
+ * context (a failure is returned, not reported on it); prism__register_end,
+ * on the context's thread, records the memory in the ledger as a buffer
+ * (as prism_buffer_register_host would have); prism__register_undo unlocks
+ * one never ended. */
+prism_result prism__register_begin(prism_context *ctx, void *host, size_t bytes, const char *tag,
+                                   prism__allocation **out);
+prism_result prism__register_end(prism_context *ctx, prism__allocation *a, prism_buffer **out);
+void prism__register_undo(prism_context *ctx, prism__allocation *a);
 
 #endif
