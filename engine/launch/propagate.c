@@ -540,6 +540,8 @@ static prism_result hits_by_copy(prism_context *ctx, const prism_photon *photons
                         &again);
     if (r != PRISM_SUCCESS)
         return r;
+    if (copy->before != NULL)
+        copy->before(copy, copy->before_user);
     if (bytes > copy->async_bytes)
         return prism_buffer_read(copy->staging, 0, host, bytes);
     if (copy->stream == NULL && (r = prism_stream_create(ctx, &copy->stream)) != PRISM_SUCCESS)

@@ -70,13 +70,18 @@ void prism__stats_add(prism_propagate_stats *sum, const prism_propagate_stats *s
  * reads the hits or hands `copy` to the next call, and releases it when
  * done. A copy of more than `async_bytes` (the page-locked part of the host
  * memory, which the holder sets: a copy into pageable memory would not
- * overlap anyway) is made at once. */
+ * overlap anyway) is made at once. Where `before` is set, it is called once
+ * the hits are selected and before their copy is made, so that the holder
+ * may finish readying its host memory (and set async_bytes) while the
+ * batch propagates. */
 typedef struct prism__hits_copy {
     prism_buffer *staging;
     size_t staging_bytes;
     prism_stream *stream;
     size_t async_bytes;
     bool pending;
+    void (*before)(struct prism__hits_copy *copy, void *user);
+    void *before_user;
 } prism__hits_copy;
 
 /* prism_propagate, its hits (a host target) left in flight in `copy`. */
