@@ -180,6 +180,10 @@ typedef struct collected {
     int fail_at; /* batch at which the sink fails, -1 never */
     int fill_fail_at;
     unsigned fills;
+    unsigned dones;           /* stream->done's calls */
+    uint64_t next_at_done;    /* c->next when done was called */
+    size_t held_at_done;      /* ctx[0]'s engine memory then */
+    prism_result done_result; /* what done returns */
 } collected;
 
 static prism_result sink(void *user, const prism_propagate_batch *b)
@@ -649,6 +653,56 @@ static void test_stream_fill(void **state)
     free(ref);
 }
 
+static prism_result done(void *user)
+{
+    collected *c = user;
+    c->dones++;
+    c->next_at_done = c->next;
+    prism_memory_report r;
+    assert_int_equal(prism_memory_report_get(c->f->ctx[0], &r), PRISM_SUCCESS);
+    c->held_at_done = r.total.bytes;
+    return c->done_result;
+}
+
+/* stream->done: called once, after the sink had every batch and before
+ * the call released its memory; its failure is the call's; not called
+ * after a sink's failure. */
+static void test_stream_done(void **state)
+{
+    fixture *f = *state;
+    const prism_geometry *const *g = (const prism_geometry *const *)f->g;
+    prism_memory_report before, after;
+    assert_int_equal(prism_memory_report_get(f->ctx[0], &before), PRISM_SUCCESS);
+    collected c;
+    collected_init(&c, f);
+    prism_propagate_stream_desc s = {.batch = 1000, .sink = sink, .user = &c, .done = done};
+    assert_int_equal(prism_propagate_stream(f->ctx, g, 2, &source, &desc, &s, NULL, NULL),
+                     PRISM_SUCCESS);
+    assert_int_equal(c.dones, 1);
+    assert_true(c.next_at_done == desc.first_photon + N);
+    assert_int_equal(prism_memory_report_get(f->ctx[0], &after), PRISM_SUCCESS);
+    assert_true(c.held_at_done > after.total.bytes); /* the scratch still held then */
+    assert_int_equal(after.total.bytes, before.total.bytes);
+    collected_free(&c);
+
+    collected_init(&c, f);
+    c.done_result = PRISM_ERROR_IO;
+    assert_int_equal(prism_propagate_stream(f->ctx, g, 2, &source, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_IO);
+    assert_int_equal(c.dones, 1);
+    assert_true(c.next_at_done == desc.first_photon + N);
+    collected_free(&c);
+
+    collected_init(&c, f);
+    c.fail_at = 2;
+    assert_int_equal(prism_propagate_stream(f->ctx, g, 2, &source, &desc, &s, NULL, NULL),
+                     PRISM_ERROR_IO);
+    assert_int_equal(c.dones, 0);
+    assert_int_equal(prism_memory_report_get(f->ctx[0], &after), PRISM_SUCCESS);
+    assert_int_equal(after.total.bytes, before.total.bytes);
+    collected_free(&c);
+}
+
 /* A sink or a fill that fails stops the run with its result; nothing is
  * delivered after a failure. */
 static void test_stream_failures(void **state)
@@ -844,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_stream_claimed_shares),
         cmocka_unit_test(test_stream_fill),
         cmocka_unit_test(test_stream_failures),
+        cmocka_unit_test(test_stream_done),
         cmocka_unit_test(test_stream_errors),
         cmocka_unit_test(test_stream_late_contexts),
     };

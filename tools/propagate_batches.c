@@ -213,6 +213,8 @@ typedef struct run_state {
     double start; /* when the stream began */
     double write_seconds;
     uint64_t read_next; /* --photons: the file's next row */
+    bool completed;     /* complete() ran: its status in completed_rc */
+    int completed_rc;
     char err[1024];
 } run_state;
 
@@ -352,6 +354,37 @@ static uint64_t ranks_batch_proposal(const propagate_run_info *run, const prism_
     return b;
 }
 
+/* After the last batch (rc 0) or a failure: the rounds this rank took no
+ * part in, the progress ended, and the files completed: this process's
+ * committed, or a rank's closed with the others' (propagate_ranks_close,
+ * whose status propagate_ranks_finish reports). Once; 0 or -1 with r->err. */
+static int complete(run_state *r, int rc)
+{
+    if (r->completed)
+        return r->completed_rc;
+    r->completed = true;
+    const propagate_run_info *run = r->run;
+    if (run->ranked != NULL && propagate_ranks_drain(run->ranked, rc == 0) != 0 && rc == 0)
+        rc = tool_fail(r->err, sizeof r->err, "another rank stopped");
+    tool_progress_end(&r->bar, rc == 0 ? "" : "failed");
+    const double t0 = tool_now();
+    if (rc == 0)
+        rc = commit_outputs(&r->w, r->err, sizeof r->err);
+    if (rc == 0 && run->ranked != NULL)
+        propagate_ranks_close(run->ranked, PROPAGATE_OK);
+    r->sum->commit_seconds = tool_now() - t0;
+    r->completed_rc = rc;
+    return rc;
+}
+
+/* The stream's `done`: every batch written, the files completed before the
+ * stream releases its memory (0.009-0.016 s of unlocking and freeing that
+ * the hits file's close no longer waits for, two H100s). */
+static prism_result all_written(void *user)
+{
+    return complete(user, 0) == 0 ? PRISM_SUCCESS : PRISM_ERROR_IO;
+}
+
 int propagate_run(const propagate_run_info *run, propagate_summary *sum)
 {
     const propagate_options *o = run->opt;
@@ -402,8 +435,8 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
                                                     .summary = &tally,
                                                     .claim = claiming ? claim_batch : NULL,
                                                     .counted = claiming ? count_batch : NULL,
-                                                    .join = run->join != NULL ? join_batches
-                                                                              : NULL};
+                                                    .join = run->join != NULL ? join_batches : NULL,
+                                                    .done = all_written};
         prism_propagate_stats st;
         r.start = tool_now();
         const prism_result res = prism_propagate_stream(run->contexts, run->geometries,
@@ -415,13 +448,7 @@ int propagate_run(const propagate_run_info *run, propagate_summary *sum)
             tool_fail(r.err, sizeof r.err, "propagate: %s", prism_context_last_error(run->ctx));
         rc = res != PRISM_SUCCESS ? -1 : 0;
     }
-    if (run->ranked != NULL && propagate_ranks_drain(run->ranked, rc == 0) != 0 && rc == 0)
-        rc = tool_fail(r.err, sizeof r.err, "another rank stopped");
-    tool_progress_end(&r.bar, rc == 0 ? "" : "failed");
-    const double t_commit = tool_now();
-    if (rc == 0)
-        rc = commit_outputs(&r.w, r.err, sizeof r.err);
-    sum->commit_seconds = tool_now() - t_commit;
+    rc = complete(&r, rc) != 0 ? -1 : rc;
     abort_outputs(&r.w);
     sum->photons += tally.photons;
     sum->steps += tally.steps;

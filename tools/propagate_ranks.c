@@ -29,8 +29,8 @@ struct propagate_ranks {
     uint64_t dims[3][2];
     int saved_stderr;  /* the real stderr while this rank's is kept */
     char capture[512]; /* where it is kept */
-    bool finished;
-    int rc;
+    bool closed, finished;
+    int closed_rc, rc;
     propagate_options *opt;
     /* the run: propagate_ranks_ready */
     bool readied;
@@ -613,15 +613,11 @@ static void gather_io(propagate_ranks *m, propagate_summary *s, double setup)
     free(setups);
 }
 
-int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, bool *print,
-                           double setup)
+int propagate_ranks_close(propagate_ranks *m, int rc)
 {
-    *print = false;
-    if (m->finished)
-        return m->rc;
-    m->finished = true;
-    if (sum == NULL && rc == PROPAGATE_OK) /* stopped before its run */
-        rc = PROPAGATE_FAILED;
+    if (m->closed)
+        return m->closed_rc;
+    m->closed = true;
     /* the steps every rank takes whatever happened to it, so none waits */
     const double t0 = omp_get_wtime();
     uint64_t batch = 0;
@@ -636,6 +632,20 @@ int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, b
         worst = rc;
     worst = commit(m, worst == PROPAGATE_OK) != PROPAGATE_OK ? PROPAGATE_FAILED : worst;
     m->finish_seconds = omp_get_wtime() - t0;
+    m->closed_rc = worst;
+    return worst;
+}
+
+int propagate_ranks_finish(propagate_ranks *m, int rc, propagate_summary *sum, bool *print,
+                           double setup)
+{
+    *print = false;
+    if (m->finished)
+        return m->rc;
+    m->finished = true;
+    if (sum == NULL && rc == PROPAGATE_OK) /* stopped before its run */
+        rc = PROPAGATE_FAILED;
+    const int worst = propagate_ranks_close(m, rc);
     if (worst == PROPAGATE_OK) {
         m->photons = sum->photons; /* this rank's, before the sum */
         sum_summary(m, sum);

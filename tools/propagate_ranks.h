@@ -74,8 +74,13 @@ uint64_t propagate_ranks_photons_done(propagate_ranks *m, uint64_t own);
 int propagate_ranks_drain(propagate_ranks *m, bool ok);
 /* This rank stopped only because another failed (that one says why). */
 bool propagate_ranks_stopped_by_other(propagate_ranks *m);
+/* After this rank's batches (rc its status so far): the rounds it took no
+ * part in, the agreement, and the files committed (or removed). Every rank
+ * closes once, in the same place among the group's exchanges; a later call
+ * returns the first's status. Returns the job's exit status. */
+int propagate_ranks_close(propagate_ranks *m, int rc);
 /* After this rank's run (rc its exit status; sum NULL when it never got
- * that far): the agreement, the files committed (or removed), the summed
+ * that far): closed (propagate_ranks_close) if not yet, the summed
  * summary into *sum on rank 0 (setup: this rank's seconds before its
  * run). Returns the job's exit status; *print is true on the rank that
  * prints the summary. */

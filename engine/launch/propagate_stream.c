@@ -716,6 +716,8 @@ prism_result prism_propagate_stream(prism_context *const *contexts,
     for (size_t i = 0; i < n; i++)
         prism__scratch_keep(contexts[i], true); /* a late one's: on its thread */
     r = start(&run, &failed);
+    if (r == PRISM_SUCCESS && stream->done != NULL) /* before the memory's release */
+        r = stream->done(stream->user);
     for (size_t i = 0; i < n; i++)
         if (!workers[i].late)
             prism__scratch_keep(workers[i].ctx, false);

@@ -438,6 +438,12 @@ typedef struct prism_propagate_stream_desc {
      * batches claimed before it; told here, a caller's count does not wait
      * behind its own sink, which may be waiting for another caller's. */
     prism_propagate_counted_fn counted;
+    /* Optional: called on the calling thread once every batch has reached
+     * the sink and every context's thread has ended, before the call
+     * releases its memory (the slots' page-locked host memory, the
+     * devices' scratch): a caller that completes its outputs here need not
+     * wait for that release. Anything but PRISM_SUCCESS fails the call. */
+    prism_result (*done)(void *user);
 } prism_propagate_stream_desc;
 
 /** The photons a strided prism_propagate_stream call propagates: those of
@@ -483,7 +489,7 @@ PRISM_API uint64_t prism_propagate_stream_cut(uint64_t left, uint64_t batch, uin
  *   join, a stride without a batch size or with phase >= stride, gensteps
  *   as prism_propagate refuses them), PRISM_ERROR_OUT_OF_MEMORY (the host
  *   buffers), then whatever
- *   prism_propagate, the sink, fill or join returned; errors are reported
+ *   prism_propagate, the sink, fill, join or done returned; errors are reported
  *   on contexts[0], naming the context.
  * @thread_safety The contexts are used from threads of the call's own;
  *   none of them may be in use elsewhere meanwhile. */
