@@ -181,8 +181,9 @@ void propagate_summary_print(const propagate_summary *s, const propagate_run_inf
            in->generate_seconds, in->tail_seconds, in->tail_launches, in->launches,
            in->tally_seconds, in->hits_seconds);
     printf("  between the calls: %.3f s to the first, %.3f s after the last (the last batch "
-           "written, buffers freed), %.3f s page-locking hits memory, %.3f s of the writer "
-           "waiting for hits still crossing\n",
+           "written, the files completed, buffers freed), %.3f s page-locking hits memory (the "
+           "first while the first batch runs), %.3f s of the writer waiting for hits still "
+           "crossing\n",
            s->stream_start_seconds, s->stream_finish_seconds, s->pin_seconds, s->hits_wait_seconds);
     printf("  %.3f s writing (overlapped with the devices), %.3f s of device time waiting for "
            "it, %.3f s closing the files; %.3f s before the run (start, load, upload)",
