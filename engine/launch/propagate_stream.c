@@ -239,6 +239,26 @@ static size_t pin_bytes(const stream_worker *w, size_t count)
     return want > capacity ? capacity : want;
 }
 
+/* The first `bytes` of a slot's hits faulted in (those from `from` on: the
+ * rest already were) and page-locked, not yet recorded in the ledger
+ * (prism__register_begin): on any thread. NULL where locking failed. */
+static prism__allocation *lock_hits(prism_context *ctx, stream_slot *slot, size_t from,
+                                    size_t bytes)
+{
+    touch_pages((unsigned char *)slot->hits + from, bytes - from);
+    prism__allocation *a = NULL; /* left NULL where locking fails */
+    prism__register_begin(ctx, slot->hits, bytes, "propagate_stream.hits", &a);
+    return a;
+}
+
+/* lock_hits' memory recorded as the slot's page-locked bytes, on the
+ * context's thread. */
+static void hits_locked(stream_worker *w, stream_slot *slot, prism__allocation *a, size_t bytes)
+{
+    if (a != NULL && prism__register_end(w->ctx, a, &slot->hits_pinned) == PRISM_SUCCESS)
+        slot->pinned_bytes = bytes;
+}
+
 static void pin_hits(stream_worker *w, stream_slot *slot, size_t count)
 {
     const size_t want = pin_bytes(w, count);
@@ -248,13 +268,11 @@ static void pin_hits(stream_worker *w, stream_slot *slot, size_t count)
     /* no copy is in flight into it: the slot is free, and the writer waited
      * for its last copy before freeing it */
     const double t0 = omp_get_wtime();
-    touch_pages((unsigned char *)slot->hits + slot->pinned_bytes, want - slot->pinned_bytes);
-    prism_buffer_release(slot->hits_pinned);
+    const size_t touched = slot->pinned_bytes;
+    prism_buffer_release(slot->hits_pinned); /* a range locked twice is refused */
     slot->hits_pinned = NULL;
     slot->pinned_bytes = 0;
-    if (prism_buffer_register_host(w->ctx, slot->hits, want, 0, "propagate_stream.hits",
-                                   &slot->hits_pinned) == PRISM_SUCCESS)
-        slot->pinned_bytes = want;
+    hits_locked(w, slot, lock_hits(w->ctx, slot, touched, want), want);
     w->share.pin_seconds += omp_get_wtime() - t0;
 }
 
@@ -267,12 +285,8 @@ static void *pin_first(void *arg)
 {
     stream_worker *w = arg;
     const double t0 = omp_get_wtime();
-    for (int k = 0; k < STREAM_SLOTS; k++) {
-        touch_pages((unsigned char *)w->slots[k].hits, w->pin.bytes);
-        if (prism__register_begin(w->ctx, w->slots[k].hits, w->pin.bytes, "propagate_stream.hits",
-                                  &w->pin.locked[k]) != PRISM_SUCCESS)
-            w->pin.locked[k] = NULL;
-    }
+    for (int k = 0; k < STREAM_SLOTS; k++)
+        w->pin.locked[k] = lock_hits(w->ctx, &w->slots[k], 0, w->pin.bytes);
     w->pin.seconds = omp_get_wtime() - t0;
     return NULL;
 }
@@ -298,10 +312,7 @@ static void pin_first_join(stream_worker *w)
     w->pin.running = false;
     w->share.pin_seconds += w->pin.seconds;
     for (int k = 0; k < STREAM_SLOTS; k++) {
-        stream_slot *slot = &w->slots[k];
-        if (w->pin.locked[k] != NULL &&
-            prism__register_end(w->ctx, w->pin.locked[k], &slot->hits_pinned) == PRISM_SUCCESS)
-            slot->pinned_bytes = w->pin.bytes;
+        hits_locked(w, &w->slots[k], w->pin.locked[k], w->pin.bytes);
         w->pin.locked[k] = NULL;
     }
 }
