@@ -12,6 +12,7 @@ int prism_bench_bvh_gpu(int argc, char **argv);
 int prism_bench_upload(int argc, char **argv);
 int prism_bench_render(int argc, char **argv);
 int prism_bench_propagate(int argc, char **argv);
+int prism_bench_run(int argc, char **argv);
 
 static const struct {
     const char *name;
@@ -36,6 +37,9 @@ static const struct {
 #endif
 #ifdef PRISM_BENCH_PROPAGATE
     {"propagate", prism_bench_propagate, "photons/s and steps/s, per placement and backend"},
+#endif
+#ifdef PRISM_BENCH_RUN
+    {"run", prism_bench_run, "prism-propagate timed whole: one process, one a device, mpirun"},
 #endif
     {NULL, NULL, NULL},
 };
