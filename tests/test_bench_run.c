@@ -67,7 +67,7 @@ static void check_runs(const char *json, int runs)
         assert_true(calls > 0.0);
         p++;
     }
-    assert_true(exec_json_number(json, "\"means\":[{\"form\":\"one\"", "x_one_whole") == 1.0);
+    assert_true(exec_json_number(json, "\"medians\":[{\"form\":\"one\"", "x_one_whole") == 1.0);
 }
 
 static void test_one_and_each(void **state)
@@ -82,7 +82,7 @@ static void test_one_and_each(void **state)
     check_runs(r.out, 8);
     assert_int_equal(count_of(r.out, "\"form\":\"each\",\"photons\":3000,\"round\""), 2);
     assert_int_equal(count_of(r.out, "\"form\":\"one\",\"photons\":2000,\"round\""), 2);
-    /* the means: a form and count each */
+    /* the medians: a form and count each */
     assert_int_equal(count_of(r.out, "\"x_one_command\":"), 4);
     /* progress on stderr, a line a run */
     assert_int_equal(count_of(r.err, "prism-bench run: "), 8);
@@ -99,7 +99,7 @@ static void test_table(void **state)
                                "--backend", "host", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "whole s"));
-    assert_non_null(strstr(r.out, "\nmeans:\n"));
+    assert_non_null(strstr(r.out, "\nmedians:\n"));
     assert_non_null(strstr(r.out, "each                       2000     1"));
     assert_null(strstr(r.out, " NO\n"));
 }
@@ -180,6 +180,7 @@ static void test_help(void **state)
     assert_non_null(strstr(r.out, "usage: prism-bench run FILE.dae"));
     assert_non_null(strstr(r.out, "mpirun-probes-off"));
     assert_non_null(strstr(r.out, "to the hits file in place"));
+    assert_non_null(strstr(r.out, "median of the form one"));
 }
 
 int main(void)

@@ -82,8 +82,8 @@ static void usage(FILE *f)
         "whole: from the command's start to the hits file in place (written, synced, closed\n"
         "and renamed; watched every 0.5 ms); command: to the command's end; in calls: the\n"
         "photons/s inside prism_propagate that the run's --json gives (rank 0's); x one: the\n"
-        "mean of the form one at that count divided by the run's time; same: the hits file\n"
-        "byte for byte the count's first run's. A table of the runs, then the means.\n"
+        "median of the form one at that count divided by the run's time; same: the hits file\n"
+        "byte for byte the count's first run's. A table of the runs, then each form's medians.\n"
         "--propagate: the program (default: the prism-propagate beside prism-bench, else\n"
         "$PATH's); --mpirun: the launcher (default $PATH's mpirun). As root, the mpirun forms\n"
         "get OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 unless they are set.\n"
@@ -504,17 +504,17 @@ static int one_run(run_bench *b, int form, uint64_t count, int round, char *err,
     return 0;
 }
 
-/* The mean of `form`'s whole (or command) times at `count`; 0 when none. */
-static double mean_of(const run_bench *b, int form, uint64_t count, bool command)
+/* The median of `form`'s whole (or command) times at `count` (as the
+ * other stages report medians: one disturbed run of three moves a mean by
+ * several percent); 0 when there is none. */
+static double median_of(const run_bench *b, int form, uint64_t count, bool command)
 {
-    double sum = 0.0;
-    int n = 0;
-    for (size_t i = 0; i < b->rows_n; i++)
-        if (b->rows[i].form == form && b->rows[i].count == count) {
-            sum += command ? b->rows[i].command : b->rows[i].whole;
-            n++;
-        }
-    return n > 0 ? sum / n : 0.0;
+    double t[RUN_MAX_ROUNDS];
+    size_t n = 0;
+    for (size_t i = 0; i < b->rows_n && n < RUN_MAX_ROUNDS; i++)
+        if (b->rows[i].form == form && b->rows[i].count == count)
+            t[n++] = command ? b->rows[i].command : b->rows[i].whole;
+    return prism_bench_median(t, n);
 }
 
 static void ratio_text(double one, double t, char *buf, size_t size)
@@ -532,23 +532,23 @@ static void print_table(const run_bench *b)
     for (size_t i = 0; i < b->rows_n; i++) {
         const run_row *r = &b->rows[i];
         char x[2][16];
-        ratio_text(mean_of(b, FORM_ONE, r->count, false), r->whole, x[0], sizeof x[0]);
-        ratio_text(mean_of(b, FORM_ONE, r->count, true), r->command, x[1], sizeof x[1]);
+        ratio_text(median_of(b, FORM_ONE, r->count, false), r->whole, x[0], sizeof x[0]);
+        ratio_text(median_of(b, FORM_ONE, r->count, true), r->command, x[1], sizeof x[1]);
         printf("%-18s %12llu %5d %9.3f %9.1f M %9.1f M %7s %9.3f %7s %4s\n", FORM_NAMES[r->form],
                (unsigned long long)r->count, r->round, r->whole, (double)r->count / r->whole / 1e6,
                r->in_calls / 1e6, r->form == FORM_ONE ? "" : x[0], r->command,
                r->form == FORM_ONE ? "" : x[1], r->same ? "yes" : "NO");
     }
-    printf("\nmeans:\n%-18s %12s %9s %7s %9s %7s\n", "form", "photons", "whole s", "x one",
+    printf("\nmedians:\n%-18s %12s %9s %7s %9s %7s\n", "form", "photons", "whole s", "x one",
            "command s", "x one");
     for (int c = 0; c < b->counts_n; c++)
         for (int f = 0; f < b->forms_n; f++) {
             const int form = b->forms[f];
-            const double w = mean_of(b, form, b->counts[c], false),
-                         m = mean_of(b, form, b->counts[c], true);
+            const double w = median_of(b, form, b->counts[c], false),
+                         m = median_of(b, form, b->counts[c], true);
             char x[2][16];
-            ratio_text(mean_of(b, FORM_ONE, b->counts[c], false), w, x[0], sizeof x[0]);
-            ratio_text(mean_of(b, FORM_ONE, b->counts[c], true), m, x[1], sizeof x[1]);
+            ratio_text(median_of(b, FORM_ONE, b->counts[c], false), w, x[0], sizeof x[0]);
+            ratio_text(median_of(b, FORM_ONE, b->counts[c], true), m, x[1], sizeof x[1]);
             printf("%-18s %12llu %9.3f %7s %9.3f %7s\n", FORM_NAMES[form],
                    (unsigned long long)b->counts[c], w, form == FORM_ONE ? "" : x[0], m,
                    form == FORM_ONE ? "" : x[1]);
@@ -565,15 +565,15 @@ static void print_json(const run_bench *b)
                i ? "," : "", FORM_NAMES[r->form], (unsigned long long)r->count, r->round, r->whole,
                r->command, r->in_calls, r->same ? "true" : "false");
     }
-    printf("],\"means\":[");
+    printf("],\"medians\":[");
     bool first = true;
     for (int c = 0; c < b->counts_n; c++)
         for (int f = 0; f < b->forms_n; f++) {
             const int form = b->forms[f];
-            const double one = mean_of(b, FORM_ONE, b->counts[c], false),
-                         onec = mean_of(b, FORM_ONE, b->counts[c], true),
-                         w = mean_of(b, form, b->counts[c], false),
-                         m = mean_of(b, form, b->counts[c], true);
+            const double one = median_of(b, FORM_ONE, b->counts[c], false),
+                         onec = median_of(b, FORM_ONE, b->counts[c], true),
+                         w = median_of(b, form, b->counts[c], false),
+                         m = median_of(b, form, b->counts[c], true);
             printf("%s{\"form\":\"%s\",\"photons\":%llu,\"whole_seconds\":%.6f,"
                    "\"command_seconds\":%.6f,\"x_one_whole\":%.6g,\"x_one_command\":%.6g}",
                    first ? "" : ",", FORM_NAMES[form], (unsigned long long)b->counts[c], w, m,
