@@ -130,40 +130,58 @@ static int list_entries(const char *list)
     return n;
 }
 
-static int parse_counts(run_bench *b, const char *text, char *err, size_t size)
+/* Each comma-separated item of `text` given to `item`; the first failure's
+ * -1, else 0. */
+static int each_item(run_bench *b, const char *text, char *err, size_t size,
+                     int (*item)(run_bench *, const char *, char *, size_t))
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", text);
-    b->counts_n = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (b->counts_n == RUN_MAX_COUNTS)
-            return tool_fail(err, size, "--counts: at most %d counts", RUN_MAX_COUNTS);
-        if (tool_parse_count(tok, 1, UINT64_MAX / 2, &b->counts[b->counts_n++]) != 0)
-            return tool_fail(err, size, "--counts: '%s' is not a photon count (1e9, 100000)", tok);
-    }
+         tok = strtok_r(NULL, ",", &save))
+        if (item(b, tok, err, size) != 0)
+            return -1;
+    return 0;
+}
+
+static int add_count(run_bench *b, const char *tok, char *err, size_t size)
+{
+    if (b->counts_n == RUN_MAX_COUNTS)
+        return tool_fail(err, size, "--counts: at most %d counts", RUN_MAX_COUNTS);
+    if (tool_parse_count(tok, 1, UINT64_MAX / 2, &b->counts[b->counts_n++]) != 0)
+        return tool_fail(err, size, "--counts: '%s' is not a photon count (1e9, 100000)", tok);
+    return 0;
+}
+
+static int add_form(run_bench *b, const char *tok, char *err, size_t size)
+{
+    const int f = tool_parse_choice(tok, FORM_NAMES);
+    if (f < 0)
+        return tool_fail(err, size,
+                         "--forms: '%s' is not one of one, each, inproc, mpirun, "
+                         "mpirun-probes-off",
+                         tok);
+    for (int i = 0; i < b->forms_n; i++)
+        if (b->forms[i] == f)
+            return tool_fail(err, size, "--forms: '%s' twice", tok);
+    b->forms[b->forms_n++] = f;
+    return 0;
+}
+
+static int parse_counts(run_bench *b, const char *text, char *err, size_t size)
+{
+    b->counts_n = 0;
+    if (each_item(b, text, err, size, add_count) != 0)
+        return -1;
     return b->counts_n > 0 ? 0 : tool_fail(err, size, "--counts: no count in '%s'", text);
 }
 
 static int parse_forms(run_bench *b, const char *text, char *err, size_t size)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
     b->forms_n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        const int f = tool_parse_choice(tok, FORM_NAMES);
-        if (f < 0)
-            return tool_fail(err, size,
-                             "--forms: '%s' is not one of one, each, inproc, mpirun, "
-                             "mpirun-probes-off",
-                             tok);
-        for (int i = 0; i < b->forms_n; i++)
-            if (b->forms[i] == f)
-                return tool_fail(err, size, "--forms: '%s' twice", tok);
-        b->forms[b->forms_n++] = f;
-    }
     b->forms_given = true;
+    if (each_item(b, text, err, size, add_form) != 0)
+        return -1;
     return b->forms_n > 0 ? 0 : tool_fail(err, size, "--forms: no form in '%s'", text);
 }
 
