@@ -87,7 +87,8 @@ static void usage(FILE *f)
         "--propagate: the program (default: the prism-propagate beside prism-bench, else\n"
         "$PATH's); --mpirun: the launcher (default $PATH's mpirun). As root, the mpirun forms\n"
         "get OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 unless they are set.\n"
-        "A run that fails stops the bench (exit 1) with what it said on stderr.\n");
+        "A run that fails stops the bench (exit 1) with the last line it said on stderr, and\n"
+        "leaves all it said in DIR/prism-bench-run.err.\n");
 }
 
 /* `name` on $PATH into `path`. */
@@ -417,7 +418,18 @@ static bool same_files(const char *a, const char *b)
     return same;
 }
 
-/* The last line of the run's stderr, for a failure's message. */
+/* Whether a line holds only rules and blanks (Open MPI frames its
+ * messages with lines of dashes). */
+static bool rule_only(const char *line)
+{
+    for (; *line; line++)
+        if (*line != '-' && *line != '=' && *line != ' ' && *line != '\t' && *line != '\n')
+            return false;
+    return true;
+}
+
+/* The run's stderr's last line that says something, for a failure's
+ * message. */
 static void last_line(const char *path, char *line, size_t size)
 {
     line[0] = 0;
@@ -426,7 +438,7 @@ static void last_line(const char *path, char *line, size_t size)
         return;
     char buf[1024];
     while (fgets(buf, sizeof buf, f) != NULL)
-        if (buf[0] != '\n')
+        if (!rule_only(buf))
             snprintf(line, size, "%.*s", (int)size - 1, buf);
     fclose(f);
     line[strcspn(line, "\n")] = 0;
@@ -499,11 +511,11 @@ static int one_run(run_bench *b, int form, uint64_t count, int round, char *err,
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || placed == 0.0) {
         char line[400];
         last_line(b->err, line, sizeof line);
-        return tool_fail(err, size, "%s at %llu photons, round %d: %s%s%s", FORM_NAMES[form],
-                         (unsigned long long)count, round,
+        return tool_fail(err, size, "%s at %llu photons, round %d: %s%s%s (all it said: %s)",
+                         FORM_NAMES[form], (unsigned long long)count, round,
                          WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "exit 0 but no hits file"
                                                                        : "failed",
-                         line[0] ? ": " : "", line);
+                         line[0] ? ": " : "", line, b->err);
     }
     run_row *row = &b->rows[b->rows_n++];
     *row =
@@ -601,12 +613,15 @@ static void print_json(const run_bench *b)
     printf("]}\n");
 }
 
-static void clean(const run_bench *b)
+/* The files of the runs removed; a failed run's stderr kept, which the
+ * message names. */
+static void clean(const run_bench *b, bool failed)
 {
     unlink(b->hits);
     unlink(b->first);
     unlink(b->out);
-    unlink(b->err);
+    if (!failed)
+        unlink(b->err);
 }
 
 int prism_bench_run(int argc, char **argv)
@@ -643,7 +658,7 @@ int prism_bench_run(int argc, char **argv)
         print_table(b);
     else
         fprintf(stderr, "prism-bench run: %s\n", err);
-    clean(b);
+    clean(b, rc != 0);
     free(b->rows);
     free(b);
     return rc == 0 ? 0 : 1;
