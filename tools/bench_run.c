@@ -26,7 +26,7 @@ extern char **environ;
 
 enum { RUN_MAX_COUNTS = 8, RUN_MAX_FORMS = 5, RUN_MAX_ROUNDS = 20, RUN_MAX_EXTRA = 64 };
 
-typedef enum { FORM_ONE, FORM_EACH, FORM_INPROC, FORM_MPIRUN, FORM_MPIRUN_QUIET } run_form;
+typedef enum { FORM_ONE, FORM_EACH, FORM_INPROC, FORM_MPIRUN, FORM_MPIRUN_PROBES_OFF } run_form;
 
 static const char *const FORM_NAMES[] = {"one", "each", "inproc", "mpirun", "mpirun-probes-off",
                                          NULL};
@@ -225,7 +225,7 @@ static int option(void *user, const char *name, const char *value, char *err, si
         return 0;
     }
     if (strcmp(name, "--propagate") == 0 || strcmp(name, "--mpirun") == 0) {
-        char *to = name[2] == 'p' ? b->propagate : b->mpirun;
+        char *to = strcmp(name, "--propagate") == 0 ? b->propagate : b->mpirun;
         if (access(value, X_OK) != 0)
             return tool_fail(err, size, "%s: %s: not an executable file", name, value);
         snprintf(to, PATH_MAX, "%s", value);
@@ -251,7 +251,7 @@ static void default_forms(run_bench *b)
     if (b->devices != NULL)
         b->forms[b->forms_n++] = FORM_INPROC;
     if (b->mpirun[0])
-        b->forms[b->forms_n++] = FORM_MPIRUN_QUIET;
+        b->forms[b->forms_n++] = FORM_MPIRUN_PROBES_OFF;
 }
 
 static int parse(int argc, char **argv, run_bench *b, char *err, size_t size)
@@ -359,7 +359,7 @@ static void command(const run_bench *b, int form, uint64_t count, const char **a
         argv[n++] = b->mpirun;
         argv[n++] = "-np";
         argv[n++] = text[1];
-        if (form == FORM_MPIRUN_QUIET && getenv("HWLOC_COMPONENTS") == NULL)
+        if (form == FORM_MPIRUN_PROBES_OFF && getenv("HWLOC_COMPONENTS") == NULL)
             env[e++] = PROBES_OFF;
         if (geteuid() == 0 && getenv("OMPI_ALLOW_RUN_AS_ROOT") == NULL) {
             env[e++] = "OMPI_ALLOW_RUN_AS_ROOT=1";
